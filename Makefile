@@ -1,0 +1,47 @@
+# neuronfleet: `make demo` and `make test` set themselves up (project venv, Node from PyPI, pinned CDK CLI).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+ENV ?= dev
+# The project's own Node/CDK first; no CDK notices, telemetry or update checks (synth stays offline).
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export CDK_DISABLE_CLI_TELEMETRY := true
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: setup demo synth test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml package.json package-lock.json scripts/setup_node.py
+	@echo "==> setting up $(VENV) (pinned Python deps, Node.js from PyPI, CDK CLI from package-lock.json)"
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(PY) scripts/setup_node.py
+	touch $@
+
+demo: $(STAMP)
+	$(PY) scripts/demo.py
+
+synth: $(STAMP)
+	rm -rf cdk.out
+	cdk synth --quiet -c env=$(ENV)
+	@ls cdk.out/*.template.json
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(PY) scripts/refresh_offerings.py --check
+
+test: lint
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) scripts/bench_synth.py
+
+clean:
+	rm -rf cdk.out build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,123 @@
+"""FleetNetwork: the VPC every neuronfleet part runs in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Acknowledgment, RemovalPolicy, Token, Validations
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from .config import LOG_RETENTION_DAYS
+
+INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
+    # Session Manager (no SSH, no bastion)
+    "Ssm": ec2.InterfaceVpcEndpointAwsService.SSM,
+    "SsmMessages": ec2.InterfaceVpcEndpointAwsService.SSM_MESSAGES,
+    "Ec2Messages": ec2.InterfaceVpcEndpointAwsService.EC2_MESSAGES,
+    # container images (Batch jobs, Neuron DLCs); layers come through the S3 gateway endpoint
+    "EcrApi": ec2.InterfaceVpcEndpointAwsService.ECR,
+    "EcrDocker": ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER,
+    # CloudWatch agent and neuron-monitor
+    "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
+    "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
+}
+"""Interface endpoints created by ``interface_endpoints=True``, by construct id."""
+
+_R = logs.RetentionDays
+RETENTION_BY_DAYS: dict[int, logs.RetentionDays] = dict(zip(LOG_RETENTION_DAYS, (
+    _R.ONE_DAY, _R.THREE_DAYS, _R.FIVE_DAYS, _R.ONE_WEEK, _R.TWO_WEEKS, _R.ONE_MONTH, _R.TWO_MONTHS,
+    _R.THREE_MONTHS, _R.FOUR_MONTHS, _R.FIVE_MONTHS, _R.SIX_MONTHS, _R.ONE_YEAR, _R.THIRTEEN_MONTHS,
+    _R.EIGHTEEN_MONTHS, _R.TWO_YEARS, _R.THREE_YEARS, _R.FIVE_YEARS, _R.SIX_YEARS, _R.SEVEN_YEARS,
+    _R.EIGHT_YEARS, _R.NINE_YEARS, _R.TEN_YEARS,
+), strict=True))
+"""CloudWatch Logs retention periods by their length in days."""
+
+COMPUTE_SUBNETS = "compute"
+PUBLIC_SUBNETS = "public"
+
+
+class FleetNetwork(Construct):
+    """A VPC with private compute subnets in every AZ and the training subnet in the capacity's AZ.
+
+    Training instances on reserved capacity (Capacity Blocks, ODCRs) must launch in the one AZ that
+    holds the reservation: :attr:`training_subnet` is the compute subnet of ``training_az``.
+
+    Example::
+
+        net = FleetNetwork(self, "Network",
+            availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b")
+        net.vpc; net.training_subnet; net.compute_subnets
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        availability_zones: Sequence[str],
+        training_az: str,
+        cidr: str = "10.40.0.0/16",
+        nat_gateways: int = 1,
+        interface_endpoints: bool = True,
+        flow_logs_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        azs = list(availability_zones)
+        if not Token.is_unresolved(training_az) and training_az not in azs:
+            raise ValueError(
+                f"training_az {training_az!r} is not one of availability_zones {azs}: the training subnet "
+                "must sit in the AZ of the reserved capacity; add it to availability_zones"
+            )
+        if not 0 <= nat_gateways <= len(azs):
+            raise ValueError(f"nat_gateways must be 0..{len(azs)} (one per AZ at most), got {nat_gateways}")
+
+        subnets = [
+            ec2.SubnetConfiguration(
+                name=COMPUTE_SUBNETS,
+                subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS if nat_gateways else ec2.SubnetType.PRIVATE_ISOLATED,
+            ),
+        ]
+        if nat_gateways:
+            subnets.insert(0, ec2.SubnetConfiguration(name=PUBLIC_SUBNETS, subnet_type=ec2.SubnetType.PUBLIC,
+                                                      cidr_mask=24))
+
+        self.flow_log_group = logs.LogGroup(
+            self, "FlowLogs", retention=flow_logs_retention, removal_policy=RemovalPolicy.RETAIN
+        )
+        self.vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr(cidr),
+            availability_zones=azs,
+            nat_gateways=nat_gateways,
+            subnet_configuration=subnets,
+            # The default SG keeps AWS's rules: closing it needs a Lambda-backed custom resource, which
+            # this kit avoids. Nothing of neuronfleet uses the default security group.
+            restrict_default_security_group=False,
+            flow_logs={
+                "All": ec2.FlowLogOptions(
+                    destination=ec2.FlowLogDestination.to_cloud_watch_logs(self.flow_log_group),
+                    traffic_type=ec2.FlowLogTrafficType.ALL,
+                )
+            },
+            gateway_endpoints={"S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3)},
+        )
+        Validations.of(self.vpc).acknowledge(Acknowledgment(
+            id="CloudFormation-Validate::W3010",
+            reason="AZs are named on purpose: reserved capacity (Capacity Blocks, ODCRs) lives in one named AZ",
+        ))
+        self.compute_subnets = ec2.SubnetSelection(subnet_group_name=COMPUTE_SUBNETS)
+        """Private subnets in every AZ (endpoints, Lambdas, GPU pool)."""
+        selected = self.vpc.select_subnets(subnet_group_name=COMPUTE_SUBNETS, availability_zones=[training_az])
+        self.training_subnet: ec2.ISubnet = selected.subnets[0]
+        """The compute subnet in ``training_az``: where training instances launch."""
+        self.training_subnets = ec2.SubnetSelection(subnets=[self.training_subnet])
+
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        if interface_endpoints:
+            for endpoint_id, service in INTERFACE_ENDPOINTS.items():
+                self.interface_endpoints[endpoint_id] = self.vpc.add_interface_endpoint(
+                    endpoint_id, service=service, subnets=self.compute_subnets, private_dns_enabled=True
+                )

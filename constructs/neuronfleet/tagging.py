@@ -1,0 +1,26 @@
+"""Cost-allocation tags. The cost monitors group spend by these keys (activate them in Billing)."""
+
+from __future__ import annotations
+
+from aws_cdk import Tags
+from constructs import IConstruct
+
+from .catalog import AcceleratorFamily
+
+FLEET_TAG = "neuronfleet:fleet"
+PHASE_TAG = "neuronfleet:phase"
+FAMILY_TAG = "neuronfleet:accelerator-family"
+
+
+def tag_fleet(scope: IConstruct, *, fleet: str, phase: str, extra: dict[str, str] | None = None) -> None:
+    """Tag everything below ``scope`` with the fleet name and migration phase (and any extra tags)."""
+    tags = Tags.of(scope)
+    tags.add(FLEET_TAG, fleet)
+    tags.add(PHASE_TAG, phase)
+    for key, value in (extra or {}).items():
+        tags.add(key, value)
+
+
+def tag_family(scope: IConstruct, family: AcceleratorFamily) -> None:
+    """Tag everything below ``scope`` with its accelerator family (trainium | inferentia | gpu)."""
+    Tags.of(scope).add(FAMILY_TAG, family.value)
