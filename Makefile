@@ -35,7 +35,7 @@ synth: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) scripts/refresh_offerings.py --check
+	$(PY) scripts/refresh_data.py --check
 
 test: lint
 	$(PY) -m pytest

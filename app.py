@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aws_cdk import App
 
-from neuronfleet import FleetConfigError, load_fleet
+from neuronfleet import FleetConfigError, Problem, load_fleet
 from stacks import build_fleet
 
 ROOT = Path(__file__).resolve().parent
@@ -25,14 +25,18 @@ def fleet_path(app: App) -> Path:
     if config:
         return Path(config)
     env = app.node.try_get_context("env") or "dev"
-    return ROOT / "config" / f"{env}.yaml"
+    path = ROOT / "config" / f"{env}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
+        raise FleetConfigError("cdk context", [Problem("env", env, f"one of {known} (config/NAME.yaml), "
+                                                                   "or -c config=PATH for any fleet file")])
+    return path
 
 
 def main() -> int:
     app = App()
-    path = fleet_path(app)
     try:
-        fleet = load_fleet(path)
+        fleet = load_fleet(fleet_path(app))
     except FleetConfigError as exc:
         print(f"neuronfleet: {exc}\nNothing was synthesised.", file=sys.stderr)
         return 1

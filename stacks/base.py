@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Stack
+
 from constructs import Construct
 
 

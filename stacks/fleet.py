@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aws_cdk import Environment, Stack
+
 from constructs import Construct
 from neuronfleet import Fleet, tag_fleet
 

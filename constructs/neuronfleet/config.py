@@ -9,6 +9,7 @@ hardware and regions (instance types, whole UltraServers, regional offerings) by
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import types
 import typing
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -356,11 +358,13 @@ def _ml(family: AcceleratorFamily) -> list[str]:
 
 @cache
 def sagemaker_instance_types() -> frozenset[str]:
-    """Every valid ProductionVariantInstanceType, from botocore's SageMaker service model."""
-    import botocore.session
+    """Every valid ProductionVariantInstanceType, from botocore's SageMaker service model.
 
-    model = botocore.session.get_session().get_service_model("sagemaker")
-    return frozenset(model.shape_for("ProductionVariantInstanceType").enum)
+    Read from data/sagemaker_instance_types.json (scripts/refresh_data.py; a test checks it against the
+    installed botocore), since loading botocore's SageMaker model costs over a second of synth time.
+    """
+    raw = resources.files("neuronfleet.data").joinpath("sagemaker_instance_types.json").read_text()
+    return frozenset(json.loads(raw)["instance_types"])
 
 
 # --------------------------------------------------------------------------------------------- loading

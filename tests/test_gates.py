@@ -1,0 +1,49 @@
+"""Gates users trust: cdk-nag's AwsSolutions pack and cfn-lint on every synthesised stack.
+
+Every synth in the tests runs with cdk-nag as a CDK validation plugin (tests/conftest.py:new_app), so an
+unacknowledged finding fails synth itself; these tests show the reports are clean and the gate is live.
+"""
+
+from __future__ import annotations
+
+import json
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_ec2 as ec2
+from cfnlint.api import ManualArgs, lint
+
+from tests.conftest import new_app
+
+FLEETS = ("dev", "pilot", "prod")
+
+
+@pytest.mark.parametrize("name", FLEETS)
+def test_validation_report_is_clean_and_every_acknowledgement_has_a_reason(synth_fleet, name: str) -> None:
+    report = synth_fleet(name).validation_report()
+    for plugin in report["pluginReports"]:
+        assert plugin["conclusion"] == "success", plugin["pluginName"]
+        assert plugin["violations"] == [], plugin["pluginName"]
+        for ack in plugin.get("suppressedViolations", []):
+            assert len(ack["reason"]) >= 20, ack
+
+
+def test_the_nag_gate_is_live() -> None:
+    """A security group open to the world must stop synth with AwsSolutions-EC23."""
+    app = new_app()
+    stack = cdk.Stack(app, "Canary", env=cdk.Environment(account="111111111111", region="us-east-2"))
+    vpc = ec2.Vpc(stack, "Vpc", nat_gateways=0, restrict_default_security_group=False,
+                  availability_zones=["us-east-2a"])
+    sg = ec2.SecurityGroup(stack, "Open", vpc=vpc)
+    sg.add_ingress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(22))
+    with pytest.raises(RuntimeError, match=r"ValidationFailed(.|\n)*AwsSolutions-EC23"):
+        app.synth()
+
+
+@pytest.mark.parametrize("name", FLEETS)
+def test_cfn_lint_finds_nothing(synth_fleet, name: str) -> None:
+    fleet = synth_fleet(name)
+    for short in fleet.stacks:
+        template = fleet.template_json(short)
+        matches = lint(json.dumps(template), config=ManualArgs(regions=[fleet.fleet.region]))
+        assert [f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path))})" for m in matches] == []

@@ -1,0 +1,126 @@
+"""The network stack, as synthesised from config/dev.yaml and config/prod.yaml."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import assertions
+from aws_cdk.assertions import Capture, Match
+
+from neuronfleet import FleetNetwork
+from neuronfleet.network import INTERFACE_ENDPOINTS
+
+
+@pytest.fixture(scope="module")
+def dev(synth_fleet):
+    return synth_fleet("dev")
+
+
+@pytest.fixture(scope="module")
+def prod(synth_fleet):
+    return synth_fleet("prod")
+
+
+def _subnet_azs(template: assertions.Template, name: str) -> list[str]:
+    subnets = template.find_resources("AWS::EC2::Subnet", {"Properties": {"Tags": Match.array_with(
+        [{"Key": "aws-cdk:subnet-name", "Value": name}])}})
+    return sorted(s["Properties"]["AvailabilityZone"] for s in subnets.values())
+
+
+def test_vpc_cidr_and_subnets_in_every_fleet_az(prod) -> None:
+    t = prod.template("network")
+    t.resource_count_is("AWS::EC2::VPC", 1)
+    t.has_resource_properties("AWS::EC2::VPC", {"CidrBlock": "10.42.0.0/16", "EnableDnsSupport": True,
+                                                "EnableDnsHostnames": True})
+    azs = list(prod.fleet.network.availability_zones)
+    assert _subnet_azs(t, "compute") == azs
+    assert _subnet_azs(t, "public") == azs
+    t.resource_count_is("AWS::EC2::NatGateway", 3)
+
+
+def test_training_subnet_is_the_compute_subnet_of_the_capacity_az(prod) -> None:
+    net = prod.stacks["network"].network
+    assert net.training_subnet.availability_zone == prod.fleet.network.training_az == "us-east-2b"
+    compute = net.vpc.select_subnets(subnet_group_name="compute").subnets
+    assert net.training_subnet.node.path in [s.node.path for s in compute]
+
+
+def test_compute_subnets_are_private(prod) -> None:
+    t = prod.template("network")
+    compute = t.find_resources("AWS::EC2::Subnet", {"Properties": {"Tags": Match.array_with(
+        [{"Key": "aws-cdk:subnet-name", "Value": "compute"}])}})
+    assert all(s["Properties"]["MapPublicIpOnLaunch"] is False for s in compute.values())
+
+
+def test_s3_gateway_and_interface_endpoints(prod, dev) -> None:
+    t = prod.template("network")
+    service = Capture()
+    t.has_resource_properties("AWS::EC2::VPCEndpoint", {"VpcEndpointType": "Gateway", "ServiceName": service})
+    assert "s3" in str(service.as_object())
+    interfaces = t.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Interface"}})
+    names = sorted(str(r["Properties"]["ServiceName"]) for r in interfaces.values())
+    assert len(interfaces) == len(INTERFACE_ENDPOINTS) == 7
+    for short in ("ssm", "ssmmessages", "ec2messages", "ecr.api", "ecr.dkr", "logs", "monitoring"):
+        assert any(n.endswith(f".{short}") or f".{short}" in n for n in names), (short, names)
+    for ep in interfaces.values():
+        assert ep["Properties"]["PrivateDnsEnabled"] is True
+    # dev switches interface endpoints off (cost), keeps the free S3 gateway endpoint
+    dev.template("network").resource_count_is("AWS::EC2::VPCEndpoint", 1)
+
+
+def test_endpoint_security_group_is_not_open_to_the_world(prod) -> None:
+    t = prod.template("network")
+    for sg in t.find_resources("AWS::EC2::SecurityGroup").values():
+        for rule in sg["Properties"].get("SecurityGroupIngress", []):
+            assert rule.get("CidrIp") != "0.0.0.0/0", rule
+
+
+def test_flow_logs_capture_all_traffic_with_retention(prod, dev) -> None:
+    t = prod.template("network")
+    t.has_resource_properties("AWS::EC2::FlowLog", {"TrafficType": "ALL", "ResourceType": "VPC",
+                                                    "LogDestinationType": "cloud-watch-logs"})
+    t.has_resource("AWS::Logs::LogGroup", {"Properties": {"RetentionInDays": 90},
+                                            "DeletionPolicy": "Retain"})
+    dev.template("network").has_resource_properties("AWS::Logs::LogGroup", {"RetentionInDays": 7})
+
+
+def test_fleet_tags_on_resources(prod) -> None:
+    prod.template("network").has_resource_properties("AWS::EC2::VPC", {"Tags": Match.array_with([
+        {"Key": "cost-center", "Value": "ml-platform"},
+        {"Key": "neuronfleet:fleet", "Value": "nf-prod"},
+        {"Key": "neuronfleet:phase", "Value": "production"},
+    ])})
+
+
+def test_stack_environment_comes_from_the_fleet_file(prod) -> None:
+    stack = prod.stacks["network"]
+    assert (stack.account, stack.region) == ("333333333333", "us-east-2")
+    assert stack.availability_zones == ["us-east-2a", "us-east-2b", "us-east-2c"]
+
+
+def test_synth_needs_no_lookups(synth_fleet) -> None:
+    for name in ("dev", "prod"):
+        manifest = json.loads((Path(synth_fleet(name).assembly.directory) / "manifest.json").read_text())
+        assert manifest.get("missing", []) == []
+
+
+def test_construct_rejects_a_training_az_outside_the_vpc() -> None:
+    stack = cdk.Stack(cdk.App(), "S")
+    with pytest.raises(ValueError, match=r"training_az 'us-east-2c' is not one of availability_zones"):
+        FleetNetwork(stack, "N", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2c")
+    with pytest.raises(ValueError, match=r"nat_gateways must be 0..2"):
+        FleetNetwork(stack, "M", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2a",
+                     nat_gateways=3)
+
+
+def test_no_nat_means_isolated_compute_subnets() -> None:
+    stack = cdk.Stack(cdk.App(), "S")
+    FleetNetwork(stack, "N", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b",
+                 nat_gateways=0, interface_endpoints=False)
+    t = assertions.Template.from_stack(stack)
+    t.resource_count_is("AWS::EC2::NatGateway", 0)
+    t.resource_count_is("AWS::EC2::InternetGateway", 0)
+    t.resource_count_is("AWS::EC2::Subnet", 2)

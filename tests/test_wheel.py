@@ -1,0 +1,49 @@
+"""`pip install .` gives a wheel named neuronfleet that works outside the repository."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+                   check=True, capture_output=True, text=True)
+    (built,) = out.glob("neuronfleet-*.whl")
+    return built
+
+
+def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"neuronfleet/__init__.py", "neuronfleet/catalog.py", "neuronfleet/config.py",
+            "neuronfleet/py.typed", "neuronfleet/data/instance_type_offerings.json"} <= names
+    lambda_sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "lambdas").rglob("*.py")}
+    assert {f"neuronfleet/{p}" for p in lambda_sources} <= names
+    assert not any(n.startswith(("constructs/", "stacks/", "tests/", "config/")) for n in names)
+
+
+def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+                   check=True, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    probe = (
+        "import neuronfleet, constructs, pathlib;"
+        "from neuronfleet import CATALOG;"
+        "assert 'site-packages' in neuronfleet.__file__ and 'site-packages' in constructs.__file__;"
+        "assert CATALOG.offered_in('trn2.48xlarge', 'us-east-2');"
+        "print(neuronfleet.__version__, CATALOG.get('trn2u.48xlarge').efa_interfaces)"
+    )
+    result = subprocess.run([str(py), "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert result.stdout.split() == ["0.1.0", "16"]
