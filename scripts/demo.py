@@ -55,8 +55,8 @@ def main() -> int:
         print(f"    {template_path.name.removesuffix('.template.json')}: {len(resources)} resources")
         for kind, n in sorted(kinds.items()):
             print(f"      {n:3d} {kind}")
-    print("\n    Not built yet (validated from the fleet file only): training clusters, inf2 endpoints,")
-    print("    GPU fallback, cost monitors, the moto deploy and the migration report.")
+    print("\n    Not built yet (validated from the fleet file only): inf2 endpoints, GPU fallback,")
+    print("    cost monitors, the moto deploy and the migration report.")
     print(f"\ndone in {time.perf_counter() - started:.1f} s")
     return 0
 

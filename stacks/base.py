@@ -4,7 +4,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Stack
-
 from constructs import Construct
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from constructs import Construct
+
 from neuronfleet import FleetNetwork
 from neuronfleet.config import NetworkConfig
 from neuronfleet.network import RETENTION_BY_DAYS

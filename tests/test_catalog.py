@@ -54,6 +54,9 @@ def test_hardware_matches_describe_instance_types(spec) -> None:
     assert spec.network_cards == net["MaximumNetworkCards"] == len(net["NetworkCards"])
     assert spec.efa_interfaces == (net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)
     assert spec.efa_supported is net["EfaSupported"]
+    assert spec.efa_only == all("efa-only" in card["InterfaceTypes"] for card in net["NetworkCards"])
+    # every network card of an EFA type takes an EFA: one interface per card is every EFA attached
+    assert not spec.efa_supported or spec.efa_interfaces == spec.network_cards
     assert spec.network_bandwidth_gbps == pytest.approx(sum(c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]))
 
     accel = aws_types()[NEURON_INFO_FROM.get(spec.instance_type, spec.instance_type)]
@@ -123,3 +126,19 @@ def test_unknown_type_names_what_is_known() -> None:
         CATALOG.get("trn3.48xlarge")
     with pytest.raises(UnknownInstanceType):
         CATALOG.with_prices({"x1.large": Price(usd_per_hour=1, source="s", as_of=date(2026, 1, 1))})
+
+
+@pytest.mark.parametrize(("instance_type", "cards"), [("trn2.48xlarge", 16), ("trn2u.48xlarge", 16),
+                                                     ("trn1n.32xlarge", 16), ("trn1.32xlarge", 8),
+                                                     ("p5.48xlarge", 32), ("p4d.24xlarge", 4)])
+def test_interface_layout_puts_one_efa_on_every_card(instance_type: str, cards: int) -> None:
+    slots = CATALOG.get(instance_type).network_interfaces()
+    assert [s.network_card for s in slots] == list(range(cards))
+    assert (slots[0].device_index, slots[0].interface_type) == (0, "efa")
+    assert {(s.device_index, s.interface_type) for s in slots[1:]} == {(1, "efa-only")}
+
+
+def test_types_without_efa_get_one_ena() -> None:
+    for t in ("inf2.48xlarge", "trn1.2xlarge", "g6e.xlarge"):
+        slots = CATALOG.get(t).network_interfaces()
+        assert [(s.network_card, s.device_index, s.interface_type) for s in slots] == [(0, 0, "interface")]

@@ -6,6 +6,7 @@ import sysconfig
 from pathlib import Path
 
 import constructs
+
 from tests.conftest import ROOT
 
 

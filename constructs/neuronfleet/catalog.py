@@ -65,6 +65,8 @@ class InstanceSpec:
     """Instances per UltraServer: capacity of this type comes in whole multiples of it."""
     capacity_block_only: bool = False
     """Sold only through EC2 Capacity Blocks for ML; AWS's offerings data may not list its regions."""
+    efa_only: bool = False
+    """Its network cards accept ``efa-only`` interfaces (EFA without ENA, no IP address used)."""
 
     @property
     def efa_supported(self) -> bool:
@@ -73,6 +75,31 @@ class InstanceSpec:
     @property
     def is_neuron(self) -> bool:
         return self.family is not AcceleratorFamily.GPU
+
+    def network_interfaces(self) -> tuple[NetworkInterfaceSlot, ...]:
+        """One interface per network card, in the layout AWS documents for EFA instances.
+
+        Card 0 carries the primary interface (device index 0): an EFA with ENA (``efa``), which holds
+        the instance's IP address. Every other card gets one EFA at device index 1: ``efa-only`` where
+        the card supports it (no IP address consumed), else ``efa``. Types without EFA get one ENA.
+        """
+        if not self.efa_supported:
+            return (NetworkInterfaceSlot(network_card=0, device_index=0, interface_type="interface"),)
+        rest = "efa-only" if self.efa_only else "efa"
+        primary = NetworkInterfaceSlot(network_card=0, device_index=0, interface_type="efa")
+        others = (NetworkInterfaceSlot(network_card=card, device_index=1, interface_type=rest)
+                  for card in range(1, self.network_cards))
+        return (primary, *others)
+
+
+@dataclass(frozen=True)
+class NetworkInterfaceSlot:
+    """Where one network interface goes: which card, which device index, which type."""
+
+    network_card: int
+    device_index: int
+    interface_type: str
+    """``interface`` (ENA), ``efa`` (EFA with ENA) or ``efa-only``."""
 
 
 # Prices: AWS EC2 On-Demand pricing page, US East (Ohio), Linux, as read on the date given. They are
@@ -95,18 +122,18 @@ _SPECS: tuple[InstanceSpec, ...] = (
                  efa_interfaces=0, network_bandwidth_gbps=3.125, price=_p(1.34375)),
     InstanceSpec(instance_type="trn1.32xlarge", family=_T, accelerator_name="Trainium", accelerators=16,
                  neuron_cores=32, accelerator_memory_gib=512, vcpus=128, memory_gib=512, network_cards=8,
-                 efa_interfaces=8, network_bandwidth_gbps=800.0, price=_p(21.50)),
+                 efa_interfaces=8, efa_only=True, network_bandwidth_gbps=800.0, price=_p(21.50)),
     InstanceSpec(instance_type="trn1n.32xlarge", family=_T, accelerator_name="Trainium", accelerators=16,
                  neuron_cores=32, accelerator_memory_gib=512, vcpus=128, memory_gib=512, network_cards=16,
-                 efa_interfaces=16, network_bandwidth_gbps=1600.0, price=_p(24.78)),
+                 efa_interfaces=16, efa_only=True, network_bandwidth_gbps=1600.0, price=_p(24.78)),
     # Trainium2: 96 GiB of HBM per chip (1.5 TiB per instance), as AWS's Trn2 product page states.
     # DescribeInstanceTypes reports 512 GiB per device; tests/test_catalog.py pins that discrepancy.
     InstanceSpec(instance_type="trn2.48xlarge", family=_T, accelerator_name="Trainium2", accelerators=16,
                  neuron_cores=128, accelerator_memory_gib=1536, vcpus=192, memory_gib=2048, network_cards=16,
-                 efa_interfaces=16, network_bandwidth_gbps=3200.0, price=_p(44.7013)),
+                 efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(44.7013)),
     InstanceSpec(instance_type="trn2u.48xlarge", family=_T, accelerator_name="Trainium2", accelerators=16,
                  neuron_cores=128, accelerator_memory_gib=1536, vcpus=192, memory_gib=2048, network_cards=16,
-                 efa_interfaces=16, network_bandwidth_gbps=3200.0, price=_p(44.7013, _CB),
+                 efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(44.7013, _CB),
                  ultraserver_size=4, capacity_block_only=True),
     # Inferentia2 (inference; no EFA)
     InstanceSpec(instance_type="inf2.xlarge", family=_I, accelerator_name="Inferentia2", accelerators=1,
@@ -124,31 +151,31 @@ _SPECS: tuple[InstanceSpec, ...] = (
     # GPU fallback pool
     InstanceSpec(instance_type="p5.48xlarge", family=_G, accelerator_name="H100", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=640, vcpus=192, memory_gib=2048, network_cards=32,
-                 efa_interfaces=32, network_bandwidth_gbps=3200.0, price=_p(55.04)),
+                 efa_interfaces=32, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(55.04)),
     InstanceSpec(instance_type="p5en.48xlarge", family=_G, accelerator_name="H200", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=1128, vcpus=192, memory_gib=2048, network_cards=16,
-                 efa_interfaces=16, network_bandwidth_gbps=3200.0, price=_p(63.296)),
+                 efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(63.296)),
     InstanceSpec(instance_type="p4d.24xlarge", family=_G, accelerator_name="A100", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=320, vcpus=96, memory_gib=1152, network_cards=4,
-                 efa_interfaces=4, network_bandwidth_gbps=400.0, price=_p(21.96)),
+                 efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_p(21.96)),
     InstanceSpec(instance_type="g6e.xlarge", family=_G, accelerator_name="L40S", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=44, vcpus=4, memory_gib=32, network_cards=1,
                  efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.861)),
     InstanceSpec(instance_type="g6e.12xlarge", family=_G, accelerator_name="L40S", accelerators=4,
                  neuron_cores=0, accelerator_memory_gib=178, vcpus=48, memory_gib=384, network_cards=1,
-                 efa_interfaces=1, network_bandwidth_gbps=100.0, price=_p(10.493)),
+                 efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_p(10.493)),
     InstanceSpec(instance_type="g6e.48xlarge", family=_G, accelerator_name="L40S", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=357, vcpus=192, memory_gib=1536, network_cards=4,
-                 efa_interfaces=4, network_bandwidth_gbps=1600.0, price=_p(30.131)),
+                 efa_interfaces=4, efa_only=True, network_bandwidth_gbps=1600.0, price=_p(30.131)),
     InstanceSpec(instance_type="g5.xlarge", family=_G, accelerator_name="A10G", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=22, vcpus=4, memory_gib=16, network_cards=1,
                  efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.006)),
     InstanceSpec(instance_type="g5.12xlarge", family=_G, accelerator_name="A10G", accelerators=4,
                  neuron_cores=0, accelerator_memory_gib=89, vcpus=48, memory_gib=192, network_cards=1,
-                 efa_interfaces=1, network_bandwidth_gbps=40.0, price=_p(5.672)),
+                 efa_interfaces=1, efa_only=True, network_bandwidth_gbps=40.0, price=_p(5.672)),
     InstanceSpec(instance_type="g5.48xlarge", family=_G, accelerator_name="A10G", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=178, vcpus=192, memory_gib=768, network_cards=1,
-                 efa_interfaces=1, network_bandwidth_gbps=100.0, price=_p(16.288)),
+                 efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_p(16.288)),
 )
 
 

@@ -68,7 +68,10 @@ class CapacityConfig(_Model):
         default=None, pattern=r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]+$"
     )
     placement_group: bool | None = None
-    """None: a cluster placement group when it helps (EFA types not on a Capacity Block)."""
+    """None: a cluster placement group when it helps (several EFA instances On-Demand); never with a
+    Capacity Block. An ODCR used with a placement group must have been created in a cluster placement group."""
+    availability_zone: str | None = None
+    """The reservation's AZ (default: network.training_az, which must then be it)."""
 
 
 class AmiConfig(_Model):
@@ -87,7 +90,13 @@ class TrainingClusterConfig(_Model):
     allow_unlisted_region: bool = False
     """Allow a Capacity-Block-only type in a region AWS's offerings data does not list for it."""
     ami: AmiConfig = AmiConfig()
+    """Default: the ECS-optimized Neuron AMI (AWS Batch runs the instances)."""
+    root_volume_gib: int = Field(default=512, ge=100, le=16384)
     fsx_storage_gib: int = Field(default=1200, ge=1200)
+    """FSx for Lustre PERSISTENT_2: 1200 or a multiple of 2400."""
+    fsx_throughput_mib_per_tib: Literal[125, 250, 500, 1000] = 250
+    training_image: str | None = None
+    """Container image of the job definition template: an ECR URI, or a Neuron DLC name:tag."""
 
 
 class GpuVariantConfig(_Model):
@@ -236,6 +245,13 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
             )
         yield from _check_offered(fleet.region, at, c.instance_type, c.allow_unlisted_region)
         yield from _check_capacity(f"{at}.capacity", c.capacity, net.training_az)
+        if c.fsx_storage_gib != 1200 and c.fsx_storage_gib % 2400:
+            yield Problem(f"{at}.fsx_storage_gib", c.fsx_storage_gib,
+                          "1200 or a multiple of 2400 (FSx for Lustre PERSISTENT_2)")
+        if c.capacity.availability_zone and c.capacity.availability_zone != net.training_az:
+            yield Problem(f"{at}.capacity.availability_zone", c.capacity.availability_zone,
+                          f"network.training_az ({net.training_az}): the training subnet must be in the "
+                          "reservation's AZ; set network.training_az to the AZ of your reservation")
         if (c.ami.ssm_parameter is None) == (c.ami.ami_id is None) and (c.ami.ssm_parameter or c.ami.ami_id):
             yield Problem(f"{at}.ami", c.ami.model_dump(exclude_none=True),
                           "either ssm_parameter or ami_id, not both")

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from aws_cdk import Acknowledgment, RemovalPolicy, Token, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
-
 from constructs import Construct
 
 from .config import LOG_RETENTION_DAYS
@@ -141,4 +140,4 @@ def _ack_named_azs(vpc: ec2.Vpc) -> None:
     for subnet in [*vpc.public_subnets, *vpc.private_subnets, *vpc.isolated_subnets]:
         cfn = subnet.node.default_child
         assert isinstance(cfn, ec2.CfnSubnet)
-        cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"], "reason": _NAMED_AZ_REASON}})
+        cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}, "reason": _NAMED_AZ_REASON})

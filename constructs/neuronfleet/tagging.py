@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from aws_cdk import Tags
-
 from constructs import IConstruct
 
 from .catalog import AcceleratorFamily

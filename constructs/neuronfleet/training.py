@@ -1,0 +1,418 @@
+"""TrainiumCluster: a Trainium training cluster on AWS Batch, every EFA card attached.
+
+The launch template is the core (:attr:`TrainiumCluster.launch_template`): network interfaces from the
+instance catalog, the capacity (On-Demand, a targeted ODCR, or EC2 Capacity Blocks for ML), the AMI,
+IMDSv2, an encrypted root volume, the instance profile and the user data that mounts FSx for Lustre and
+starts neuron-monitor. AWS Batch runs on it (managed compute environment, job queue, multi-node parallel
+job definition); a team on EKS or Slurm can use the launch template directly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Size, Stack, Token, Validations
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_fsx as fsx
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from .tagging import tag_family
+
+NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
+"""The ECS-optimized Amazon Linux 2023 Neuron AMI: what AWS Batch container instances need."""
+
+NEURON_METRICS_NAMESPACE = "NeuronFleet/Neuron"
+"""CloudWatch namespace neuron-monitor publishes NeuronCore utilisation under; the cost monitors read it."""
+
+DEFAULT_TRAINING_IMAGE = "pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04"
+"""An AWS Neuron Deep Learning Container (account 763104351884), for the job definition template."""
+
+LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
+
+_SSM_NAME = re.compile(r"^/[A-Za-z0-9_.\-/]{1,2047}$")
+
+
+def neuron_dlami_parameter(framework: str = "multi-framework", os: str = "ubuntu-22.04") -> str:
+    """SSM parameter of the Neuron DLAMI for plain EC2 (``/aws/service/neuron/dlami/<framework>/<os>/...``)."""
+    return f"/aws/service/neuron/dlami/{framework}/{os}/latest/image_id"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Capacity:
+    """Where the instances come from. Build with :meth:`on_demand`, :meth:`odcr` or :meth:`capacity_block`.
+
+    Reservations are targeted by ``reservation_id`` or, for several, by a capacity-reservation
+    ``resource_group_arn``. ``availability_zone`` is the reservation's AZ: the cluster's subnet must be in it.
+    """
+
+    kind: Literal["on-demand", "odcr", "capacity-block"]
+    reservation_id: str | None = None
+    resource_group_arn: str | None = None
+    availability_zone: str | None = None
+
+    def __post_init__(self) -> None:
+        targeted = [t for t in (self.reservation_id, self.resource_group_arn) if t is not None]
+        if self.kind == "on-demand" and targeted:
+            raise ValueError("on-demand capacity takes no reservation_id or resource_group_arn; use Capacity.odcr()")
+        if self.kind != "on-demand" and len(targeted) != 1:
+            raise ValueError(f"{self.kind} capacity needs exactly one of reservation_id or resource_group_arn, "
+                             f"got {len(targeted)}: instances must target the reservation they run on")
+
+    @classmethod
+    def on_demand(cls) -> Capacity:
+        return cls(kind="on-demand")
+
+    @classmethod
+    def odcr(cls, *, reservation_id: str | None = None, resource_group_arn: str | None = None,
+             availability_zone: str | None = None) -> Capacity:
+        return cls(kind="odcr", reservation_id=reservation_id, resource_group_arn=resource_group_arn,
+                   availability_zone=availability_zone)
+
+    @classmethod
+    def capacity_block(cls, *, reservation_id: str | None = None, resource_group_arn: str | None = None,
+                       availability_zone: str | None = None) -> Capacity:
+        return cls(kind="capacity-block", reservation_id=reservation_id, resource_group_arn=resource_group_arn,
+                   availability_zone=availability_zone)
+
+    def launch_template_data(self) -> dict[str, Any]:
+        """The launch-template properties that put instances on this capacity."""
+        if self.kind == "on-demand":
+            return {}
+        target = ({"CapacityReservationId": self.reservation_id} if self.reservation_id
+                  else {"CapacityReservationResourceGroupArn": self.resource_group_arn})
+        data: dict[str, Any] = {"CapacityReservationSpecification": {"CapacityReservationTarget": target}}
+        if self.kind == "capacity-block":
+            data["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
+        return data
+
+
+class TrainiumCluster(Construct):
+    """A Trainium training cluster: launch template, EFA security group, FSx for Lustre, AWS Batch.
+
+    Example::
+
+        cluster = TrainiumCluster(self, "Pretrain",
+            vpc=net.vpc, subnet=net.training_subnet,
+            instance_type="trn2u.48xlarge", count=8,            # two Trn2 UltraServers
+            capacity=Capacity.capacity_block(resource_group_arn=blocks_arn, availability_zone="us-east-2b"))
+        cluster.launch_template   # for EKS / Slurm too
+        cluster.job_queue.job_queue_arn, cluster.job_definition.job_definition_arn
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        vpc: ec2.IVpc,
+        subnet: ec2.ISubnet,
+        instance_type: str,
+        count: int,
+        capacity: Capacity | None = None,
+        placement_group: bool | None = None,
+        ami_parameter: str | None = None,
+        ami_id: str | None = None,
+        root_volume_gib: int = 512,
+        fsx_storage_gib: int = 1200,
+        fsx_throughput_mib_per_tib: int = 250,
+        training_image: str | None = None,
+        metrics_namespace: str = NEURON_METRICS_NAMESPACE,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        capacity = capacity or Capacity.on_demand()
+        self.spec: InstanceSpec = _validate(
+            instance_type=instance_type, count=count, capacity=capacity, placement_group=placement_group,
+            subnet=subnet, ami_parameter=ami_parameter, ami_id=ami_id, fsx_storage_gib=fsx_storage_gib,
+        )
+        self.capacity = capacity
+        self.count = count
+        self.metrics_namespace = metrics_namespace
+        spec = self.spec
+        tag_family(self, AcceleratorFamily.TRAINIUM)
+
+        # --- security: EFA needs all traffic from and to the group itself; nothing from the internet
+        self.security_group = ec2.SecurityGroup(
+            self, "EfaSecurityGroup", vpc=vpc, allow_all_outbound=False,
+            description=f"{instance_type} cluster: EFA (all traffic within the group), HTTPS out",
+        )
+        self.security_group.add_ingress_rule(self.security_group, ec2.Port.all_traffic(), "EFA: all from itself")
+        self.security_group.add_egress_rule(self.security_group, ec2.Port.all_traffic(), "EFA: all to itself")
+        self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
+                                            "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
+
+        # --- shared storage: S3 for data and checkpoints, FSx for Lustre linked to it
+        self.access_logs_bucket = s3.Bucket(
+            self, "AccessLogs", encryption=s3.BucketEncryption.S3_MANAGED, enforce_ssl=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=RemovalPolicy.RETAIN,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+        )
+        Validations.of(self.access_logs_bucket).acknowledge(Acknowledgment(
+            id="AwsSolutions-S1", reason="This is the server access log bucket of the data bucket; it does not log itself",
+        ))
+        self.data_bucket = s3.Bucket(
+            self, "Data", encryption=s3.BucketEncryption.S3_MANAGED, enforce_ssl=True, versioned=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=RemovalPolicy.RETAIN,
+            server_access_logs_bucket=self.access_logs_bucket, server_access_logs_prefix="data/",
+        )
+        self.fsx_security_group = ec2.SecurityGroup(
+            self, "LustreSecurityGroup", vpc=vpc, allow_all_outbound=False,
+            description="FSx for Lustre: Lustre ports from the cluster and between file servers only",
+        )
+        for port in LUSTRE_PORTS:  # (LustreFileSystem itself opens 988-1023 between its own servers)
+            self.fsx_security_group.add_ingress_rule(self.security_group, port, "Lustre from the cluster")
+            self.fsx_security_group.add_egress_rule(self.fsx_security_group, port, "Lustre between servers")
+            self.security_group.add_egress_rule(self.fsx_security_group, port, "Lustre to FSx")
+        self.file_system = fsx.LustreFileSystem(
+            self, "Lustre", vpc=vpc, vpc_subnet=subnet, storage_capacity_gib=fsx_storage_gib,
+            security_group=self.fsx_security_group, removal_policy=RemovalPolicy.RETAIN,
+            file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
+            lustre_configuration=fsx.LustreConfiguration(
+                deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
+                per_unit_storage_throughput=fsx_throughput_mib_per_tib,
+                data_compression_type=fsx.LustreDataCompressionType.LZ4,
+            ),
+        )
+        self.data_repository = fsx.CfnDataRepositoryAssociation(
+            self, "LustreS3Link", file_system_id=self.file_system.file_system_id, file_system_path="/data",
+            data_repository_path=f"s3://{self.data_bucket.bucket_name}/",
+            batch_import_meta_data_on_create=True,
+            s3=fsx.CfnDataRepositoryAssociation.S3Property(
+                auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(
+                    events=["NEW", "CHANGED", "DELETED"]),
+                auto_export_policy=fsx.CfnDataRepositoryAssociation.AutoExportPolicyProperty(
+                    events=["NEW", "CHANGED", "DELETED"]),
+            ),
+        )
+
+        # --- host: role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, user data
+        self.role = iam.Role(
+            self, "InstanceRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
+            description=f"{instance_type} training instances",
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name("AmazonSSMManagedInstanceCore"),
+                iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonEC2ContainerServiceforEC2Role"),
+            ],
+        )
+        self.role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": metrics_namespace}},
+        ))
+        self.data_bucket.grant_read_write(self.role)
+        self.instance_profile = iam.InstanceProfile(self, "InstanceProfile", role=self.role)
+        _acknowledge_instance_role(self.role, metrics_namespace, self.data_bucket)
+
+        if ami_id:
+            self.machine_image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: ami_id})
+        else:
+            self.machine_image = ec2.MachineImage.from_ssm_parameter(ami_parameter or NEURON_ECS_AMI_PARAMETER)
+
+        self.placement_group: ec2.PlacementGroup | None = None
+        if placement_group if placement_group is not None else (
+                capacity.kind == "on-demand" and spec.efa_supported and count > 1):
+            self.placement_group = ec2.PlacementGroup(self, "PlacementGroup",
+                                                      strategy=ec2.PlacementGroupStrategy.CLUSTER)
+
+        self.launch_template = ec2.LaunchTemplate(
+            self, "LaunchTemplate",
+            machine_image=self.machine_image,
+            instance_profile=self.instance_profile,
+            require_imdsv2=True,
+            http_tokens=ec2.LaunchTemplateHttpTokens.REQUIRED,
+            http_put_response_hop_limit=2,  # containers reach IMDSv2 through one more hop
+            block_devices=[ec2.BlockDevice(device_name="/dev/xvda", volume=ec2.BlockDeviceVolume.ebs(
+                root_volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True,
+                delete_on_termination=True))],
+            user_data=self._user_data(),
+            placement_group=self.placement_group,
+        )
+        self.network_interfaces = [
+            {
+                "NetworkCardIndex": slot.network_card,
+                "DeviceIndex": slot.device_index,
+                **({"InterfaceType": slot.interface_type} if slot.interface_type != "interface" else {}),
+                "SubnetId": subnet.subnet_id,
+                "Groups": [self.security_group.security_group_id],
+                "DeleteOnTermination": True,
+            }
+            for slot in spec.network_interfaces()
+        ]
+        cfn_lt = self.launch_template.node.default_child
+        assert isinstance(cfn_lt, ec2.CfnLaunchTemplate)
+        cfn_lt.add_property_override("LaunchTemplateData.NetworkInterfaces", self.network_interfaces)
+        cfn_lt.add_property_override("LaunchTemplateData.InstanceType", instance_type)
+        for key, value in capacity.launch_template_data().items():
+            cfn_lt.add_property_override(f"LaunchTemplateData.{key}", value)
+        if spec.capacity_block_only:
+            # cfn-lint builds its instance-type list from AWS's offerings data, which omits types sold only
+            # through Capacity Blocks; AWS's DescribeInstanceTypes data has this type (see the catalog test).
+            cfn_lt.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E3628"]}, "reason": (
+                f"{instance_type} is a real EC2 type (DescribeInstanceTypes, SupportedUsageClasses "
+                "capacity-block/on-demand) sold only through Capacity Blocks, so cfn-lint's list lacks it")})
+
+        # --- scheduler: AWS Batch. L1 compute environment: the L2 always puts security groups on the
+        # compute environment, and Batch then uses those in place of the launch template's per-interface
+        # groups, which carry the EFA rule. Batch takes subnets from the compute environment.
+        self.compute_environment = batch.CfnComputeEnvironment(
+            self, "ComputeEnvironment", type="MANAGED", state="ENABLED",
+            compute_resources=batch.CfnComputeEnvironment.ComputeResourcesProperty(
+                type="EC2", allocation_strategy="BEST_FIT_PROGRESSIVE",
+                minv_cpus=0, maxv_cpus=spec.vcpus * count, instance_types=[instance_type],
+                subnets=[subnet.subnet_id],
+                instance_role=self.instance_profile.instance_profile_arn,
+                launch_template=batch.CfnComputeEnvironment.LaunchTemplateSpecificationProperty(
+                    launch_template_id=self.launch_template.launch_template_id,
+                    version=self.launch_template.latest_version_number,
+                ),
+                placement_group=self.placement_group.placement_group_name if self.placement_group else None,
+                ec2_configuration=[batch.CfnComputeEnvironment.Ec2ConfigurationObjectProperty(
+                    image_type="ECS_AL2023")],
+            ),
+            replace_compute_environment=False,
+        )
+        self.job_queue = batch.JobQueue(
+            self, "JobQueue", priority=1,
+            compute_environments=[batch.OrderedComputeEnvironment(
+                compute_environment=batch.ManagedEc2EcsComputeEnvironment.from_managed_ec2_ecs_compute_environment_arn(
+                    self, "ComputeEnvironmentRef", self.compute_environment.attr_compute_environment_arn),
+                order=1)],
+        )
+        self.job_definition = self._job_definition(training_image or DEFAULT_TRAINING_IMAGE)
+
+    # ---------------------------------------------------------------------------------------------
+
+    @property
+    def node_count(self) -> int:
+        return self.count
+
+    def _user_data(self) -> ec2.UserData:
+        region = Stack.of(self).region
+        mount = f"{self.file_system.dns_name}@tcp:/{self.file_system.mount_name}"
+        script = ec2.UserData.for_linux()
+        script.add_commands(
+            "set -euxo pipefail",
+            "# FSx for Lustre at /fsx (data and checkpoints; /fsx/data is linked to the S3 bucket)",
+            "dnf install -y lustre-client",
+            "mkdir -p /fsx",
+            f"echo '{mount} /fsx lustre defaults,relatime,flock,_netdev,x-systemd.automount 0 0' >> /etc/fstab",
+            "mount -a -t lustre",
+            f"# neuron-monitor -> CloudWatch ({self.metrics_namespace}): NeuronCore utilisation for the cost monitors",
+            "command -v neuron-monitor || dnf install -y aws-neuronx-tools",
+            "cat > /etc/systemd/system/neuron-monitor-cloudwatch.service <<'UNIT'",
+            "[Unit]",
+            "Description=neuron-monitor publishing to CloudWatch",
+            "After=network-online.target",
+            "[Service]",
+            "ExecStart=/bin/bash -c '/opt/aws/neuron/bin/neuron-monitor | /opt/aws/neuron/bin/neuron-monitor-cloudwatch.py "
+            f"--namespace {self.metrics_namespace} --region {region}'",
+            "Restart=always",
+            "[Install]",
+            "WantedBy=multi-user.target",
+            "UNIT",
+            "systemctl daemon-reload",
+            "systemctl enable --now neuron-monitor-cloudwatch.service",
+        )
+        # AWS Batch merges its own user data into the launch template's: it must be MIME multi-part
+        multipart = ec2.MultipartUserData()
+        multipart.add_user_data_part(script, ec2.MultipartBody.SHELL_SCRIPT, True)
+        return multipart
+
+    def _job_definition(self, image: str) -> batch.MultiNodeJobDefinition:
+        spec = self.spec
+        linux = batch.LinuxParameters(self, "LinuxParameters", shared_memory_size=Size.gibibytes(64))
+        rw = [batch.DevicePermission.READ, batch.DevicePermission.WRITE]
+        linux.add_devices(*[batch.Device(host_path=f"/dev/neuron{i}", container_path=f"/dev/neuron{i}",
+                                         permissions=rw) for i in range(spec.accelerators)])
+        linux.add_devices(*[batch.Device(host_path=f"/dev/infiniband/uverbs{i}",
+                                         container_path=f"/dev/infiniband/uverbs{i}", permissions=rw)
+                            for i in range(spec.efa_interfaces)])
+        uri = image if "/" in image else f"763104351884.dkr.ecr.{Aws.REGION}.amazonaws.com/{image}"
+        container = batch.EcsEc2ContainerDefinition(
+            self, "Container",
+            image=ecs.ContainerImage.from_registry(uri),
+            cpu=spec.vcpus - 2,
+            memory=Size.mebibytes(int(spec.memory_gib * 1024 * 0.9)),
+            linux_parameters=linux,
+            ulimits=[batch.Ulimit(name=batch.UlimitName.MEMLOCK, hard_limit=-1, soft_limit=-1)],
+            volumes=[batch.EcsVolume.host(name="fsx", host_path="/fsx", container_path="/fsx")],
+            environment={
+                "FI_PROVIDER": "efa",
+                "FI_EFA_USE_DEVICE_RDMA": "1",
+                "NEURON_RT_NUM_CORES": str(spec.neuron_cores),
+                "CHECKPOINT_DIR": "/fsx/checkpoints",
+                "DATA_DIR": "/fsx/data",
+            },
+            command=["torchrun", "--help"],
+        )
+        _acknowledge_execution_role(container.execution_role)
+        return batch.MultiNodeJobDefinition(
+            self, "JobDefinition", main_node=0, propagate_tags=True,
+            instance_type=ec2.InstanceType(spec.instance_type),
+            containers=[batch.MultiNodeContainer(container=container, start_node=0, end_node=self.count - 1)],
+        )
+
+
+def _validate(*, instance_type: str, count: int, capacity: Capacity, placement_group: bool | None,
+              subnet: ec2.ISubnet, ami_parameter: str | None, ami_id: str | None, fsx_storage_gib: int) -> InstanceSpec:
+    trainium = CATALOG.types(AcceleratorFamily.TRAINIUM)
+    if instance_type not in trainium:
+        raise ValueError(f"instance_type {instance_type!r} is not a Trainium type; use one of {', '.join(trainium)}")
+    spec = CATALOG.get(instance_type)
+    if count < 1 or count % spec.ultraserver_size:
+        raise ValueError(f"count {count}: {instance_type} comes in whole UltraServers of {spec.ultraserver_size} "
+                         f"instances; use a positive multiple of {spec.ultraserver_size}")
+    if capacity.kind == "capacity-block" and placement_group:
+        raise ValueError("placement_group=True with a Capacity Block: a block is already co-located and AWS needs "
+                         "no placement group for it; leave placement_group unset")
+    if capacity.availability_zone and not Token.is_unresolved(subnet.availability_zone) \
+            and subnet.availability_zone != capacity.availability_zone:
+        raise ValueError(f"subnet is in {subnet.availability_zone} but the {capacity.kind} reservation is in "
+                         f"{capacity.availability_zone}: reserved capacity launches only in its own AZ; "
+                         f"pass the subnet of {capacity.availability_zone}")
+    if ami_parameter and ami_id:
+        raise ValueError("give ami_parameter or ami_id, not both")
+    if ami_parameter and not Token.is_unresolved(ami_parameter) and not _SSM_NAME.match(ami_parameter):
+        raise ValueError(f"ami_parameter {ami_parameter!r} is not an SSM parameter name: use a path such as "
+                         f"{NEURON_ECS_AMI_PARAMETER} (letters, digits, '_', '.', '-', '/'; starting with '/')")
+    if fsx_storage_gib != 1200 and fsx_storage_gib % 2400:
+        raise ValueError(f"fsx_storage_gib {fsx_storage_gib}: FSx for Lustre PERSISTENT_2 takes 1200 or a "
+                         "multiple of 2400 GiB")
+    return spec
+
+
+def _acknowledge_instance_role(role: iam.Role, namespace: str, data_bucket: s3.Bucket) -> None:
+    v = Validations.of(role)
+    v.acknowledge(Acknowledgment(
+        id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]",
+        reason="AWS's documented policy for Session Manager access (the kit's replacement for SSH keys)"))
+    v.acknowledge(Acknowledgment(
+        id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role]",
+        reason="AWS's documented instance role for ECS container instances, which AWS Batch requires"))
+    v.acknowledge(Acknowledgment(
+        id="AwsSolutions-IAM5[Resource::*]",
+        reason=f"cloudwatch:PutMetricData has no resource-level permissions; it is limited to namespace {namespace}"))
+    for action in ("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"):
+        v.acknowledge(Acknowledgment(
+            id=f"AwsSolutions-IAM5[Action::{action}]",
+            reason="grant_read_write on the cluster's own data bucket: training reads data and writes checkpoints"))
+    stack = Stack.of(role)
+    bucket_id = stack.resolve(data_bucket.node.default_child.logical_id)  # type: ignore[union-attr]
+    v.acknowledge(Acknowledgment(
+        id=f"AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/*]",
+        reason="grant_read_write on the cluster's own data bucket: training reads data and writes checkpoints"))
+
+
+def _acknowledge_execution_role(role: iam.IRole) -> None:
+    stack = Stack.of(role)
+    concrete = not Token.is_unresolved(stack.region) and not Token.is_unresolved(stack.account)
+    arn = (f"arn:{stack.partition}:logs:{stack.region}:{stack.account}:log-group:/aws/batch/job:*" if concrete
+           else "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/batch/job:*")
+    Validations.of(role).acknowledge(Acknowledgment(
+        id=f"AwsSolutions-IAM5[Resource::{arn}]",
+        reason="CDK's Batch execution role writes job logs to the /aws/batch/job log group's streams only"))
