@@ -51,6 +51,8 @@ def test_hardware_matches_describe_instance_types(spec) -> None:
     net = aws["NetworkInfo"]
     assert spec.vcpus == aws["VCpuInfo"]["DefaultVCpus"]
     assert spec.memory_gib * 1024 == aws["MemoryInfo"]["SizeInMiB"]
+    assert spec.instance_storage_gb == ((aws.get("InstanceStorageInfo") or {}).get("TotalSizeInGB") or 0)
+    assert (spec.instance_storage_gb > 0) is aws["InstanceStorageSupported"]
     assert spec.network_cards == net["MaximumNetworkCards"] == len(net["NetworkCards"])
     assert spec.efa_interfaces == (net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)
     assert spec.efa_supported is net["EfaSupported"]
