@@ -7,6 +7,8 @@ from constructs import Construct
 
 from neuronfleet import Fleet, tag_fleet
 
+from .alerts_stack import AlertsStack
+from .inference_stack import InferenceStack
 from .network_stack import NetworkStack
 from .training_stack import TrainingStack
 
@@ -19,7 +21,9 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
         scope, f"{prefix}-network", network=fleet.network, env=env,
         description=f"neuronfleet {fleet.name} ({fleet.phase}): VPC, endpoints, flow logs",
     )
-    stacks: list[Stack] = [network]
+    alerts = AlertsStack(scope, f"{prefix}-alerts", emails=fleet.notification_emails, env=env,
+                         description=f"neuronfleet {fleet.name}: alerts topic")
+    stacks: list[Stack] = [network, alerts]
     for cluster in fleet.training_clusters:
         training = TrainingStack(
             scope, f"{prefix}-train-{cluster.name}", network=network.network, cluster=cluster,
@@ -28,6 +32,13 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                         f"({cluster.count} x {cluster.instance_type}, {cluster.capacity.type})",
         )
         stacks.append(training)
+    if fleet.endpoints:
+        stacks.append(InferenceStack(
+            scope, f"{prefix}-inference", network=network.network, endpoints=fleet.endpoints,
+            alerts_topic=alerts.alerts.topic, availability_zones=list(fleet.network.availability_zones), env=env,
+            description=f"neuronfleet {fleet.name}: Inferentia2 endpoints "
+                        + ", ".join(f"{e.name} ({e.instance_type})" for e in fleet.endpoints),
+        ))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
     return stacks

@@ -102,8 +102,24 @@ class TrainingClusterConfig(_Model):
 class GpuVariantConfig(_Model):
     instance_type: str
     initial_weight: float = Field(default=0.0, ge=0.0)
+    initial_instance_count: int = Field(default=1, ge=1)
     shadow: bool = False
     """A shadow variant gets a copy of the traffic; its responses are not returned (pilot comparisons)."""
+    image_uri: str | None = None
+
+
+class ScheduledScalingConfig(_Model):
+    name: Name
+    schedule: str = Field(pattern=r"^(cron|rate|at)\(.+\)$")
+    """Application Auto Scaling expression, e.g. cron(0 8 ? * MON-FRI *) (UTC)."""
+    min_instances: int = Field(ge=1)
+    max_instances: int = Field(ge=1)
+
+
+class EndpointAlarmsConfig(_Model):
+    latency_p99_ms: int = Field(default=5000, ge=1)
+    errors_5xx_per_5min: int = Field(default=5, ge=1)
+    model_errors_per_5min: int = Field(default=5, ge=1)
 
 
 class EndpointConfig(_Model):
@@ -118,6 +134,16 @@ class EndpointConfig(_Model):
     sequence_length: int = Field(default=2048, ge=1)
     min_instances: int = Field(default=1, ge=1)
     max_instances: int = Field(default=2, ge=1)
+    target_invocations_per_instance: float = Field(default=20, gt=0)
+    scale_in_cooldown_s: int = Field(default=600, ge=0, le=3600)
+    scale_out_cooldown_s: int = Field(default=120, ge=0, le=3600)
+    scheduled_scaling: tuple[ScheduledScalingConfig, ...] = ()
+    volume_size_gib: int = Field(default=64, ge=1, le=512)
+    startup_health_check_timeout_s: int = Field(default=1800, ge=600, le=3600)
+    """Neuron models load (and may compile) for minutes: 600 s at least."""
+    model_download_timeout_s: int = Field(default=1800, ge=600, le=3600)
+    alarms: EndpointAlarmsConfig = EndpointAlarmsConfig()
+    data_capture_percent: int | None = Field(default=None, ge=1, le=100)
     gpu_variant: GpuVariantConfig | None = None
 
 
@@ -132,7 +158,6 @@ class FallbackConfig(_Model):
 class CostMonitorConfig(_Model):
     enabled: bool = True
     monthly_budget_usd: float | None = Field(default=None, gt=0)
-    notification_emails: tuple[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")], ...] = ()
     idle_utilisation_percent: float = Field(default=20.0, ge=0, le=100)
     idle_hours: int = Field(default=6, ge=1, le=72)
 
@@ -151,6 +176,8 @@ class Fleet(_Model):
     region: str = Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
     tags: Mapping[str, str] = Field(default_factory=dict)
+    notification_emails: tuple[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")], ...] = ()
+    """Subscribed to the fleet's alerts topic (alarms, failover, cost monitors)."""
     network: NetworkConfig
     training_clusters: tuple[TrainingClusterConfig, ...] = ()
     endpoints: tuple[EndpointConfig, ...] = ()
@@ -281,9 +308,13 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
         if (e.model_data_url is None) == (e.hf_model_id is None):
             yield Problem(f"{at}.model_data_url", e.model_data_url,
                           "exactly one of model_data_url (s3://...) or hf_model_id")
-        if e.gpu_variant and e.gpu_variant.instance_type not in sm_types:
+        if e.gpu_variant and e.gpu_variant.instance_type not in _ml(AcceleratorFamily.GPU):
             yield Problem(f"{at}.gpu_variant.instance_type", e.gpu_variant.instance_type,
-                          "a SageMaker GPU type, e.g. " + ", ".join(_ml(AcceleratorFamily.GPU)))
+                          "a SageMaker GPU type of the catalog: " + ", ".join(_ml(AcceleratorFamily.GPU)))
+        for j, action in enumerate(e.scheduled_scaling):
+            if action.min_instances > action.max_instances:
+                yield Problem(f"{at}.scheduled_scaling[{j}].min_instances", action.min_instances,
+                              f"at most max_instances ({action.max_instances})")
     yield from _unique("endpoints", [e.name for e in fleet.endpoints])
 
     gpus = cat.types(AcceleratorFamily.GPU)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Size, Stack, Token, Validations
+from aws_cdk import Acknowledgment, ArnFormat, Aws, RemovalPolicy, Size, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -22,7 +22,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ._nag import acknowledge_wildcards
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from .storage import secure_bucket
 from .tagging import tag_family
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
@@ -148,19 +150,9 @@ class TrainiumCluster(Construct):
                                             "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
 
         # --- shared storage: S3 for data and checkpoints, FSx for Lustre linked to it
-        self.access_logs_bucket = s3.Bucket(
-            self, "AccessLogs", encryption=s3.BucketEncryption.S3_MANAGED, enforce_ssl=True,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=RemovalPolicy.RETAIN,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
-        )
-        Validations.of(self.access_logs_bucket).acknowledge(Acknowledgment(
-            id="AwsSolutions-S1", reason="This is the server access log bucket of the data bucket; it does not log itself",
-        ))
-        self.data_bucket = s3.Bucket(
-            self, "Data", encryption=s3.BucketEncryption.S3_MANAGED, enforce_ssl=True, versioned=True,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=RemovalPolicy.RETAIN,
-            server_access_logs_bucket=self.access_logs_bucket, server_access_logs_prefix="data/",
-        )
+        self.access_logs_bucket = secure_bucket(self, "AccessLogs")
+        self.data_bucket = secure_bucket(self, "Data", versioned=True, access_logs=self.access_logs_bucket,
+                                         log_prefix="data/")
         self.fsx_security_group = ec2.SecurityGroup(
             self, "LustreSecurityGroup", vpc=vpc, allow_all_outbound=False,
             description="FSx for Lustre: Lustre ports from the cluster and between file servers only",
@@ -387,32 +379,23 @@ def _validate(*, instance_type: str, count: int, capacity: Capacity, placement_g
 
 
 def _acknowledge_instance_role(role: iam.Role, namespace: str, data_bucket: s3.Bucket) -> None:
-    v = Validations.of(role)
-    v.acknowledge(Acknowledgment(
-        id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]",
-        reason="AWS's documented policy for Session Manager access (the kit's replacement for SSH keys)"))
-    v.acknowledge(Acknowledgment(
-        id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role]",
-        reason="AWS's documented instance role for ECS container instances, which AWS Batch requires"))
-    v.acknowledge(Acknowledgment(
-        id="AwsSolutions-IAM5[Resource::*]",
-        reason=f"cloudwatch:PutMetricData has no resource-level permissions; it is limited to namespace {namespace}"))
-    for action in ("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"):
-        v.acknowledge(Acknowledgment(
-            id=f"AwsSolutions-IAM5[Action::{action}]",
-            reason="grant_read_write on the cluster's own data bucket: training reads data and writes checkpoints"))
-    stack = Stack.of(role)
-    bucket_id = stack.resolve(data_bucket.node.default_child.logical_id)  # type: ignore[union-attr]
-    v.acknowledge(Acknowledgment(
-        id=f"AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/*]",
-        reason="grant_read_write on the cluster's own data bucket: training reads data and writes checkpoints"))
+    for policy, why in (
+        ("AmazonSSMManagedInstanceCore", "AWS's documented policy for Session Manager (the kit's replacement for SSH)"),
+        ("service-role/AmazonEC2ContainerServiceforEC2Role",
+         "AWS's documented instance role for ECS container instances, which AWS Batch requires"),
+    ):
+        Validations.of(role).acknowledge(Acknowledgment(
+            id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{policy}]", reason=why))
+    acknowledge_wildcards(role, f"cloudwatch:PutMetricData has no resource-level permissions; it is limited to "
+                                f"namespace {namespace}", resources=("*",))
+    acknowledge_wildcards(role, "grant_read_write on the cluster's own data bucket: training reads data and "
+                                "writes checkpoints", resources=(data_bucket.arn_for_objects("*"),),
+                          actions=("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"))
 
 
 def _acknowledge_execution_role(role: iam.IRole) -> None:
     stack = Stack.of(role)
-    concrete = not Token.is_unresolved(stack.region) and not Token.is_unresolved(stack.account)
-    arn = (f"arn:{stack.partition}:logs:{stack.region}:{stack.account}:log-group:/aws/batch/job:*" if concrete
-           else "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/batch/job:*")
-    Validations.of(role).acknowledge(Acknowledgment(
-        id=f"AwsSolutions-IAM5[Resource::{arn}]",
-        reason="CDK's Batch execution role writes job logs to the /aws/batch/job log group's streams only"))
+    acknowledge_wildcards(role, "CDK's Batch execution role writes job logs to the /aws/batch/job log group's "
+                                "streams only", resources=(stack.format_arn(
+                                    service="logs", resource="log-group", resource_name="/aws/batch/job:*",
+                                    arn_format=ArnFormat.COLON_RESOURCE_NAME),))

@@ -1,0 +1,39 @@
+"""cdk-nag acknowledgements that name exactly what they acknowledge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Acknowledgment, Stack, Validations
+from constructs import IConstruct
+
+
+def render(stack: Stack, value: str) -> str:
+    """Render a (possibly tokenised) string the way cdk-nag writes it in a finding id:
+    ``{"Fn::GetAtt": ["X", "Arn"]}`` as ``<X.Arn>``, ``{"Ref": "X"}`` as ``<X>``, joins concatenated."""
+    return _render(stack.resolve(value))
+
+
+def _render(node: Any) -> str:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, dict) and len(node) == 1:
+        (fn, arg), = node.items()
+        if fn == "Ref":
+            return f"<{arg}>"
+        if fn == "Fn::GetAtt":
+            return f"<{arg[0]}.{arg[1]}>"
+        if fn == "Fn::Join":
+            return arg[0].join(_render(part) for part in arg[1])
+    raise ValueError(f"cannot render {node!r} as a cdk-nag finding id")
+
+
+def acknowledge_wildcards(scope: IConstruct, reason: str, *, resources: tuple[str, ...] = (),
+                          actions: tuple[str, ...] = ()) -> None:
+    """Acknowledge AwsSolutions-IAM5 findings for these wildcard resources (ARNs, tokens allowed) and actions."""
+    stack = Stack.of(scope)
+    v = Validations.of(scope)
+    for arn in resources:
+        v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{render(stack, arn)}]", reason=reason))
+    for action in actions:
+        v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Action::{action}]", reason=reason))

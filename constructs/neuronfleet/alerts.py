@@ -1,0 +1,39 @@
+"""FleetAlerts: the SNS topic every alarm, failover and cost monitor of a fleet announces on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subs
+from constructs import Construct
+
+
+class FleetAlerts(Construct):
+    """An encrypted, TLS-only SNS topic with optional e-mail subscriptions.
+
+    Encrypted with a customer-managed KMS key (rotated) whose policy lets CloudWatch alarms and
+    EventBridge publish: the AWS-managed ``alias/aws/sns`` key would silently drop alarm notifications.
+
+    Example::
+
+        alerts = FleetAlerts(self, "Alerts", emails=["ml-platform@example.com"])
+        alarm.add_alarm_action(cw_actions.SnsAction(alerts.topic))
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, emails: Sequence[str] = ()) -> None:
+        super().__init__(scope, construct_id)
+        self.key = kms.Key(self, "Key", enable_key_rotation=True, pending_window=Duration.days(30),
+                           description="Fleet alerts topic (CloudWatch alarms and EventBridge publish)")
+        for service in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):
+            self.key.add_to_resource_policy(iam.PolicyStatement(
+                principals=[iam.ServicePrincipal(service)],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"], resources=["*"],
+            ))
+        self.topic = sns.Topic(self, "Topic", master_key=self.key, enforce_ssl=True,
+                               display_name="neuronfleet alerts")
+        for email in emails:
+            self.topic.add_subscription(subs.EmailSubscription(email))

@@ -1,0 +1,272 @@
+"""NeuronEndpoint and the inference stack: containers, scaling, alarms, VPC, KMS, variants."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_sns as sns
+from aws_cdk.assertions import Capture, Match, Template
+
+from neuronfleet import FleetNetwork
+from neuronfleet.inference import (
+    DLC_ACCOUNT,
+    GPU_VARIANT,
+    NEURON_VARIANT,
+    SERVING_CONTAINERS,
+    GpuVariant,
+    NeuronEndpoint,
+    ScheduledScaling,
+)
+from neuronfleet.storage import secure_bucket
+from tests.conftest import new_app
+
+AZS = ["us-east-2a", "us-east-2b"]
+ENV = cdk.Environment(account="111111111111", region="us-east-2")
+
+
+class _AzStack(cdk.Stack):
+    @property
+    def availability_zones(self) -> list[str]:
+        return AZS
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "lmi": {"instance_type": "ml.inf2.48xlarge", "container": "lmi-neuronx", "tensor_parallel_degree": 24,
+            "model_data_url": "s3://models/llama-70b/model.tar.gz", "batch_size": 8, "sequence_length": 8192,
+            "min_instances": 2, "max_instances": 8,
+            "scheduled_scaling": [ScheduledScaling(name="day", schedule="cron(0 13 ? * MON-FRI *)",
+                                                   min_instances=4, max_instances=8)],
+            "gpu_variant": GpuVariant(instance_type="ml.p5.48xlarge")},
+    "tgi": {"instance_type": "ml.inf2.xlarge", "container": "tgi-neuronx", "tensor_parallel_degree": 2,
+            "hf_model_id": "BAAI/bge-large-en-v1.5", "sequence_length": 512},
+    "vllm": {"instance_type": "ml.inf2.24xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 12,
+             "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct", "capture": True,
+             "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)},
+    "custom": {"instance_type": "ml.inf2.8xlarge", "container": "custom", "tensor_parallel_degree": 2,
+               "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/my-server:1.0",
+               "hf_model_id": "org/model"},
+}
+
+
+@pytest.fixture(scope="module")
+def templates() -> dict[str, Template]:
+    app = new_app()
+    stacks = {}
+    for name, props in CASES.items():
+        props = dict(props)
+        stack = _AzStack(app, f"E-{name}", env=ENV)
+        net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2a", interface_endpoints=False)
+        topic = sns.Topic(stack, "Alerts", enforce_ssl=True, master_key=cdk.aws_kms.Key(
+            stack, "TopicKey", enable_key_rotation=True))
+        if props.pop("capture", False):
+            props["data_capture_bucket"] = secure_bucket(stack, "Capture", access_logs=secure_bucket(stack, "Logs"))
+        NeuronEndpoint(stack, "Endpoint", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic, **props)
+        stacks[name] = stack
+    assembly = app.synth()
+    return {n: Template.from_json(assembly.get_stack_by_name(s.stack_name).template) for n, s in stacks.items()}
+
+
+def _models(t: Template) -> dict[str, dict[str, Any]]:
+    return {k: v["Properties"] for k, v in t.find_resources("AWS::SageMaker::Model").items()}
+
+
+def _model(t: Template, variant: str) -> dict[str, Any]:
+    (m,) = [p for k, p in _models(t).items() if k.startswith(f"Endpoint{variant.capitalize()}Model")]
+    return m
+
+
+def _config(t: Template) -> dict[str, Any]:
+    (c,) = t.find_resources("AWS::SageMaker::EndpointConfig").values()
+    return c["Properties"]
+
+
+@pytest.mark.parametrize(("name", "repo"), [("lmi", "djl-inference"), ("vllm", "djl-inference"),
+                                            ("tgi", "huggingface-pytorch-tgi-inference")])
+def test_container_resolves_to_the_regions_dlc(templates, name: str, repo: str) -> None:
+    image = json.dumps(_model(templates[name], NEURON_VARIANT)["PrimaryContainer"]["Image"])
+    assert f"{DLC_ACCOUNT}.dkr.ecr." in image and "AWS::Region" in image
+    assert SERVING_CONTAINERS[CASES[name]["container"]].neuron_image in image and repo in image
+
+
+def test_lmi_settings_reach_the_container(templates) -> None:
+    c = _model(templates["lmi"], NEURON_VARIANT)["PrimaryContainer"]
+    assert c["ModelDataUrl"] == "s3://models/llama-70b/model.tar.gz"
+    assert c["Environment"] == {"HF_MODEL_ID": "/opt/ml/model", "OPTION_TENSOR_PARALLEL_DEGREE": "24",
+                                "OPTION_MAX_ROLLING_BATCH_SIZE": "8", "OPTION_ROLLING_BATCH": "auto",
+                                "OPTION_MAX_MODEL_LEN": "8192", "OPTION_N_POSITIONS": "8192"}
+
+
+def test_vllm_uses_lmi_with_vllm_rolling_batch(templates) -> None:
+    env = _model(templates["vllm"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert (env["OPTION_ROLLING_BATCH"], env["OPTION_TENSOR_PARALLEL_DEGREE"]) == ("vllm", "12")
+    assert env["HF_MODEL_ID"] == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_tgi_neuronx_gets_static_shapes(templates) -> None:
+    env = _model(templates["tgi"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert {k: env[k] for k in ("HF_NUM_CORES", "HF_BATCH_SIZE", "HF_SEQUENCE_LENGTH", "HF_AUTO_CAST_TYPE")} == \
+        {"HF_NUM_CORES": "2", "HF_BATCH_SIZE": "1", "HF_SEQUENCE_LENGTH": "512", "HF_AUTO_CAST_TYPE": "bf16"}
+    assert "ModelDataUrl" not in _model(templates["tgi"], NEURON_VARIANT)["PrimaryContainer"]
+
+
+def test_custom_image_is_used_and_pullable(templates) -> None:
+    t = templates["custom"]
+    assert _model(t, NEURON_VARIANT)["PrimaryContainer"]["Image"] == CASES["custom"]["image_uri"]
+    t.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Sid": "PullCustomImage0", "Resource": {"Fn::Join": ["", Match.array_with([
+            ":ecr:us-east-2:111111111111:repository/my-server"])]}})])}})
+
+
+def test_neuron_timeouts_volume_and_variant(templates) -> None:
+    (variant,) = [v for v in _config(templates["tgi"])["ProductionVariants"] if v["VariantName"] == NEURON_VARIANT]
+    assert variant["InstanceType"] == "ml.inf2.xlarge"
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 1800 >= 600
+    assert variant["ModelDataDownloadTimeoutInSeconds"] == 1800
+    assert variant["VolumeSizeInGB"] == 64
+    assert variant["InitialVariantWeight"] == 1
+
+
+def test_live_gpu_variant_shares_by_weight_and_drops_kms_for_local_nvme(templates) -> None:
+    config = _config(templates["lmi"])
+    variants = {v["VariantName"]: v for v in config["ProductionVariants"]}
+    assert set(variants) == {NEURON_VARIANT, GPU_VARIANT}
+    gpu = variants[GPU_VARIANT]
+    assert (gpu["InstanceType"], gpu["InitialVariantWeight"], gpu["InitialInstanceCount"]) == ("ml.p5.48xlarge", 0, 1)
+    assert "VolumeSizeInGB" not in gpu  # p5 has local NVMe: SageMaker rejects VolumeSizeInGB and KmsKeyId
+    assert "KmsKeyId" not in config
+    env = _model(templates["lmi"], GPU_VARIANT)["PrimaryContainer"]["Environment"]
+    assert env["OPTION_TENSOR_PARALLEL_DEGREE"] == "8" and "OPTION_N_POSITIONS" not in env
+    assert SERVING_CONTAINERS["lmi-neuronx"].gpu_image in json.dumps(_model(templates["lmi"], GPU_VARIANT))
+
+
+def test_shadow_variant_gets_a_copy_of_the_traffic(templates) -> None:
+    config = _config(templates["vllm"])
+    assert [v["VariantName"] for v in config["ProductionVariants"]] == [NEURON_VARIANT]
+    (shadow,) = config["ShadowProductionVariants"]
+    assert (shadow["VariantName"], shadow["InstanceType"]) == (GPU_VARIANT, "ml.g6e.12xlarge")
+
+
+def test_kms_encrypts_the_volume_when_allowed(templates) -> None:
+    config = _config(templates["tgi"])
+    assert "Fn::GetAtt" in json.dumps(config["KmsKeyId"])
+    templates["tgi"].has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+
+
+def test_data_capture_to_the_bucket_under_the_endpoints_prefix(templates) -> None:
+    capture = _config(templates["vllm"])["DataCaptureConfig"]
+    assert capture["InitialSamplingPercentage"] == 10
+    assert "capture/Endpoint" in json.dumps(capture["DestinationS3Uri"])
+    assert {o["CaptureMode"] for o in capture["CaptureOptions"]} == {"Input", "Output"}
+
+
+def test_vpc_config_private_subnets_and_no_inbound(templates) -> None:
+    t = templates["lmi"]
+    for model in _models(t).values():
+        vpc = model["VpcConfig"]
+        assert len(vpc["Subnets"]) == 2 and all("compute" in json.dumps(s) for s in vpc["Subnets"])
+        assert len(vpc["SecurityGroupIds"]) == 1
+    groups = [g["Properties"] for g in t.find_resources("AWS::EC2::SecurityGroup").values()
+              if "SageMaker" in g["Properties"]["GroupDescription"]]
+    (sg,) = groups
+    assert "SecurityGroupIngress" not in sg
+    assert [(e["CidrIp"], e["FromPort"]) for e in sg["SecurityGroupEgress"]] == [("0.0.0.0/0", 443)]
+
+
+def test_model_artifact_read_is_granted_to_the_execution_role_only(templates) -> None:
+    t = templates["lmi"]
+    statement = Capture()
+    t.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Sid": "ReadModelArtifact", "Action": "s3:GetObject", "Resource": statement})])}})
+    assert "models/llama-70b/model.tar.gz" in json.dumps(statement.as_object())
+    t.resource_count_is("AWS::S3::BucketPolicy", 0)  # the model bucket is not opened to anyone
+
+
+def test_target_tracking_and_scheduled_scaling(templates) -> None:
+    t = templates["lmi"]
+    t.has_resource_properties("AWS::ApplicationAutoScaling::ScalableTarget", {
+        "ServiceNamespace": "sagemaker", "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+        "MinCapacity": 2, "MaxCapacity": 8,
+        "ResourceId": Match.string_like_regexp(r"^endpoint/.+/variant/neuron$"),
+        "ScheduledActions": [{"ScheduledActionName": "day", "Schedule": "cron(0 13 ? * MON-FRI *)",
+                              "ScalableTargetAction": {"MinCapacity": 4, "MaxCapacity": 8}}]})
+    t.has_resource_properties("AWS::ApplicationAutoScaling::ScalingPolicy", {
+        "PolicyType": "TargetTrackingScaling",
+        "TargetTrackingScalingPolicyConfiguration": {
+            "TargetValue": 20, "ScaleInCooldown": 600, "ScaleOutCooldown": 120,
+            "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}}})
+
+
+def test_alarms_go_to_the_topic(templates) -> None:
+    t = templates["lmi"]
+    alarms = {a["Properties"]["MetricName"]: a["Properties"] for a in t.find_resources("AWS::CloudWatch::Alarm").values()}
+    assert set(alarms) == {"ModelLatency", "Invocation5XXErrors", "InvocationModelErrors"}
+    assert alarms["ModelLatency"]["ExtendedStatistic"] == "p99"
+    assert alarms["ModelLatency"]["Threshold"] == 5_000_000  # microseconds
+    for alarm in alarms.values():
+        assert alarm["Namespace"] == "AWS/SageMaker"
+        assert {"Name": "VariantName", "Value": NEURON_VARIANT} in alarm["Dimensions"]
+        assert len(alarm["AlarmActions"]) == 1 and len(alarm["OKActions"]) == 1
+
+
+def test_endpoint_name_is_lowercase_and_unique(templates) -> None:
+    names = []
+    for t in templates.values():
+        (ep,) = t.find_resources("AWS::SageMaker::Endpoint").values()
+        names.append(ep["Properties"]["EndpointName"])
+    assert all(n == n.lower() and len(n) <= 63 for n in names) and len(set(names)) == len(names)
+
+
+# ------------------------------------------------------------------------------------ bad input
+
+
+def _endpoint(**overrides: Any) -> None:
+    stack = _AzStack(cdk.App(), "Bad", env=ENV)
+    net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2a", interface_endpoints=False)
+    props: dict[str, Any] = {"instance_type": "ml.inf2.xlarge", "hf_model_id": "org/model"}
+    props.update(overrides)
+    NeuronEndpoint(stack, "E", vpc=net.vpc, **props)
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"tensor_parallel_degree": 24}, r"tensor_parallel_degree 24 does not fit the 2 NeuronCores of ml.inf2.xlarge"),
+    ({"instance_type": "ml.inf3.xlarge"}, r"'ml.inf3.xlarge' is not a SageMaker ProductionVariantInstanceType"),
+    ({"instance_type": "ml.g5.xlarge"}, r"'ml.g5.xlarge' is not Inferentia2"),
+    ({"min_instances": 3, "max_instances": 1}, r"min_instances 3 / max_instances 1: need 1 <= min <= max"),
+    ({"startup_health_check_timeout": cdk.Duration.minutes(5)}, r"startup_health_check_timeout 300 s"),
+    ({"container": "triton"}, r"container 'triton': use one of lmi-neuronx, vllm-neuronx, tgi-neuronx"),
+    ({"container": "custom"}, r"image_uri is required with container='custom'"),
+    ({"model_data_url": "s3://b/m.tar.gz"}, r"exactly one of model_data_url"),
+    ({"gpu_variant": GpuVariant(instance_type="ml.m5.xlarge")}, r"gpu_variant.instance_type 'ml.m5.xlarge'"),
+])
+def test_bad_input_fails_synth(overrides, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        _endpoint(**overrides)
+
+
+# ------------------------------------------------------------------------------------ fleet files
+
+
+def test_prod_has_inf2_endpoints_wired_to_the_alerts_topic(synth_fleet) -> None:
+    prod = synth_fleet("prod")
+    t = prod.template("inference")
+    t.resource_count_is("AWS::SageMaker::Endpoint", 2)
+    instance_types = {v["InstanceType"] for c in t.find_resources("AWS::SageMaker::EndpointConfig").values()
+                      for v in c["Properties"]["ProductionVariants"]}
+    assert {"ml.inf2.48xlarge", "ml.inf2.xlarge", "ml.p5.48xlarge"} == instance_types
+    for alarm in t.find_resources("AWS::CloudWatch::Alarm").values():
+        assert "Fn::ImportValue" in json.dumps(alarm["Properties"]["AlarmActions"])
+    prod.template("alerts").has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
+    prod.template("alerts").resource_count_is("AWS::SNS::Subscription", 2)
+    tags = {(tag["Key"], tag["Value"]) for e in t.find_resources("AWS::SageMaker::Endpoint").values()
+            for tag in e["Properties"]["Tags"]}
+    assert ("neuronfleet:accelerator-family", "inferentia") in tags
+
+
+def test_models_wait_for_the_execution_policies(templates) -> None:
+    t = templates["vllm"]
+    policies = set(t.find_resources("AWS::IAM::Policy"))
+    for model in t.find_resources("AWS::SageMaker::Model").values():
+        assert policies <= set(model["DependsOn"])
