@@ -267,6 +267,7 @@ def test_prod_has_inf2_endpoints_wired_to_the_alerts_topic(synth_fleet) -> None:
 
 def test_models_wait_for_the_execution_policies(templates) -> None:
     t = templates["vllm"]
-    policies = set(t.find_resources("AWS::IAM::Policy"))
+    policies = {k for k in t.find_resources("AWS::IAM::Policy") if k.startswith("EndpointExecution")}
+    assert len(policies) == 2  # the inline execution policy and the role's default policy (KMS, capture)
     for model in t.find_resources("AWS::SageMaker::Model").values():
         assert policies <= set(model["DependsOn"])
