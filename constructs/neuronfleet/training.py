@@ -13,17 +13,23 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aws_cdk import Acknowledgment, ArnFormat, Aws, RemovalPolicy, Size, Stack, Token, Validations
+from aws_cdk import ArnFormat, Aws, RemovalPolicy, Size, Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from .compute import (
+    batch_compute_environment,
+    batch_instance_role,
+    efa_launch_template,
+    efa_security_group,
+    job_queue,
+)
 from .storage import secure_bucket
 from .tagging import tag_family
 
@@ -140,14 +146,9 @@ class TrainiumCluster(Construct):
         tag_family(self, AcceleratorFamily.TRAINIUM)
 
         # --- security: EFA needs all traffic from and to the group itself; nothing from the internet
-        self.security_group = ec2.SecurityGroup(
-            self, "EfaSecurityGroup", vpc=vpc, allow_all_outbound=False,
-            description=f"{instance_type} cluster: EFA (all traffic within the group), HTTPS out",
-        )
-        self.security_group.add_ingress_rule(self.security_group, ec2.Port.all_traffic(), "EFA: all from itself")
-        self.security_group.add_egress_rule(self.security_group, ec2.Port.all_traffic(), "EFA: all to itself")
-        self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
-                                            "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
+        self.security_group = efa_security_group(
+            self, "EfaSecurityGroup", vpc=vpc,
+            description=f"{instance_type} cluster: EFA (all traffic within the group), HTTPS out")
 
         # --- shared storage: S3 for data and checkpoints, FSx for Lustre linked to it
         self.access_logs_bucket = secure_bucket(self, "AccessLogs")
@@ -184,21 +185,13 @@ class TrainiumCluster(Construct):
         )
 
         # --- host: role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, user data
-        self.role = iam.Role(
-            self, "InstanceRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
-            description=f"{instance_type} training instances",
-            managed_policies=[
-                iam.ManagedPolicy.from_aws_managed_policy_name("AmazonSSMManagedInstanceCore"),
-                iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonEC2ContainerServiceforEC2Role"),
-            ],
-        )
-        self.role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["cloudwatch:PutMetricData"], resources=["*"],
-            conditions={"StringEquals": {"cloudwatch:namespace": metrics_namespace}},
-        ))
+        self.role, self.instance_profile = batch_instance_role(
+            self, "InstanceRole", description=f"{instance_type} training instances",
+            metrics_namespace=metrics_namespace)
         self.data_bucket.grant_read_write(self.role)
-        self.instance_profile = iam.InstanceProfile(self, "InstanceProfile", role=self.role)
-        _acknowledge_instance_role(self.role, metrics_namespace, self.data_bucket)
+        acknowledge_wildcards(self.role, "grant_read_write on the cluster's own data bucket: training reads data "
+                                         "and writes checkpoints", resources=(self.data_bucket.arn_for_objects("*"),),
+                              actions=("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"))
 
         if ami_id:
             self.machine_image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: ami_id})
@@ -211,70 +204,18 @@ class TrainiumCluster(Construct):
             self.placement_group = ec2.PlacementGroup(self, "PlacementGroup",
                                                       strategy=ec2.PlacementGroupStrategy.CLUSTER)
 
-        self.launch_template = ec2.LaunchTemplate(
-            self, "LaunchTemplate",
-            machine_image=self.machine_image,
-            instance_profile=self.instance_profile,
-            require_imdsv2=True,
-            http_tokens=ec2.LaunchTemplateHttpTokens.REQUIRED,
-            http_put_response_hop_limit=2,  # containers reach IMDSv2 through one more hop
-            block_devices=[ec2.BlockDevice(device_name="/dev/xvda", volume=ec2.BlockDeviceVolume.ebs(
-                root_volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True,
-                delete_on_termination=True))],
-            user_data=self._user_data(),
-            placement_group=self.placement_group,
-        )
-        self.network_interfaces = [
-            {
-                "NetworkCardIndex": slot.network_card,
-                "DeviceIndex": slot.device_index,
-                **({"InterfaceType": slot.interface_type} if slot.interface_type != "interface" else {}),
-                "SubnetId": subnet.subnet_id,
-                "Groups": [self.security_group.security_group_id],
-                "DeleteOnTermination": True,
-            }
-            for slot in spec.network_interfaces()
-        ]
-        cfn_lt = self.launch_template.node.default_child
-        assert isinstance(cfn_lt, ec2.CfnLaunchTemplate)
-        cfn_lt.add_property_override("LaunchTemplateData.NetworkInterfaces", self.network_interfaces)
-        cfn_lt.add_property_override("LaunchTemplateData.InstanceType", instance_type)
-        for key, value in capacity.launch_template_data().items():
-            cfn_lt.add_property_override(f"LaunchTemplateData.{key}", value)
-        if spec.capacity_block_only:
-            # cfn-lint builds its instance-type list from AWS's offerings data, which omits types sold only
-            # through Capacity Blocks; AWS's DescribeInstanceTypes data has this type (see the catalog test).
-            cfn_lt.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E3628"]}, "reason": (
-                f"{instance_type} is a real EC2 type (DescribeInstanceTypes, SupportedUsageClasses "
-                "capacity-block/on-demand) sold only through Capacity Blocks, so cfn-lint's list lacks it")})
+        self.launch_template, self.network_interfaces = efa_launch_template(
+            self, "LaunchTemplate", spec=spec, machine_image=self.machine_image,
+            instance_profile=self.instance_profile, security_group=self.security_group,
+            user_data=self._user_data(), root_volume_gib=root_volume_gib, subnet_id=subnet.subnet_id,
+            placement_group=self.placement_group, extra_data=capacity.launch_template_data())
 
-        # --- scheduler: AWS Batch. L1 compute environment: the L2 always puts security groups on the
-        # compute environment, and Batch then uses those in place of the launch template's per-interface
-        # groups, which carry the EFA rule. Batch takes subnets from the compute environment.
-        self.compute_environment = batch.CfnComputeEnvironment(
-            self, "ComputeEnvironment", type="MANAGED", state="ENABLED",
-            compute_resources=batch.CfnComputeEnvironment.ComputeResourcesProperty(
-                type="EC2", allocation_strategy="BEST_FIT_PROGRESSIVE",
-                minv_cpus=0, maxv_cpus=spec.vcpus * count, instance_types=[instance_type],
-                subnets=[subnet.subnet_id],
-                instance_role=self.instance_profile.instance_profile_arn,
-                launch_template=batch.CfnComputeEnvironment.LaunchTemplateSpecificationProperty(
-                    launch_template_id=self.launch_template.launch_template_id,
-                    version=self.launch_template.latest_version_number,
-                ),
-                placement_group=self.placement_group.placement_group_name if self.placement_group else None,
-                ec2_configuration=[batch.CfnComputeEnvironment.Ec2ConfigurationObjectProperty(
-                    image_type="ECS_AL2023")],
-            ),
-            replace_compute_environment=False,
-        )
-        self.job_queue = batch.JobQueue(
-            self, "JobQueue", priority=1,
-            compute_environments=[batch.OrderedComputeEnvironment(
-                compute_environment=batch.ManagedEc2EcsComputeEnvironment.from_managed_ec2_ecs_compute_environment_arn(
-                    self, "ComputeEnvironmentRef", self.compute_environment.attr_compute_environment_arn),
-                order=1)],
-        )
+        # --- scheduler: AWS Batch
+        self.compute_environment = batch_compute_environment(
+            self, "ComputeEnvironment", spec=spec, launch_template=self.launch_template,
+            instance_profile=self.instance_profile, subnet_ids=[subnet.subnet_id], maxv_cpus=spec.vcpus * count,
+            placement_group=self.placement_group)
+        self.job_queue = job_queue(self, "JobQueue", compute_environments=[self.compute_environment])
         self.job_definition = self._job_definition(training_image or DEFAULT_TRAINING_IMAGE)
 
     # ---------------------------------------------------------------------------------------------
@@ -376,21 +317,6 @@ def _validate(*, instance_type: str, count: int, capacity: Capacity, placement_g
         raise ValueError(f"fsx_storage_gib {fsx_storage_gib}: FSx for Lustre PERSISTENT_2 takes 1200 or a "
                          "multiple of 2400 GiB")
     return spec
-
-
-def _acknowledge_instance_role(role: iam.Role, namespace: str, data_bucket: s3.Bucket) -> None:
-    for policy, why in (
-        ("AmazonSSMManagedInstanceCore", "AWS's documented policy for Session Manager (the kit's replacement for SSH)"),
-        ("service-role/AmazonEC2ContainerServiceforEC2Role",
-         "AWS's documented instance role for ECS container instances, which AWS Batch requires"),
-    ):
-        Validations.of(role).acknowledge(Acknowledgment(
-            id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{policy}]", reason=why))
-    acknowledge_wildcards(role, f"cloudwatch:PutMetricData has no resource-level permissions; it is limited to "
-                                f"namespace {namespace}", resources=("*",))
-    acknowledge_wildcards(role, "grant_read_write on the cluster's own data bucket: training reads data and "
-                                "writes checkpoints", resources=(data_bucket.arn_for_objects("*"),),
-                          actions=("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"))
 
 
 def _acknowledge_execution_role(role: iam.IRole) -> None:

@@ -1,0 +1,132 @@
+"""Building blocks shared by the Trainium cluster and the GPU pool: EFA security group, instance role,
+launch template with every EFA card from the catalog, AWS Batch compute environments and queue."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from aws_cdk import Acknowledgment, Validations
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from ._nag import acknowledge_wildcards
+from .catalog import InstanceSpec
+
+
+def efa_security_group(scope: Construct, construct_id: str, *, vpc: ec2.IVpc, description: str) -> ec2.SecurityGroup:
+    """All traffic from and to the group itself (what EFA needs), HTTPS out, nothing in from outside."""
+    sg = ec2.SecurityGroup(scope, construct_id, vpc=vpc, allow_all_outbound=False, description=description)
+    sg.add_ingress_rule(sg, ec2.Port.all_traffic(), "EFA: all from itself")
+    sg.add_egress_rule(sg, ec2.Port.all_traffic(), "EFA: all to itself")
+    sg.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
+                       "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
+    return sg
+
+
+def batch_instance_role(scope: Construct, construct_id: str, *, description: str,
+                        metrics_namespace: str | None = None) -> tuple[iam.Role, iam.InstanceProfile]:
+    """Instance role and profile of AWS Batch container instances: Session Manager (no SSH key), the ECS
+    agent, and, if a namespace is given, cloudwatch:PutMetricData limited to it."""
+    role = iam.Role(
+        scope, construct_id, assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"), description=description,
+        managed_policies=[
+            iam.ManagedPolicy.from_aws_managed_policy_name("AmazonSSMManagedInstanceCore"),
+            iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonEC2ContainerServiceforEC2Role"),
+        ],
+    )
+    for policy, why in (
+        ("AmazonSSMManagedInstanceCore", "AWS's documented policy for Session Manager (the kit's replacement for SSH)"),
+        ("service-role/AmazonEC2ContainerServiceforEC2Role",
+         "AWS's documented instance role for ECS container instances, which AWS Batch requires"),
+    ):
+        Validations.of(role).acknowledge(Acknowledgment(
+            id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{policy}]", reason=why))
+    if metrics_namespace:
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": metrics_namespace}}))
+        acknowledge_wildcards(role, "cloudwatch:PutMetricData has no resource-level permissions; it is limited "
+                                    f"to namespace {metrics_namespace}", resources=("*",))
+    return role, iam.InstanceProfile(scope, f"{construct_id}Profile", role=role)
+
+
+def efa_launch_template(
+    scope: Construct, construct_id: str, *, spec: InstanceSpec, machine_image: ec2.IMachineImage,
+    instance_profile: iam.IInstanceProfile, security_group: ec2.ISecurityGroup, user_data: ec2.UserData,
+    root_volume_gib: int, subnet_id: str | None = None, placement_group: ec2.PlacementGroup | None = None,
+    extra_data: dict[str, Any] | None = None,
+) -> tuple[ec2.LaunchTemplate, list[dict[str, Any]]]:
+    """A launch template with one interface per network card (the catalog's layout), IMDSv2 (hop limit 2
+    for containers), an encrypted gp3 root volume, no SSH key. Returns it with its interface list."""
+    lt = ec2.LaunchTemplate(
+        scope, construct_id, machine_image=machine_image, instance_profile=instance_profile,
+        require_imdsv2=True, http_tokens=ec2.LaunchTemplateHttpTokens.REQUIRED,
+        http_put_response_hop_limit=2,  # containers reach IMDSv2 through one more hop
+        block_devices=[ec2.BlockDevice(device_name="/dev/xvda", volume=ec2.BlockDeviceVolume.ebs(
+            root_volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True, delete_on_termination=True))],
+        user_data=user_data, placement_group=placement_group,
+    )
+    interfaces = [
+        {
+            "NetworkCardIndex": slot.network_card,
+            "DeviceIndex": slot.device_index,
+            **({"InterfaceType": slot.interface_type} if slot.interface_type != "interface" else {}),
+            **({"SubnetId": subnet_id} if subnet_id else {}),
+            "Groups": [security_group.security_group_id],
+            "DeleteOnTermination": True,
+        }
+        for slot in spec.network_interfaces()
+    ]
+    cfn = lt.node.default_child
+    assert isinstance(cfn, ec2.CfnLaunchTemplate)
+    cfn.add_property_override("LaunchTemplateData.NetworkInterfaces", interfaces)
+    cfn.add_property_override("LaunchTemplateData.InstanceType", spec.instance_type)
+    for key, value in (extra_data or {}).items():
+        cfn.add_property_override(f"LaunchTemplateData.{key}", value)
+    if spec.capacity_block_only:
+        # cfn-lint builds its instance-type list from AWS's offerings data, which omits types sold only
+        # through Capacity Blocks; AWS's DescribeInstanceTypes data has this type (see the catalog test).
+        cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E3628"]}, "reason": (
+            f"{spec.instance_type} is a real EC2 type (DescribeInstanceTypes, SupportedUsageClasses "
+            "capacity-block/on-demand) sold only through Capacity Blocks, so cfn-lint's list lacks it")})
+    return lt, interfaces
+
+
+def batch_compute_environment(
+    scope: Construct, construct_id: str, *, spec: InstanceSpec, launch_template: ec2.LaunchTemplate,
+    instance_profile: iam.InstanceProfile, subnet_ids: Sequence[str], maxv_cpus: int,
+    placement_group: ec2.PlacementGroup | None = None,
+) -> batch.CfnComputeEnvironment:
+    """A managed EC2 compute environment on the launch template, scaling from 0 vCPUs.
+
+    L1 on purpose: the L2 always puts security groups on the compute environment, and Batch then uses
+    those in place of the launch template's per-interface groups, which carry the EFA rule. Batch takes
+    subnets from the compute environment (it ignores the launch template's)."""
+    return batch.CfnComputeEnvironment(
+        scope, construct_id, type="MANAGED", state="ENABLED", replace_compute_environment=False,
+        compute_resources=batch.CfnComputeEnvironment.ComputeResourcesProperty(
+            type="EC2", allocation_strategy="BEST_FIT_PROGRESSIVE", minv_cpus=0, maxv_cpus=maxv_cpus,
+            instance_types=[spec.instance_type], subnets=list(subnet_ids),
+            instance_role=instance_profile.instance_profile_arn,
+            launch_template=batch.CfnComputeEnvironment.LaunchTemplateSpecificationProperty(
+                launch_template_id=launch_template.launch_template_id,
+                version=launch_template.latest_version_number),
+            placement_group=placement_group.placement_group_name if placement_group else None,
+            ec2_configuration=[batch.CfnComputeEnvironment.Ec2ConfigurationObjectProperty(image_type="ECS_AL2023")],
+        ),
+    )
+
+
+def job_queue(scope: Construct, construct_id: str, *,
+              compute_environments: Sequence[batch.CfnComputeEnvironment]) -> batch.JobQueue:
+    """A job queue over the compute environments, tried in the order given."""
+    return batch.JobQueue(scope, construct_id, priority=1, compute_environments=[
+        batch.OrderedComputeEnvironment(
+            compute_environment=batch.ManagedEc2EcsComputeEnvironment.from_managed_ec2_ecs_compute_environment_arn(
+                scope, f"{construct_id}Env{i}", ce.attr_compute_environment_arn),
+            order=i + 1)
+        for i, ce in enumerate(compute_environments)
+    ])
