@@ -8,6 +8,7 @@ from constructs import Construct
 from neuronfleet import Fleet, tag_fleet
 
 from .alerts_stack import AlertsStack
+from .fallback_stack import FallbackStack
 from .inference_stack import InferenceStack
 from .network_stack import NetworkStack
 from .training_stack import TrainingStack
@@ -24,6 +25,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     alerts = AlertsStack(scope, f"{prefix}-alerts", emails=fleet.notification_emails, env=env,
                          description=f"neuronfleet {fleet.name}: alerts topic")
     stacks: list[Stack] = [network, alerts]
+    trainium_queues = []
     for cluster in fleet.training_clusters:
         training = TrainingStack(
             scope, f"{prefix}-train-{cluster.name}", network=network.network, cluster=cluster,
@@ -32,13 +34,22 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                         f"({cluster.count} x {cluster.instance_type}, {cluster.capacity.type})",
         )
         stacks.append(training)
+        trainium_queues.append(training.cluster.job_queue)
     if fleet.endpoints:
         stacks.append(InferenceStack(
             scope, f"{prefix}-inference", network=network.network, endpoints=fleet.endpoints,
             alerts_topic=alerts.alerts.topic, availability_zones=list(fleet.network.availability_zones), env=env,
+            failover=fleet.fallback.enabled,
             description=f"neuronfleet {fleet.name}: Inferentia2 endpoints "
                         + ", ".join(f"{e.name} ({e.instance_type})" for e in fleet.endpoints),
         ))
+    if fleet.fallback.enabled:
+        stacks.append(FallbackStack(
+            scope, f"{prefix}-fallback", network=network.network, fallback=fleet.fallback,
+            alerts_topic=alerts.alerts.topic, trainium_queues=trainium_queues,
+            availability_zones=list(fleet.network.availability_zones), env=env,
+            description=f"neuronfleet {fleet.name}: GPU fallback pool "
+                        f"({', '.join(fleet.fallback.instance_types)}) and Trainium capacity alerts"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
     return stacks

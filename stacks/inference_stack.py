@@ -9,6 +9,7 @@ from constructs import Construct
 
 from neuronfleet import FleetNetwork
 from neuronfleet.config import EndpointConfig
+from neuronfleet.fallback import EndpointFailover
 from neuronfleet.inference import GpuVariant, NeuronEndpoint, ScheduledScaling
 from neuronfleet.storage import secure_bucket
 
@@ -20,7 +21,7 @@ class InferenceStack(FleetStack):
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  endpoints: Sequence[EndpointConfig], alerts_topic: sns.ITopic,
-                 availability_zones: list[str], **kwargs: Any) -> None:
+                 availability_zones: list[str], failover: bool = False, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=availability_zones, **kwargs)
         capture_bucket = None
         if any(e.data_capture_percent for e in endpoints):
@@ -57,6 +58,9 @@ class InferenceStack(FleetStack):
             )
             self.endpoints[e.name] = endpoint
             CfnOutput(self, f"{_construct_id(e.name)}EndpointName", value=endpoint.endpoint_name)
+        live_gpu = [self.endpoints[e.name] for e in endpoints if e.gpu_variant and not e.gpu_variant.shadow]
+        self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic) \
+            if failover and live_gpu else None
 
 
 def _construct_id(name: str) -> str:

@@ -55,8 +55,8 @@ def batch_instance_role(scope: Construct, construct_id: str, *, description: str
 
 def efa_launch_template(
     scope: Construct, construct_id: str, *, spec: InstanceSpec, machine_image: ec2.IMachineImage,
-    instance_profile: iam.IInstanceProfile, security_group: ec2.ISecurityGroup, user_data: ec2.UserData,
-    root_volume_gib: int, subnet_id: str | None = None, placement_group: ec2.PlacementGroup | None = None,
+    instance_profile: iam.IInstanceProfile, security_group: ec2.ISecurityGroup, root_volume_gib: int,
+    user_data: ec2.UserData | None = None, subnet_id: str | None = None, placement_group: ec2.PlacementGroup | None = None,
     extra_data: dict[str, Any] | None = None,
 ) -> tuple[ec2.LaunchTemplate, list[dict[str, Any]]]:
     """A launch template with one interface per network card (the catalog's layout), IMDSv2 (hop limit 2

@@ -1,0 +1,174 @@
+"""GPU fallback: an idle GPU pool on AWS Batch, Neuron->GPU endpoint failover, Trainium capacity alerts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from .alerts import grant_publish
+from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from .compute import batch_compute_environment, batch_instance_role, efa_launch_template, efa_security_group, job_queue
+from .functions import FleetFunction
+from .inference import GPU_VARIANT, NeuronEndpoint
+from .tagging import tag_family
+
+GPU_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
+"""The ECS-optimized Amazon Linux 2023 GPU AMI (NVIDIA driver, container toolkit): what Batch GPU hosts need."""
+
+
+class GpuPool(Construct):
+    """GPU capacity on AWS Batch that costs nothing while idle (0 vCPUs minimum).
+
+    One compute environment per instance type, tried in the order given, behind one job queue; every EFA
+    card attached on types that have EFA (32 on p5.48xlarge). Same security, IMDSv2 and tagging rules as
+    the Trainium cluster. ``routing`` (an SSM parameter) tells schedulers which workloads are CUDA-only.
+
+    Example::
+
+        pool = GpuPool(self, "Gpu", vpc=net.vpc, subnets=net.vpc.select_subnets(subnet_group_name="compute").subnets,
+                       instance_types=["p5.48xlarge", "g6e.48xlarge"], max_vcpus=384,
+                       cuda_only_workloads=["custom-cuda-kernels"])
+        pool.job_queue.job_queue_arn
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet],
+                 instance_types: Sequence[str], max_vcpus: int, cuda_only_workloads: Sequence[str] = (),
+                 ami_parameter: str = GPU_ECS_AMI_PARAMETER, root_volume_gib: int = 512) -> None:
+        super().__init__(scope, construct_id)
+        gpus = CATALOG.types(AcceleratorFamily.GPU)
+        bad = [t for t in instance_types if t not in gpus]
+        if not instance_types or bad:
+            raise ValueError(f"instance_types {list(instance_types)}: use one or more GPU types of the catalog "
+                             f"({', '.join(gpus)}); not {', '.join(bad) or 'an empty list'}")
+        self.specs: list[InstanceSpec] = [CATALOG.get(t) for t in instance_types]
+        if max_vcpus < self.specs[0].vcpus:
+            raise ValueError(f"max_vcpus {max_vcpus} is below one {instance_types[0]} ({self.specs[0].vcpus} vCPUs): "
+                             "the pool could never launch its first-choice type")
+        if not subnets:
+            raise ValueError("subnets: give at least one (private) subnet")
+        self.max_vcpus = max_vcpus
+        self.cuda_only_workloads = tuple(cuda_only_workloads)
+        tag_family(self, AcceleratorFamily.GPU)
+
+        self.security_group = efa_security_group(
+            self, "EfaSecurityGroup", vpc=vpc, description="GPU fallback pool: EFA within the group, HTTPS out")
+        self.role, self.instance_profile = batch_instance_role(self, "InstanceRole",
+                                                               description="GPU fallback instances")
+        image = ec2.MachineImage.from_ssm_parameter(ami_parameter)
+        self.launch_templates: dict[str, ec2.LaunchTemplate] = {}
+        self.compute_environments: list[batch.CfnComputeEnvironment] = []
+        for spec in self.specs:
+            cid = "".join(part.capitalize() for part in spec.instance_type.replace(".", "-").split("-"))
+            lt, _ = efa_launch_template(
+                self, f"{cid}LaunchTemplate", spec=spec, machine_image=image, instance_profile=self.instance_profile,
+                security_group=self.security_group, root_volume_gib=root_volume_gib)
+            self.launch_templates[spec.instance_type] = lt
+            self.compute_environments.append(batch_compute_environment(
+                self, f"{cid}ComputeEnvironment", spec=spec, launch_template=lt, instance_profile=self.instance_profile,
+                subnet_ids=[s.subnet_id for s in subnets], maxv_cpus=max_vcpus))
+        self.job_queue = job_queue(self, "JobQueue", compute_environments=self.compute_environments)
+        self.routing = ssm.StringParameter(
+            self, "Routing", description="neuronfleet: where CUDA-only workloads run",
+            string_value=Stack.of(self).to_json_string({
+                "gpu_queue_arn": self.job_queue.job_queue_arn, "cuda_only_workloads": list(cuda_only_workloads),
+                "instance_types": list(instance_types)}))
+
+    def describe(self) -> dict[str, object]:
+        """What the pool can take, for the capacity alerts (JSON-serialisable; tokens allowed)."""
+        return {
+            "queue_arn": self.job_queue.job_queue_arn, "max_vcpus": self.max_vcpus,
+            "cuda_only_workloads": list(self.cuda_only_workloads),
+            "types": [{"instance_type": s.instance_type, "gpus": s.accelerators, "gpu_name": s.accelerator_name,
+                       "efa": s.efa_interfaces, "vcpus": s.vcpus} for s in self.specs],
+        }
+
+
+class EndpointFailover(Construct):
+    """Shifts an endpoint's traffic from its Neuron variant to its GPU variant when the Neuron variant's
+    alarms fire, and back once they have been OK for ``recovery`` (hysteresis: no flapping). Each shift is
+    logged, counted (``NeuronFleet/Failover``) and announced on the topic.
+
+    The function may describe and re-weight only the endpoints given, and read only their alarms.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, endpoints: Sequence[NeuronEndpoint],
+                 topic: sns.ITopic, recovery: Duration | None = None, min_dwell: Duration | None = None,
+                 check_every: Duration | None = None) -> None:
+        super().__init__(scope, construct_id)
+        no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
+        if not endpoints or no_gpu:
+            raise ValueError(f"endpoints without a live '{GPU_VARIANT}' variant cannot fail over: "
+                             f"{', '.join(no_gpu) or 'none given'}; give each a GpuVariant(shadow=False)")
+        recovery = recovery or Duration.minutes(15)
+        min_dwell = min_dwell or Duration.minutes(10)
+        watched = {e.endpoint_name: [a.alarm_name for a in e.alarms.values()] for e in endpoints}
+        self.function = FleetFunction(
+            self, "Function", handler="failover.handler.handler", alarm_topic=topic,
+            description="neuronfleet: Neuron->GPU endpoint traffic failover",
+            environment={"FAILOVER_ENDPOINTS": Stack.of(self).to_json_string(watched),
+                         "ALERTS_TOPIC_ARN": topic.topic_arn,
+                         "RECOVERY_MINUTES": str(int(recovery.to_minutes())),
+                         "MIN_DWELL_MINUTES": str(int(min_dwell.to_minutes()))})
+        role = self.function.role
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
+            resources=[e.endpoint_arn for e in endpoints]))
+        alarms = [a for e in endpoints for a in e.alarms.values()]
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
+                                                         resources=[a.alarm_arn for a in alarms]))
+        grant_publish(topic, role)
+        self.alarm_rule = events.Rule(
+            self, "OnAlarm", description="Neuron variant alarm changed state",
+            event_pattern=events.EventPattern(source=["aws.cloudwatch"], detail_type=["CloudWatch Alarm State Change"],
+                                              resources=[a.alarm_arn for a in alarms]),
+            targets=[targets.LambdaFunction(self.function.function, retry_attempts=2)])
+        self.schedule_rule = events.Rule(
+            self, "Recheck", description="Re-check failed-over endpoints for fail-back (hysteresis)",
+            schedule=events.Schedule.rate(check_every or Duration.minutes(5)),
+            targets=[targets.LambdaFunction(self.function.function, retry_attempts=2)])
+
+
+class CapacityAlerts(Construct):
+    """Announces failed or ending Trainium capacity with what the GPU pool can take instead.
+
+    Watches: Capacity Block expiration warnings and failed/expired/delayed reservations (EC2), instance
+    launches refused for capacity (EC2 Auto Scaling, which AWS Batch uses), and Batch jobs on the Trainium
+    queues held RUNNABLE for capacity (``statusReason`` starting ``CAPACITY:``).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, pool: GpuPool, topic: sns.ITopic,
+                 trainium_queues: Sequence[batch.IJobQueue] = ()) -> None:
+        super().__init__(scope, construct_id)
+        self.function = FleetFunction(
+            self, "Function", handler="capacity_alert.handler.handler", alarm_topic=topic,
+            description="neuronfleet: Trainium capacity events -> GPU fallback announcement",
+            environment={"GPU_POOL": Stack.of(self).to_json_string(pool.describe()),
+                         "ALERTS_TOPIC_ARN": topic.topic_arn})
+        grant_publish(topic, self.function.role)
+        target = targets.LambdaFunction(self.function.function, retry_attempts=2)
+        self.rules = [
+            events.Rule(self, "ReservationEvents", description="Capacity Block ending, reservation failed/expired",
+                        targets=[target], event_pattern=events.EventPattern(source=["aws.ec2"], detail_type=[
+                            "Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning",
+                            "EC2 Capacity Reservation Failed", "EC2 Capacity Reservation Expired",
+                            "EC2 Capacity Reservation Delayed"])),
+            events.Rule(self, "LaunchUnsuccessful", description="Instances not launched for lack of capacity",
+                        targets=[target], event_pattern=events.EventPattern(
+                            source=["aws.autoscaling"], detail_type=["EC2 Instance Launch Unsuccessful"],
+                            detail={"StatusMessage": events.Match.wildcard("*InsufficientInstanceCapacity*")})),
+        ]
+        if trainium_queues:
+            self.rules.append(events.Rule(
+                self, "JobsStuck", description="Trainium Batch jobs held RUNNABLE for capacity", targets=[target],
+                event_pattern=events.EventPattern(source=["aws.batch"], detail_type=["Batch Job State Change"], detail={
+                    "status": ["RUNNABLE"], "statusReason": events.Match.prefix("CAPACITY:"),
+                    "jobQueue": [q.job_queue_arn for q in trainium_queues]})))

@@ -1,0 +1,147 @@
+"""GPU pool, endpoint failover and capacity alerts, as synthesised from config/prod.yaml."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from neuronfleet import CATALOG, FleetNetwork
+from neuronfleet.fallback import GPU_ECS_AMI_PARAMETER, EndpointFailover, GpuPool
+from neuronfleet.functions import RUNTIME, lambda_source_dir
+from neuronfleet.inference import NeuronEndpoint
+
+
+@pytest.fixture(scope="module")
+def prod(synth_fleet):
+    return synth_fleet("prod")
+
+
+@pytest.fixture(scope="module")
+def fallback(prod) -> Template:
+    return prod.template("fallback")
+
+
+def _by_type(t: Template, kind: str) -> dict[str, dict[str, Any]]:
+    return {k: v["Properties"] for k, v in t.find_resources(kind).items()}
+
+
+def test_one_compute_environment_per_gpu_type_in_priority_order_idle_at_zero(prod, fallback) -> None:
+    envs = _by_type(fallback, "AWS::Batch::ComputeEnvironment")
+    by_type = {e["ComputeResources"]["InstanceTypes"][0]: (k, e) for k, e in envs.items()}
+    assert set(by_type) == {"p5.48xlarge", "p5en.48xlarge", "g6e.48xlarge"}
+    for _, env in by_type.values():
+        res = env["ComputeResources"]
+        assert (res["MinvCpus"], res["MaxvCpus"]) == (0, 1536)
+        assert len(res["Subnets"]) == 3 and "SecurityGroupIds" not in res
+    (queue,) = _by_type(fallback, "AWS::Batch::JobQueue").values()
+    order = sorted(queue["ComputeEnvironmentOrder"], key=lambda o: o["Order"])
+    got = [o["ComputeEnvironment"]["Fn::GetAtt"][0] for o in order]
+    assert got == [by_type[t][0] for t in prod.fleet.fallback.instance_types]
+
+
+@pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p5en.48xlarge", 16), ("g6e.48xlarge", 4)])
+def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa: int) -> None:
+    (data,) = [lt["LaunchTemplateData"] for lt in _by_type(fallback, "AWS::EC2::LaunchTemplate").values()
+               if lt["LaunchTemplateData"]["InstanceType"] == instance_type]
+    interfaces = data["NetworkInterfaces"]
+    assert len(interfaces) == efa == CATALOG.get(instance_type).efa_interfaces
+    assert [(i["NetworkCardIndex"], i["DeviceIndex"], i["InterfaceType"]) for i in interfaces] == \
+        [(0, 0, "efa")] + [(c, 1, "efa-only") for c in range(1, efa)]
+    assert all("SubnetId" not in i for i in interfaces)  # AWS Batch takes subnets from the compute environment
+    assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 2}
+    assert data["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
+    tags = {(t["Key"], t["Value"]) for spec in data["TagSpecifications"] for t in spec["Tags"]}
+    assert ("neuronfleet:accelerator-family", "gpu") in tags and ("neuronfleet:fleet", "nf-prod") in tags
+
+
+def test_gpu_ami_from_ssm_and_efa_group_rules(fallback) -> None:
+    params = fallback.to_json()["Parameters"]
+    assert any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in params.values())
+    for ingress in _by_type(fallback, "AWS::EC2::SecurityGroupIngress").values():
+        assert "CidrIp" not in ingress and ingress["SourceSecurityGroupId"] == ingress["GroupId"]
+
+
+def test_routing_parameter_names_cuda_only_workloads(fallback) -> None:
+    (param,) = _by_type(fallback, "AWS::SSM::Parameter").values()
+    text = json.dumps(param["Value"])
+    assert "custom-cuda-kernels" in text and "flash-attn-v3-eval" in text and "gpu_queue_arn" in text
+
+
+def _function(t: Template, handler: str) -> dict[str, Any]:
+    (fn,) = [f for f in _by_type(t, "AWS::Lambda::Function").values() if f["Handler"] == handler]
+    return fn
+
+
+def test_failover_function_and_its_least_privilege(prod) -> None:
+    t = prod.template("inference")
+    fn = _function(t, "failover.handler.handler")
+    assert fn["Runtime"] == RUNTIME.name and "DeadLetterConfig" in fn
+    assert "Layers" in fn and "AWSLambdaPowertoolsPythonV3" in json.dumps(fn["Layers"])
+    watched = json.dumps(fn["Environment"]["Variables"]["FAILOVER_ENDPOINTS"])
+    chat = prod.stacks["inference"].endpoints["chat"]
+    assert chat.endpoint_name in watched and prod.stacks["inference"].endpoints["embed"].endpoint_name not in watched
+    statements = [s for p in _by_type(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]
+                  if "sagemaker:UpdateEndpointWeightsAndCapacities" in json.dumps(s["Action"])]
+    (statement,) = statements
+    resource = json.dumps(statement["Resource"])
+    assert f"endpoint/{chat.endpoint_name}" in resource and "*" not in resource.replace('"*"', "")
+    t.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(5 minutes)"})
+    t.has_resource_properties("AWS::Events::Rule", {"EventPattern": {
+        "source": ["aws.cloudwatch"], "detail-type": ["CloudWatch Alarm State Change"],
+        "resources": Match.any_value()}})
+
+
+def test_capacity_alert_rules(fallback) -> None:
+    fn = _function(fallback, "capacity_alert.handler.handler")
+    pool = json.dumps(fn["Environment"]["Variables"]["GPU_POOL"])
+    assert "p5.48xlarge" in pool and "H100" in pool
+    patterns = [r["EventPattern"] for r in _by_type(fallback, "AWS::Events::Rule").values()]
+    sources = sorted(p["source"][0] for p in patterns)
+    assert sources == ["aws.autoscaling", "aws.batch", "aws.ec2"]
+    (ec2,) = [p for p in patterns if p["source"] == ["aws.ec2"]]
+    assert "Capacity Block Reservation Expiration Warning" in ec2["detail-type"]
+    (batch,) = [p for p in patterns if p["source"] == ["aws.batch"]]
+    assert batch["detail"]["statusReason"] == [{"prefix": "CAPACITY:"}]
+    assert len(batch["detail"]["jobQueue"]) == 2  # both Trainium clusters' queues
+
+
+def test_lambda_asset_holds_the_handlers() -> None:
+    from pathlib import Path
+
+    root = Path(lambda_source_dir())
+    assert (root / "failover" / "handler.py").is_file() and (root / "capacity_alert" / "handler.py").is_file()
+
+
+class _AzStack(cdk.Stack):
+    @property
+    def availability_zones(self) -> list[str]:
+        return ["us-east-2a", "us-east-2b"]
+
+
+def _net() -> tuple[cdk.Stack, FleetNetwork]:
+    stack = _AzStack(cdk.App(), "S", env=cdk.Environment(account="111111111111", region="us-east-2"))
+    return stack, FleetNetwork(stack, "Net", availability_zones=["us-east-2a", "us-east-2b"],
+                               training_az="us-east-2a", interface_endpoints=False)
+
+
+def test_failover_refuses_an_endpoint_without_a_live_gpu_variant() -> None:
+    stack, net = _net()
+    endpoint = NeuronEndpoint(stack, "Solo", vpc=net.vpc, instance_type="ml.inf2.xlarge", hf_model_id="o/m")
+    topic = cdk.aws_sns.Topic(stack, "T")
+    with pytest.raises(ValueError, match=r"without a live 'gpu' variant cannot fail over: Solo"):
+        EndpointFailover(stack, "F", endpoints=[endpoint], topic=topic)
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"instance_types": ["trn2.48xlarge"]}, r"use one or more GPU types of the catalog .* not trn2.48xlarge"),
+    ({"instance_types": []}, r"not an empty list"),
+    ({"instance_types": ["p5.48xlarge"], "max_vcpus": 96}, r"max_vcpus 96 is below one p5.48xlarge \(192 vCPUs\)"),
+])
+def test_gpu_pool_bad_input(props, message) -> None:
+    stack, net = _net()
+    with pytest.raises(ValueError, match=message):
+        GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, **{"max_vcpus": 384, **props})
