@@ -35,6 +35,7 @@ synth: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+	$(PY) -m mypy lambdas
 	$(PY) scripts/refresh_data.py --check
 
 test: lint
@@ -42,6 +43,7 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) scripts/bench_synth.py
+	$(PY) scripts/bench_collector.py
 
 clean:
 	rm -rf cdk.out build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

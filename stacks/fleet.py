@@ -8,6 +8,7 @@ from constructs import Construct
 from neuronfleet import Fleet, tag_fleet
 
 from .alerts_stack import AlertsStack
+from .cost_stack import CostStack
 from .fallback_stack import FallbackStack
 from .inference_stack import InferenceStack
 from .network_stack import NetworkStack
@@ -35,14 +36,16 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
         )
         stacks.append(training)
         trainium_queues.append(training.cluster.job_queue)
+    inference = None
     if fleet.endpoints:
-        stacks.append(InferenceStack(
+        inference = InferenceStack(
             scope, f"{prefix}-inference", network=network.network, endpoints=fleet.endpoints,
             alerts_topic=alerts.alerts.topic, availability_zones=list(fleet.network.availability_zones), env=env,
             failover=fleet.fallback.enabled,
             description=f"neuronfleet {fleet.name}: Inferentia2 endpoints "
                         + ", ".join(f"{e.name} ({e.instance_type})" for e in fleet.endpoints),
-        ))
+        )
+        stacks.append(inference)
     if fleet.fallback.enabled:
         stacks.append(FallbackStack(
             scope, f"{prefix}-fallback", network=network.network, fallback=fleet.fallback,
@@ -50,6 +53,11 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
             availability_zones=list(fleet.network.availability_zones), env=env,
             description=f"neuronfleet {fleet.name}: GPU fallback pool "
                         f"({', '.join(fleet.fallback.instance_types)}) and Trainium capacity alerts"))
+    if fleet.cost_monitors.enabled:
+        stacks.append(CostStack(
+            scope, f"{prefix}-cost", fleet=fleet, alerts_topic=alerts.alerts.topic, env=env,
+            endpoint_names=[e.endpoint_name for e in inference.endpoints.values()] if inference else [],
+            description=f"neuronfleet {fleet.name}: cost monitors (ledger, report, waste, budget, dashboard)"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
     return stacks

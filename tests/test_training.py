@@ -261,7 +261,7 @@ def test_capacity_needs_exactly_one_target() -> None:
 
 def test_prod_deploys_the_ultraserver_cluster_on_capacity_blocks(synth_fleet) -> None:
     prod = synth_fleet("prod")
-    assert list(prod.stacks) == ["network", "alerts", "train-pretrain", "train-finetune", "inference", "fallback"]
+    assert list(prod.stacks) == ["network", "alerts", "train-pretrain", "train-finetune", "inference", "fallback", "cost"]
     t = prod.template("train-pretrain")
     data = _lt_data(t)
     assert data["InstanceType"] == "trn2u.48xlarge"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -13,12 +13,15 @@ from constructs import Construct
 
 from ._nag import acknowledge_wildcards
 
+PUBLISHING_SERVICES = ("cloudwatch.amazonaws.com", "events.amazonaws.com", "budgets.amazonaws.com")
+"""Services that publish to the encrypted topic and so need its key."""
+
 
 class FleetAlerts(Construct):
     """An encrypted, TLS-only SNS topic with optional e-mail subscriptions.
 
     Encrypted with a customer-managed KMS key (rotated) whose policy lets CloudWatch alarms and
-    EventBridge publish: the AWS-managed ``alias/aws/sns`` key would silently drop alarm notifications.
+    EventBridge and AWS Budgets publish: the AWS-managed ``alias/aws/sns`` key would silently drop alarm notifications.
 
     Example::
 
@@ -30,7 +33,7 @@ class FleetAlerts(Construct):
         super().__init__(scope, construct_id)
         self.key = kms.Key(self, "Key", enable_key_rotation=True, pending_window=Duration.days(30),
                            description="Fleet alerts topic (CloudWatch alarms and EventBridge publish)")
-        for service in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):
+        for service in PUBLISHING_SERVICES:
             self.key.add_to_resource_policy(iam.PolicyStatement(
                 principals=[iam.ServicePrincipal(service)],
                 actions=["kms:Decrypt", "kms:GenerateDataKey*"], resources=["*"],
@@ -39,6 +42,11 @@ class FleetAlerts(Construct):
                                display_name="neuronfleet alerts")
         for email in emails:
             self.topic.add_subscription(subs.EmailSubscription(email))
+        # AWS Budgets publishes through the topic's resource policy (alarms and EventBridge rules need none)
+        self.topic.add_to_resource_policy(iam.PolicyStatement(
+            principals=[iam.ServicePrincipal("budgets.amazonaws.com")], actions=["sns:Publish"],
+            resources=[self.topic.topic_arn],
+            conditions={"StringEquals": {"aws:SourceAccount": Stack.of(self).account}}))
 
 
 def grant_publish(topic: sns.ITopic, role: iam.IRole) -> iam.Grant:

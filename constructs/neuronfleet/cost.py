@@ -1,0 +1,169 @@
+"""CostMonitors: the production-migration phase's numbers, provisioned for real.
+
+A daily spend collector (Cost Explorer -> DynamoDB ledger -> CloudWatch), a weekly unit-economics and
+migration report (S3 JSON and HTML, SNS summary), an hourly waste detector (idle NeuronCores, Capacity
+Blocks ending), an AWS Budget per fleet, a dashboard. Handlers live in ``lambdas/cost``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_budgets as budgets
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from ._nag import acknowledge_wildcards
+from .alerts import grant_publish
+from .catalog import CATALOG, InstanceCatalog
+from .estimate import price_table
+from .functions import FleetFunction
+from .storage import secure_bucket
+from .tagging import FLEET_TAG
+from .training import NEURON_METRICS_NAMESPACE
+
+SPEND_NAMESPACE = "NeuronFleet/Cost"
+TOKENS_NAMESPACE = "NeuronFleet/Workload"
+UTILIZATION_METRIC = "NeuronCoreUtilization"
+
+
+class CostMonitors(Construct):
+    """Example::
+
+        CostMonitors(self, "Cost", fleet_name="nf-prod", topic=alerts.topic, monthly_budget_usd=450_000,
+                     endpoint_names=[chat.endpoint_name])
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
+                 catalog: InstanceCatalog = CATALOG, endpoint_names: Sequence[str] = (),
+                 monthly_budget_usd: float | None = None, idle_utilisation_percent: float = 20,
+                 idle_hours: int = 6, lookback_days: int = 3, report_period_days: int = 30,
+                 budget_thresholds: Sequence[tuple[str, float]] = (("FORECASTED", 80), ("FORECASTED", 100),
+                                                                   ("ACTUAL", 100))) -> None:
+        super().__init__(scope, construct_id)
+        self.fleet_name = fleet_name
+        self.ledger = dynamodb.Table(
+            self, "Ledger", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, removal_policy=RemovalPolicy.RETAIN,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True))
+        logs_bucket = secure_bucket(self, "ReportAccessLogs")
+        self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/")
+
+        accelerator_types = sorted({t for s in catalog for t in (s.instance_type, f"ml.{s.instance_type}")})
+        self.collector = FleetFunction(
+            self, "Collector", handler="cost.collector.handler", alarm_topic=topic, timeout=Duration.minutes(10),
+            memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
+            environment={"LEDGER_TABLE": self.ledger.table_name, "INSTANCE_TYPES": json.dumps(accelerator_types),
+                         "LOOKBACK_DAYS": str(lookback_days), "METRICS_NAMESPACE": SPEND_NAMESPACE})
+        self.report = FleetFunction(
+            self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
+            memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
+            environment={"FLEET": fleet_name, "LEDGER_TABLE": self.ledger.table_name,
+                         "REPORT_BUCKET": self.report_bucket.bucket_name, "ALERTS_TOPIC_ARN": topic.topic_arn,
+                         "ENDPOINTS": Stack.of(self).to_json_string(list(endpoint_names)),
+                         "PRICES": json.dumps(price_table(catalog)), "PERIOD_DAYS": str(report_period_days),
+                         "TOKENS_NAMESPACE": TOKENS_NAMESPACE})
+        self.waste = FleetFunction(
+            self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
+            description=f"neuronfleet {fleet_name}: idle NeuronCores and Capacity Blocks ending",
+            environment={"ALERTS_TOPIC_ARN": topic.topic_arn, "NEURON_NAMESPACE": NEURON_METRICS_NAMESPACE,
+                         "UTILIZATION_METRIC": UTILIZATION_METRIC, "IDLE_PERCENT": str(idle_utilisation_percent),
+                         "IDLE_HOURS": str(idle_hours)})
+        self._grant(topic)
+
+        self.schedules = {
+            "collector": events.Rule(self, "Daily", schedule=events.Schedule.cron(minute="0", hour="6"),
+                                     description="Collect yesterday's spend (Cost Explorer refreshes up to 3x a day)",
+                                     targets=[targets.LambdaFunction(self.collector.function, retry_attempts=2)]),
+            "report": events.Rule(self, "Weekly", schedule=events.Schedule.cron(minute="0", hour="7", week_day="MON"),
+                                  description="Weekly migration report",
+                                  targets=[targets.LambdaFunction(self.report.function, retry_attempts=2)]),
+            "waste": events.Rule(self, "Hourly", schedule=events.Schedule.rate(Duration.hours(1)),
+                                 description="Idle NeuronCores, Capacity Blocks ending",
+                                 targets=[targets.LambdaFunction(self.waste.function, retry_attempts=2)]),
+        }
+        self.budget = None
+        if monthly_budget_usd:
+            self.budget = budgets.CfnBudget(
+                self, "Budget", budget=budgets.CfnBudget.BudgetDataProperty(
+                    budget_type="COST", time_unit="MONTHLY",
+                    budget_limit=budgets.CfnBudget.SpendProperty(amount=monthly_budget_usd, unit="USD"),
+                    cost_filters={"TagKeyValue": [f"user:{FLEET_TAG}${fleet_name}"]}),
+                notifications_with_subscribers=[budgets.CfnBudget.NotificationWithSubscribersProperty(
+                    notification=budgets.CfnBudget.NotificationProperty(
+                        notification_type=kind, comparison_operator="GREATER_THAN", threshold=pct,
+                        threshold_type="PERCENTAGE"),
+                    subscribers=[budgets.CfnBudget.SubscriberProperty(subscription_type="SNS", address=topic.topic_arn)])
+                    for kind, pct in budget_thresholds])
+        self.dashboard = self._dashboard(endpoint_names)
+
+    def _grant(self, topic: sns.ITopic) -> None:
+        table, bucket = self.ledger.table_arn, self.report_bucket
+        c, r, w = self.collector.role, self.report.role, self.waste.role
+        c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
+        c.add_to_principal_policy(iam.PolicyStatement(actions=["dynamodb:Query", "dynamodb:BatchWriteItem"],
+                                                      resources=[table]))
+        c.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": SPEND_NAMESPACE}}))
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["dynamodb:Query"], resources=[table]))
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:GetMetricData"], resources=["*"]))
+        objects = bucket.arn_for_objects("reports/*")
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
+        w.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:ListMetrics", "cloudwatch:GetMetricData", "ec2:DescribeCapacityReservations"],
+            resources=["*"]))
+        for role in (r, w):
+            grant_publish(topic, role)
+        why = ("Cost Explorer, CloudWatch metric reads/writes (writes limited by namespace) and "
+               "DescribeCapacityReservations have no resource-level permissions")
+        for role in (c, r, w):
+            acknowledge_wildcards(role, why, resources=("*",))
+        acknowledge_wildcards(r, "The report writes under the reports/ prefix of its own bucket", resources=(objects,))
+
+    def _dashboard(self, endpoint_names: Sequence[str]) -> cloudwatch.Dashboard:
+        fleet = self.fleet_name
+
+        def spend(family: str) -> cloudwatch.Metric:
+            return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name="Spend", statistic="Sum",
+                                     period=Duration.days(1), label=family,
+                                     dimensions_map={"Fleet": fleet, "Family": family})
+
+        def invocations(variant: str) -> cloudwatch.IMetric:
+            if not endpoint_names:
+                return cloudwatch.MathExpression(expression="0", label=variant, period=Duration.days(1))
+            parts = {f"{variant[0]}{i}": cloudwatch.Metric(
+                namespace="AWS/SageMaker", metric_name="Invocations", statistic="Sum", period=Duration.days(1),
+                dimensions_map={"EndpointName": name, "VariantName": variant}) for i, name in enumerate(endpoint_names)}
+            return cloudwatch.MathExpression(expression="+".join(parts), using_metrics=parts, label=variant,
+                                             period=Duration.days(1))
+
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.days(30))
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(title=f"{fleet}: daily spend by accelerator family (USD)", width=12,
+                                   left=[spend(f) for f in ("trainium", "inferentia", "gpu")], stacked=True),
+            cloudwatch.GraphWidget(title="Cost per million inferences: Neuron vs GPU (USD)", width=12, left=[
+                cloudwatch.MathExpression(expression="1000000 * si / ni", label="Neuron (Inferentia2)",
+                                          using_metrics={"si": spend("inferentia"), "ni": invocations("neuron")},
+                                          period=Duration.days(1)),
+                cloudwatch.MathExpression(expression="1000000 * sg / ng", label="GPU",
+                                          using_metrics={"sg": spend("gpu"), "ng": invocations("gpu")},
+                                          period=Duration.days(1))]),
+            cloudwatch.GraphWidget(title="NeuronCore utilisation (%)", width=12, left=[cloudwatch.MathExpression(
+                expression=f"SEARCH('{{{NEURON_METRICS_NAMESPACE},InstanceId}} MetricName=\"{UTILIZATION_METRIC}\"', "
+                           "'Average', 3600)", label="utilisation", period=Duration.hours(1))]),
+            cloudwatch.GraphWidget(title="Cost monitor errors", width=12, left=[
+                f.function.metric_errors(period=Duration.hours(1)) for f in (self.collector, self.report, self.waste)]),
+        )
+        return dashboard
+

@@ -1,0 +1,108 @@
+"""Pure cost logic: families, ledger plans, verdict thresholds, the evaluation estimate and its CLI."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from neuronfleet import CATALOG
+from neuronfleet.estimate import main as estimate_cli
+from neuronfleet.estimate import price_table
+from neuronfleet.lambdas.cost.economics import Spend, estimate, verdict
+from neuronfleet.lambdas.cost.ledger import plan
+from neuronfleet.lambdas.cost.rows import CostRow, family_of
+
+
+def row(instance_type: str, amount: str, hours: str = "0", service: str = "ec2", fleet: str = "f") -> CostRow:
+    return CostRow(day="2026-11-01", fleet=fleet, service=service, instance_type=instance_type,
+                   family=family_of(instance_type) or "?", amount=Decimal(amount), usage_hours=Decimal(hours))
+
+
+@pytest.mark.parametrize(("instance_type", "family"), [
+    ("trn2u.48xlarge", "trainium"), ("trn1n.32xlarge", "trainium"), ("ml.inf2.xlarge", "inferentia"),
+    ("inf2.48xlarge", "inferentia"), ("p5en.48xlarge", "gpu"), ("ml.g6e.12xlarge", "gpu"), ("m5.large", None),
+    ("NoInstanceType", None)])
+def test_family_of(instance_type: str, family: str | None) -> None:
+    assert family_of(instance_type) == family
+
+
+def test_every_catalog_type_has_its_catalog_family() -> None:
+    for spec in CATALOG:
+        assert family_of(spec.instance_type) == spec.family.value
+        assert family_of(f"ml.{spec.instance_type}") == spec.family.value
+
+
+def test_ledger_plan_new_replaced_unchanged() -> None:
+    a, b = row("trn2.48xlarge", "10.00"), row("p5.48xlarge", "5.00")
+    held = {a.key: {"amount": "10.00", "usage_hours": "0"}, b.key: {"amount": "4.00", "usage_hours": "0"}}
+    c = row("inf2.xlarge", "1.00")
+    p = plan([a, b, c], held)
+    assert (p.new, p.replaced, p.unchanged) == ([c], [b], 1)
+
+
+@pytest.mark.parametrize(("monthly", "expected"), [
+    ("9999.99", "under $10,000: migration effort may not pay back yet"),
+    ("10000.01", "over $10,000: migrating inference pays"),
+    ("100000.01", "over $100,000: expect 40-50% lower cost on Inferentia2"),
+])
+def test_verdict_thresholds(monthly: str, expected: str) -> None:
+    lines = verdict(Spend.of([row("ml.inf2.xlarge", monthly, service="sagemaker")]), days=30)
+    assert expected in lines[0]
+
+
+def test_training_verdict_only_with_gpu_training_spend() -> None:
+    assert len(verdict(Spend.of([row("trn2.48xlarge", "100")]), 30)) == 1
+    (_, training) = verdict(Spend.of([row("p5.48xlarge", "300")]), 10)
+    assert training == "GPU training spend $900.00/month: expect 30-50% lower cost on Trainium."
+
+
+def test_estimate_uses_hours_and_names_its_prices() -> None:
+    prices = price_table()
+    result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("ml.g6e.xlarge", "18.61"),
+                       row("g4dn.xlarge", "50.00")], prices)
+    by_type = {line["gpu_type"]: line for line in result["lines"]}
+    trn2 = CATALOG.get("trn2.48xlarge").price
+    assert by_type["p5.48xlarge"]["neuron_type"] == "trn2.48xlarge"
+    assert by_type["p5.48xlarge"]["neuron_estimate_usd"] == str((Decimal(str(trn2.usd_per_hour)) * 100).quantize(
+        Decimal("0.01")))
+    assert by_type["p5.48xlarge"]["neuron_price"]["source"] == trn2.source
+    assert by_type["p5.48xlarge"]["neuron_price"]["as_of"] == trn2.as_of.isoformat()
+    # no usage hours: spend / the GPU list price (18.61 / 1.861 = 10 h of inf2.xlarge)
+    assert by_type["g6e.xlarge"]["instance_hours"] == "10.00"
+    assert result["not_estimated"] == {"g4dn.xlarge": "50.00"}
+
+
+def test_estimate_cli_reads_a_csv(tmp_path, capsys) -> None:
+    csv = tmp_path / "gpu.csv"
+    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\ng6e.48xlarge,301.31,10\n")
+    assert estimate_cli(["--csv", str(csv), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["gpu_spend_usd"] == "5805.31"
+    assert [line["neuron_type"] for line in result["lines"]] == ["inf2.48xlarge", "trn2.48xlarge"]
+    assert estimate_cli(["--csv", str(csv)]) == 0
+    assert "total: GPU $5805.31 -> Neuron $" in capsys.readouterr().out
+
+
+def test_estimate_cli_rejects_a_bad_csv_naming_line_field_and_value(tmp_path, capsys) -> None:
+    csv = tmp_path / "gpu.csv"
+    csv.write_text("instance_type,amount_usd,hours\ntrn2.48xlarge,1,1\n")
+    assert estimate_cli(["--csv", str(csv)]) == 2
+    assert "gpu.csv:2: instance_type: got 'trn2.48xlarge'; allowed: a GPU type" in capsys.readouterr().err
+    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,lots,1\n")
+    assert estimate_cli(["--csv", str(csv)]) == 2
+    assert "amount_usd/hours: got 'lots'/'1'; allowed: decimal numbers" in capsys.readouterr().err
+
+
+def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
+    from tests.test_config import BASE
+
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(json.dumps({**BASE, "prices": {"trn2.48xlarge": {"usd_per_hour": 30, "source": "EDP",
+                                                                      "as_of": "2026-10-01"}}}))
+    csv = tmp_path / "gpu.csv"
+    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\n")
+    assert estimate_cli(["--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
+    (line,) = json.loads(capsys.readouterr().out)["lines"]
+    assert (line["neuron_estimate_usd"], line["neuron_price"]["source"]) == ("3000.00", "EDP")

@@ -1,0 +1,112 @@
+"""The cost monitors as synthesised from config/prod.yaml."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+
+@pytest.fixture(scope="module")
+def prod(synth_fleet):
+    return synth_fleet("prod")
+
+
+@pytest.fixture(scope="module")
+def cost(prod) -> Template:
+    return prod.template("cost")
+
+
+def _props(t: Template, kind: str) -> dict[str, dict[str, Any]]:
+    return {k: v["Properties"] for k, v in t.find_resources(kind).items()}
+
+
+def _fn(t: Template, handler: str) -> tuple[str, dict[str, Any]]:
+    (hit,) = [(k, f) for k, f in _props(t, "AWS::Lambda::Function").items() if f["Handler"] == handler]
+    return hit
+
+
+def _statements(t: Template, role_prefix: str) -> list[dict[str, Any]]:
+    return [s for k, p in _props(t, "AWS::IAM::Policy").items() if k.startswith(role_prefix)
+            for s in p["PolicyDocument"]["Statement"]]
+
+
+def test_ledger_is_retained_with_point_in_time_recovery(cost) -> None:
+    cost.has_resource("AWS::DynamoDB::Table", {
+        "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+        "Properties": Match.object_like({"BillingMode": "PAY_PER_REQUEST",
+                                         "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                                         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                       {"AttributeName": "sk", "KeyType": "RANGE"}]})})
+
+
+def test_three_handlers_on_their_schedules(cost) -> None:
+    schedules = {json.dumps(r["Targets"][0]["Arn"]): r["ScheduleExpression"]
+                 for r in _props(cost, "AWS::Events::Rule").values()}
+    expected = {"cost.collector.handler": "cron(0 6 * * ? *)", "cost.report.handler": "cron(0 7 ? * MON *)",
+                "cost.waste.handler": "rate(1 hour)"}
+    for handler, expression in expected.items():
+        logical, _ = _fn(cost, handler)
+        (got,) = [e for arn, e in schedules.items() if logical in arn]
+        assert got == expression
+
+
+def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace(cost, prod) -> None:
+    _, fn = _fn(cost, "cost.collector.handler")
+    env = fn["Environment"]["Variables"]
+    types = json.loads(env["INSTANCE_TYPES"])
+    assert "trn2u.48xlarge" in types and "ml.inf2.48xlarge" in types and "ml.p5.48xlarge" in types
+    assert env["METRICS_NAMESPACE"] == "NeuronFleet/Cost" and env["LOOKBACK_DAYS"] == "3"
+    statements = _statements(cost, "CostMonitorsCollector")
+    actions = sorted(a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
+    assert actions == ["ce:GetCostAndUsage", "cloudwatch:PutMetricData", "dynamodb:BatchWriteItem", "dynamodb:Query",
+                       "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage"]  # sqs: its dead-letter queue
+    (put,) = [s for s in statements if s["Action"] == "cloudwatch:PutMetricData"]
+    assert put["Condition"] == {"StringEquals": {"cloudwatch:namespace": "NeuronFleet/Cost"}}
+
+
+def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost) -> None:
+    _, fn = _fn(cost, "cost.report.handler")
+    prices = json.loads(fn["Environment"]["Variables"]["PRICES"])
+    assert set(prices["trn2.48xlarge"]) == {"usd_per_hour", "source", "as_of", "region"}
+    (put,) = [s for s in _statements(cost, "CostMonitorsReport") if s["Action"] == "s3:PutObject"]
+    assert json.dumps(put["Resource"]).endswith('/reports/*"]]}')
+
+
+def test_budget_per_fleet_with_forecast_notifications_to_the_topic(cost) -> None:
+    (budget,) = _props(cost, "AWS::Budgets::Budget").values()
+    data = budget["Budget"]
+    assert (data["BudgetType"], data["TimeUnit"], data["BudgetLimit"]) == ("COST", "MONTHLY",
+                                                                          {"Amount": 450000, "Unit": "USD"})
+    assert data["CostFilters"] == {"TagKeyValue": ["user:neuronfleet:fleet$nf-prod"]}
+    kinds = [(n["Notification"]["NotificationType"], n["Notification"]["Threshold"])
+             for n in budget["NotificationsWithSubscribers"]]
+    assert kinds == [("FORECASTED", 80), ("FORECASTED", 100), ("ACTUAL", 100)]
+    assert all(n["Subscribers"][0]["SubscriptionType"] == "SNS" for n in budget["NotificationsWithSubscribers"])
+
+
+def test_alerts_topic_lets_budgets_publish(prod) -> None:
+    alerts = prod.template("alerts")
+    alerts.has_resource_properties("AWS::SNS::TopicPolicy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Principal": {"Service": "budgets.amazonaws.com"}, "Action": "sns:Publish"})])}})
+    (key,) = _props(alerts, "AWS::KMS::Key").values()
+    services = {json.dumps(s["Principal"]) for s in key["KeyPolicy"]["Statement"]}
+    assert any("budgets.amazonaws.com" in s for s in services) and any("cloudwatch.amazonaws.com" in s for s in services)
+
+
+def test_dashboard_shows_spend_unit_cost_and_utilisation(cost, prod) -> None:
+    (dash,) = _props(cost, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dash["DashboardBody"])
+    for needle in ("daily spend by accelerator family", "Cost per million inferences", "NeuronCore utilisation",
+                   "NeuronFleet/Cost", prod.stacks["inference"].endpoints["chat"].endpoint_name):
+        assert needle in body, needle
+
+
+def test_handler_errors_alarm_and_dead_letter_queues(cost) -> None:
+    alarms = [a for a in _props(cost, "AWS::CloudWatch::Alarm").values() if a["MetricName"] == "Errors"]
+    assert len(alarms) == 3 and all(len(a["AlarmActions"]) == 1 for a in alarms)
+    for fn in _props(cost, "AWS::Lambda::Function").values():
+        assert "DeadLetterConfig" in fn
+    cost.resource_count_is("AWS::SQS::Queue", 3)
