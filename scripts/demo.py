@@ -1,63 +1,179 @@
-"""`make demo`: run the kit offline and say what it produced.
+"""`make demo`: the whole kit, offline, no AWS account.
 
-Today: validates config/dev.yaml, synthesises every stack through the pinned CDK CLI (no AWS account,
-no network) and prints the stacks and resources. The moto deploy and the cost-monitor run join as their
-issues land.
+1. validates config/dev.yaml (ENV=NAME for another fleet file) and synthesises every stack through the
+   pinned CDK CLI;
+2. deploys every stack into an embedded moto (neuronfleet.offline: moto's gaps stood in and reported);
+3. feeds the cost monitors a month of synthetic usage: a GPU baseline (g6e inference, p4d training)
+   migrating to Neuron (inf2 inference, trn1 training) on day 11 and day 16, through Cost Explorer pages,
+   SageMaker invocation and token metrics;
+4. runs the spend collector and the migration report against the deployed ledger, bucket and topic, and
+   prints what was created and the report.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import subprocess
 import sys
 import time
+import warnings
 from collections import Counter
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 
-from neuronfleet import load_fleet  # noqa: E402
+STARTED = time.perf_counter()
 
 
 def step(text: str) -> None:
-    print(f"==> {text}", flush=True)
+    print(f"==> [{time.perf_counter() - STARTED:5.1f}s] {text}", flush=True)
 
 
-def main() -> int:
-    started = time.perf_counter()
-    env_name = os.environ.get("ENV", "dev")
-    path = ROOT / "config" / f"{env_name}.yaml"
-    step(f"validating {path.relative_to(ROOT)}")
-    fleet = load_fleet(path)
-    print(f"    fleet {fleet.name}, phase {fleet.phase}, {fleet.region}, training AZ {fleet.network.training_az}")
-    for c in fleet.training_clusters:
-        spec = fleet.catalog.get(c.instance_type)
-        print(f"    training cluster {c.name}: {c.count} x {c.instance_type} ({spec.accelerators} x "
-              f"{spec.accelerator_name}, {spec.neuron_cores} NeuronCores, {spec.efa_interfaces} EFA each), "
-              f"{c.capacity.type}")
-    for e in fleet.endpoints:
-        print(f"    endpoint {e.name}: {e.instance_type} {e.container}, TP={e.tensor_parallel_degree}, "
-              f"{e.min_instances}-{e.max_instances} instances")
-
+def synth(env_name: str) -> Path:
     out = ROOT / "cdk.out" / f"demo-{env_name}"
-    step(f"synthesising every stack offline into {out.relative_to(ROOT)} (pinned CDK CLI, Node from PyPI)")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "CDK_DISABLE_CLI_TELEMETRY": "true"}
     subprocess.run([str(BIN / "cdk"), "synth", "--quiet", "-c", f"env={env_name}", "-o", str(out)],
                    cwd=ROOT, env=env, check=True)
+    return out
 
-    step("what was synthesised")
-    for template_path in sorted(out.glob("*.template.json")):
-        resources = json.loads(template_path.read_text()).get("Resources", {})
-        kinds = Counter(r["Type"] for r in resources.values())
-        print(f"    {template_path.name.removesuffix('.template.json')}: {len(resources)} resources")
-        for kind, n in sorted(kinds.items()):
-            print(f"      {n:3d} {kind}")
-    print("\n    Not built yet (validated from the fleet file only): inf2 endpoints, GPU fallback,")
-    print("    cost monitors, the moto deploy and the migration report.")
-    print(f"\ndone in {time.perf_counter() - started:.1f} s")
+
+def month_of_usage(fleet: str, endpoint: str, today: date) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Cost Explorer pages (one per 10 days) and CloudWatch datapoints for 30 days."""
+    from neuronfleet import CATALOG
+
+    def cost(instance_type: str, count: int, hours: float = 24) -> dict[str, Any]:
+        price = CATALOG.get(instance_type.removeprefix("ml.")).price.usd_per_hour
+        return {"Keys": [instance_type, f"neuronfleet:fleet${fleet}"], "Metrics": {
+            "UnblendedCost": {"Amount": f"{price * hours * count:.2f}", "Unit": "USD"},
+            "UsageQuantity": {"Amount": f"{hours * count:g}", "Unit": "Hrs"}}}
+
+    pages, points = [], []
+    start = today - timedelta(days=30)
+    for block in range(3):
+        results = []
+        for d in range(block * 10, block * 10 + 10):
+            day = start + timedelta(days=d)
+            serving = [cost("ml.g6e.xlarge", 4)] if d < 10 else [cost("ml.inf2.xlarge", 4)]
+            training = [cost("p4d.24xlarge", 2)] if d < 15 else [cost("trn1.32xlarge", 2)]
+            results.append({"TimePeriod": {"Start": day.isoformat(), "End": (day + timedelta(days=1)).isoformat()},
+                            "Groups": serving + training, "Total": {}, "Estimated": False})
+            variant = "gpu" if d < 10 else "neuron"
+            ts = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
+            points.append({"Namespace": "AWS/SageMaker", "MetricData": [{
+                "MetricName": "Invocations", "Value": 1_200_000, "Timestamp": ts,
+                "Dimensions": [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]}]})
+            points.append({"Namespace": "NeuronFleet/Workload", "MetricData": [{
+                "MetricName": "Tokens", "Value": 300_000_000, "Timestamp": ts,
+                "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Variant", "Value": variant}]}]})
+        page: dict[str, Any] = {"ResultsByTime": results, "DimensionValueAttributes": []}
+        if block < 2:
+            page["NextPageToken"] = f"page{block + 2}"
+        pages.append(page)
+    return pages, points
+
+
+def main() -> int:
+    env_name = os.environ.get("ENV", "dev")
+    from neuronfleet import load_fleet
+
+    path = ROOT / "config" / f"{env_name}.yaml"
+    step(f"validating {path.relative_to(ROOT)}")
+    fleet = load_fleet(path)
+    print(f"    fleet {fleet.name}, phase {fleet.phase}, account {fleet.account}, {fleet.region}, "
+          f"training AZ {fleet.network.training_az}")
+
+    step("synthesising every stack offline (pinned CDK CLI, Node.js from PyPI, cdk-nag-clean constructs)")
+    out = synth(env_name)
+
+    # an embedded moto in the fleet's account; no real credentials can be used
+    os.environ.update(MOTO_ACCOUNT_ID=fleet.account or "123456789012", AWS_DEFAULT_REGION=fleet.region,
+                      AWS_ACCESS_KEY_ID="demo", AWS_SECRET_ACCESS_KEY="demo", AWS_SESSION_TOKEN="demo")
+    os.environ.pop("AWS_PROFILE", None)
+    logging.getLogger("moto").setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+    import boto3
+    import requests
+    from moto import mock_aws
+
+    from neuronfleet.lambdas.cost import collector, report
+    from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
+    from neuronfleet.lambdas.cost.ledger import Ledger
+    from neuronfleet.offline import deploy_assembly, sagemaker_instance_types_from_botocore
+
+    with mock_aws(), sagemaker_instance_types_from_botocore():
+        step("deploying every stack into an embedded moto (CloudFormation API)")
+        result = deploy_assembly(out)
+        for s in result.stacks:
+            kinds = Counter({k: v for k, v in s.resources.items()})
+            top = ", ".join(f"{n} {k.removeprefix('AWS::')}" for k, n in kinds.most_common(5))
+            print(f"    {s.name:28s} {s.status:16s} {sum(s.resources.values()):3d} resources ({top}, ...)")
+            if s.status != "CREATE_COMPLETE":
+                print(f"      reason: {s.reason}")
+        print(f"    {len(result.stacks)} stacks, {result.resource_count()} resources in moto")
+        skipped = sorted(set().union(*(s.skipped for s in result.stacks)))
+        print(f"    moto skips (covered by template tests): {', '.join(skipped)}")
+        print(f"    stand-ins: {len(result.stand_ins)} (see neuronfleet.offline); e.g. {result.stand_ins[0]}")
+        if not result.ok:
+            return 1
+
+        cfn = boto3.client("cloudformation")
+        outputs = {o["OutputKey"]: o["OutputValue"] for s in cfn.describe_stacks()["Stacks"]
+                   for o in s.get("Outputs", [])}
+        endpoint = next((v for k, v in outputs.items() if k.endswith("EndpointName")), "none")
+        today = datetime.now(UTC).date()
+
+        step(f"feeding the cost monitors a month of usage (endpoint {endpoint}: GPU until day 10, then Neuron)")
+        pages, points = month_of_usage(fleet.name, endpoint, today)
+        requests.post("http://motoapi.amazonaws.com/moto-api/static/ce/cost-and-usage-results",
+                      json={"results": pages, "account_id": os.environ["MOTO_ACCOUNT_ID"]}, timeout=10)
+        cloudwatch = boto3.client("cloudwatch")
+        for p in points:
+            cloudwatch.put_metric_data(**p)
+
+        step("running the spend collector (Cost Explorer -> ledger -> CloudWatch)")
+        ledger = Ledger(boto3.resource("dynamodb").Table(outputs["LedgerTable"]))
+        summary = collector.collect(
+            today=today, lookback_days=30, instance_types=["ml.g6e.xlarge", "ml.inf2.xlarge", "p4d.24xlarge",
+                                                           "trn1.32xlarge"],
+            ce=CostExplorer(boto3.client("ce", region_name="us-east-1")), ledger=ledger,
+            metrics=collector.SpendMetrics(cloudwatch, "NeuronFleet/Cost"), now=datetime.now(UTC),
+            on_bad_row=lambda b: print(f"    bad row: {b.reason}"))
+        print(f"    {summary.rows} rows, {summary.new} written, {summary.ce_requests} Cost Explorer requests "
+              f"(${summary.ce_requests * 0.01:.2f}), {summary.metric_datapoints} metric datapoints")
+
+        step("running the migration report (ledger + invocations + tokens -> S3 and SNS)")
+        from neuronfleet.estimate import price_table
+
+        rep = report.run(today=today, fleet=fleet.name, period_days=30, endpoints=[endpoint],
+                         prices=price_table(fleet.catalog), ledger=ledger,
+                         usage=report.Usage(cloudwatch, "NeuronFleet/Workload"), s3=boto3.client("s3"),
+                         bucket=outputs["ReportBucket"], sns=boto3.client("sns"), topic_arn=outputs["AlertsTopicArn"])
+        html_key = rep["published"]["html"].split("/", 3)[3]
+        page = boto3.client("s3").get_object(Bucket=outputs["ReportBucket"], Key=html_key)["Body"].read()
+    local = out / "migration-report.html"
+    local.write_bytes(page)
+
+    step("migration report")
+    spend = rep["spend_usd"]
+    print(f"    period {rep['period']['start']} to {rep['period']['end']}; total ${spend['total']}")
+    for family, value in spend["by_family"].items():
+        print(f"    spend {family:11s} ${value}")
+    for unit in ("inferences", "tokens"):
+        e = rep["unit_economics"][unit]
+        print(f"    cost per million {unit:10s} Neuron ${e['neuron_usd_per_million']}  GPU ${e['gpu_usd_per_million']}"
+              f"  savings vs GPU baseline ${e.get('savings_usd')} ({e.get('savings_percent')}%)")
+    for line in rep["verdict"]:
+        print(f"    verdict: {line}")
+    est = rep["evaluation_estimate"]
+    print(f"    evaluation estimate: the GPU work (${est['gpu_spend_usd']}) on Neuron ${est['neuron_estimate_usd']} "
+          f"({est['savings_percent']}% less, 1:1 instance-hour assumption)")
+    print(f"    full report: {rep['published']['html']} (copy at {local.relative_to(ROOT)})")
+    step("done")
     return 0
 
 
