@@ -34,6 +34,17 @@ from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
 from neuronfleet import Fleet, load_fleet  # noqa: E402
 
+AZS = ["us-east-2a", "us-east-2b"]
+ENV = cdk.Environment(account="111111111111", region="us-east-2")
+
+
+class AzStack(cdk.Stack):
+    """A stack in ENV whose AZs are AZS (no context lookup), for construct-level tests."""
+
+    @property
+    def availability_zones(self) -> list[str]:
+        return AZS
+
 
 def fleet_file(name: str) -> Fleet:
     return load_fleet(ROOT / "config" / f"{name}.yaml")

@@ -13,6 +13,7 @@ from neuronfleet import CATALOG, FleetNetwork
 from neuronfleet.fallback import GPU_ECS_AMI_PARAMETER, EndpointFailover, GpuPool
 from neuronfleet.functions import RUNTIME, lambda_source_dir
 from neuronfleet.inference import NeuronEndpoint
+from tests.conftest import AZS, ENV, AzStack
 
 
 @pytest.fixture(scope="module")
@@ -116,15 +117,9 @@ def test_lambda_asset_holds_the_handlers() -> None:
     assert (root / "failover" / "handler.py").is_file() and (root / "capacity_alert" / "handler.py").is_file()
 
 
-class _AzStack(cdk.Stack):
-    @property
-    def availability_zones(self) -> list[str]:
-        return ["us-east-2a", "us-east-2b"]
-
-
 def _net() -> tuple[cdk.Stack, FleetNetwork]:
-    stack = _AzStack(cdk.App(), "S", env=cdk.Environment(account="111111111111", region="us-east-2"))
-    return stack, FleetNetwork(stack, "Net", availability_zones=["us-east-2a", "us-east-2b"],
+    stack = AzStack(cdk.App(), "S", env=ENV)
+    return stack, FleetNetwork(stack, "Net", availability_zones=AZS,
                                training_az="us-east-2a", interface_endpoints=False)
 
 

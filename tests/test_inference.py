@@ -21,17 +21,7 @@ from neuronfleet.inference import (
     ScheduledScaling,
 )
 from neuronfleet.storage import secure_bucket
-from tests.conftest import new_app
-
-AZS = ["us-east-2a", "us-east-2b"]
-ENV = cdk.Environment(account="111111111111", region="us-east-2")
-
-
-class _AzStack(cdk.Stack):
-    @property
-    def availability_zones(self) -> list[str]:
-        return AZS
-
+from tests.conftest import AZS, ENV, AzStack, new_app
 
 CASES: dict[str, dict[str, Any]] = {
     "lmi": {"instance_type": "ml.inf2.48xlarge", "container": "lmi-neuronx", "tensor_parallel_degree": 24,
@@ -57,7 +47,7 @@ def templates() -> dict[str, Template]:
     stacks = {}
     for name, props in CASES.items():
         props = dict(props)
-        stack = _AzStack(app, f"E-{name}", env=ENV)
+        stack = AzStack(app, f"E-{name}", env=ENV)
         net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2a", interface_endpoints=False)
         topic = sns.Topic(stack, "Alerts", enforce_ssl=True, master_key=cdk.aws_kms.Key(
             stack, "TopicKey", enable_key_rotation=True))
@@ -223,7 +213,7 @@ def test_endpoint_name_is_lowercase_and_unique(templates) -> None:
 
 
 def _endpoint(**overrides: Any) -> None:
-    stack = _AzStack(cdk.App(), "Bad", env=ENV)
+    stack = AzStack(cdk.App(), "Bad", env=ENV)
     net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2a", interface_endpoints=False)
     props: dict[str, Any] = {"instance_type": "ml.inf2.xlarge", "hf_model_id": "org/model"}
     props.update(overrides)

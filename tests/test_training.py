@@ -11,17 +11,7 @@ from aws_cdk.assertions import Match, Template
 
 from neuronfleet import CATALOG, FleetNetwork
 from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, NEURON_METRICS_NAMESPACE, Capacity, TrainiumCluster
-from tests.conftest import new_app
-
-AZS = ["us-east-2a", "us-east-2b"]
-ENV = cdk.Environment(account="111111111111", region="us-east-2")
-
-
-class _AzStack(cdk.Stack):
-    @property
-    def availability_zones(self) -> list[str]:
-        return AZS
-
+from tests.conftest import AZS, ENV, AzStack, new_app
 
 CASES: dict[str, dict[str, Any]] = {
     "trn2": {"instance_type": "trn2.48xlarge", "count": 2},
@@ -42,7 +32,7 @@ def templates() -> dict[str, Template]:
     app = new_app()
     stacks = {}
     for name, props in CASES.items():
-        stack = _AzStack(app, f"T-{name}", env=ENV)
+        stack = AzStack(app, f"T-{name}", env=ENV)
         net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2b", interface_endpoints=False)
         TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, **props)
         stacks[name] = stack
@@ -223,7 +213,7 @@ def test_cfn_lint_suppression_only_on_the_capacity_block_only_type(templates) ->
 
 
 def _cluster(**overrides: Any) -> None:
-    stack = _AzStack(cdk.App(), "Bad", env=ENV)
+    stack = AzStack(cdk.App(), "Bad", env=ENV)
     net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2b", interface_endpoints=False)
     props: dict[str, Any] = {"vpc": net.vpc, "subnet": net.training_subnet, "instance_type": "trn2u.48xlarge",
                              "count": 4}
