@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -135,26 +136,28 @@ def main() -> int:
         for p in points:
             cloudwatch.put_metric_data(**p)
 
-        step("running the spend collector (Cost Explorer -> ledger -> CloudWatch)")
-        ledger = Ledger(boto3.resource("dynamodb").Table(outputs["LedgerTable"]))
+        step("running the spend collector (Cost Explorer -> ledger -> CloudWatch), configured as deployed")
+        # the handlers run in this process against the deployed resources, with the deployed functions'
+        # configuration (moto runs Lambda code only in Docker, which this machine does not have)
+        functions = {f["Handler"]: f for f in boto3.client("lambda").list_functions()["Functions"]}
+        deployed = functions["cost.collector.handler"]["Environment"]["Variables"]
+        ledger = Ledger(boto3.resource("dynamodb").Table(deployed["LEDGER_TABLE"]))
         summary = collector.collect(
-            today=today, lookback_days=30, instance_types=["ml.g6e.xlarge", "ml.inf2.xlarge", "p4d.24xlarge",
-                                                           "trn1.32xlarge"],
+            today=today, lookback_days=30, instance_types=json.loads(deployed["INSTANCE_TYPES"]),
             ce=CostExplorer(boto3.client("ce", region_name="us-east-1")), ledger=ledger,
-            metrics=collector.SpendMetrics(cloudwatch, "NeuronFleet/Cost"), now=datetime.now(UTC),
+            metrics=collector.SpendMetrics(cloudwatch, deployed["METRICS_NAMESPACE"]), now=datetime.now(UTC),
             on_bad_row=lambda b: print(f"    bad row: {b.reason}"))
         print(f"    {summary.rows} rows, {summary.new} written, {summary.ce_requests} Cost Explorer requests "
               f"(${summary.ce_requests * 0.01:.2f}), {summary.metric_datapoints} metric datapoints")
 
-        step("running the migration report (ledger + invocations + tokens -> S3 and SNS)")
-        from neuronfleet.estimate import price_table
-
-        rep = report.run(today=today, fleet=fleet.name, period_days=30, endpoints=[endpoint],
-                         prices=price_table(fleet.catalog), ledger=ledger,
-                         usage=report.Usage(cloudwatch, "NeuronFleet/Workload"), s3=boto3.client("s3"),
-                         bucket=outputs["ReportBucket"], sns=boto3.client("sns"), topic_arn=outputs["AlertsTopicArn"])
+        step("running the migration report (ledger + invocations + tokens -> S3 and SNS), configured as deployed")
+        cfg = functions["cost.report.handler"]["Environment"]["Variables"]
+        rep = report.run(today=today, fleet=cfg["FLEET"], period_days=int(cfg["PERIOD_DAYS"]),
+                         endpoints=json.loads(cfg["ENDPOINTS"]), prices=json.loads(cfg["PRICES"]), ledger=ledger,
+                         usage=report.Usage(cloudwatch, cfg["TOKENS_NAMESPACE"]), s3=boto3.client("s3"),
+                         bucket=cfg["REPORT_BUCKET"], sns=boto3.client("sns"), topic_arn=cfg["ALERTS_TOPIC_ARN"])
         html_key = rep["published"]["html"].split("/", 3)[3]
-        page = boto3.client("s3").get_object(Bucket=outputs["ReportBucket"], Key=html_key)["Body"].read()
+        page = boto3.client("s3").get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
     local = out / "migration-report.html"
     local.write_bytes(page)
 

@@ -11,7 +11,7 @@ them (``prices:``); nothing here is presented as a live price.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from enum import StrEnum
@@ -194,7 +194,7 @@ class InstanceCatalog:
     def __contains__(self, instance_type: object) -> bool:
         return instance_type in self._specs
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[InstanceSpec]:
         return iter(self._specs.values())
 
     def get(self, instance_type: str) -> InstanceSpec:

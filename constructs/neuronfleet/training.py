@@ -220,10 +220,6 @@ class TrainiumCluster(Construct):
 
     # ---------------------------------------------------------------------------------------------
 
-    @property
-    def node_count(self) -> int:
-        return self.count
-
     def _user_data(self) -> ec2.UserData:
         region = Stack.of(self).region
         mount = f"{self.file_system.dns_name}@tcp:/{self.file_system.mount_name}"

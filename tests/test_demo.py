@@ -1,0 +1,26 @@
+"""`make demo` end to end (the script it runs), offline."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def test_demo_deploys_the_dev_fleet_into_moto_and_prints_the_migration_report() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    out = result.stdout
+    assert out.count("CREATE_COMPLETE") == 5 and "5 stacks" in out
+    assert "60 rows, 60 written, 3 Cost Explorer requests ($0.03)" in out
+    assert "cost per million inferences Neuron $60.66  GPU $148.88" in out
+    assert "verdict: GPU training spend $15811.20/month: expect 30-50% lower cost on Trainium." in out
+    assert (ROOT / "cdk.out" / "demo-dev" / "migration-report.html").is_file()
