@@ -19,11 +19,9 @@ class TrainingStack(FleetStack):
                  cluster: TrainingClusterConfig, availability_zones: list[str], **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=availability_zones, **kwargs)
         cap = cluster.capacity
-        capacity = Capacity(kind=cap.type, reservation_id=cap.reservation_id,
-                            resource_group_arn=cap.resource_group_arn,
-                            availability_zone=cap.availability_zone or network.training_subnet.availability_zone)
-        if cap.type == "on-demand":
-            capacity = Capacity.on_demand()
+        capacity = Capacity.on_demand() if cap.type == "on-demand" else Capacity(
+            kind=cap.type, reservation_id=cap.reservation_id, resource_group_arn=cap.resource_group_arn,
+            availability_zone=cap.availability_zone or network.training_subnet.availability_zone)
         self.cluster = TrainiumCluster(
             self, "Cluster",
             vpc=network.vpc, subnet=network.training_subnet,
