@@ -46,6 +46,11 @@ class AzStack(cdk.Stack):
         return AZS
 
 
+def properties(template: Template, kind: str) -> dict[str, dict[str, Any]]:
+    """The Properties of every resource of one type, by logical id."""
+    return {k: v["Properties"] for k, v in template.find_resources(kind).items()}
+
+
 def fleet_file(name: str) -> Fleet:
     return load_fleet(ROOT / "config" / f"{name}.yaml")
 

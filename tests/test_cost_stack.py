@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from tests.conftest import properties
+
 
 @pytest.fixture(scope="module")
 def prod(synth_fleet):
@@ -19,17 +21,13 @@ def cost(prod) -> Template:
     return prod.template("cost")
 
 
-def _props(t: Template, kind: str) -> dict[str, dict[str, Any]]:
-    return {k: v["Properties"] for k, v in t.find_resources(kind).items()}
-
-
 def _fn(t: Template, handler: str) -> tuple[str, dict[str, Any]]:
-    (hit,) = [(k, f) for k, f in _props(t, "AWS::Lambda::Function").items() if f["Handler"] == handler]
+    (hit,) = [(k, f) for k, f in properties(t, "AWS::Lambda::Function").items() if f["Handler"] == handler]
     return hit
 
 
 def _statements(t: Template, role_prefix: str) -> list[dict[str, Any]]:
-    return [s for k, p in _props(t, "AWS::IAM::Policy").items() if k.startswith(role_prefix)
+    return [s for k, p in properties(t, "AWS::IAM::Policy").items() if k.startswith(role_prefix)
             for s in p["PolicyDocument"]["Statement"]]
 
 
@@ -44,7 +42,7 @@ def test_ledger_is_retained_with_point_in_time_recovery(cost) -> None:
 
 def test_three_handlers_on_their_schedules(cost) -> None:
     schedules = {json.dumps(r["Targets"][0]["Arn"]): r["ScheduleExpression"]
-                 for r in _props(cost, "AWS::Events::Rule").values()}
+                 for r in properties(cost, "AWS::Events::Rule").values()}
     expected = {"cost.collector.handler": "cron(0 6 * * ? *)", "cost.report.handler": "cron(0 7 ? * MON *)",
                 "cost.waste.handler": "rate(1 hour)"}
     for handler, expression in expected.items():
@@ -76,7 +74,7 @@ def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost
 
 
 def test_budget_per_fleet_with_forecast_notifications_to_the_topic(cost) -> None:
-    (budget,) = _props(cost, "AWS::Budgets::Budget").values()
+    (budget,) = properties(cost, "AWS::Budgets::Budget").values()
     data = budget["Budget"]
     assert (data["BudgetType"], data["TimeUnit"], data["BudgetLimit"]) == ("COST", "MONTHLY",
                                                                           {"Amount": 450000, "Unit": "USD"})
@@ -91,13 +89,13 @@ def test_alerts_topic_lets_budgets_publish(prod) -> None:
     alerts = prod.template("alerts")
     alerts.has_resource_properties("AWS::SNS::TopicPolicy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Principal": {"Service": "budgets.amazonaws.com"}, "Action": "sns:Publish"})])}})
-    (key,) = _props(alerts, "AWS::KMS::Key").values()
+    (key,) = properties(alerts, "AWS::KMS::Key").values()
     services = {json.dumps(s["Principal"]) for s in key["KeyPolicy"]["Statement"]}
     assert any("budgets.amazonaws.com" in s for s in services) and any("cloudwatch.amazonaws.com" in s for s in services)
 
 
 def test_dashboard_shows_spend_unit_cost_and_utilisation(cost, prod) -> None:
-    (dash,) = _props(cost, "AWS::CloudWatch::Dashboard").values()
+    (dash,) = properties(cost, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dash["DashboardBody"])
     for needle in ("daily spend by accelerator family", "Cost per million inferences", "NeuronCore utilisation",
                    "NeuronFleet/Cost", prod.stacks["inference"].endpoints["chat"].endpoint_name):
@@ -105,8 +103,8 @@ def test_dashboard_shows_spend_unit_cost_and_utilisation(cost, prod) -> None:
 
 
 def test_handler_errors_alarm_and_dead_letter_queues(cost) -> None:
-    alarms = [a for a in _props(cost, "AWS::CloudWatch::Alarm").values() if a["MetricName"] == "Errors"]
+    alarms = [a for a in properties(cost, "AWS::CloudWatch::Alarm").values() if a["MetricName"] == "Errors"]
     assert len(alarms) == 3 and all(len(a["AlarmActions"]) == 1 for a in alarms)
-    for fn in _props(cost, "AWS::Lambda::Function").values():
+    for fn in properties(cost, "AWS::Lambda::Function").values():
         assert "DeadLetterConfig" in fn
     cost.resource_count_is("AWS::SQS::Queue", 3)

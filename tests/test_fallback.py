@@ -13,7 +13,7 @@ from neuronfleet import CATALOG, FleetNetwork
 from neuronfleet.fallback import GPU_ECS_AMI_PARAMETER, EndpointFailover, GpuPool
 from neuronfleet.functions import RUNTIME, lambda_source_dir
 from neuronfleet.inference import NeuronEndpoint
-from tests.conftest import AZS, ENV, AzStack
+from tests.conftest import AZS, ENV, AzStack, properties
 
 
 @pytest.fixture(scope="module")
@@ -26,19 +26,15 @@ def fallback(prod) -> Template:
     return prod.template("fallback")
 
 
-def _by_type(t: Template, kind: str) -> dict[str, dict[str, Any]]:
-    return {k: v["Properties"] for k, v in t.find_resources(kind).items()}
-
-
 def test_one_compute_environment_per_gpu_type_in_priority_order_idle_at_zero(prod, fallback) -> None:
-    envs = _by_type(fallback, "AWS::Batch::ComputeEnvironment")
+    envs = properties(fallback, "AWS::Batch::ComputeEnvironment")
     by_type = {e["ComputeResources"]["InstanceTypes"][0]: (k, e) for k, e in envs.items()}
     assert set(by_type) == {"p5.48xlarge", "p5en.48xlarge", "g6e.48xlarge"}
     for _, env in by_type.values():
         res = env["ComputeResources"]
         assert (res["MinvCpus"], res["MaxvCpus"]) == (0, 1536)
         assert len(res["Subnets"]) == 3 and "SecurityGroupIds" not in res
-    (queue,) = _by_type(fallback, "AWS::Batch::JobQueue").values()
+    (queue,) = properties(fallback, "AWS::Batch::JobQueue").values()
     order = sorted(queue["ComputeEnvironmentOrder"], key=lambda o: o["Order"])
     got = [o["ComputeEnvironment"]["Fn::GetAtt"][0] for o in order]
     assert got == [by_type[t][0] for t in prod.fleet.fallback.instance_types]
@@ -46,7 +42,7 @@ def test_one_compute_environment_per_gpu_type_in_priority_order_idle_at_zero(pro
 
 @pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p5en.48xlarge", 16), ("g6e.48xlarge", 4)])
 def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa: int) -> None:
-    (data,) = [lt["LaunchTemplateData"] for lt in _by_type(fallback, "AWS::EC2::LaunchTemplate").values()
+    (data,) = [lt["LaunchTemplateData"] for lt in properties(fallback, "AWS::EC2::LaunchTemplate").values()
                if lt["LaunchTemplateData"]["InstanceType"] == instance_type]
     interfaces = data["NetworkInterfaces"]
     assert len(interfaces) == efa == CATALOG.get(instance_type).efa_interfaces
@@ -62,18 +58,18 @@ def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa:
 def test_gpu_ami_from_ssm_and_efa_group_rules(fallback) -> None:
     params = fallback.to_json()["Parameters"]
     assert any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in params.values())
-    for ingress in _by_type(fallback, "AWS::EC2::SecurityGroupIngress").values():
+    for ingress in properties(fallback, "AWS::EC2::SecurityGroupIngress").values():
         assert "CidrIp" not in ingress and ingress["SourceSecurityGroupId"] == ingress["GroupId"]
 
 
 def test_routing_parameter_names_cuda_only_workloads(fallback) -> None:
-    (param,) = _by_type(fallback, "AWS::SSM::Parameter").values()
+    (param,) = properties(fallback, "AWS::SSM::Parameter").values()
     text = json.dumps(param["Value"])
     assert "custom-cuda-kernels" in text and "flash-attn-v3-eval" in text and "gpu_queue_arn" in text
 
 
 def _function(t: Template, handler: str) -> dict[str, Any]:
-    (fn,) = [f for f in _by_type(t, "AWS::Lambda::Function").values() if f["Handler"] == handler]
+    (fn,) = [f for f in properties(t, "AWS::Lambda::Function").values() if f["Handler"] == handler]
     return fn
 
 
@@ -85,7 +81,7 @@ def test_failover_function_and_its_least_privilege(prod) -> None:
     watched = json.dumps(fn["Environment"]["Variables"]["FAILOVER_ENDPOINTS"])
     chat = prod.stacks["inference"].endpoints["chat"]
     assert chat.endpoint_name in watched and prod.stacks["inference"].endpoints["embed"].endpoint_name not in watched
-    statements = [s for p in _by_type(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]
+    statements = [s for p in properties(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]
                   if "sagemaker:UpdateEndpointWeightsAndCapacities" in json.dumps(s["Action"])]
     (statement,) = statements
     resource = json.dumps(statement["Resource"])
@@ -100,7 +96,7 @@ def test_capacity_alert_rules(fallback) -> None:
     fn = _function(fallback, "capacity_alert.handler.handler")
     pool = json.dumps(fn["Environment"]["Variables"]["GPU_POOL"])
     assert "p5.48xlarge" in pool and "H100" in pool
-    patterns = [r["EventPattern"] for r in _by_type(fallback, "AWS::Events::Rule").values()]
+    patterns = [r["EventPattern"] for r in properties(fallback, "AWS::Events::Rule").values()]
     sources = sorted(p["source"][0] for p in patterns)
     assert sources == ["aws.autoscaling", "aws.batch", "aws.ec2"]
     (ec2,) = [p for p in patterns if p["source"] == ["aws.ec2"]]
