@@ -3,6 +3,11 @@
 - instance_type_offerings.json: EC2 DescribeInstanceTypeOfferings (location type: region) for the
   catalog's types, from the copy of AWS's data that ships inside moto.
 - sagemaker_instance_types.json: every ProductionVariantInstanceType of botocore's SageMaker service model.
+- regions.json: every region of every partition in botocore's endpoints data (neuronfleet.rules.region).
+- availability_zones.json: the AZ names per region in moto's copy of AWS's data: the per-AZ
+  DescribeInstanceTypeOfferings files and moto's zone table (neuronfleet.rules.availability_zone).
+
+A file's "as_of" (the date it was generated) is not compared by --check and is kept when nothing else changed.
 
 The library reads these files; it never imports moto, and loading botocore's SageMaker model at synth
 (over a second) is avoided. tests/test_catalog.py runs `--check` against the installed moto and botocore.
@@ -17,6 +22,7 @@ import argparse
 import gzip
 import json
 import sys
+from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +56,43 @@ def sagemaker_types() -> dict[str, object]:
             "instance_types": sorted(model.shape_for("ProductionVariantInstanceType").enum)}
 
 
-FILES = {"instance_type_offerings.json": offerings, "sagemaker_instance_types.json": sagemaker_types}
+def regions() -> dict[str, object]:
+    import botocore
+
+    endpoints = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
+    names = sorted({r for p in endpoints["partitions"] for r in p["regions"]})
+    return {"source": f"botocore {botocore.__version__} data/endpoints.json: the regions of every partition",
+            "as_of": date.today().isoformat(), "regions": names}
+
+
+def availability_zones() -> dict[str, object]:
+    import moto
+    from moto.ec2.models.availability_zones_and_regions import RegionsAndZonesBackend
+
+    folder = Path(moto.__file__).parent / "ec2" / "resources" / "instance_type_offerings" / "availability-zone"
+    zones: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.json.gz")):
+        with gzip.open(path) as fh:
+            zones[path.name.removesuffix(".json.gz")] = {row["Location"] for row in json.load(fh)}
+    for region, table in RegionsAndZonesBackend.zones.items():
+        zones.setdefault(region, set()).update(z.name for z in table if z.zone_type == "availability-zone")
+    return {"source": f"moto {moto.__version__}: EC2 DescribeInstanceTypeOfferings (availability-zone) data and "
+                      "the zone table of moto/ec2/models/availability_zones_and_regions.py",
+            "as_of": date.today().isoformat(),
+            "availability_zones": {r: sorted(z) for r, z in sorted(zones.items())}}
+
+
+FILES = {"instance_type_offerings.json": offerings, "sagemaker_instance_types.json": sagemaker_types,
+         "regions.json": regions, "availability_zones.json": availability_zones}
+
+
+def _same_but_date(old_text: str, new: dict[str, object]) -> bool:
+    try:
+        old = json.loads(old_text)
+    except ValueError:
+        return False
+    return isinstance(old, dict) and {k: v for k, v in old.items() if k != "as_of"} == \
+        {k: v for k, v in new.items() if k != "as_of"}
 
 
 def main() -> int:
@@ -60,12 +102,13 @@ def main() -> int:
     stale = []
     for name, build in FILES.items():
         target = DATA / name
-        text = json.dumps(build(), indent=1, sort_keys=True) + "\n"
+        data = build()
+        old = target.read_text() if target.is_file() else ""
         if args.check:
-            if not target.is_file() or target.read_text() != text:
+            if not _same_but_date(old, data):
                 stale.append(name)
-        else:
-            target.write_text(text)
+        elif not _same_but_date(old, data):
+            target.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
             print(f"wrote {target.relative_to(ROOT)}")
     if stale:
         print(f"stale: {', '.join(stale)}: run python scripts/refresh_data.py", file=sys.stderr)
