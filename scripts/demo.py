@@ -91,22 +91,16 @@ def main() -> int:
     step("synthesising every stack offline (pinned CDK CLI, Node.js from PyPI, cdk-nag-clean constructs)")
     out = synth(env_name)
 
-    # an embedded moto in the fleet's account; no real credentials can be used
-    os.environ.update(MOTO_ACCOUNT_ID=fleet.account or "123456789012", AWS_DEFAULT_REGION=fleet.region,
-                      AWS_ACCESS_KEY_ID="demo", AWS_SECRET_ACCESS_KEY="demo", AWS_SESSION_TOKEN="demo")
-    os.environ.pop("AWS_PROFILE", None)
-    logging.getLogger("moto").setLevel(logging.ERROR)
-    warnings.simplefilter("ignore")
     import boto3
     import requests
-    from moto import mock_aws
 
     from neuronfleet.lambdas.cost import collector, report
     from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
     from neuronfleet.lambdas.cost.ledger import Ledger
-    from neuronfleet.offline import deploy_assembly, sagemaker_instance_types_from_botocore
+    from neuronfleet.offline import deploy_assembly, offline_aws
 
-    with mock_aws(), sagemaker_instance_types_from_botocore():
+    # an embedded moto serving the fleet's account and region, with fake credentials: no real account can be reached
+    with offline_aws(account=fleet.account, region=fleet.region):
         step("deploying every stack into an embedded moto (CloudFormation API)")
         result = deploy_assembly(out)
         for s in result.stacks:
@@ -115,12 +109,20 @@ def main() -> int:
             print(f"    {s.name:28s} {s.status:16s} {sum(s.resources.values()):3d} resources ({top}, ...)")
             if s.status != "CREATE_COMPLETE":
                 print(f"      reason: {s.reason}")
-        print(f"    {len(result.stacks)} stacks, {result.resource_count()} resources in moto")
+        where = sorted({f"account {s.account}, {s.region}" for s in result.stacks})
+        print(f"    {len(result.stacks)} stacks, {result.resource_count()} resources in moto, deployed into "
+              f"{'; '.join(where)}")
         skipped = sorted(set().union(*(s.skipped for s in result.stacks)))
         print(f"    moto skips (covered by template tests): {', '.join(skipped)}")
-        print(f"    stand-ins: {len(result.stand_ins)} (see neuronfleet.offline); e.g. {result.stand_ins[0]}")
+        print(f"    stand-ins for moto's gaps: {len(result.stand_ins)} (neuronfleet.offline)")
+        for text in result.stand_ins:
+            print(f"      - {text}")
+        print(f"    moto's warnings during the deploy: {len(result.warnings)} (in the result, not printed)")
         if not result.ok:
             return 1
+        # moto's warnings after the deploy (the handlers below run against it) are not the demo's subject
+        warnings.simplefilter("ignore")
+        logging.getLogger("moto").setLevel(logging.ERROR)
 
         cfn = boto3.client("cloudformation")
         outputs = {o["OutputKey"]: o["OutputValue"] for s in cfn.describe_stacks()["Stacks"]

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from neuronfleet.offline import botocore_variant_instance_types, sagemaker_instance_types_from_botocore
+from neuronfleet.offline import botocore_variant_instance_types, offline_aws, sagemaker_instance_types_from_botocore
 
-__all__ = ["botocore_variant_instance_types", "sagemaker_instance_types_from_botocore"]
+__all__ = ["botocore_variant_instance_types", "offline_aws", "sagemaker_instance_types_from_botocore"]

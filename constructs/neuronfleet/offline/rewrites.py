@@ -1,0 +1,109 @@
+"""Template rewrites for what moto's CloudFormation reads differently from AWS's; each one is reported."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_REMOVED = "moto-removed"
+
+
+def remove_uncreatable(template: dict[str, Any]) -> list[str]:
+    """Resources of a supported type that moto's CloudFormation cannot create as written: taken out (and
+    reported), references to them become placeholders."""
+    removed = []
+    for logical, res in list(template.get("Resources", {}).items()):
+        if res["Type"] == "AWS::Batch::JobDefinition" and res.get("Properties", {}).get("Type") == "multinode":
+            template["Resources"][logical] = {"Type": _REMOVED}
+            removed.append("AWS::Batch::JobDefinition (multinode: moto's CloudFormation registers container jobs only)")
+    return sorted(set(removed))
+
+
+def replace_getatt_on_skipped(template: dict[str, Any], supported: frozenset[str]) -> list[str]:
+    resources = template.get("Resources", {})
+    skipped = {k for k, r in resources.items() if r["Type"] not in supported}
+    removed = {k for k, r in resources.items() if r["Type"] == _REMOVED}
+    replaced: list[str] = []
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if set(node) == {"Fn::GetAtt"} and node["Fn::GetAtt"][0] in skipped:
+                logical, attr = node["Fn::GetAtt"][:2]
+                replaced.append(f"{logical}.{attr}")
+                # ARN-shaped where an ARN is expected, so that IAM policies stay valid documents
+                return f"arn:aws:cloudformation:::moto-skipped/{logical}/{attr}" if attr.endswith("Arn") \
+                    else f"moto-skipped:{logical}.{attr}"
+            if set(node) == {"Ref"} and node["Ref"] in removed:
+                replaced.append(node["Ref"])
+                return f"moto-skipped:{node['Ref']}"
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    for logical, res in resources.items():
+        if logical not in skipped:
+            resources[logical] = walk(res)
+    template["Outputs"] = walk(template.get("Outputs", {}))
+    for logical in removed:
+        del resources[logical]
+    return sorted(set(replaced))
+
+
+# (type, attribute) whose GetAtt CloudFormation also answers with Ref, where moto implements only Ref
+_REF_EQUIVALENT_ATTRS = {("AWS::Batch::ComputeEnvironment", "ComputeEnvironmentArn"),
+                         ("AWS::Batch::JobQueue", "JobQueueArn"), ("AWS::Batch::JobDefinition", "JobDefinitionArn")}
+
+
+def moto_compat(template: dict[str, Any], region: str, note: Callable[[str], None]) -> None:
+    """Rewrite, for moto only, what moto reads differently from CloudFormation; each rewrite is reported."""
+    types = {k: r["Type"] for k, r in template.get("Resources", {}).items()}
+
+    def ref_for_getatt(node: Any) -> Any:
+        if isinstance(node, dict):
+            if set(node) == {"Fn::GetAtt"} and (types.get(node["Fn::GetAtt"][0]), node["Fn::GetAtt"][1]) \
+                    in _REF_EQUIVALENT_ATTRS:
+                note(f"moto: GetAtt {node['Fn::GetAtt'][1]} read as Ref (same ARN in CloudFormation)")
+                return {"Ref": node["Fn::GetAtt"][0]}
+            return {k: ref_for_getatt(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [ref_for_getatt(v) for v in node]
+        return node
+
+    template["Resources"] = ref_for_getatt(template.get("Resources", {}))
+    template["Outputs"] = ref_for_getatt(template.get("Outputs", {}))
+    for logical, res in template.get("Resources", {}).items():
+        props = res.get("Properties", {})
+        if res["Type"] == "AWS::KMS::Key" and props.get("Tags"):
+            # moto's KMS reads CloudFormation tags in the KMS API's TagKey/TagValue form
+            props["Tags"] = [{"TagKey": t["Key"], "TagValue": t["Value"]} for t in props["Tags"]]
+            note("moto: AWS::KMS::Key tags passed as TagKey/TagValue")
+        if res["Type"] == "AWS::Batch::ComputeEnvironment" and "ServiceRole" not in props:
+            # AWS uses the AWSServiceRoleForBatch service-linked role when ServiceRole is omitted; moto requires one
+            props["ServiceRole"] = _batch_service_linked_role(region)
+            note("moto: AWS::Batch::ComputeEnvironment given the service-linked role AWS uses by default")
+        if res["Type"] == "AWS::SSM::Parameter" and "Name" not in props:
+            # CloudFormation generates a name when none is given; moto's SSM needs one
+            props["Name"] = f"/moto-generated/{logical}"
+            note("moto: AWS::SSM::Parameter without a Name given one (CloudFormation generates it)")
+        if res["Type"] == "AWS::SSM::Parameter" and isinstance(props.get("Tags"), dict):
+            # CloudFormation's SSM tags are a map; moto reads a Key/Value list
+            props["Tags"] = [{"Key": k, "Value": v} for k, v in props["Tags"].items()]
+            note("moto: AWS::SSM::Parameter tags passed as a Key/Value list")
+        compute = props.get("ComputeResources", {})
+        if res["Type"] == "AWS::Batch::ComputeEnvironment" and "SecurityGroupIds" not in compute:
+            # AWS takes the groups from the launch template's interfaces; moto requires them on the environment
+            lt = template["Resources"][compute["LaunchTemplate"]["LaunchTemplateId"]["Ref"]]
+            groups = [g for i in lt["Properties"]["LaunchTemplateData"]["NetworkInterfaces"][:1] for g in i["Groups"]]
+            compute["SecurityGroupIds"] = groups
+            note("moto: AWS::Batch::ComputeEnvironment given its launch template's security groups")
+
+
+def _batch_service_linked_role(region: str) -> str:
+    import boto3
+
+    iam = boto3.client("iam", region_name=region)
+    existing = iam.list_roles(PathPrefix="/aws-service-role/batch.amazonaws.com/")["Roles"]
+    if existing:
+        return existing[0]["Arn"]
+    return iam.create_service_linked_role(AWSServiceName="batch.amazonaws.com")["Role"]["Arn"]
