@@ -6,7 +6,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from neuronfleet.alerts import FleetAlerts
+from neuronfleet import FleetAlerts
 
 
 class AlertsStack(Stack):

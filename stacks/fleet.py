@@ -1,4 +1,4 @@
-"""Compose one fleet's stacks from a validated Fleet."""
+"""Compose one fleet's stacks from a validated Fleet: each stack gets its section's settings objects."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from aws_cdk import Environment, Stack
 from constructs import Construct
 
 from neuronfleet import Fleet, tag_fleet
+from neuronfleet.config import construct_id
 
 from .alerts_stack import AlertsStack
 from .cost_stack import CostStack
@@ -18,46 +19,38 @@ from .training_stack import TrainingStack
 def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     """Add every stack of ``fleet`` to ``scope`` (an App or Stage) and return them in deploy order."""
     env = Environment(account=fleet.account, region=fleet.region)
-    prefix = fleet.name
-    network = NetworkStack(
-        scope, f"{prefix}-network", network=fleet.network, env=env,
-        description=f"neuronfleet {fleet.name} ({fleet.phase}): VPC, endpoints, flow logs",
-    )
-    alerts = AlertsStack(scope, f"{prefix}-alerts", emails=fleet.notification_emails, env=env,
-                         description=f"neuronfleet {fleet.name}: alerts topic")
+    label = f"neuronfleet {fleet.name}"
+    network = NetworkStack(scope, fleet.stack_name("network"), network=fleet.network, env=env,
+                           description=f"{label} ({fleet.phase}): VPC, endpoints, flow logs")
+    alerts = AlertsStack(scope, fleet.stack_name("alerts"), emails=fleet.notification_emails, env=env,
+                         description=f"{label}: alerts topic")
+    topic = alerts.alerts.topic
     stacks: list[Stack] = [network, alerts]
-    trainium_queues = []
-    for cluster in fleet.training_clusters:
-        training = TrainingStack(
-            scope, f"{prefix}-train-{cluster.name}", network=network.network, cluster=cluster,
-            availability_zones=list(fleet.network.availability_zones), env=env,
-            description=f"neuronfleet {fleet.name}: training cluster {cluster.name} "
-                        f"({cluster.count} x {cluster.instance_type}, {cluster.capacity.type})",
-        )
-        stacks.append(training)
-        trainium_queues.append(training.cluster.job_queue)
+    training = [TrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, cluster=c, env=env,
+                              description=f"{label}: training cluster {c.name} "
+                                          f"({c.count} x {c.instance_type}, {c.capacity.type})")
+                for c in fleet.training_clusters]
+    stacks += training
     inference = None
     if fleet.endpoints:
         inference = InferenceStack(
-            scope, f"{prefix}-inference", network=network.network, endpoints=fleet.endpoints,
-            alerts_topic=alerts.alerts.topic, availability_zones=list(fleet.network.availability_zones), env=env,
-            failover=fleet.fallback.enabled,
-            description=f"neuronfleet {fleet.name}: Inferentia2 endpoints "
-                        + ", ".join(f"{e.name} ({e.instance_type})" for e in fleet.endpoints),
-        )
+            scope, fleet.stack_name("inference"), network=network.network, alerts_topic=topic, env=env,
+            endpoints={construct_id(e.name): e for e in fleet.endpoints}, failover=fleet.fallback.enabled,
+            description=f"{label}: Inferentia2 endpoints "
+                        + ", ".join(f"{e.name} ({e.instance_type})" for e in fleet.endpoints))
         stacks.append(inference)
     if fleet.fallback.enabled:
         stacks.append(FallbackStack(
-            scope, f"{prefix}-fallback", network=network.network, fallback=fleet.fallback,
-            alerts_topic=alerts.alerts.topic, trainium_queues=trainium_queues,
-            availability_zones=list(fleet.network.availability_zones), env=env,
-            description=f"neuronfleet {fleet.name}: GPU fallback pool "
-                        f"({', '.join(fleet.fallback.instance_types)}) and Trainium capacity alerts"))
+            scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
+            trainium_queues=[t.cluster.job_queue for t in training], env=env,
+            description=f"{label}: GPU fallback pool ({', '.join(fleet.fallback.instance_types)}) "
+                        "and Trainium capacity alerts"))
     if fleet.cost_monitors.enabled:
         stacks.append(CostStack(
-            scope, f"{prefix}-cost", fleet=fleet, alerts_topic=alerts.alerts.topic, env=env,
+            scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
+            catalog=fleet.catalog, alerts_topic=topic, env=env,
             endpoint_names=[e.endpoint_name for e in inference.endpoints.values()] if inference else [],
-            description=f"neuronfleet {fleet.name}: cost monitors (ledger, report, waste, budget, dashboard)"))
+            description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
     return stacks

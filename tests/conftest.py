@@ -32,18 +32,23 @@ import urllib3  # noqa: E402, F401
 from aws_cdk.assertions import Template  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
-from neuronfleet import Fleet, load_fleet  # noqa: E402
+from neuronfleet import Fleet, FleetNetwork, NetworkSettings, StaticAzStack, load_fleet  # noqa: E402
 
 AZS = ["us-east-2a", "us-east-2b"]
 ENV = cdk.Environment(account="111111111111", region="us-east-2")
 
 
-class AzStack(cdk.Stack):
-    """A stack in ENV whose AZs are AZS (no context lookup), for construct-level tests."""
+class AzStack(StaticAzStack):
+    """A stack whose AZs are AZS (no context lookup), for construct-level tests."""
 
-    @property
-    def availability_zones(self) -> list[str]:
-        return AZS
+    def __init__(self, scope: cdk.App, construct_id: str, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, availability_zones=AZS, **kwargs)
+
+
+def network(stack: cdk.Stack, construct_id: str = "Net", **settings: Any) -> FleetNetwork:
+    """A FleetNetwork in AZS (training subnet in us-east-2b, no interface endpoints unless asked)."""
+    return FleetNetwork(stack, construct_id, settings=NetworkSettings(
+        **{"availability_zones": AZS, "training_az": "us-east-2b", "interface_endpoints": False, **settings}))
 
 
 def properties(template: Template, kind: str) -> dict[str, dict[str, Any]]:

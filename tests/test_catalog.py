@@ -103,7 +103,7 @@ def test_data_files_are_awss_data() -> None:
     assert "us-east-2" in CATALOG.regions("trn2.48xlarge")
     assert CATALOG.offered_in("trn1.32xlarge", "us-west-2")
     assert not CATALOG.offered_in("trn2.48xlarge", "eu-west-1")
-    from neuronfleet.config import sagemaker_instance_types
+    from neuronfleet.catalog import sagemaker_instance_types
 
     assert {f"ml.inf2.{s}" for s in ("xlarge", "8xlarge", "24xlarge", "48xlarge")} <= sagemaker_instance_types()
 

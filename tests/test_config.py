@@ -80,19 +80,20 @@ def test_the_base_document_is_valid() -> None:
     ("changes", "expected"),
     [
         ({"colour": "blue"}, "colour: got 'blue'; allowed: no key 'colour' here; known keys: name, phase"),
-        ({"network__vpc_id": "vpc-1"}, "network.vpc_id: got 'vpc-1'; allowed: no key 'vpc_id' here; known keys: cidr,"),
+        ({"network__vpc_id": "vpc-1"}, "network.vpc_id: got 'vpc-1'; allowed: no key 'vpc_id' here; "
+                                             "known keys: availability_zones, training_az, cidr"),
         ({"training_clusters__0__count": "four"}, "training_clusters[0].count: got 'four'; allowed: a whole number"),
         ({"training_clusters__0__count": 0}, "training_clusters[0].count: got 0; allowed: a number >= 1"),
         ({"network__interface_endpoints": "maybe"}, "network.interface_endpoints: got 'maybe'; allowed: true or false"),
         ({"phase": "prodution"}, "phase: got 'prodution'; allowed: 'evaluation', 'pilot' or 'production'"),
-        ({"name": "Bad_Name"}, "name: got 'Bad_Name'; allowed: text matching"),
-        ({"region": ...}, "region: got nothing (the field is required); allowed: a value of type str"),
+        ({"name": "Bad_Name"}, "name: got 'Bad_Name'; allowed: lower-case letters, digits and dashes"),
+        ({"region": ...}, "region: got nothing (the field is required); allowed: text"),
         ({"training_clusters": "train"}, "training_clusters: got 'train'; allowed: a list"),
         ({"training_clusters__0__instance_type": "trn3.48xlarge"},
-         "training_clusters[0].instance_type: got 'trn3.48xlarge'; allowed: trn1.2xlarge, trn1.32xlarge, "
-         "trn1n.32xlarge, trn2.48xlarge, trn2u.48xlarge"),
+         "training_clusters[0].instance_type: got 'trn3.48xlarge'; allowed: 'trn1.2xlarge', 'trn1.32xlarge', "
+         "'trn1n.32xlarge', 'trn2.48xlarge' or 'trn2u.48xlarge'"),
         ({"training_clusters__0__instance_type": "p5.48xlarge"},
-         "training_clusters[0].instance_type: got 'p5.48xlarge'; allowed: trn1.2xlarge"),
+         "training_clusters[0].instance_type: got 'p5.48xlarge'; allowed: 'trn1.2xlarge'"),
         ({"training_clusters__0__instance_type": "trn2u.48xlarge", "training_clusters__0__count": 6,
           "training_clusters__0__allow_unlisted_region": True},
          "training_clusters[0].count: got 6; allowed: a multiple of 4 (trn2u.48xlarge comes in whole "
@@ -105,9 +106,10 @@ def test_the_base_document_is_valid() -> None:
          "training_clusters[0].instance_type: got 'trn2.48xlarge'; allowed: a type offered in eu-west-1 "
          "(AWS's offerings list it in: ap-south-2, us-east-2)"),
         ({"network__training_az": "us-east-2c"},
-         "network.training_az: got 'us-east-2c'; allowed: one of network.availability_zones: us-east-2a, us-east-2b"),
+         "network.training_az: got 'us-east-2c'; allowed: one of availability_zones: us-east-2a, us-east-2b"),
         ({"network__availability_zones": ["us-west-2a", "us-east-2a"]},
-         "network.availability_zones[0]: got 'us-west-2a'; allowed: an AZ of us-east-2"),
+         "network.availability_zones[0]: got 'us-west-2a'; allowed: an availability zone of "
+         "us-east-2: us-east-2a, us-east-2b, us-east-2c"),
         ({"network__availability_zones": ["us-east-2a"]},
          "network.availability_zones: got ['us-east-2a']; allowed: at least 2 entries"),
         ({"network__cidr": "10.0.0.0/8"}, "network.cidr: got '10.0.0.0/8'; allowed: an IPv4 CIDR from /16 to /20"),
@@ -121,9 +123,9 @@ def test_the_base_document_is_valid() -> None:
         ({"training_clusters__0__capacity": {"type": "on-demand", "reservation_id": "cr-0123456789abcdef0"}},
          "training_clusters[0].capacity.type: got 'on-demand'; allowed: 'odcr' or 'capacity-block'"),
         ({"training_clusters__0__capacity": {"type": "odcr", "reservation_id": "r-123"}},
-         "training_clusters[0].capacity.reservation_id: got 'r-123'; allowed: text matching ^cr-"),
+         "training_clusters[0].capacity.reservation_id: got 'r-123'; allowed: a capacity reservation id: 'cr-' and 17"),
         ({"training_clusters__0__ami": {"ssm_parameter": "aws/service/x"}},
-         "training_clusters[0].ami.ssm_parameter: got 'aws/service/x'; allowed: text matching ^/"),
+         "training_clusters[0].ami.ssm_parameter: got 'aws/service/x'; allowed: an SSM parameter name"),
         ({"training_clusters__0__ami": {"ssm_parameter": "/a/b", "ami_id": "ami-0123456789abcdef0"}},
          "training_clusters[0].ami: got {'ssm_parameter': '/a/b', 'ami_id': 'ami-0123456789abcdef0'}; "
          "allowed: either ssm_parameter or ami_id, not both"),
@@ -147,7 +149,7 @@ def test_the_base_document_is_valid() -> None:
         ({"endpoints__0__container": "custom"}, "endpoints[0].image_uri: got None; allowed: an image URI exactly when"),
         ({"endpoints__0__container": "triton"}, "endpoints[0].container: got 'triton'; allowed: 'lmi-neuronx'"),
         ({"fallback": {"enabled": True, "instance_types": ["p5.48xlarge", "h100.big"]}},
-         "fallback.instance_types[1]: got 'h100.big'; allowed: p5.48xlarge, p5en.48xlarge"),
+         "fallback.instance_types[1]: got 'h100.big'; allowed: 'p5.48xlarge', 'p5en.48xlarge'"),
         ({"prices": {"trn2.48xlarge": {"usd_per_hour": 30, "source": "EDP"}}},
          "prices.trn2.48xlarge.as_of: got nothing (the field is required)"),
         ({"prices": {"x9.huge": {"usd_per_hour": 1, "source": "s", "as_of": "2026-01-01"}}},
@@ -163,7 +165,8 @@ def test_every_problem_is_reported_at_once() -> None:
     doc = with_changes(name="Bad", colour="blue", training_clusters__0__count="x",
                        network__training_az="us-east-2c")
     found = problems(doc)
-    assert [p.split(":")[0] for p in found] == ["name", "training_clusters[0].count", "colour"]
+    # a section's own rules run with the structure checks of other sections
+    assert [p.split(":")[0] for p in found] == ["name", "network.training_az", "training_clusters[0].count", "colour"]
     # semantic checks run once the structure is right, and all of them are reported together
     found = problems(with_changes(network__training_az="us-east-2c", endpoints__0__min_instances=5,
                                   training_clusters__0__instance_type="trn3.48xlarge"))

@@ -98,7 +98,7 @@ def test_dashboard_shows_spend_unit_cost_and_utilisation(cost, prod) -> None:
     (dash,) = properties(cost, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dash["DashboardBody"])
     for needle in ("daily spend by accelerator family", "Cost per million inferences", "NeuronCore utilisation",
-                   "NeuronFleet/Cost", prod.stacks["inference"].endpoints["chat"].endpoint_name):
+                   "NeuronFleet/Cost", prod.stacks["inference"].endpoints["Chat"].endpoint_name):
         assert needle in body, needle
 
 

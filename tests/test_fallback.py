@@ -9,11 +9,20 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from neuronfleet import CATALOG, FleetNetwork
-from neuronfleet.fallback import GPU_ECS_AMI_PARAMETER, EndpointFailover, GpuPool
+from neuronfleet import (
+    CATALOG,
+    EndpointFailover,
+    EndpointSettings,
+    FleetNetwork,
+    GpuPool,
+    GpuPoolSettings,
+    InvalidSettings,
+    NeuronEndpoint,
+    StaticAzStack,
+)
 from neuronfleet.functions import RUNTIME, lambda_source_dir
-from neuronfleet.inference import NeuronEndpoint
-from tests.conftest import AZS, ENV, AzStack, properties
+from neuronfleet.settings import GPU_ECS_AMI_PARAMETER
+from tests.conftest import ENV, AzStack, network, properties
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +88,8 @@ def test_failover_function_and_its_least_privilege(prod) -> None:
     assert fn["Runtime"] == RUNTIME.name and "DeadLetterConfig" in fn
     assert "Layers" in fn and "AWSLambdaPowertoolsPythonV3" in json.dumps(fn["Layers"])
     watched = json.dumps(fn["Environment"]["Variables"]["FAILOVER_ENDPOINTS"])
-    chat = prod.stacks["inference"].endpoints["chat"]
-    assert chat.endpoint_name in watched and prod.stacks["inference"].endpoints["embed"].endpoint_name not in watched
+    chat = prod.stacks["inference"].endpoints["Chat"]
+    assert chat.endpoint_name in watched and prod.stacks["inference"].endpoints["Embed"].endpoint_name not in watched
     statements = [s for p in properties(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]
                   if "sagemaker:UpdateEndpointWeightsAndCapacities" in json.dumps(s["Action"])]
     (statement,) = statements
@@ -115,24 +124,35 @@ def test_lambda_asset_holds_the_handlers() -> None:
 
 def _net() -> tuple[cdk.Stack, FleetNetwork]:
     stack = AzStack(cdk.App(), "S", env=ENV)
-    return stack, FleetNetwork(stack, "Net", availability_zones=AZS,
-                               training_az="us-east-2a", interface_endpoints=False)
+    return stack, network(stack)
 
 
 def test_failover_refuses_an_endpoint_without_a_live_gpu_variant() -> None:
     stack, net = _net()
-    endpoint = NeuronEndpoint(stack, "Solo", vpc=net.vpc, instance_type="ml.inf2.xlarge", hf_model_id="o/m")
+    endpoint = NeuronEndpoint(stack, "Solo", vpc=net.vpc,
+                              settings=EndpointSettings(instance_type="ml.inf2.xlarge", hf_model_id="o/m"))
     topic = cdk.aws_sns.Topic(stack, "T")
     with pytest.raises(ValueError, match=r"without a live 'gpu' variant cannot fail over: Solo"):
         EndpointFailover(stack, "F", endpoints=[endpoint], topic=topic)
 
 
 @pytest.mark.parametrize(("props", "message"), [
-    ({"instance_types": ["trn2.48xlarge"]}, r"use one or more GPU types of the catalog .* not trn2.48xlarge"),
-    ({"instance_types": []}, r"not an empty list"),
-    ({"instance_types": ["p5.48xlarge"], "max_vcpus": 96}, r"max_vcpus 96 is below one p5.48xlarge \(192 vCPUs\)"),
+    ({"instance_types": ["trn2.48xlarge"]}, "instance_types[0]: got 'trn2.48xlarge'; allowed: 'p5.48xlarge'"),
+    ({"instance_types": []}, "instance_types: got []; allowed: at least 1 entry"),
+    ({"instance_types": ["p5.48xlarge"], "max_vcpus": 96}, "max_vcpus: got 96; allowed: at least one p5.48xlarge "
+                                                           "(192 vCPUs)"),
 ])
 def test_gpu_pool_bad_input(props, message) -> None:
     stack, net = _net()
-    with pytest.raises(ValueError, match=message):
-        GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, **{"max_vcpus": 384, **props})
+    with pytest.raises(InvalidSettings) as info:
+        GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings(**props))
+    assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
+
+
+def test_gpu_pool_checks_offerings_in_its_region() -> None:
+    azs = ["ap-east-1a", "ap-east-1b"]
+    stack = StaticAzStack(cdk.App(), "S", availability_zones=azs, env=cdk.Environment(region="ap-east-1"))
+    net = network(stack, availability_zones=azs, training_az="ap-east-1b")
+    with pytest.raises(InvalidSettings, match=r"instance_types\[0\]: got 'p5.48xlarge'; allowed: a type offered in "
+                                              r"ap-east-1 \(AWS's offerings list it in: ap-northeast-1"):
+        GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings())

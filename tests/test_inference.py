@@ -10,18 +10,13 @@ import pytest
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Capture, Match, Template
 
-from neuronfleet import FleetNetwork
-from neuronfleet.inference import (
-    DLC_ACCOUNT,
-    GPU_VARIANT,
-    NEURON_VARIANT,
-    SERVING_CONTAINERS,
-    GpuVariant,
-    NeuronEndpoint,
-    ScheduledScaling,
-)
+from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint, ScheduledScaling
+from neuronfleet.inference import GPU_VARIANT, NEURON_VARIANT, SERVING_CONTAINERS
 from neuronfleet.storage import secure_bucket
-from tests.conftest import AZS, ENV, AzStack, new_app
+from tests.conftest import ENV, AzStack, network, new_app
+
+DLC_ACCOUNT = "763104351884"
+"""CDK's regional fact for us-east-2 (aws_cdk.region_info, FactName.DLC_REPOSITORY_ACCOUNT)."""
 
 CASES: dict[str, dict[str, Any]] = {
     "lmi": {"instance_type": "ml.inf2.48xlarge", "container": "lmi-neuronx", "tensor_parallel_degree": 24,
@@ -48,12 +43,15 @@ def templates() -> dict[str, Template]:
     for name, props in CASES.items():
         props = dict(props)
         stack = AzStack(app, f"E-{name}", env=ENV)
-        net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2a", interface_endpoints=False)
+        net = network(stack)
         topic = sns.Topic(stack, "Alerts", enforce_ssl=True, master_key=cdk.aws_kms.Key(
             stack, "TopicKey", enable_key_rotation=True))
+        bucket = None
         if props.pop("capture", False):
-            props["data_capture_bucket"] = secure_bucket(stack, "Capture", access_logs=secure_bucket(stack, "Logs"))
-        NeuronEndpoint(stack, "Endpoint", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic, **props)
+            bucket = secure_bucket(stack, "Capture", access_logs=secure_bucket(stack, "Logs"))
+            props["data_capture_percent"] = 10
+        NeuronEndpoint(stack, "Endpoint", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic,
+                       settings=EndpointSettings(**props), data_capture_bucket=bucket)
         stacks[name] = stack
     assembly = app.synth()
     return {n: Template.from_json(assembly.get_stack_by_name(s.stack_name).template) for n, s in stacks.items()}
@@ -214,26 +212,36 @@ def test_endpoint_name_is_lowercase_and_unique(templates) -> None:
 
 def _endpoint(**overrides: Any) -> None:
     stack = AzStack(cdk.App(), "Bad", env=ENV)
-    net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2a", interface_endpoints=False)
-    props: dict[str, Any] = {"instance_type": "ml.inf2.xlarge", "hf_model_id": "org/model"}
-    props.update(overrides)
-    NeuronEndpoint(stack, "E", vpc=net.vpc, **props)
+    net = network(stack)
+    NeuronEndpoint(stack, "E", vpc=net.vpc,
+                   settings=EndpointSettings(**{"instance_type": "ml.inf2.xlarge", "hf_model_id": "org/model", **overrides}))
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    ({"tensor_parallel_degree": 24}, r"tensor_parallel_degree 24 does not fit the 2 NeuronCores of ml.inf2.xlarge"),
-    ({"instance_type": "ml.inf3.xlarge"}, r"'ml.inf3.xlarge' is not a SageMaker ProductionVariantInstanceType"),
-    ({"instance_type": "ml.g5.xlarge"}, r"'ml.g5.xlarge' is not Inferentia2"),
-    ({"min_instances": 3, "max_instances": 1}, r"min_instances 3 / max_instances 1: need 1 <= min <= max"),
-    ({"startup_health_check_timeout": cdk.Duration.minutes(5)}, r"startup_health_check_timeout 300 s"),
-    ({"container": "triton"}, r"container 'triton': use one of lmi-neuronx, vllm-neuronx, tgi-neuronx"),
-    ({"container": "custom"}, r"image_uri is required with container='custom'"),
-    ({"model_data_url": "s3://b/m.tar.gz"}, r"exactly one of model_data_url"),
-    ({"gpu_variant": GpuVariant(instance_type="ml.m5.xlarge")}, r"gpu_variant.instance_type 'ml.m5.xlarge'"),
+    ({"tensor_parallel_degree": 24}, "tensor_parallel_degree: got 24; allowed: a divisor of the 2 NeuronCores of "
+                                     "ml.inf2.xlarge: 1, 2"),
+    ({"instance_type": "ml.inf3.xlarge"}, "instance_type: got 'ml.inf3.xlarge'; allowed: a SageMaker "
+                                          "ProductionVariantInstanceType"),
+    ({"instance_type": "ml.g5.xlarge"}, "instance_type: got 'ml.g5.xlarge'; allowed: an Inferentia2 type"),
+    ({"min_instances": 3, "max_instances": 1}, "min_instances: got 3; allowed: at most max_instances (1)"),
+    ({"startup_health_check_timeout_s": 300}, "startup_health_check_timeout_s: got 300; allowed: a number >= 600"),
+    ({"container": "triton"}, "container: got 'triton'; allowed: 'lmi-neuronx', 'tgi-neuronx', 'vllm-neuronx' or"),
+    ({"container": "custom"}, "image_uri: got None; allowed: an image URI exactly when container is 'custom'"),
+    ({"model_data_url": "s3://bucket/m.tar.gz"}, "model_data_url: got 's3://bucket/m.tar.gz'; allowed: exactly one of"),
+    ({"gpu_variant": {"instance_type": "ml.m5.xlarge"}}, "gpu_variant.instance_type: got 'ml.m5.xlarge'"),
+    ({"batch_size": 0}, "batch_size: got 0; allowed: a number >= 1"),
+    ({"volume_size_gib": 0}, "volume_size_gib: got 0; allowed: a number >= 1"),
+    ({"target_invocations_per_instance": -1}, "target_invocations_per_instance: got -1; allowed: a number > 0"),
+    ({"hf_model_id": "my model"}, "hf_model_id: got 'my model'; allowed:"),
+    ({"scheduled_scaling": [{"name": "day", "schedule": "cron(every day)", "min_instances": 1, "max_instances": 2}]},
+     "scheduled_scaling[0].schedule: got 'cron(every day)'; allowed:"),
+    ({"scheduled_scaling": [{"name": "d", "schedule": "rate(1 day)", "min_instances": 1, "max_instances": 2}] * 2},
+     "scheduled_scaling[1].name: got 'd'; allowed: a name not used by another action"),
 ])
 def test_bad_input_fails_synth(overrides, message) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InvalidSettings) as info:
         _endpoint(**overrides)
+    assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
 
 
 # ------------------------------------------------------------------------------------ fleet files

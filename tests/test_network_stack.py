@@ -10,7 +10,7 @@ import pytest
 from aws_cdk import assertions
 from aws_cdk.assertions import Capture, Match
 
-from neuronfleet import FleetNetwork
+from neuronfleet import FleetNetwork, InvalidSettings, NetworkSettings
 from neuronfleet.network import INTERFACE_ENDPOINTS
 
 
@@ -107,19 +107,32 @@ def test_synth_needs_no_lookups(synth_fleet) -> None:
         assert manifest.get("missing", []) == []
 
 
-def test_construct_rejects_a_training_az_outside_the_vpc() -> None:
-    stack = cdk.Stack(cdk.App(), "S")
-    with pytest.raises(ValueError, match=r"training_az 'us-east-2c' is not one of availability_zones"):
-        FleetNetwork(stack, "N", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2c")
-    with pytest.raises(ValueError, match=r"nat_gateways must be 0..2"):
-        FleetNetwork(stack, "M", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2a",
-                     nat_gateways=3)
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"training_az": "us-east-2c"}, "training_az: got 'us-east-2c'; allowed: one of availability_zones: us-east-2a, "
+                                    "us-east-2b"),
+    ({"nat_gateways": 3}, "nat_gateways: got 3; allowed: 0 to 2 (one per AZ at most)"),
+    ({"availability_zones": ["us-east-2a"], "training_az": "us-east-2a"},
+     "availability_zones: got ['us-east-2a']; allowed: at least 2 entries"),
+    ({"cidr": "10.0.0.0/8"}, "cidr: got '10.0.0.0/8'; allowed: an IPv4 CIDR from /16 to /20"),
+])
+def test_settings_reject_what_aws_would(settings, message) -> None:
+    with pytest.raises(InvalidSettings) as info:
+        NetworkSettings(**{"availability_zones": ["us-east-2a", "us-east-2b"], "training_az": "us-east-2b", **settings})
+    assert [str(p) for p in info.value.problems] == [message]
+
+
+def test_construct_checks_the_azs_against_its_region() -> None:
+    stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(region="us-west-2"))
+    with pytest.raises(InvalidSettings, match=r"availability_zones\[0\]: got 'us-east-2a'; allowed: an availability zone "
+                                              r"of us-west-2"):
+        FleetNetwork(stack, "N", settings=NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"],
+                                                          training_az="us-east-2b"))
 
 
 def test_no_nat_means_isolated_compute_subnets() -> None:
     stack = cdk.Stack(cdk.App(), "S")
-    FleetNetwork(stack, "N", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b",
-                 nat_gateways=0, interface_endpoints=False)
+    FleetNetwork(stack, "N", settings=NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"],
+                                                      training_az="us-east-2b", nat_gateways=0, interface_endpoints=False))
     t = assertions.Template.from_stack(stack)
     t.resource_count_is("AWS::EC2::NatGateway", 0)
     t.resource_count_is("AWS::EC2::InternetGateway", 0)

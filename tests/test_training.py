@@ -9,13 +9,13 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from neuronfleet import CATALOG, FleetNetwork
-from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, NEURON_METRICS_NAMESPACE, Capacity, TrainiumCluster
-from tests.conftest import AZS, ENV, AzStack, new_app
+from neuronfleet import CATALOG, AmiSettings, Capacity, InvalidSettings, TrainiumCluster, TrainiumClusterSettings
+from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, NEURON_METRICS_NAMESPACE
+from tests.conftest import ENV, AzStack, network, new_app
 
 CASES: dict[str, dict[str, Any]] = {
     "trn2": {"instance_type": "trn2.48xlarge", "count": 2},
-    "trn2u-block": {"instance_type": "trn2u.48xlarge", "count": 8,
+    "trn2u-block": {"instance_type": "trn2u.48xlarge", "count": 8, "allow_unlisted_region": True,
                     "capacity": Capacity.capacity_block(resource_group_arn="arn:aws:resource-groups:us-east-2:"
                                                         "111111111111:group/blocks", availability_zone="us-east-2b")},
     "trn1": {"instance_type": "trn1.32xlarge", "count": 4,
@@ -33,8 +33,9 @@ def templates() -> dict[str, Template]:
     stacks = {}
     for name, props in CASES.items():
         stack = AzStack(app, f"T-{name}", env=ENV)
-        net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2b", interface_endpoints=False)
-        TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, **props)
+        net = network(stack)
+        TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet,
+                        settings=TrainiumClusterSettings(**props))
         stacks[name] = stack
     assembly = app.synth()
     return {n: Template.from_json(assembly.get_stack_by_name(s.stack_name).template) for n, s in stacks.items()}
@@ -214,36 +215,51 @@ def test_cfn_lint_suppression_only_on_the_capacity_block_only_type(templates) ->
 
 def _cluster(**overrides: Any) -> None:
     stack = AzStack(cdk.App(), "Bad", env=ENV)
-    net = FleetNetwork(stack, "Net", availability_zones=AZS, training_az="us-east-2b", interface_endpoints=False)
-    props: dict[str, Any] = {"vpc": net.vpc, "subnet": net.training_subnet, "instance_type": "trn2u.48xlarge",
-                             "count": 4}
-    props.update(overrides)
-    TrainiumCluster(stack, "Cluster", **props)
+    net = network(stack)
+    settings = TrainiumClusterSettings(**{"instance_type": "trn2u.48xlarge", "count": 4, "allow_unlisted_region": True,
+                                          **overrides})
+    TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=settings)
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    ({"count": 6}, r"count 6: trn2u.48xlarge comes in whole UltraServers of 4 instances"),
-    ({"capacity": Capacity.capacity_block(reservation_id="cr-0123456789abcdef0"), "placement_group": True},
-     r"placement_group=True with a Capacity Block"),
+    ({"count": 6}, "count: got 6; allowed: a multiple of 4 (trn2u.48xlarge comes in whole UltraServers of 4 instances)"),
+    ({"count": True}, "count: got True; allowed: a whole number"),
+    ({"capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0", "placement_group": True}},
+     "capacity.placement_group: got True; allowed: false or unset"),
     ({"capacity": Capacity.capacity_block(reservation_id="cr-0123456789abcdef0", availability_zone="us-east-2a")},
-     r"subnet is in us-east-2b but the capacity-block reservation is in us-east-2a"),
-    ({"ami_parameter": "aws/service/neuron/ami"}, r"ami_parameter 'aws/service/neuron/ami' is not an SSM parameter name"),
-    ({"ami_parameter": "/ok/path", "ami_id": "ami-0123456789abcdef0"}, r"not both"),
-    ({"instance_type": "p5.48xlarge"}, r"'p5.48xlarge' is not a Trainium type"),
-    ({"fsx_storage_gib": 3600}, r"fsx_storage_gib 3600: .* 1200 or a multiple of 2400"),
+     "subnet: got 'us-east-2b'; allowed: a subnet in us-east-2a, the AZ of the capacity-block reservation"),
+    ({"capacity": Capacity.capacity_block(reservation_id="cr-0123456789abcdef0", availability_zone="us-west-2a")},
+     "capacity.availability_zone: got 'us-west-2a'; allowed:"),
+    ({"ami": {"ssm_parameter": "aws/service/neuron/ami"}}, "ami.ssm_parameter: got 'aws/service/neuron/ami'; allowed:"),
+    ({"ami": {"ssm_parameter": "/ok/path", "ami_id": "ami-0123456789abcdef0"}}, "ami: got {"),
+    ({"ami": {"ami_id": "ami-zz"}}, "ami.ami_id: got 'ami-zz'; allowed:"),
+    ({"instance_type": "p5.48xlarge"}, "instance_type: got 'p5.48xlarge'; allowed: 'trn1.2xlarge'"),
+    ({"allow_unlisted_region": False}, "instance_type: got 'trn2u.48xlarge'; allowed: a type offered in us-east-2"),
+    ({"fsx_storage_gib": 3600}, "fsx_storage_gib: got 3600; allowed: 1200 or a multiple of 2400"),
+    ({"capacity": "on-demand", "root_volume_gib": 0}, "root_volume_gib: got 0; allowed: a number >= 1"),
 ])
 def test_bad_combinations_fail_synth_with_a_reason(overrides, message) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InvalidSettings) as info:
         _cluster(**overrides)
+    assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
 
 
 def test_capacity_needs_exactly_one_target() -> None:
-    with pytest.raises(ValueError, match="capacity-block capacity needs exactly one of"):
+    with pytest.raises(InvalidSettings, match="reservation_id: got None; allowed: a reservation id"):
         Capacity.capacity_block()
-    with pytest.raises(ValueError, match="needs exactly one of"):
-        Capacity.odcr(reservation_id="cr-0123456789abcdef0", resource_group_arn="arn:aws:resource-groups:x")
-    with pytest.raises(ValueError, match="on-demand capacity takes no reservation_id"):
-        Capacity(kind="on-demand", reservation_id="cr-0123456789abcdef0")
+    with pytest.raises(InvalidSettings, match="reservation_id: got 'cr-xyz'"):
+        Capacity.odcr(reservation_id="cr-xyz")
+    with pytest.raises(InvalidSettings, match=r"resource_group_arn: got .*; allowed: either reservation_id or"):
+        Capacity.odcr(reservation_id="cr-0123456789abcdef0",
+                      resource_group_arn="arn:aws:resource-groups:us-east-2:111111111111:group/blocks")
+    with pytest.raises(InvalidSettings, match="type: got 'on-demand'; allowed: 'odcr' or 'capacity-block'"):
+        Capacity(type="on-demand", reservation_id="cr-0123456789abcdef0")
+
+
+def test_on_demand_shorthand_and_defaults() -> None:
+    settings = TrainiumClusterSettings(instance_type="trn2.48xlarge", count=2, capacity="on-demand")
+    assert settings.capacity == Capacity.on_demand()
+    assert settings.ami == AmiSettings()
 
 
 # -------------------------------------------------------------------------------------- fleet files

@@ -36,31 +36,24 @@ def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path)
 
 APP = """
 import aws_cdk as cdk
-from neuronfleet import FleetNetwork
-from neuronfleet.alerts import FleetAlerts
-from neuronfleet.cost import CostMonitors
-from neuronfleet.fallback import EndpointFailover, GpuPool
-from neuronfleet.inference import GpuVariant, NeuronEndpoint
-from neuronfleet.training import Capacity, TrainiumCluster
-
-
-class MyStack(cdk.Stack):
-    @property
-    def availability_zones(self):
-        return ["us-east-2a", "us-east-2b"]
-
+from neuronfleet import (Capacity, CostMonitors, EndpointFailover, EndpointSettings, FleetAlerts, FleetNetwork,
+                         GpuPool, GpuPoolSettings, GpuVariant, NetworkSettings, NeuronEndpoint, StaticAzStack,
+                         TrainiumCluster, TrainiumClusterSettings)
 
 app = cdk.App()
-stack = MyStack(app, "MyTeam", env=cdk.Environment(account="123456789012", region="us-east-2"))
-net = FleetNetwork(stack, "Net", availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b")
+stack = StaticAzStack(app, "MyTeam", availability_zones=["us-east-2a", "us-east-2b"],
+                      env=cdk.Environment(account="123456789012", region="us-east-2"))
+net = FleetNetwork(stack, "Net", settings=NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"],
+                                                          training_az="us-east-2b"))
 alerts = FleetAlerts(stack, "Alerts")
-cluster = TrainiumCluster(stack, "Train", vpc=net.vpc, subnet=net.training_subnet, instance_type="trn2u.48xlarge",
-                          count=4, capacity=Capacity.capacity_block(reservation_id="cr-0123456789abcdef0"))
-chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, subnets=net.compute_subnets, instance_type="ml.inf2.24xlarge",
-                      hf_model_id="org/model", tensor_parallel_degree=12, alarm_topic=alerts.topic,
-                      gpu_variant=GpuVariant(instance_type="ml.g6e.12xlarge"))
-pool = GpuPool(stack, "Gpu", vpc=net.vpc, subnets=net.vpc.private_subnets, instance_types=["g6e.48xlarge"],
-               max_vcpus=192)
+cluster = TrainiumCluster(stack, "Train", vpc=net.vpc, subnet=net.training_subnet, settings=TrainiumClusterSettings(
+    instance_type="trn2.48xlarge", count=4, capacity=Capacity.capacity_block(reservation_id="cr-0123456789abcdef0")))
+chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=alerts.topic,
+                      settings=EndpointSettings(instance_type="ml.inf2.24xlarge", hf_model_id="org/model",
+                                                tensor_parallel_degree=12,
+                                                gpu_variant=GpuVariant(instance_type="ml.g6e.12xlarge")))
+pool = GpuPool(stack, "Gpu", vpc=net.vpc, subnets=net.vpc.private_subnets,
+               settings=GpuPoolSettings(instance_types=["g6e.48xlarge"], max_vcpus=192))
 EndpointFailover(stack, "Failover", endpoints=[chat], topic=alerts.topic)
 CostMonitors(stack, "Cost", fleet_name="my-team", topic=alerts.topic, endpoint_names=[chat.endpoint_name])
 app.synth()

@@ -1,7 +1,7 @@
 """neuronfleet: AWS CDK constructs that move ML work from NVIDIA GPUs to AWS Trainium and Inferentia.
 
-The catalog and the fleet-file schema import without aws-cdk-lib (and so without starting Node.js);
-the constructs load on first use.
+Every construct, its settings and the fleet-file loader import from here. The catalog, the settings and the
+fleet-file schema import without aws-cdk-lib (and so without starting Node.js); the constructs load on first use.
 """
 
 from __future__ import annotations
@@ -10,14 +10,40 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price, UnknownInstanceType
-from .config import Fleet, FleetConfigError, Problem, load_fleet, parse_fleet
+from .config import Fleet, FleetConfigError, load_fleet, parse_fleet
+from .problems import InvalidSettings, Problem
+from .settings import (
+    AmiSettings,
+    BudgetThreshold,
+    Capacity,
+    CostMonitorSettings,
+    EndpointAlarms,
+    EndpointSettings,
+    GpuPoolSettings,
+    GpuVariant,
+    NetworkSettings,
+    ScheduledScaling,
+    TrainiumClusterSettings,
+)
 
 if TYPE_CHECKING:
+    from .alerts import FleetAlerts
+    from .cost import CostMonitors
+    from .fallback import CapacityAlerts, EndpointFailover, GpuPool
+    from .functions import FleetFunction
+    from .inference import NeuronEndpoint
     from .network import FleetNetwork
+    from .stack import StaticAzStack
     from .tagging import FAMILY_TAG, FLEET_TAG, PHASE_TAG, tag_family, tag_fleet
+    from .training import TrainiumCluster
 
-_LAZY = {"FleetNetwork": ".network", "FAMILY_TAG": ".tagging", "FLEET_TAG": ".tagging", "PHASE_TAG": ".tagging",
-         "tag_family": ".tagging", "tag_fleet": ".tagging"}
+_LAZY = {
+    "FleetAlerts": ".alerts", "CostMonitors": ".cost", "CapacityAlerts": ".fallback", "EndpointFailover": ".fallback",
+    "GpuPool": ".fallback", "FleetFunction": ".functions", "NeuronEndpoint": ".inference",
+    "FleetNetwork": ".network", "StaticAzStack": ".stack", "TrainiumCluster": ".training",
+    "FAMILY_TAG": ".tagging", "FLEET_TAG": ".tagging", "PHASE_TAG": ".tagging", "tag_family": ".tagging",
+    "tag_fleet": ".tagging",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -32,13 +58,34 @@ __all__ = [
     "FLEET_TAG",
     "PHASE_TAG",
     "AcceleratorFamily",
+    "AmiSettings",
+    "BudgetThreshold",
+    "Capacity",
+    "CapacityAlerts",
+    "CostMonitorSettings",
+    "CostMonitors",
+    "EndpointAlarms",
+    "EndpointFailover",
+    "EndpointSettings",
     "Fleet",
+    "FleetAlerts",
     "FleetConfigError",
+    "FleetFunction",
     "FleetNetwork",
+    "GpuPool",
+    "GpuPoolSettings",
+    "GpuVariant",
     "InstanceCatalog",
     "InstanceSpec",
+    "InvalidSettings",
+    "NetworkSettings",
+    "NeuronEndpoint",
     "Price",
     "Problem",
+    "ScheduledScaling",
+    "StaticAzStack",
+    "TrainiumCluster",
+    "TrainiumClusterSettings",
     "UnknownInstanceType",
     "load_fleet",
     "parse_fleet",

@@ -11,7 +11,9 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
+from . import rules
 from ._nag import acknowledge_wildcards
+from .settings import check_argument
 
 PUBLISHING_SERVICES = ("cloudwatch.amazonaws.com", "events.amazonaws.com", "budgets.amazonaws.com")
 """Services that publish to the encrypted topic and so need its key."""
@@ -31,6 +33,8 @@ class FleetAlerts(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, emails: Sequence[str] = ()) -> None:
         super().__init__(scope, construct_id)
+        for i, email in enumerate(emails):
+            check_argument(f"emails[{i}]", email, rules.email)
         self.key = kms.Key(self, "Key", enable_key_rotation=True, pending_window=Duration.days(30),
                            description="Fleet alerts topic (CloudWatch alarms and EventBridge publish)")
         for service in PUBLISHING_SERVICES:

@@ -230,3 +230,28 @@ def _offerings() -> dict[str, frozenset[str]]:
 
 CATALOG = InstanceCatalog()
 """The default catalog (built-in prices)."""
+
+
+# ------------------------------------------------------------------------------ other AWS facts, as data
+
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+                      2922, 3288, 3653)
+"""CloudWatch Logs retention periods, in days: botocore's logs model (PutRetentionPolicy ``retentionInDays``
+enum, checked by tests/unit/test_catalog.py); aws-cdk-lib's ``logs.RetentionDays`` names them."""
+
+
+@cache
+def sagemaker_instance_types() -> frozenset[str]:
+    """Every valid ProductionVariantInstanceType, from botocore's SageMaker service model.
+
+    Read from data/sagemaker_instance_types.json (scripts/refresh_data.py; a test checks it against the
+    installed botocore), since loading botocore's SageMaker model costs over a second of synth time.
+    """
+    raw = resources.files("neuronfleet.data").joinpath("sagemaker_instance_types.json").read_text()
+    return frozenset(json.loads(raw)["instance_types"])
+
+
+def sagemaker_types(family: AcceleratorFamily) -> list[str]:
+    """The catalog's types of one family that SageMaker serves, as ``ml.`` names."""
+    sm = sagemaker_instance_types()
+    return [f"ml.{t}" for t in CATALOG.types(family) if f"ml.{t}" in sm]

@@ -23,6 +23,8 @@ from constructs import Construct
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .catalog import CATALOG, InstanceCatalog
+from .settings import CostMonitorSettings, check_argument
+from .settings._base import name_rule
 from .estimate import price_table
 from .functions import FleetFunction
 from .storage import secure_bucket
@@ -37,16 +39,15 @@ UTILIZATION_METRIC = "NeuronCoreUtilization"
 class CostMonitors(Construct):
     """Example::
 
-        CostMonitors(self, "Cost", fleet_name="nf-prod", topic=alerts.topic, monthly_budget_usd=450_000,
-                     endpoint_names=[chat.endpoint_name])
+        CostMonitors(self, "Cost", fleet_name="nf-prod", topic=alerts.topic, endpoint_names=[chat.endpoint_name],
+                     settings=CostMonitorSettings(monthly_budget_usd=450_000))
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
-                 catalog: InstanceCatalog = CATALOG, endpoint_names: Sequence[str] = (),
-                 monthly_budget_usd: float | None = None, idle_utilisation_percent: float = 20,
-                 idle_hours: int = 6, lookback_days: int = 3, report_period_days: int = 30,
-                 budget_thresholds: Sequence[tuple[str, float]] = (("FORECASTED", 80), ("FORECASTED", 100),
-                                                                   ("ACTUAL", 100))) -> None:
+                 settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
+                 endpoint_names: Sequence[str] = ()) -> None:
+        check_argument("fleet_name", fleet_name, name_rule)
+        settings = settings or CostMonitorSettings()
         super().__init__(scope, construct_id)
         self.fleet_name = fleet_name
         self.ledger = dynamodb.Table(
@@ -64,21 +65,21 @@ class CostMonitors(Construct):
             self, "Collector", handler="cost.collector.handler", alarm_topic=topic, timeout=Duration.minutes(10),
             memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
             environment={"LEDGER_TABLE": self.ledger.table_name, "INSTANCE_TYPES": json.dumps(accelerator_types),
-                         "LOOKBACK_DAYS": str(lookback_days), "METRICS_NAMESPACE": SPEND_NAMESPACE})
+                         "LOOKBACK_DAYS": str(settings.lookback_days), "METRICS_NAMESPACE": SPEND_NAMESPACE})
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
             environment={"FLEET": fleet_name, "LEDGER_TABLE": self.ledger.table_name,
                          "REPORT_BUCKET": self.report_bucket.bucket_name, "ALERTS_TOPIC_ARN": topic.topic_arn,
                          "ENDPOINTS": Stack.of(self).to_json_string(list(endpoint_names)),
-                         "PRICES": json.dumps(price_table(catalog)), "PERIOD_DAYS": str(report_period_days),
+                         "PRICES": json.dumps(price_table(catalog)), "PERIOD_DAYS": str(settings.report_period_days),
                          "TOKENS_NAMESPACE": TOKENS_NAMESPACE})
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: idle NeuronCores and Capacity Blocks ending",
             environment={"ALERTS_TOPIC_ARN": topic.topic_arn, "NEURON_NAMESPACE": NEURON_METRICS_NAMESPACE,
-                         "UTILIZATION_METRIC": UTILIZATION_METRIC, "IDLE_PERCENT": str(idle_utilisation_percent),
-                         "IDLE_HOURS": str(idle_hours)})
+                         "UTILIZATION_METRIC": UTILIZATION_METRIC, "IDLE_PERCENT": str(settings.idle_utilisation_percent),
+                         "IDLE_HOURS": str(settings.idle_hours)})
         self._grant(topic)
 
         self.schedules = {
@@ -93,18 +94,18 @@ class CostMonitors(Construct):
                                  targets=[targets.LambdaFunction(self.waste.function, retry_attempts=2)]),
         }
         self.budget = None
-        if monthly_budget_usd:
+        if settings.monthly_budget_usd:
             self.budget = budgets.CfnBudget(
                 self, "Budget", budget=budgets.CfnBudget.BudgetDataProperty(
                     budget_type="COST", time_unit="MONTHLY",
-                    budget_limit=budgets.CfnBudget.SpendProperty(amount=monthly_budget_usd, unit="USD"),
+                    budget_limit=budgets.CfnBudget.SpendProperty(amount=settings.monthly_budget_usd, unit="USD"),
                     cost_filters={"TagKeyValue": [f"user:{FLEET_TAG}${fleet_name}"]}),
                 notifications_with_subscribers=[budgets.CfnBudget.NotificationWithSubscribersProperty(
                     notification=budgets.CfnBudget.NotificationProperty(
-                        notification_type=kind, comparison_operator="GREATER_THAN", threshold=pct,
+                        notification_type=t.kind, comparison_operator="GREATER_THAN", threshold=t.percent,
                         threshold_type="PERCENTAGE"),
                     subscribers=[budgets.CfnBudget.SubscriberProperty(subscription_type="SNS", address=topic.topic_arn)])
-                    for kind, pct in budget_thresholds])
+                    for t in settings.budget_thresholds])
         self.dashboard = self._dashboard(endpoint_names)
 
     def _grant(self, topic: sns.ITopic) -> None:

@@ -18,11 +18,11 @@ from .alerts import grant_publish
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
 from .compute import batch_compute_environment, batch_instance_role, efa_launch_template, efa_security_group, job_queue
 from .functions import FleetFunction
+from ._region import check_in_region
 from .inference import GPU_VARIANT, NeuronEndpoint
+from .problems import InvalidSettings, Problem
+from .settings import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
 from .tagging import tag_family
-
-GPU_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
-"""The ECS-optimized Amazon Linux 2023 GPU AMI (NVIDIA driver, container toolkit): what Batch GPU hosts need."""
 
 
 class GpuPool(Construct):
@@ -35,52 +35,50 @@ class GpuPool(Construct):
     Example::
 
         pool = GpuPool(self, "Gpu", vpc=net.vpc, subnets=net.vpc.select_subnets(subnet_group_name="compute").subnets,
-                       instance_types=["p5.48xlarge", "g6e.48xlarge"], max_vcpus=384,
-                       cuda_only_workloads=["custom-cuda-kernels"])
+                       settings=GpuPoolSettings(instance_types=["p5.48xlarge", "g6e.48xlarge"], max_vcpus=384,
+                                                cuda_only_workloads=["custom-cuda-kernels"]))
         pool.job_queue.job_queue_arn
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet],
-                 instance_types: Sequence[str], max_vcpus: int, cuda_only_workloads: Sequence[str] = (),
-                 ami_parameter: str = GPU_ECS_AMI_PARAMETER, root_volume_gib: int = 512) -> None:
+                 settings: GpuPoolSettings | None = None) -> None:
         super().__init__(scope, construct_id)
-        gpus = CATALOG.types(AcceleratorFamily.GPU)
-        bad = [t for t in instance_types if t not in gpus]
-        if not instance_types or bad:
-            raise ValueError(f"instance_types {list(instance_types)}: use one or more GPU types of the catalog "
-                             f"({', '.join(gpus)}); not {', '.join(bad) or 'an empty list'}")
-        self.specs: list[InstanceSpec] = [CATALOG.get(t) for t in instance_types]
-        if max_vcpus < self.specs[0].vcpus:
-            raise ValueError(f"max_vcpus {max_vcpus} is below one {instance_types[0]} ({self.specs[0].vcpus} vCPUs): "
-                             "the pool could never launch its first-choice type")
+        settings = settings or GpuPoolSettings()
+        check_in_region(self, settings.what, settings.region_problems)
         if not subnets:
-            raise ValueError("subnets: give at least one (private) subnet")
-        self.max_vcpus = max_vcpus
-        self.cuda_only_workloads = tuple(cuda_only_workloads)
+            raise InvalidSettings([Problem("subnets", [], "at least one (private) subnet")], what=settings.what)
+        self.settings = settings
+        self.specs: list[InstanceSpec] = [CATALOG.get(t) for t in settings.instance_types]
+        self.max_vcpus = settings.max_vcpus
+        self.cuda_only_workloads = settings.cuda_only_workloads
         tag_family(self, AcceleratorFamily.GPU)
+        self._environments(vpc, subnets)
+        self.routing = ssm.StringParameter(
+            self, "Routing", description="neuronfleet: where CUDA-only workloads run",
+            string_value=Stack.of(self).to_json_string({
+                "gpu_queue_arn": self.job_queue.job_queue_arn, "cuda_only_workloads": list(self.cuda_only_workloads),
+                "instance_types": list(settings.instance_types)}))
 
+    def _environments(self, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet]) -> None:
+        """One launch template and Batch compute environment per type, in priority order, behind one queue."""
+        settings = self.settings
         self.security_group = efa_security_group(
             self, "EfaSecurityGroup", vpc=vpc, description="GPU fallback pool: EFA within the group, HTTPS out")
         self.role, self.instance_profile = batch_instance_role(self, "InstanceRole",
                                                                description="GPU fallback instances")
-        image = ec2.MachineImage.from_ssm_parameter(ami_parameter)
+        image = ec2.MachineImage.from_ssm_parameter(settings.ami_parameter)
         self.launch_templates: dict[str, ec2.LaunchTemplate] = {}
         self.compute_environments: list[batch.CfnComputeEnvironment] = []
         for spec in self.specs:
             cid = "".join(part.capitalize() for part in spec.instance_type.replace(".", "-").split("-"))
             lt, _ = efa_launch_template(
                 self, f"{cid}LaunchTemplate", spec=spec, machine_image=image, instance_profile=self.instance_profile,
-                security_group=self.security_group, root_volume_gib=root_volume_gib)
+                security_group=self.security_group, root_volume_gib=settings.root_volume_gib)
             self.launch_templates[spec.instance_type] = lt
             self.compute_environments.append(batch_compute_environment(
                 self, f"{cid}ComputeEnvironment", spec=spec, launch_template=lt, instance_profile=self.instance_profile,
-                subnet_ids=[s.subnet_id for s in subnets], maxv_cpus=max_vcpus))
+                subnet_ids=[s.subnet_id for s in subnets], maxv_cpus=settings.max_vcpus))
         self.job_queue = job_queue(self, "JobQueue", compute_environments=self.compute_environments)
-        self.routing = ssm.StringParameter(
-            self, "Routing", description="neuronfleet: where CUDA-only workloads run",
-            string_value=Stack.of(self).to_json_string({
-                "gpu_queue_arn": self.job_queue.job_queue_arn, "cuda_only_workloads": list(cuda_only_workloads),
-                "instance_types": list(instance_types)}))
 
     def describe(self) -> dict[str, object]:
         """What the pool can take, for the capacity alerts (JSON-serialisable; tokens allowed)."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from aws_cdk import Acknowledgment, RemovalPolicy, Token, Validations
+from aws_cdk import Acknowledgment, RemovalPolicy, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from .config import LOG_RETENTION_DAYS
+from ._region import check_in_region
+from .catalog import LOG_RETENTION_DAYS
+from .settings import NetworkSettings
 
 INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     # Session Manager (no SSH, no bastion)
@@ -46,33 +46,30 @@ class FleetNetwork(Construct):
 
     Example::
 
-        net = FleetNetwork(self, "Network",
-            availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b")
+        net = FleetNetwork(self, "Network", settings=NetworkSettings(
+            availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b"))
         net.vpc; net.training_subnet; net.compute_subnets
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        availability_zones: Sequence[str],
-        training_az: str,
-        cidr: str = "10.40.0.0/16",
-        nat_gateways: int = 1,
-        interface_endpoints: bool = True,
-        flow_logs_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, settings: NetworkSettings) -> None:
         super().__init__(scope, construct_id)
-        azs = list(availability_zones)
-        if not Token.is_unresolved(training_az) and training_az not in azs:
-            raise ValueError(
-                f"training_az {training_az!r} is not one of availability_zones {azs}: the training subnet "
-                "must sit in the AZ of the reserved capacity; add it to availability_zones"
-            )
-        if not 0 <= nat_gateways <= len(azs):
-            raise ValueError(f"nat_gateways must be 0..{len(azs)} (one per AZ at most), got {nat_gateways}")
+        check_in_region(self, settings.what, settings.region_problems)
+        self.settings = settings
+        self.vpc = self._vpc(settings)
+        _ack_named_azs(self.vpc)
+        self.compute_subnets = ec2.SubnetSelection(subnet_group_name=COMPUTE_SUBNETS)
+        """Private subnets in every AZ (endpoints, Lambdas, GPU pool)."""
+        selected = self.vpc.select_subnets(subnet_group_name=COMPUTE_SUBNETS, availability_zones=[settings.training_az])
+        self.training_subnet: ec2.ISubnet = selected.subnets[0]
+        """The compute subnet in ``training_az``: where training instances launch."""
+        self.training_subnets = ec2.SubnetSelection(subnets=[self.training_subnet])
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        self.endpoint_security_group: ec2.SecurityGroup | None = None
+        if settings.interface_endpoints:
+            self._add_interface_endpoints(settings.cidr)
 
+    def _vpc(self, settings: NetworkSettings) -> ec2.Vpc:
+        nat_gateways = settings.nat_gateways
         subnets = [
             ec2.SubnetConfiguration(
                 name=COMPUTE_SUBNETS,
@@ -84,13 +81,13 @@ class FleetNetwork(Construct):
                                                       cidr_mask=24))
 
         self.flow_log_group = logs.LogGroup(
-            self, "FlowLogs", retention=flow_logs_retention, removal_policy=RemovalPolicy.RETAIN
-        )
-        self.vpc = ec2.Vpc(
+            self, "FlowLogs", retention=RETENTION_BY_DAYS[settings.flow_logs_retention_days],
+            removal_policy=RemovalPolicy.RETAIN)
+        return ec2.Vpc(
             self,
             "Vpc",
-            ip_addresses=ec2.IpAddresses.cidr(cidr),
-            availability_zones=azs,
+            ip_addresses=ec2.IpAddresses.cidr(settings.cidr),
+            availability_zones=list(settings.availability_zones),
             nat_gateways=nat_gateways,
             subnet_configuration=subnets,
             # The default SG keeps AWS's rules: closing it needs a Lambda-backed custom resource, which
@@ -104,31 +101,22 @@ class FleetNetwork(Construct):
             },
             gateway_endpoints={"S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3)},
         )
-        _ack_named_azs(self.vpc)
-        self.compute_subnets = ec2.SubnetSelection(subnet_group_name=COMPUTE_SUBNETS)
-        """Private subnets in every AZ (endpoints, Lambdas, GPU pool)."""
-        selected = self.vpc.select_subnets(subnet_group_name=COMPUTE_SUBNETS, availability_zones=[training_az])
-        self.training_subnet: ec2.ISubnet = selected.subnets[0]
-        """The compute subnet in ``training_az``: where training instances launch."""
-        self.training_subnets = ec2.SubnetSelection(subnets=[self.training_subnet])
 
-        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
-        self.endpoint_security_group: ec2.SecurityGroup | None = None
-        if interface_endpoints:
-            # One group for all interface endpoints: HTTPS from inside the VPC only (the CIDR as given,
-            # so reviewers and cdk-nag see the literal range, not an unresolved attribute).
-            self.endpoint_security_group = ec2.SecurityGroup(
-                self, "EndpointSecurityGroup", vpc=self.vpc, allow_all_outbound=False,
-                description="VPC interface endpoints: HTTPS from inside the VPC",
+    def _add_interface_endpoints(self, cidr: str) -> None:
+        # One group for all interface endpoints: HTTPS from inside the VPC only (the CIDR as given,
+        # so reviewers and cdk-nag see the literal range, not an unresolved attribute).
+        self.endpoint_security_group = ec2.SecurityGroup(
+            self, "EndpointSecurityGroup", vpc=self.vpc, allow_all_outbound=False,
+            description="VPC interface endpoints: HTTPS from inside the VPC",
+        )
+        self.endpoint_security_group.add_ingress_rule(
+            ec2.Peer.ipv4(cidr), ec2.Port.tcp(443), "HTTPS from inside the VPC"
+        )
+        for endpoint_id, service in INTERFACE_ENDPOINTS.items():
+            self.interface_endpoints[endpoint_id] = self.vpc.add_interface_endpoint(
+                endpoint_id, service=service, subnets=self.compute_subnets, private_dns_enabled=True,
+                security_groups=[self.endpoint_security_group], open=False,
             )
-            self.endpoint_security_group.add_ingress_rule(
-                ec2.Peer.ipv4(cidr), ec2.Port.tcp(443), "HTTPS from inside the VPC"
-            )
-            for endpoint_id, service in INTERFACE_ENDPOINTS.items():
-                self.interface_endpoints[endpoint_id] = self.vpc.add_interface_endpoint(
-                    endpoint_id, service=service, subnets=self.compute_subnets, private_dns_enabled=True,
-                    security_groups=[self.endpoint_security_group], open=False,
-                )
 
 
 _NAMED_AZ_REASON = "AZs are named on purpose: reserved capacity (Capacity Blocks, ODCRs) lives in one named AZ"

@@ -9,11 +9,7 @@ job definition); a team on EKS or Slurm can use the launch template directly.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Any, Literal
-
-from aws_cdk import ArnFormat, Aws, RemovalPolicy, Size, Stack, Token
+from aws_cdk import ArnFormat, RemovalPolicy, Size, Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -22,7 +18,8 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
-from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from ._region import check_in_region
+from .catalog import AcceleratorFamily, InstanceSpec
 from .compute import (
     batch_compute_environment,
     batch_instance_role,
@@ -30,6 +27,9 @@ from .compute import (
     efa_security_group,
     job_queue,
 )
+from .images import dlc_image
+from .problems import InvalidSettings, Problem
+from .settings import Capacity, TrainiumClusterSettings
 from .storage import secure_bucket
 from .tagging import tag_family
 
@@ -44,61 +44,9 @@ DEFAULT_TRAINING_IMAGE = "pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2
 
 LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
 
-_SSM_NAME = re.compile(r"^/[A-Za-z0-9_.\-/]{1,2047}$")
-
-
 def neuron_dlami_parameter(framework: str = "multi-framework", os: str = "ubuntu-22.04") -> str:
     """SSM parameter of the Neuron DLAMI for plain EC2 (``/aws/service/neuron/dlami/<framework>/<os>/...``)."""
     return f"/aws/service/neuron/dlami/{framework}/{os}/latest/image_id"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Capacity:
-    """Where the instances come from. Build with :meth:`on_demand`, :meth:`odcr` or :meth:`capacity_block`.
-
-    Reservations are targeted by ``reservation_id`` or, for several, by a capacity-reservation
-    ``resource_group_arn``. ``availability_zone`` is the reservation's AZ: the cluster's subnet must be in it.
-    """
-
-    kind: Literal["on-demand", "odcr", "capacity-block"]
-    reservation_id: str | None = None
-    resource_group_arn: str | None = None
-    availability_zone: str | None = None
-
-    def __post_init__(self) -> None:
-        targeted = [t for t in (self.reservation_id, self.resource_group_arn) if t is not None]
-        if self.kind == "on-demand" and targeted:
-            raise ValueError("on-demand capacity takes no reservation_id or resource_group_arn; use Capacity.odcr()")
-        if self.kind != "on-demand" and len(targeted) != 1:
-            raise ValueError(f"{self.kind} capacity needs exactly one of reservation_id or resource_group_arn, "
-                             f"got {len(targeted)}: instances must target the reservation they run on")
-
-    @classmethod
-    def on_demand(cls) -> Capacity:
-        return cls(kind="on-demand")
-
-    @classmethod
-    def odcr(cls, *, reservation_id: str | None = None, resource_group_arn: str | None = None,
-             availability_zone: str | None = None) -> Capacity:
-        return cls(kind="odcr", reservation_id=reservation_id, resource_group_arn=resource_group_arn,
-                   availability_zone=availability_zone)
-
-    @classmethod
-    def capacity_block(cls, *, reservation_id: str | None = None, resource_group_arn: str | None = None,
-                       availability_zone: str | None = None) -> Capacity:
-        return cls(kind="capacity-block", reservation_id=reservation_id, resource_group_arn=resource_group_arn,
-                   availability_zone=availability_zone)
-
-    def launch_template_data(self) -> dict[str, Any]:
-        """The launch-template properties that put instances on this capacity."""
-        if self.kind == "on-demand":
-            return {}
-        target = ({"CapacityReservationId": self.reservation_id} if self.reservation_id
-                  else {"CapacityReservationResourceGroupArn": self.resource_group_arn})
-        data: dict[str, Any] = {"CapacityReservationSpecification": {"CapacityReservationTarget": target}}
-        if self.kind == "capacity-block":
-            data["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
-        return data
 
 
 class TrainiumCluster(Construct):
@@ -108,49 +56,35 @@ class TrainiumCluster(Construct):
 
         cluster = TrainiumCluster(self, "Pretrain",
             vpc=net.vpc, subnet=net.training_subnet,
-            instance_type="trn2u.48xlarge", count=8,            # two Trn2 UltraServers
-            capacity=Capacity.capacity_block(resource_group_arn=blocks_arn, availability_zone="us-east-2b"))
+            settings=TrainiumClusterSettings(
+                instance_type="trn2u.48xlarge", count=8,                    # two Trn2 UltraServers
+                capacity=Capacity.capacity_block(resource_group_arn=blocks_arn, availability_zone="us-east-2b")))
         cluster.launch_template   # for EKS / Slurm too
         cluster.job_queue.job_queue_arn, cluster.job_definition.job_definition_arn
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        vpc: ec2.IVpc,
-        subnet: ec2.ISubnet,
-        instance_type: str,
-        count: int,
-        capacity: Capacity | None = None,
-        placement_group: bool | None = None,
-        ami_parameter: str | None = None,
-        ami_id: str | None = None,
-        root_volume_gib: int = 512,
-        fsx_storage_gib: int = 1200,
-        fsx_throughput_mib_per_tib: int = 250,
-        training_image: str | None = None,
-        metrics_namespace: str = NEURON_METRICS_NAMESPACE,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnet: ec2.ISubnet,
+                 settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_METRICS_NAMESPACE) -> None:
         super().__init__(scope, construct_id)
-        capacity = capacity or Capacity.on_demand()
-        self.spec: InstanceSpec = _validate(
-            instance_type=instance_type, count=count, capacity=capacity, placement_group=placement_group,
-            subnet=subnet, ami_parameter=ami_parameter, ami_id=ami_id, fsx_storage_gib=fsx_storage_gib,
-        )
-        self.capacity = capacity
-        self.count = count
+        check_in_region(self, settings.what, settings.region_problems)
+        _check_subnet(subnet, settings.capacity)
+        self.settings = settings
+        self.spec: InstanceSpec = settings.spec
+        self.capacity = settings.capacity
+        self.count = settings.count
         self.metrics_namespace = metrics_namespace
-        spec = self.spec
         tag_family(self, AcceleratorFamily.TRAINIUM)
-
-        # --- security: EFA needs all traffic from and to the group itself; nothing from the internet
+        # EFA needs all traffic from and to the group itself; nothing from the internet
         self.security_group = efa_security_group(
             self, "EfaSecurityGroup", vpc=vpc,
-            description=f"{instance_type} cluster: EFA (all traffic within the group), HTTPS out")
+            description=f"{settings.instance_type} cluster: EFA (all traffic within the group), HTTPS out")
+        self._storage(vpc, subnet)
+        self._host(subnet)
+        self._scheduler(subnet)
 
-        # --- shared storage: S3 for data and checkpoints, FSx for Lustre linked to it
+    def _storage(self, vpc: ec2.IVpc, subnet: ec2.ISubnet) -> None:
+        """S3 for data and checkpoints, FSx for Lustre linked to it."""
+        settings = self.settings
         self.access_logs_bucket = secure_bucket(self, "AccessLogs")
         self.data_bucket = secure_bucket(self, "Data", versioned=True, access_logs=self.access_logs_bucket,
                                          log_prefix="data/")
@@ -163,62 +97,61 @@ class TrainiumCluster(Construct):
             self.fsx_security_group.add_egress_rule(self.fsx_security_group, port, "Lustre between servers")
             self.security_group.add_egress_rule(self.fsx_security_group, port, "Lustre to FSx")
         self.file_system = fsx.LustreFileSystem(
-            self, "Lustre", vpc=vpc, vpc_subnet=subnet, storage_capacity_gib=fsx_storage_gib,
+            self, "Lustre", vpc=vpc, vpc_subnet=subnet, storage_capacity_gib=settings.fsx_storage_gib,
             security_group=self.fsx_security_group, removal_policy=RemovalPolicy.RETAIN,
             file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
             lustre_configuration=fsx.LustreConfiguration(
                 deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
-                per_unit_storage_throughput=fsx_throughput_mib_per_tib,
+                per_unit_storage_throughput=settings.fsx_throughput_mib_per_tib,
                 data_compression_type=fsx.LustreDataCompressionType.LZ4,
             ),
         )
+        events = ["NEW", "CHANGED", "DELETED"]
         self.data_repository = fsx.CfnDataRepositoryAssociation(
             self, "LustreS3Link", file_system_id=self.file_system.file_system_id, file_system_path="/data",
             data_repository_path=f"s3://{self.data_bucket.bucket_name}/",
             batch_import_meta_data_on_create=True,
             s3=fsx.CfnDataRepositoryAssociation.S3Property(
-                auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(
-                    events=["NEW", "CHANGED", "DELETED"]),
-                auto_export_policy=fsx.CfnDataRepositoryAssociation.AutoExportPolicyProperty(
-                    events=["NEW", "CHANGED", "DELETED"]),
+                auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(events=events),
+                auto_export_policy=fsx.CfnDataRepositoryAssociation.AutoExportPolicyProperty(events=events),
             ),
         )
 
-        # --- host: role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, user data
+    def _host(self, subnet: ec2.ISubnet) -> None:
+        """Role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, placement, launch template."""
+        settings, spec = self.settings, self.spec
         self.role, self.instance_profile = batch_instance_role(
-            self, "InstanceRole", description=f"{instance_type} training instances",
-            metrics_namespace=metrics_namespace)
+            self, "InstanceRole", description=f"{settings.instance_type} training instances",
+            metrics_namespace=self.metrics_namespace)
         self.data_bucket.grant_read_write(self.role)
         acknowledge_wildcards(self.role, "grant_read_write on the cluster's own data bucket: training reads data "
                                          "and writes checkpoints", resources=(self.data_bucket.arn_for_objects("*"),),
                               actions=("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"))
-
-        if ami_id:
-            self.machine_image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: ami_id})
+        ami = settings.ami
+        if ami.ami_id:
+            self.machine_image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: ami.ami_id})
         else:
-            self.machine_image = ec2.MachineImage.from_ssm_parameter(ami_parameter or NEURON_ECS_AMI_PARAMETER)
-
+            self.machine_image = ec2.MachineImage.from_ssm_parameter(ami.ssm_parameter or NEURON_ECS_AMI_PARAMETER)
         self.placement_group: ec2.PlacementGroup | None = None
-        if placement_group if placement_group is not None else (
-                capacity.kind == "on-demand" and spec.efa_supported and count > 1):
+        wanted = settings.capacity.placement_group
+        if wanted if wanted is not None else (
+                settings.capacity.type == "on-demand" and spec.efa_supported and settings.count > 1):
             self.placement_group = ec2.PlacementGroup(self, "PlacementGroup",
                                                       strategy=ec2.PlacementGroupStrategy.CLUSTER)
-
         self.launch_template, self.network_interfaces = efa_launch_template(
             self, "LaunchTemplate", spec=spec, machine_image=self.machine_image,
             instance_profile=self.instance_profile, security_group=self.security_group,
-            user_data=self._user_data(), root_volume_gib=root_volume_gib, subnet_id=subnet.subnet_id,
-            placement_group=self.placement_group, extra_data=capacity.launch_template_data())
+            user_data=self._user_data(), root_volume_gib=settings.root_volume_gib, subnet_id=subnet.subnet_id,
+            placement_group=self.placement_group, extra_data=settings.capacity.launch_template_data())
 
-        # --- scheduler: AWS Batch
+    def _scheduler(self, subnet: ec2.ISubnet) -> None:
+        """AWS Batch: a compute environment on the launch template, a queue, a multi-node job definition."""
         self.compute_environment = batch_compute_environment(
-            self, "ComputeEnvironment", spec=spec, launch_template=self.launch_template,
-            instance_profile=self.instance_profile, subnet_ids=[subnet.subnet_id], maxv_cpus=spec.vcpus * count,
-            placement_group=self.placement_group)
+            self, "ComputeEnvironment", spec=self.spec, launch_template=self.launch_template,
+            instance_profile=self.instance_profile, subnet_ids=[subnet.subnet_id],
+            maxv_cpus=self.spec.vcpus * self.count, placement_group=self.placement_group)
         self.job_queue = job_queue(self, "JobQueue", compute_environments=[self.compute_environment])
-        self.job_definition = self._job_definition(training_image or DEFAULT_TRAINING_IMAGE)
-
-    # ---------------------------------------------------------------------------------------------
+        self.job_definition = self._job_definition(self.settings.training_image or DEFAULT_TRAINING_IMAGE)
 
     def _user_data(self) -> ec2.UserData:
         region = Stack.of(self).region
@@ -261,7 +194,7 @@ class TrainiumCluster(Construct):
         linux.add_devices(*[batch.Device(host_path=f"/dev/infiniband/uverbs{i}",
                                          container_path=f"/dev/infiniband/uverbs{i}", permissions=rw)
                             for i in range(spec.efa_interfaces)])
-        uri = image if "/" in image else f"763104351884.dkr.ecr.{Aws.REGION}.amazonaws.com/{image}"
+        uri = dlc_image(self, image)
         container = batch.EcsEc2ContainerDefinition(
             self, "Container",
             image=ecs.ContainerImage.from_registry(uri),
@@ -287,32 +220,13 @@ class TrainiumCluster(Construct):
         )
 
 
-def _validate(*, instance_type: str, count: int, capacity: Capacity, placement_group: bool | None,
-              subnet: ec2.ISubnet, ami_parameter: str | None, ami_id: str | None, fsx_storage_gib: int) -> InstanceSpec:
-    trainium = CATALOG.types(AcceleratorFamily.TRAINIUM)
-    if instance_type not in trainium:
-        raise ValueError(f"instance_type {instance_type!r} is not a Trainium type; use one of {', '.join(trainium)}")
-    spec = CATALOG.get(instance_type)
-    if count < 1 or count % spec.ultraserver_size:
-        raise ValueError(f"count {count}: {instance_type} comes in whole UltraServers of {spec.ultraserver_size} "
-                         f"instances; use a positive multiple of {spec.ultraserver_size}")
-    if capacity.kind == "capacity-block" and placement_group:
-        raise ValueError("placement_group=True with a Capacity Block: a block is already co-located and AWS needs "
-                         "no placement group for it; leave placement_group unset")
-    if capacity.availability_zone and not Token.is_unresolved(subnet.availability_zone) \
-            and subnet.availability_zone != capacity.availability_zone:
-        raise ValueError(f"subnet is in {subnet.availability_zone} but the {capacity.kind} reservation is in "
-                         f"{capacity.availability_zone}: reserved capacity launches only in its own AZ; "
-                         f"pass the subnet of {capacity.availability_zone}")
-    if ami_parameter and ami_id:
-        raise ValueError("give ami_parameter or ami_id, not both")
-    if ami_parameter and not Token.is_unresolved(ami_parameter) and not _SSM_NAME.match(ami_parameter):
-        raise ValueError(f"ami_parameter {ami_parameter!r} is not an SSM parameter name: use a path such as "
-                         f"{NEURON_ECS_AMI_PARAMETER} (letters, digits, '_', '.', '-', '/'; starting with '/')")
-    if fsx_storage_gib != 1200 and fsx_storage_gib % 2400:
-        raise ValueError(f"fsx_storage_gib {fsx_storage_gib}: FSx for Lustre PERSISTENT_2 takes 1200 or a "
-                         "multiple of 2400 GiB")
-    return spec
+def _check_subnet(subnet: ec2.ISubnet, capacity: Capacity) -> None:
+    az = capacity.availability_zone
+    if az and not Token.is_unresolved(subnet.availability_zone) and subnet.availability_zone != az:
+        raise InvalidSettings([Problem(
+            "subnet", subnet.availability_zone,
+            f"a subnet in {az}, the AZ of the {capacity.type} reservation: reserved capacity launches only in its "
+            "own AZ")], what="training cluster")
 
 
 def _acknowledge_execution_role(role: iam.IRole) -> None:

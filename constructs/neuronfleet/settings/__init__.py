@@ -1,0 +1,30 @@
+"""Settings objects: every rule and every default of the constructs, in one place.
+
+The constructs take them (``settings=``), the fleet file parses YAML into them. No aws-cdk-lib import here.
+"""
+
+from ._base import Name, Settings, check_argument
+from .cost import BudgetThreshold, CostMonitorSettings
+from .fallback import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
+from .inference import EndpointAlarms, EndpointSettings, GpuVariant, ScheduledScaling
+from .network import NetworkSettings
+from .training import AmiSettings, Capacity, TrainiumClusterSettings, offered_in
+
+__all__ = [
+    "GPU_ECS_AMI_PARAMETER",
+    "AmiSettings",
+    "BudgetThreshold",
+    "Capacity",
+    "CostMonitorSettings",
+    "EndpointAlarms",
+    "EndpointSettings",
+    "GpuPoolSettings",
+    "GpuVariant",
+    "Name",
+    "NetworkSettings",
+    "ScheduledScaling",
+    "Settings",
+    "TrainiumClusterSettings",
+    "check_argument",
+    "offered_in",
+]

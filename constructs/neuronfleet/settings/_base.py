@@ -1,0 +1,200 @@
+"""The base of every settings object: validated once, frozen, and reported as :class:`Problem`s.
+
+Both paths build the same objects: a construct receives them from Python, the fleet file parses YAML into
+them. A mistake raises :class:`InvalidSettings` (Python) or ``FleetConfigError`` (fleet file) with the same
+text; the fleet file puts the field's path in front.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
+
+from ..problems import MISSING, InvalidSettings, Problem
+
+Int = Annotated[int, Strict()]
+"""A whole number: ``yes``, ``4.0`` or ``"4"`` are refused, not converted."""
+PositiveInt = Annotated[int, Strict(), Field(ge=1)]
+NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
+Number = Annotated[float, Strict()]
+"""A finite number (the models refuse .inf and .nan)."""
+Bool = Annotated[bool, Strict()]
+
+NAME_RULE = "lower-case letters, digits and dashes, starting with a letter, at most 31 characters"
+
+
+def name_rule(value: str) -> str:
+    """A neuronfleet name (fleet, cluster, endpoint, scheduled action, workload)."""
+    if not (1 <= len(value) <= 31 and value[0].isascii() and value[0].islower()
+            and all(c.isascii() and (c.islower() or c.isdigit() or c == "-") for c in value)
+            and not value.endswith("-") and "--" not in value):
+        raise ValueError(NAME_RULE + " (no dash at the end, no double dash)")
+    return value
+
+
+Name = Annotated[str, AfterValidator(name_rule)]
+"""A name that becomes part of stack names, construct ids and AWS resource names."""
+
+
+class Settings(BaseModel):
+    """Frozen, no unknown keys, finite numbers. Construct it like a dataclass (keyword arguments);
+    a mistake raises :class:`InvalidSettings` listing every problem, never a half-built object."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_default=False)
+    what: ClassVar[str] = ""
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InvalidSettings(problems_from(exc, type(self)), what=type(self).what or type(self).__name__) \
+                from None
+
+    @classmethod
+    def parse(cls, raw: Any) -> Any:
+        """Validate a plain mapping (a fleet file's section); raise :class:`InvalidSettings`."""
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            raise InvalidSettings(problems_from(exc, cls), what=cls.what or cls.__name__) from None
+
+
+class Problems(ValueError):
+    """Raised inside a model validator to carry cross-field problems (paths relative to the model)."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(map(str, self.problems)))
+
+
+def raise_problems(problems: Iterable[Problem]) -> None:
+    found = list(problems)
+    if found:
+        raise Problems(found)
+
+
+# ------------------------------------------------------------------------------- ValidationError -> Problem
+
+
+def problems_from(exc: ValidationError, root: type[BaseModel]) -> list[Problem]:
+    out: list[Problem] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        ctx = err.get("ctx") or {}
+        if isinstance(ctx.get("error"), Problems | InvalidSettings):
+            # Problems: a model's cross-field rules; InvalidSettings: a nested settings object (pydantic calls
+            # its __init__), its paths relative to that object
+
+            out.extend(p.under(path(loc)) for p in ctx["error"].problems)
+        elif err["type"] == "missing":
+            out.append(Problem(path(loc), MISSING, describe(root, loc)))
+        elif err["type"] == "extra_forbidden":
+            known = fields_at(root, loc[:-1])
+            out.append(Problem(path(loc), err.get("input"),
+                               f"no key {loc[-1]!r} here; known keys: " + (", ".join(known) or "none")))
+        else:
+            out.append(Problem(path(loc), err.get("input"), allowed_from(err)))
+    return out
+
+
+def path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+_KINDS = {
+    "int_parsing": "a whole number", "int_type": "a whole number", "int_from_float": "a whole number",
+    "float_parsing": "a number", "float_type": "a number", "finite_number": "a finite number",
+    "bool_parsing": "true or false", "bool_type": "true or false", "string_type": "text",
+    "tuple_type": "a list", "list_type": "a list", "dict_type": "a mapping", "mapping_type": "a mapping",
+    "model_type": "a mapping of settings", "model_attributes_type": "a mapping of settings",
+    "date_from_datetime_parsing": "a date (YYYY-MM-DD)", "date_parsing": "a date (YYYY-MM-DD)",
+    "date_type": "a date (YYYY-MM-DD)", "is_instance_of": "an object of the right type",
+}
+_BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+
+
+def allowed_from(err: Any) -> str:
+    ctx = err.get("ctx") or {}
+    kind = err["type"]
+    if kind in _KINDS:
+        return _KINDS[kind]
+    if kind in _BOUNDS:
+        return f"a number {_BOUNDS[kind]} {next(iter(ctx.values()))}"
+    if kind == "too_short":
+        return f"at least {ctx.get('min_length')} entr{'y' if ctx.get('min_length') == 1 else 'ies'}"
+    if kind == "too_long":
+        return f"at most {ctx.get('max_length')} entries"
+    if kind == "literal_error":
+        return str(ctx.get("expected"))
+    if kind == "value_error":
+        return str(ctx.get("error", err["msg"]))
+    return err["msg"].replace("Input should be", "a value that should be")
+
+
+def describe(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    ann = _unwrap(annotation_at(root, loc))
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return "a mapping of settings: " + ", ".join(ann.model_fields)
+    return _PLAIN.get(ann, "a value")
+
+
+_PLAIN = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}
+
+
+def _unwrap(ann: Any) -> Any:
+    """Follow Optional/tuple/Mapping/Annotated to the class inside, if any."""
+    origin = typing.get_origin(ann)
+    if origin is Annotated:
+        return _unwrap(typing.get_args(ann)[0])
+    if origin in (typing.Union, types.UnionType):
+        for a in typing.get_args(ann):
+            if a is not type(None):
+                return _unwrap(a)
+    if origin is tuple:
+        return _unwrap(typing.get_args(ann)[0])
+    if origin in (Mapping, dict):
+        return _unwrap(typing.get_args(ann)[1])
+    return ann
+
+
+def annotation_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> Any:
+    ann: Any = root
+    for part in loc:
+        model = _unwrap(ann)
+        if isinstance(part, int):
+            continue
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            ann = model.model_fields[part].annotation
+        elif typing.get_origin(ann) in (Mapping, dict):
+            ann = typing.get_args(ann)[1]
+        else:
+            return None
+    return ann
+
+
+def fields_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    model = _unwrap(annotation_at(root, loc))
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def check_argument(field: str, value: Any, rule: Any) -> None:
+    """Check one construct argument that is not part of a settings object with a rule of ``neuronfleet.rules``
+    (raise :class:`InvalidSettings` naming the argument)."""
+    try:
+        rule(value)
+    except ValueError as exc:
+        raise InvalidSettings([Problem(field, value, str(exc))], what="argument") from None
+
+
+def under(prefix: str, problems: Iterable[Problem]) -> Iterator[Problem]:
+    for p in problems:
+        yield p.under(prefix)

@@ -1,0 +1,31 @@
+"""Settings of :class:`neuronfleet.CostMonitors`."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from ._base import Int, Number, Settings
+
+
+class BudgetThreshold(Settings):
+    what: ClassVar[str] = "budget threshold"
+    kind: Literal["FORECASTED", "ACTUAL"]
+    percent: Number = Field(gt=0, le=1000)
+
+
+class CostMonitorSettings(Settings):
+    """Budget, idle thresholds and the collector's and report's windows."""
+
+    what: ClassVar[str] = "cost monitors"
+    monthly_budget_usd: Number | None = Field(default=None, gt=0, le=1e12)
+    """An AWS Budget on the fleet's tag, alerting on the fleet topic (none: no budget)."""
+    idle_utilisation_percent: Number = Field(default=20.0, ge=0, le=100)
+    idle_hours: Int = Field(default=6, ge=1, le=72)
+    lookback_days: Int = Field(default=3, ge=1, le=90)
+    """Days the daily collector re-reads (Cost Explorer revises recent days)."""
+    report_period_days: Int = Field(default=30, ge=1, le=366)
+    budget_thresholds: tuple[BudgetThreshold, ...] = (
+        BudgetThreshold(kind="FORECASTED", percent=80), BudgetThreshold(kind="FORECASTED", percent=100),
+        BudgetThreshold(kind="ACTUAL", percent=100))

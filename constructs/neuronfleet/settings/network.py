@@ -1,0 +1,65 @@
+"""Settings of :class:`neuronfleet.FleetNetwork`."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from typing import ClassVar, Self
+
+from pydantic import Field, model_validator
+
+from .. import rules
+from ..catalog import LOG_RETENTION_DAYS
+from ..problems import Problem
+from ._base import Bool, NonNegativeInt, Settings, raise_problems
+
+
+class NetworkSettings(Settings):
+    """The VPC: private compute subnets in every AZ, the training subnet in ``training_az`` (the one AZ of the
+    reserved capacity: Capacity Blocks and ODCRs are single-AZ)."""
+
+    what: ClassVar[str] = "network"
+    availability_zones: tuple[str, ...] = Field(min_length=2, max_length=6)
+    training_az: str
+    cidr: str = "10.40.0.0/16"
+    nat_gateways: NonNegativeInt = 1
+    """0: no NAT, no public subnets (isolated compute subnets; nothing reaches the internet)."""
+    interface_endpoints: Bool = True
+    flow_logs_retention_days: NonNegativeInt = 30
+
+    @model_validator(mode="after")
+    def _rules(self) -> Self:
+        raise_problems(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[Problem]:
+        try:
+            cidr = ipaddress.IPv4Network(self.cidr)
+            if not 16 <= cidr.prefixlen <= 20:
+                yield Problem("cidr", self.cidr, "an IPv4 CIDR from /16 to /20")
+        except ValueError:
+            yield Problem("cidr", self.cidr, "an IPv4 CIDR such as 10.40.0.0/16")
+        if len(set(self.availability_zones)) != len(self.availability_zones):
+            yield Problem("availability_zones", list(self.availability_zones), "distinct AZs")
+        if self.training_az not in self.availability_zones:
+            yield Problem("training_az", self.training_az,
+                          "one of availability_zones: " + ", ".join(self.availability_zones))
+        if self.nat_gateways > len(self.availability_zones):
+            yield Problem("nat_gateways", self.nat_gateways,
+                          f"0 to {len(self.availability_zones)} (one per AZ at most)")
+        if self.flow_logs_retention_days not in LOG_RETENTION_DAYS:
+            yield Problem("flow_logs_retention_days", self.flow_logs_retention_days,
+                          "a CloudWatch Logs retention: " + ", ".join(map(str, LOG_RETENTION_DAYS)))
+
+    def region_problems(self, region: str) -> Iterator[Problem]:
+        """AZs that are not AZs of ``region`` (AWS's own zone list)."""
+        for i, az in enumerate(self.availability_zones):
+            try:
+                rules.availability_zone(az, region)
+            except ValueError as exc:
+                yield Problem(f"availability_zones[{i}]", az, str(exc))
+
+    @property
+    def has_egress(self) -> bool:
+        """Whether the compute subnets reach the internet (a model hub, say)."""
+        return self.nat_gateways > 0
