@@ -5,26 +5,50 @@ The only place that reads CDK context or the environment:
     cdk synth -c env=prod          -> config/prod.yaml
     cdk synth -c config=path.yaml  -> any fleet file
     (neither)                      -> config/dev.yaml
+
+The fleet file is validated before aws_cdk is imported: importing aws-cdk-lib starts Node.js (jsii), which
+takes over a second and hundreds of MB, and a bad file must fail fast and write nothing to cdk.out.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
-
-from aws_cdk import App
+from typing import TYPE_CHECKING, Any
 
 from neuronfleet import FleetConfigError, Problem, load_fleet
-from stacks import build_fleet
+
+if TYPE_CHECKING:
+    from neuronfleet import Fleet
 
 ROOT = Path(__file__).resolve().parent
 
+CONTEXT_ENV = "CDK_CONTEXT_JSON"
+"""The CLI passes context (cdk.json, cdk.context.json, -c) as JSON in this variable (cxapi.CONTEXT_ENV)."""
+CONTEXT_OVERFLOW_ENV = "CONTEXT_OVERFLOW_LOCATION_ENV"
+"""...and what does not fit in the environment in a JSON file named here (cxapi.CONTEXT_OVERFLOW_LOCATION_ENV);
+aws-cdk-lib's App.loadContext merges both the same way."""
 
-def fleet_path(app: App) -> Path:
-    config = app.node.try_get_context("config")
+
+def cdk_context() -> dict[str, Any]:
+    """The context App() will see, read without starting Node.js."""
+    context: dict[str, Any] = {}
+    raw = os.environ.get(CONTEXT_ENV)
+    if raw:
+        context.update(json.loads(raw))
+    overflow = os.environ.get(CONTEXT_OVERFLOW_ENV)
+    if overflow:
+        context.update(json.loads(Path(overflow).read_text()))
+    return context
+
+
+def fleet_path(context: dict[str, Any]) -> Path:
+    config = context.get("config")
     if config:
         return Path(config)
-    env = app.node.try_get_context("env") or "dev"
+    env = context.get("env") or "dev"
     path = ROOT / "config" / f"{env}.yaml"
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
@@ -33,15 +57,26 @@ def fleet_path(app: App) -> Path:
     return path
 
 
-def main() -> int:
+def synth(fleet: Fleet) -> None:
+    from aws_cdk import App
+
+    from stacks import build_fleet
+
     app = App()
+    build_fleet(app, fleet)
+    app.synth()
+
+
+def main() -> int:
     try:
-        fleet = load_fleet(fleet_path(app))
+        fleet = load_fleet(fleet_path(cdk_context()))
     except FleetConfigError as exc:
         print(f"neuronfleet: {exc}\nNothing was synthesised.", file=sys.stderr)
         return 1
-    build_fleet(app, fleet)
-    app.synth()
+    except (ValueError, OSError) as exc:  # unreadable context: the CLI's JSON, or its overflow file
+        print(f"neuronfleet: cdk context: {exc}\nNothing was synthesised.", file=sys.stderr)
+        return 1
+    synth(fleet)
     return 0
 
 

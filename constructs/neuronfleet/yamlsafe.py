@@ -202,6 +202,10 @@ def load_yaml_text(data: bytes, *, source: str = "<yaml>") -> Any:
         if mark is None:
             raise YamlProblem(Problem("(file)", what, "valid YAML"), source) from None
         found = _line_text(mark.buffer or "", mark.line) if mark.buffer else ""
+        if "could not determine a constructor" in what:
+            raise YamlProblem(Problem(_where(mark), _short(found or what),
+                                      "plain YAML without language tags (!!python/..., !ruby/...): mappings, "
+                                      "lists, text, numbers, true/false, null and dates"), source) from None
         hint = "; indent with spaces, not tabs" if "\\t" in what or "tab" in what else ""
         raise YamlProblem(Problem(_where(mark), _short(found or what),
                                   f"valid YAML here (the parser says: {what}){hint}"), source) from None

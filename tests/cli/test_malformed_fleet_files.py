@@ -1,0 +1,91 @@
+"""Malformed fleet files, as a platform engineer writes them: the reference app must refuse each one fast.
+
+Each tests/cli/malformed/*.yaml is a copy of config/dev.yaml or config/prod.yaml with one mistake; its first
+line says which field the error must name (``# expect: endpoints[0].tensor_parallel_degree``, or
+``# expect: line 7, column 3`` for YAML errors). The app runs as the CDK CLI runs it (``python app.py`` with
+CDK_OUTDIR and the context in CDK_CONTEXT_JSON) but without the CLI, so each case takes a fraction of a second.
+
+Per file: a non-zero exit; a stderr line ``<field>: got ...; allowed: ...``; no traceback; nothing written to
+CDK_OUTDIR; under 2 s of wall time and 200 MB of peak memory (the child's own rusage, from os.wait4) - which
+holds only if app.py validates the file before importing aws_cdk (which starts Node.js).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = sorted((Path(__file__).parent / "malformed").glob("*.yaml"))
+MAX_SECONDS = 2.0
+MAX_RSS_MB = 200
+
+
+@dataclass
+class Run:
+    returncode: int
+    stderr: str
+    stdout: str
+    seconds: float
+    max_rss_mb: float
+
+
+def run_app(fleet_file: Path, outdir: Path, tmp: Path) -> Run:
+    """Run app.py as the CDK CLI would, and measure the child alone (os.wait4 returns its rusage)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CDK_", "CONTEXT_OVERFLOW"))}
+    env.update(CDK_OUTDIR=str(outdir), CDK_CONTEXT_JSON=json.dumps({"config": str(fleet_file)}),
+               AWS_EC2_METADATA_DISABLED="true")
+    out_path, err_path = tmp / "stdout.txt", tmp / "stderr.txt"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL)
+        killer = threading.Timer(60, proc.kill)
+        killer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killer.cancel()
+        seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(proc.returncode, err_path.read_text(errors="replace"), out_path.read_text(errors="replace"),
+               seconds, usage.ru_maxrss / 1024)  # Linux: ru_maxrss in KiB
+
+
+def expected_field(path: Path) -> str:
+    first = path.read_bytes().split(b"\n", 1)[0].decode()
+    m = re.fullmatch(r"# expect: (.+)", first)
+    assert m, f"{path.name}: the first line must be '# expect: <field path>'"
+    return m.group(1)
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 60
+    assert all(expected_field(p) for p in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[p.stem for p in CASES])
+def test_malformed_fleet_file_is_refused(case: Path, tmp_path: Path) -> None:
+    field = expected_field(case)
+    outdir = tmp_path / "cdk.out"
+    run = run_app(case, outdir, tmp_path)
+
+    assert run.returncode != 0, f"accepted a malformed fleet file\nstderr:\n{run.stderr}"
+    assert "Traceback" not in run.stderr, run.stderr
+    assert "Nothing was synthesised." in run.stderr, run.stderr
+    naming = re.compile(r"(?:^|\s)" + re.escape(field) + r": got .*; allowed: ")
+    assert any(naming.search(line) for line in run.stderr.splitlines()), (
+        f"no line names {field!r} with 'got ...; allowed: ...'\nstderr:\n{run.stderr}")
+    written = sorted(p.name for p in outdir.rglob("*")) if outdir.exists() else []
+    assert written == [], f"wrote to CDK_OUTDIR: {written}"
+    assert run.seconds < MAX_SECONDS, f"took {run.seconds:.2f} s"
+    assert run.max_rss_mb < MAX_RSS_MB, f"peak memory {run.max_rss_mb:.0f} MB"

@@ -1,0 +1,172 @@
+"""Each handler's settings: environment -> settings -> environment round trips, defaults in one home, and
+clear errors (the variable, the value, what is allowed) for a missing or malformed variable."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from neuronfleet.lambdas.capacity_alert.logic import GpuPool, GpuType
+from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings
+from neuronfleet.lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
+from neuronfleet.lambdas.environment import InvalidEnvironment
+from neuronfleet.lambdas.failover.logic import Policy
+from neuronfleet.lambdas.failover.settings import FailoverSettings
+from neuronfleet.lambdas.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
+
+TOPIC = "arn:aws:sns:us-east-2:123456789012:alerts"
+TOKEN = "${Token[TOKEN.123]}"
+"""What a CDK token looks like as a string: to_environment must pass it through untouched."""
+
+POOL = GpuPool(queue_arn="arn:aws:batch:us-east-2:123456789012:job-queue/gpu", max_vcpus=384,
+               cuda_only_workloads=("custom-cuda-kernels",),
+               types=(GpuType(instance_type="p5.48xlarge", gpus=8, gpu_name="H100", efa=32, vcpus=192),
+                      GpuType(instance_type="g6e.48xlarge", gpus=8, gpu_name="L40S", efa=4, vcpus=192)))
+PRICE = {"usd_per_hour": "55.04", "source": "https://aws.amazon.com/ec2/pricing/on-demand/", "as_of": "2025-10-01"}
+
+EXAMPLES: list[Any] = [
+    FailoverSettings(endpoints={"chat": ("chat-latency", "chat-5xx")}, topic_arn=TOPIC),
+    FailoverSettings(endpoints={"chat": ("a",), "embed": ("b", "c")}, topic_arn=TOPIC, recovery=timedelta(minutes=30),
+                     min_dwell=timedelta(0)),
+    CapacityAlertSettings(pool=POOL, topic_arn=TOPIC),
+    CapacityAlertSettings(pool=GpuPool(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC),
+    CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge", "ml.inf2.xlarge")),
+    CollectorSettings(ledger_table="ledger", instance_types=("p5.48xlarge",), lookback_days=14,
+                      metrics_namespace="Team/Cost"),
+    ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC,
+                   prices={"p5.48xlarge": PRICE}),
+    ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
+                   endpoints=("chat", "embed"), period_days=7, tokens_namespace="Team/Work"),
+    WasteSettings(topic_arn=TOPIC),
+    WasteSettings(topic_arn=TOPIC, neuron_namespace="Team/Neuron", utilization_metric="Busy", idle_percent=12.5,
+                  idle_hours=3),
+]
+
+
+@pytest.mark.parametrize("settings", EXAMPLES, ids=lambda s: type(s).__name__)
+def test_settings_round_trip_through_the_environment(settings: Any) -> None:
+    env = settings.to_environment()
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+    assert type(settings).from_environment(env) == settings
+    again = type(settings).from_environment(env).to_environment()
+    assert type(settings).from_environment(again) == settings
+
+
+@pytest.mark.parametrize("settings", EXAMPLES[::2], ids=lambda s: type(s).__name__)
+def test_from_environment_reads_the_process_environment_by_default(settings: Any, monkeypatch) -> None:
+    for name, value in settings.to_environment().items():
+        monkeypatch.setenv(name, value)
+    assert type(settings).from_environment() == settings
+
+
+def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
+    assert set(EXAMPLES[0].to_environment()) == {"FAILOVER_ENDPOINTS", "ALERTS_TOPIC_ARN", "RECOVERY_MINUTES",
+                                                 "MIN_DWELL_MINUTES"}
+    assert set(EXAMPLES[2].to_environment()) == {"GPU_POOL", "ALERTS_TOPIC_ARN"}
+    assert set(EXAMPLES[4].to_environment()) == {"LEDGER_TABLE", "INSTANCE_TYPES", "LOOKBACK_DAYS", "METRICS_NAMESPACE"}
+    assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
+                                                 "ENDPOINTS", "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE"}
+    assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "NEURON_NAMESPACE", "UTILIZATION_METRIC",
+                                                 "IDLE_PERCENT", "IDLE_HOURS"}
+
+
+def test_defaults_have_one_home() -> None:
+    failover = FailoverSettings.from_environment({"FAILOVER_ENDPOINTS": '{"chat": ["a"]}', "ALERTS_TOPIC_ARN": TOPIC})
+    assert (failover.recovery, failover.min_dwell) == (timedelta(minutes=15), timedelta(minutes=10))
+    assert failover.policy == Policy()
+    collector = CollectorSettings.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]'})
+    assert (collector.lookback_days, collector.metrics_namespace) == (3, SPEND_NAMESPACE)
+    report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
+                                              "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
+    assert (report.period_days, report.endpoints, report.tokens_namespace) == (30, (), WORKLOAD_NAMESPACE)
+    waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC})
+    assert (waste.idle_percent, waste.idle_hours) == (20, 6)
+    assert (waste.neuron_namespace, waste.utilization_metric) == (NEURON_NAMESPACE, NEURON_CORE_UTILIZATION)
+
+
+def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder() -> None:
+    calls: list[Any] = []
+
+    def to_json_string(value: Any) -> str:  # stands in for Stack.of(scope).to_json_string
+        calls.append(value)
+        return f"<json {len(calls)}>"
+
+    env = FailoverSettings(endpoints={TOKEN: (TOKEN,)}, topic_arn=TOKEN).to_environment(to_json=to_json_string)
+    assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: [TOKEN]}]
+    assert env["ALERTS_TOPIC_ARN"] == TOKEN
+    pool = GpuPool(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
+    env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN).to_environment(to_json=to_json_string)
+    assert calls[-1]["queue_arn"] == TOKEN and calls[-1]["cuda_only_workloads"] == []
+    env = ReportSettings(fleet=TOKEN, ledger_table=TOKEN, report_bucket=TOKEN, topic_arn=TOKEN, prices={},
+                         endpoints=(TOKEN,)).to_environment()
+    assert json.loads(env["ENDPOINTS"]) == [TOKEN] and env["REPORT_BUCKET"] == TOKEN
+    assert CollectorSettings(ledger_table=TOKEN, instance_types=("x",)).to_environment()["LEDGER_TABLE"] == TOKEN
+    assert WasteSettings(topic_arn=TOKEN).to_environment()["ALERTS_TOPIC_ARN"] == TOKEN
+
+
+FAILOVER_ENV = EXAMPLES[0].to_environment()
+CAPACITY_ENV = EXAMPLES[2].to_environment()
+COLLECTOR_ENV = EXAMPLES[4].to_environment()
+REPORT_ENV = EXAMPLES[6].to_environment()
+WASTE_ENV = EXAMPLES[8].to_environment()
+
+
+def _without(env: dict[str, str], name: str) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k != name}
+
+
+@pytest.mark.parametrize(("cls", "env", "variable", "message"), [
+    (FailoverSettings, _without(FAILOVER_ENV, "FAILOVER_ENDPOINTS"), "FAILOVER_ENDPOINTS",
+     "got nothing (the variable is not set); allowed: a JSON object {endpoint name: [alarm name, ...]}"),
+    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{chat}"}, "FAILOVER_ENDPOINTS", "got '{chat}'"),
+    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": '{"chat": []}'}, "FAILOVER_ENDPOINTS",
+     "(endpoint 'chat' has no alarms)"),
+    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{}"}, "FAILOVER_ENDPOINTS", "(expected a non-empty object)"),
+    (FailoverSettings, _without(FAILOVER_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN",
+     "got nothing (the variable is not set); allowed: the ARN of the fleet's SNS topic"),
+    (FailoverSettings, {**FAILOVER_ENV, "ALERTS_TOPIC_ARN": " "}, "ALERTS_TOPIC_ARN", "got ' '"),
+    (FailoverSettings, {**FAILOVER_ENV, "RECOVERY_MINUTES": "15m"}, "RECOVERY_MINUTES",
+     "got '15m'; allowed: a whole number of minutes, at least 0"),
+    (FailoverSettings, {**FAILOVER_ENV, "MIN_DWELL_MINUTES": "-1"}, "MIN_DWELL_MINUTES", "got '-1'"),
+    (CapacityAlertSettings, _without(CAPACITY_ENV, "GPU_POOL"), "GPU_POOL", 'allowed: a JSON object {"queue_arn": str'),
+    (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q", "max_vcpus": 1, "types": []}'},
+     "GPU_POOL", "(types is empty)"),
+    (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": CAPACITY_ENV["GPU_POOL"].replace('"gpus": 8', '"gpus": "8"')},
+     "GPU_POOL", "('8' is not a whole number of at least 0)"),
+    (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q"}'}, "GPU_POOL", "got '{\"queue_arn\": \"q\"}'"),
+    (CapacityAlertSettings, _without(CAPACITY_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN", "the ARN of the fleet's"),
+    (CollectorSettings, _without(COLLECTOR_ENV, "LEDGER_TABLE"), "LEDGER_TABLE", "allowed: the name of the cost ledger"),
+    (CollectorSettings, {**COLLECTOR_ENV, "INSTANCE_TYPES": "[]"}, "INSTANCE_TYPES", "(the list is empty)"),
+    (CollectorSettings, {**COLLECTOR_ENV, "INSTANCE_TYPES": "trn2.48xlarge"}, "INSTANCE_TYPES",
+     "got 'trn2.48xlarge'; allowed: a JSON list of instance types"),
+    (CollectorSettings, {**COLLECTOR_ENV, "LOOKBACK_DAYS": "0"}, "LOOKBACK_DAYS",
+     "got '0'; allowed: a whole number of days, at least 1"),
+    (CollectorSettings, {**COLLECTOR_ENV, "METRICS_NAMESPACE": ""}, "METRICS_NAMESPACE", "allowed: a CloudWatch namespace"),
+    (ReportSettings, _without(REPORT_ENV, "FLEET"), "FLEET", "allowed: the fleet's name"),
+    (ReportSettings, _without(REPORT_ENV, "REPORT_BUCKET"), "REPORT_BUCKET", "the name of the report bucket"),
+    (ReportSettings, _without(REPORT_ENV, "PRICES"), "PRICES", 'allowed: a JSON object {instance type: {"usd_per_hour"'),
+    (ReportSettings, {**REPORT_ENV, "PRICES": '{"p5.48xlarge": {"source": "x"}}'}, "PRICES",
+     "(p5.48xlarge: expected an object with usd_per_hour)"),
+    (ReportSettings, {**REPORT_ENV, "ENDPOINTS": '["chat", 3]'}, "ENDPOINTS", "(expected a list of non-blank strings)"),
+    (ReportSettings, {**REPORT_ENV, "PERIOD_DAYS": "a month"}, "PERIOD_DAYS", "got 'a month'"),
+    (WasteSettings, {}, "ALERTS_TOPIC_ARN", "got nothing"),
+    (WasteSettings, {**WASTE_ENV, "IDLE_PERCENT": "120"}, "IDLE_PERCENT",
+     "got '120'; allowed: a number of percent above 0 and at most 100"),
+    (WasteSettings, {**WASTE_ENV, "IDLE_PERCENT": "nan"}, "IDLE_PERCENT", "got 'nan'"),
+    (WasteSettings, {**WASTE_ENV, "IDLE_HOURS": "6.5"}, "IDLE_HOURS", "got '6.5'; allowed: a whole number of hours"),
+    (WasteSettings, {**WASTE_ENV, "UTILIZATION_METRIC": ""}, "UTILIZATION_METRIC", "allowed: a CloudWatch metric name"),
+])
+def test_a_missing_or_malformed_variable_is_named_with_its_value_and_what_is_allowed(cls, env, variable, message) -> None:
+    with pytest.raises(InvalidEnvironment) as caught:
+        cls.from_environment(env)
+    assert caught.value.variable == variable
+    assert str(caught.value).startswith(f"environment variable {variable}: got ")
+    assert message in str(caught.value)
+
+
+def test_hysteresis_is_whole_minutes() -> None:
+    with pytest.raises(ValueError, match=r"FailoverSettings.recovery: got 0:00:30; allowed: a whole number of minutes"):
+        FailoverSettings(endpoints={"chat": ("a",)}, topic_arn=TOPIC, recovery=timedelta(seconds=30))

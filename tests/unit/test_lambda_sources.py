@@ -1,0 +1,130 @@
+"""Rules over the Lambda sources: the environment is read only in settings modules' from_environment, settings
+need no AWS libraries, one metric-namespace scheme, and the handlers import as deployed (lambdas/ as code root)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from neuronfleet.lambdas import namespaces
+
+LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
+SOURCES = sorted(p for p in LAMBDAS.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def environment_reads(source: str, *, inside: str | None = "from_environment") -> list[tuple[int, str]]:
+    """(line, what) of every read of the process environment (os.environ, os.getenv, ``from os import
+    environ``...) that is not inside a function named ``inside`` (None: wherever it is)."""
+    tree = ast.parse(source)
+    allowed = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == inside
+               for n in ast.walk(f)}
+    found = []
+    for node in ast.walk(tree):
+        hit = None
+        if isinstance(node, ast.Attribute) and node.attr in READERS:
+            hit = f"os.{node.attr}"
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" and any(a.name in READERS for a in node.names):
+            hit = "from os import ..."
+        elif isinstance(node, ast.Name) and node.id in READERS:
+            hit = node.id
+        if hit and id(node) not in allowed:
+            found.append((node.lineno, hit))
+    return found
+
+
+READERS = ("environ", "environb", "getenv", "getenvb")
+
+
+def test_the_check_finds_a_stray_environment_read() -> None:
+    assert environment_reads("import os\nX = os.environ['A']\n") == [(2, "os.environ")]
+    assert environment_reads("import os\ndef f():\n    return os.getenv('A')\n") == [(3, "os.getenv")]
+    assert environment_reads("from os import environ\n") == [(1, "from os import ...")]
+    ok = "import os\ndef from_environment(env=None):\n    return env or os.environ\n"
+    assert environment_reads(ok) == []
+    assert environment_reads(ok, inside=None) == [(3, "os.environ")]
+
+
+def test_the_environment_is_read_only_in_the_settings_modules_from_environment() -> None:
+    stray = {}
+    for path in SOURCES:
+        reads = environment_reads(path.read_text(), inside="from_environment" if path.name == "settings.py" else None)
+        if reads:
+            stray[path.relative_to(LAMBDAS).as_posix()] = reads
+    assert stray == {}, f"read the environment only in a */settings.py from_environment: {stray}"
+
+
+def test_every_handler_has_a_settings_module() -> None:
+    for package in ("failover", "capacity_alert", "cost"):
+        assert (LAMBDAS / package / "settings.py").is_file()
+
+
+def test_settings_need_no_aws_libraries() -> None:
+    code = ("import sys; import neuronfleet.lambdas.failover.settings, neuronfleet.lambdas.capacity_alert.settings, "
+            "neuronfleet.lambdas.cost.settings, neuronfleet.lambdas.namespaces; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'boto3', 'botocore', 'aws_lambda_powertools', "
+            "'aws_cdk', 'jsii'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_one_namespace_scheme_with_one_home() -> None:
+    tree = ast.parse((LAMBDAS / "namespaces.py").read_text())
+    body = tree.body
+    constants = {}
+    for node, doc in zip(body, [*body[1:], None], strict=True):
+        name = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(name, ast.Name) and name.id.endswith("_NAMESPACE"):
+            assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant), f"{name.id} has no docstring"
+            assert "Published by" in doc.value.value
+            constants[name.id] = ast.literal_eval(node.value)
+    assert len(set(constants.values())) == len(constants) >= 6
+    assert all(v.startswith("NeuronFleet/") for v in constants.values())
+    assert {k: getattr(namespaces, k) for k in constants} == constants
+    literals = [f"{p.relative_to(LAMBDAS)}:{n.lineno}" for p in SOURCES if p.name != "namespaces.py"
+                for n in ast.walk(ast.parse(p.read_text()))
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and "NeuronFleet/" in n.value]
+    assert literals == [], "use the constants of lambdas/namespaces.py"
+
+
+ENVIRONMENT = {
+    "AWS_DEFAULT_REGION": "us-east-2", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
+    "FAILOVER_ENDPOINTS": '{"chat": ["chat-latency"]}', "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-2:123456789012:a",
+    "GPU_POOL": json.dumps({"queue_arn": "q", "max_vcpus": 192, "types": [
+        {"instance_type": "p5.48xlarge", "gpus": 8, "gpu_name": "H100", "efa": 32, "vcpus": 192}]}),
+    "LEDGER_TABLE": "ledger", "INSTANCE_TYPES": '["trn2.48xlarge"]', "FLEET": "nf", "REPORT_BUCKET": "b",
+    "PRICES": "{}",
+}
+
+
+@pytest.mark.slow
+def test_handlers_import_and_configure_as_deployed() -> None:
+    """In the function the asset root lambdas/ is the code root: ``failover.handler``, not
+    ``neuronfleet.lambdas.failover.handler``. The shared modules must be found there too."""
+    code = """
+import sys
+mods = {}
+for name in ("failover.handler", "capacity_alert.handler", "cost.collector", "cost.report", "cost.waste"):
+    __import__(name)
+    module = sys.modules[name]
+    c = module.container()
+    mods[name] = type(c.settings).__name__
+import namespaces
+assert sys.modules["failover._shared"].namespaces is namespaces
+assert sys.modules["failover.handler"].metrics.namespace == namespaces.FAILOVER_NAMESPACE
+assert sys.modules["capacity_alert.handler"].metrics.namespace == namespaces.CAPACITY_NAMESPACE
+assert not [m for m in sys.modules if m.startswith("neuronfleet")], "imported the wheel's copy"
+print(mods)
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHONPATH"))} | ENVIRONMENT
+    out = subprocess.run([sys.executable, "-c", code], cwd=LAMBDAS, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str({"failover.handler": "FailoverSettings",
+                                      "capacity_alert.handler": "CapacityAlertSettings",
+                                      "cost.collector": "CollectorSettings", "cost.report": "ReportSettings",
+                                      "cost.waste": "WasteSettings"})
