@@ -18,6 +18,7 @@ from moto import mock_aws
 from moto.ce.models import ce_backends
 
 from neuronfleet.lambdas.cost import collector, report, waste
+from neuronfleet.lambdas.cost.adapters import Signals, SpendMetrics, Topic, Usage
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.ledger import Ledger
 
@@ -88,7 +89,7 @@ def run_collector(aws: dict[str, Any], ce_client: Any = None, sleeps: list[float
     bad: list[Any] = []
     ce = CostExplorer(ce_client or aws["ce"], sleep=(sleeps.append if sleeps is not None else lambda s: None))
     summary = collector.collect(today=TODAY, lookback_days=3, instance_types=TYPES, ce=ce, ledger=Ledger(aws["table"]),
-                                metrics=collector.SpendMetrics(aws["cw"], "NeuronFleet/Cost"),
+                                metrics=SpendMetrics(aws["cw"], "NeuronFleet/Cost"),
                                 now=datetime(2026, 11, 4, 6, tzinfo=UTC), on_bad_row=bad.append)
     return summary, bad
 
@@ -210,7 +211,7 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
         "MetricName": "Tokens", "Value": 5e8, "Timestamp": datetime(2026, 11, 2, 12, tzinfo=UTC),
         "Dimensions": [{"Name": "Fleet", "Value": "nf-prod"}, {"Name": "Variant", "Value": "neuron"}]}])
     out = report.run(today=TODAY, fleet="nf-prod", period_days=3, endpoints=["chat"], prices=PRICES,
-                     ledger=Ledger(aws["table"]), usage=report.Usage(aws["cw"], "NeuronFleet/Workload"),
+                     ledger=Ledger(aws["table"]), usage=Usage(aws["cw"], "NeuronFleet/Workload"),
                      s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"])
     assert out["spend_usd"]["by_family"] == {"trainium": "2682.07", "inferentia": "47.54", "gpu": "1320.96"}
     econ = out["unit_economics"]["inferences"]
@@ -246,8 +247,8 @@ def test_waste_detector_announces_idle_cores_and_ending_blocks(aws) -> None:
          "ReservationType": "default", "EndDate": now + timedelta(minutes=30), "State": "active"}]},
         {"Filters": [{"Name": "state", "Values": ["active"]}]})
     with stub:
-        sent = waste.run(now=now, signals=waste.Signals(aws["cw"], ec2, "NeuronFleet/Neuron", "NeuronCoreUtilization"),
-                         sns=aws["sns"], topic_arn=aws["topic"], threshold=20, hours=6)
+        sent = waste.run(now=now, signals=Signals(aws["cw"], ec2, "NeuronFleet/Neuron", "NeuronCoreUtilization"),
+                         topic=Topic(aws["sns"], aws["topic"]), threshold=20, hours=6)
     assert sent == ["neuronfleet: 1 idle Neuron instance(s)", "neuronfleet: Capacity Block cr-0aaa ends in 1h"]
     notes = {m["Subject"]: m["Message"] for m in messages(aws)}
     assert "- i-idle: 5.0% average NeuronCore utilisation" in notes[sent[0]]

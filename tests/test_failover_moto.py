@@ -14,6 +14,7 @@ from moto import mock_aws
 from moto.sagemaker import models as sagemaker_models
 
 from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
+from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
 from neuronfleet.lambdas.failover.adapters import Alarms, SageMakerEndpoints, Topic
 from neuronfleet.lambdas.failover.handler import run
 from neuronfleet.lambdas.failover.logic import Policy
@@ -158,8 +159,7 @@ POOL = {"queue_arn": "arn:aws:batch:us-east-2:123456789012:job-queue/gpu", "max_
      "Batch job pretrain (j-1) is stuck RUNNABLE: CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"),
 ])
 def test_capacity_event_announces_what_the_gpu_queue_can_take(aws, event, needle) -> None:
-    result = capacity_handler.run(event, pool=capacity_handler.load_pool(json.dumps(POOL)), sns=aws["sns"],
-                                  topic_arn=aws["topic"])
+    result = capacity_handler.run(event, pool=gpu_pool(POOL), alerts=Topic(aws["sns"], aws["topic"]))
     assert result["action"] == "announced"
     (note,) = messages(aws)
     assert needle in note["Message"]
@@ -170,7 +170,7 @@ def test_capacity_event_announces_what_the_gpu_queue_can_take(aws, event, needle
 
 
 def test_unknown_event_is_ignored_not_crashed(aws) -> None:
-    result = capacity_handler.run({"detail-type": "Something Else"}, pool=capacity_handler.load_pool(json.dumps(POOL)),
-                                  sns=aws["sns"], topic_arn=aws["topic"])
+    result = capacity_handler.run({"detail-type": "Something Else"}, pool=gpu_pool(POOL),
+                                  alerts=Topic(aws["sns"], aws["topic"]))
     assert result["action"] == "ignored" and "detail-type 'Something Else' is not a capacity event" in result["reason"]
     assert messages(aws) == []

@@ -1,45 +1,33 @@
 """Daily spend collector: Cost Explorer -> DynamoDB ledger -> CloudWatch metrics.
 
 One GetCostAndUsage query for all fleets (grouped by instance type and the fleet tag), one request per
-page ($0.01 each), retried with exponential backoff when throttled. Environment: LEDGER_TABLE,
-INSTANCE_TYPES (JSON list: the accelerator types to ask for), LOOKBACK_DAYS (default 3: Cost Explorer
-revises recent days), METRICS_NAMESPACE.
+page ($0.01 each), retried with exponential backoff when throttled. Configuration:
+:class:`~.settings.CollectorSettings` (read once per container). Spend goes to its ``metrics_namespace``
+(``SPEND_NAMESPACE`` by default); the run's own metrics to ``COST_MONITORS_NAMESPACE``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from . import cost_explorer
+from ._shared import namespaces
+from .adapters import SpendMetrics
 from .cost_explorer import CostExplorer
 from .ledger import Ledger, plan
 from .rows import BadRow, CostRow, parse_page, totals
-
-
-class SpendMetrics:
-    """PutMetricData, batched; datapoints carry the day they are about."""
-
-    def __init__(self, client: Any, namespace: str) -> None:
-        self._client = client
-        self.namespace = namespace
-
-    def publish(self, deltas: dict[tuple[str, str, str], Decimal]) -> int:
-        data = [{"MetricName": "Spend", "Unit": "None", "Value": float(value),
-                 "Timestamp": datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC),
-                 "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Family", "Value": family}]}
-                for (day, fleet, family), value in sorted(deltas.items()) if value != 0]
-        for i in range(0, len(data), 1000):
-            self._client.put_metric_data(Namespace=self.namespace, MetricData=data[i:i + 1000])
-        return len(data)
+from .settings import CollectorSettings
 
 
 @dataclass
@@ -82,25 +70,43 @@ def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], c
                       metric_datapoints=published)
 
 
-logger = Logger(service="neuronfleet-cost-collector")
-metrics = Metrics(namespace="NeuronFleet/CostMonitors", service="neuronfleet-cost-collector")
+SERVICE = "neuronfleet-cost-collector"
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=namespaces.COST_MONITORS_NAMESPACE, service=SERVICE)
+
+
+@dataclass(frozen=True)
+class Container:
+    """What one Lambda container builds once: its settings and the clients of its adapters (a CostExplorer
+    adapter counts one run's requests, so each run gets a new one)."""
+
+    settings: CollectorSettings
+    ce_client: Any
+    ledger: Ledger
+    spend: SpendMetrics
+
+
+@cache
+def container() -> Container:
+    settings = CollectorSettings.from_environment()
+    return Container(settings=settings, ce_client=boto3.client("ce", region_name=cost_explorer.REGION),
+                     ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
+                     spend=SpendMetrics(boto3.client("cloudwatch"), settings.metrics_namespace))
+
+
+def _log_bad_row(bad: BadRow) -> None:
+    logger.warning("bad Cost Explorer row skipped", extra={"day": bad.day, "keys": list(bad.keys), "reason": bad.reason})
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    def on_bad_row(bad: BadRow) -> None:
-        logger.warning("bad Cost Explorer row skipped", extra={"day": bad.day, "keys": list(bad.keys),
-                                                               "reason": bad.reason})
-
+@event_source(data_class=EventBridgeEvent)
+def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
+    c = container()
     now = datetime.now(UTC)
-    summary = collect(
-        today=now.date(), lookback_days=int(os.environ.get("LOOKBACK_DAYS", "3")),
-        instance_types=json.loads(os.environ["INSTANCE_TYPES"]),
-        ce=CostExplorer(boto3.client("ce", region_name="us-east-1")),  # Cost Explorer's only endpoint
-        ledger=Ledger(boto3.resource("dynamodb").Table(os.environ["LEDGER_TABLE"])),
-        metrics=SpendMetrics(boto3.client("cloudwatch"), os.environ.get("METRICS_NAMESPACE", "NeuronFleet/Cost")),
-        now=now, on_bad_row=on_bad_row)
+    summary = collect(today=now.date(), lookback_days=c.settings.lookback_days,
+                      instance_types=c.settings.instance_types, ce=CostExplorer(c.ce_client), ledger=c.ledger,
+                      metrics=c.spend, now=now, on_bad_row=_log_bad_row)
     for name, value in (("CostExplorerRequests", summary.ce_requests), ("BadRows", summary.bad_rows),
                         ("RowsWritten", summary.new + summary.replaced)):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)

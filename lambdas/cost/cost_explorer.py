@@ -12,6 +12,8 @@ from botocore.exceptions import ClientError
 
 from .rows import FLEET_TAG, SERVICES
 
+REGION = "us-east-1"
+"""Cost Explorer's only endpoint."""
 THROTTLED = {"ThrottlingException", "LimitExceededException", "TooManyRequestsException", "RequestLimitExceeded"}
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._shared import topic
 from .logic import AlarmState, EndpointState
+
+Topic = topic.Topic
 
 
 class SageMakerEndpoints:
@@ -35,12 +38,3 @@ class Alarms:
             found += [AlarmState(name=a["AlarmName"], state=a["StateValue"], updated=a["StateUpdatedTimestamp"])
                       for a in page.get("MetricAlarms", [])]
         return found
-
-
-class Topic:
-    def __init__(self, client: Any, arn: str) -> None:
-        self._client = client
-        self._arn = arn
-
-    def announce(self, subject: str, message: str) -> None:
-        self._client.publish(TopicArn=self._arn, Subject=subject, Message=message)

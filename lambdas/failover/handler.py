@@ -1,29 +1,34 @@
 """Lambda entry point: on an alarm state change of a watched endpoint, or on the schedule, decide and shift.
 
-Configuration (environment): FAILOVER_ENDPOINTS, a JSON object {endpoint name: [alarm names]};
-ALERTS_TOPIC_ARN; RECOVERY_MINUTES and MIN_DWELL_MINUTES (hysteresis).
+Configuration: :class:`~.settings.FailoverSettings` (read once per container). Metrics: ``FAILOVER_NAMESPACE``.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ._shared import namespaces
 from .adapters import Alarms, SageMakerEndpoints, Topic
 from .logic import Decision, NoGpuVariant, Policy, announcement, decide
+from .settings import FailoverSettings
 
-logger = Logger(service="neuronfleet-failover")
-NAMESPACE = "NeuronFleet/Failover"
-metrics = Metrics(namespace=NAMESPACE, service="neuronfleet-failover")
+SERVICE = "neuronfleet-failover"
+NAMESPACE = namespaces.FAILOVER_NAMESPACE
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 
-def watched(event: dict[str, Any], config: dict[str, list[str]]) -> list[str]:
+def watched(event: Mapping[str, Any], config: Mapping[str, Sequence[str]]) -> list[str]:
     """Endpoints to evaluate: the one whose alarm changed, or all of them on the schedule."""
     if event.get("source") == "aws.cloudwatch":
         alarm = (event.get("detail") or {}).get("alarmName")
@@ -34,8 +39,8 @@ def watched(event: dict[str, Any], config: dict[str, list[str]]) -> list[str]:
     return list(config)
 
 
-def run(event: dict[str, Any], *, config: dict[str, list[str]], endpoints: SageMakerEndpoints, alarms: Alarms,
-        topic: Topic, policy: Policy, now: datetime) -> list[dict[str, str]]:
+def run(event: Mapping[str, Any], *, config: Mapping[str, Sequence[str]], endpoints: SageMakerEndpoints,
+        alarms: Alarms, topic: Topic, policy: Policy, now: datetime) -> list[dict[str, str]]:
     results = []
     for name in watched(event, config):
         try:
@@ -63,13 +68,27 @@ def _shift(decision: Decision, endpoints: SageMakerEndpoints, topic: Topic) -> N
     topic.announce(*announcement(decision))
 
 
+@dataclass(frozen=True)
+class Container:
+    """What one Lambda container builds once: its settings and its adapters."""
+
+    settings: FailoverSettings
+    endpoints: SageMakerEndpoints
+    alarms: Alarms
+    topic: Topic
+
+
+@cache
+def container() -> Container:
+    settings = FailoverSettings.from_environment()
+    return Container(settings=settings, endpoints=SageMakerEndpoints(boto3.client("sagemaker")),
+                     alarms=Alarms(boto3.client("cloudwatch")), topic=Topic(boto3.client("sns"), settings.topic_arn))
+
+
 @logger.inject_lambda_context
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: Any) -> list[dict[str, str]]:
-    policy = Policy(recovery=timedelta(minutes=int(os.environ.get("RECOVERY_MINUTES", "15"))),
-                    min_dwell=timedelta(minutes=int(os.environ.get("MIN_DWELL_MINUTES", "10"))))
-    return run(event, config=json.loads(os.environ["FAILOVER_ENDPOINTS"]),
-               endpoints=SageMakerEndpoints(boto3.client("sagemaker")),
-               alarms=Alarms(boto3.client("cloudwatch")),
-               topic=Topic(boto3.client("sns"), os.environ["ALERTS_TOPIC_ARN"]),
-               policy=policy, now=datetime.now(UTC))
+@event_source(data_class=EventBridgeEvent)
+def handler(event: EventBridgeEvent, context: LambdaContext) -> list[dict[str, str]]:
+    c = container()
+    return run(event, config=c.settings.endpoints, endpoints=c.endpoints, alarms=c.alarms, topic=c.topic,
+               policy=c.settings.policy, now=datetime.now(UTC))

@@ -14,6 +14,10 @@ from typing import Literal
 
 NEURON_VARIANT = "neuron"
 GPU_VARIANT = "gpu"
+RECOVERY = timedelta(minutes=15)
+"""Default: how long every alarm must have been OK before traffic fails back to Neuron."""
+MIN_DWELL = timedelta(minutes=10)
+"""Default: the least time between two shifts of one endpoint."""
 
 
 class NoGpuVariant(ValueError):
@@ -39,8 +43,8 @@ class EndpointState:
 
 @dataclass(frozen=True)
 class Policy:
-    recovery: timedelta = timedelta(minutes=15)
-    min_dwell: timedelta = timedelta(minutes=10)
+    recovery: timedelta = RECOVERY
+    min_dwell: timedelta = MIN_DWELL
     neuron_variant: str = NEURON_VARIANT
     gpu_variant: str = GPU_VARIANT
 

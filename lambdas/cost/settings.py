@@ -1,0 +1,143 @@
+"""What the cost monitor functions are told: built by CostMonitors, read once per container by each handler.
+
+Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its values may be CDK tokens);
+``from_environment`` checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+from ._shared import environment, namespaces
+
+_TOPIC = "the ARN of the fleet's SNS topic"
+_TABLE = "the name of the cost ledger's DynamoDB table"
+
+
+@dataclass(frozen=True)
+class CollectorSettings:
+    ledger_table: str
+    """The cost ledger (``LEDGER_TABLE``)."""
+    instance_types: Sequence[str]
+    """The accelerator instance types to ask Cost Explorer for, EC2 and ``ml.`` names (``INSTANCE_TYPES``, JSON)."""
+    lookback_days: int = 3
+    """Days collected per run; Cost Explorer revises recent days (``LOOKBACK_DAYS``)."""
+    metrics_namespace: str = namespaces.SPEND_NAMESPACE
+    """Where the Spend metric goes (``METRICS_NAMESPACE``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "instance_types", tuple(self.instance_types))
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
+        return {"LEDGER_TABLE": str(self.ledger_table), "INSTANCE_TYPES": to_json(list(self.instance_types)),
+                "LOOKBACK_DAYS": str(self.lookback_days), "METRICS_NAMESPACE": str(self.metrics_namespace)}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
+        read = environment.Variables(os.environ if env is None else env)
+        return cls(ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
+                   instance_types=read.json("INSTANCE_TYPES", _nonempty_strings,
+                                            allowed='a JSON list of instance types, e.g. ["trn2.48xlarge"]'),
+                   lookback_days=read.whole("LOOKBACK_DAYS", default=cls.lookback_days, minimum=1, unit="days"),
+                   metrics_namespace=read.namespace("METRICS_NAMESPACE", default=cls.metrics_namespace))
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    fleet: str
+    """The fleet reported on (``FLEET``)."""
+    ledger_table: str
+    """The cost ledger (``LEDGER_TABLE``)."""
+    report_bucket: str
+    """Where the JSON and HTML reports go (``REPORT_BUCKET``)."""
+    topic_arn: str
+    """Where the summary goes (``ALERTS_TOPIC_ARN``)."""
+    prices: Mapping[str, Mapping[str, str]]
+    """Instance type -> usd_per_hour, source, as_of (``PRICES``, JSON; neuronfleet.estimate.price_table)."""
+    endpoints: Sequence[str] = ()
+    """SageMaker endpoints whose invocations count (``ENDPOINTS``, JSON list)."""
+    period_days: int = 30
+    """Days per report (``PERIOD_DAYS``)."""
+    tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE
+    """Where the workloads publish Tokens (``TOKENS_NAMESPACE``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "endpoints", tuple(self.endpoints))
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
+        return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
+                "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
+                "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(self.prices),
+                "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace)}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
+        read = environment.Variables(os.environ if env is None else env)
+        return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
+                   ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
+                   report_bucket=read.text("REPORT_BUCKET", allowed="the name of the report bucket"),
+                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
+                   prices=read.json("PRICES", _prices, allowed=(
+                       'a JSON object {instance type: {"usd_per_hour": "<decimal>", "source": ..., "as_of": ...}}')),
+                   endpoints=read.json("ENDPOINTS", environment.strings, default=(),
+                                       allowed="a JSON list of SageMaker endpoint names"),
+                   period_days=read.whole("PERIOD_DAYS", default=cls.period_days, minimum=1, unit="days"),
+                   tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace))
+
+
+@dataclass(frozen=True)
+class WasteSettings:
+    topic_arn: str
+    """Where the warnings go (``ALERTS_TOPIC_ARN``)."""
+    neuron_namespace: str = namespaces.NEURON_NAMESPACE
+    """Where neuron-monitor publishes utilisation (``NEURON_NAMESPACE``)."""
+    utilization_metric: str = namespaces.NEURON_CORE_UTILIZATION
+    """Its metric, dimension InstanceId (``UTILIZATION_METRIC``)."""
+    idle_percent: float = 20
+    """An instance is idle below this NeuronCore utilisation (``IDLE_PERCENT``)..."""
+    idle_hours: int = 6
+    """...in every one of the last this many hours (``IDLE_HOURS``)."""
+
+    def to_environment(self) -> dict[str, str]:
+        """The function's environment (values may be tokens: only str() here)."""
+        return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "NEURON_NAMESPACE": str(self.neuron_namespace),
+                "UTILIZATION_METRIC": str(self.utilization_metric), "IDLE_PERCENT": str(self.idle_percent),
+                "IDLE_HOURS": str(self.idle_hours)}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
+        read = environment.Variables(os.environ if env is None else env)
+        return cls(topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
+                   neuron_namespace=read.namespace("NEURON_NAMESPACE", default=cls.neuron_namespace),
+                   utilization_metric=read.text("UTILIZATION_METRIC", default=cls.utilization_metric,
+                                                allowed="a CloudWatch metric name"),
+                   idle_percent=read.number("IDLE_PERCENT", default=cls.idle_percent, above=0, at_most=100,
+                                            unit="percent"),
+                   idle_hours=read.whole("IDLE_HOURS", default=cls.idle_hours, minimum=1, unit="hours"))
+
+
+def _nonempty_strings(doc: Any) -> tuple[str, ...]:
+    out = environment.strings(doc)
+    if not out:
+        raise ValueError("the list is empty")
+    return out
+
+
+def _prices(doc: Any) -> dict[str, dict[str, str]]:
+    if not isinstance(doc, dict):
+        raise ValueError("expected an object")
+    out = {}
+    for instance_type, price in doc.items():
+        if not isinstance(price, dict) or "usd_per_hour" not in price:
+            raise ValueError(f"{instance_type}: expected an object with usd_per_hour")
+        out[instance_type] = {k: str(v) for k, v in price.items()}
+    return out

@@ -1,0 +1,48 @@
+"""neuronfleet's CloudWatch metric namespaces: one constant per namespace, ``NeuronFleet/<who publishes>``.
+
+Each namespace has one publisher; the docstrings say which metric names and dimensions it puts there and
+who reads them. Pure constants (no imports): the handlers read them, and so do the constructs that grant
+``cloudwatch:PutMetricData`` per namespace, draw dashboards and alarm on these metrics
+(``from neuronfleet.lambdas.namespaces import ...``). Where a namespace is configurable, the handler's
+settings object carries it (its default is the constant here).
+"""
+
+NEURON_NAMESPACE = "NeuronFleet/Neuron"
+"""Published by neuron-monitor on the Trainium/Inferentia hosts (TrainiumCluster's user data):
+``NeuronCoreUtilization`` (percent), dimension ``InstanceId``. Read by the waste detector (``cost/waste``,
+``WasteSettings.neuron_namespace``) and the CostMonitors dashboard."""
+
+NEURON_CORE_UTILIZATION = "NeuronCoreUtilization"
+"""The metric name of NeuronCore utilisation (percent) in :data:`NEURON_NAMESPACE`."""
+
+SPEND_NAMESPACE = "NeuronFleet/Cost"
+"""Published by the spend collector (``cost/collector``, PutMetricData; its role may write only here):
+``Spend`` (USD, unit None; one datapoint per change of a day's total, timestamped at noon of that day, so a
+day's Sum is the ledger's figure), dimensions ``Fleet`` and ``Family`` (trainium | inferentia | gpu).
+Read by the CostMonitors dashboard. Configurable: ``CollectorSettings.metrics_namespace``."""
+
+SPEND_METRIC = "Spend"
+"""The metric name of spend in :data:`SPEND_NAMESPACE`."""
+
+WORKLOAD_NAMESPACE = "NeuronFleet/Workload"
+"""Published by the workloads themselves (your serving code): ``Tokens`` (count), dimensions ``Fleet`` and
+``Variant`` (neuron | gpu). Read by the migration report (``cost/report``,
+``ReportSettings.tokens_namespace``)."""
+
+TOKENS_METRIC = "Tokens"
+"""The metric name of tokens served in :data:`WORKLOAD_NAMESPACE`."""
+
+COST_MONITORS_NAMESPACE = "NeuronFleet/CostMonitors"
+"""Published by the spend collector's own Powertools metrics (embedded metric format, no IAM needed), about
+the run rather than the spend: ``CostExplorerRequests`` (each billed $0.01), ``BadRows``, ``RowsWritten``
+(count), dimension ``service`` = ``neuronfleet-cost-collector``."""
+
+FAILOVER_NAMESPACE = "NeuronFleet/Failover"
+"""Published by the endpoint failover (``failover/handler``, Powertools EMF): ``TrafficShiftsToGpu`` and
+``TrafficShiftsToNeuron`` (count, dimension ``Endpoint``), ``FailoverErrors`` (count, an endpoint that cannot
+fail over; dimension ``service`` = ``neuronfleet-failover``)."""
+
+CAPACITY_NAMESPACE = "NeuronFleet/Capacity"
+"""Published by the capacity alerts (``capacity_alert/handler``, Powertools EMF): ``CapacityEvents`` (count,
+events announced) and ``UnknownCapacityEvents`` (count, events ignored), dimension ``service`` =
+``neuronfleet-capacity``. (Earlier versions put them under :data:`FAILOVER_NAMESPACE`.)"""
