@@ -10,7 +10,7 @@
 A file's "as_of" (the date it was generated) is not compared by --check and is kept when nothing else changed.
 
 The library reads these files; it never imports moto, and loading botocore's SageMaker model at synth
-(over a second) is avoided. tests/test_catalog.py runs `--check` against the installed moto and botocore.
+(over a second) is avoided. tests/unit/test_catalog.py runs `--check` against the installed moto and botocore.
 
     python scripts/refresh_data.py          # rewrite the files
     python scripts/refresh_data.py --check  # exit 1 if a committed file is stale

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, ValidationError
 
 from . import rules
 from .catalog import CATALOG, InstanceCatalog, Price
@@ -27,7 +27,7 @@ from .settings import (
     NetworkSettings,
     TrainiumClusterSettings,
 )
-from .settings._base import Bool, Number, Settings, problems_from, raise_problems
+from .settings._base import Bool, Number, Settings, problems_from
 
 Phase = Literal["evaluation", "pilot", "production"]
 Email = Annotated[str, AfterValidator(rules.email)]
@@ -65,7 +65,7 @@ class Fleet(Settings):
     name: Name
     phase: Phase
     region: Annotated[str, AfterValidator(rules.region)]
-    account: Annotated[str, Field(pattern=r"^\d{12}$")] | None = None
+    account: Annotated[str, AfterValidator(rules.account_id)] | None = None
     tags: Mapping[TagKey, TagValue] = Field(default_factory=dict, max_length=45)
     notification_emails: tuple[Email, ...] = ()
     """Subscribed to the fleet's alerts topic (alarms, failover, cost monitors)."""
@@ -76,10 +76,8 @@ class Fleet(Settings):
     cost_monitors: CostMonitorEntry = CostMonitorEntry()
     prices: Mapping[str, PriceOverride] = Field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _facts(self) -> Self:
-        raise_problems(_check(self))
-        return self
+    def _problems(self) -> Iterator[Problem]:
+        return _check(self)
 
     @property
     def catalog(self) -> InstanceCatalog:

@@ -7,7 +7,6 @@ Blocks ending), an AWS Budget per fleet, a dashboard. Handlers live in ``lambdas
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from aws_cdk import Duration, RemovalPolicy, Stack
@@ -23,17 +22,20 @@ from constructs import Construct
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .catalog import CATALOG, InstanceCatalog
-from .settings import CostMonitorSettings, check_argument
-from .settings._base import name_rule
 from .estimate import price_table
 from .functions import FleetFunction
+from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
+from .lambdas.namespaces import (
+    NEURON_CORE_UTILIZATION,
+    NEURON_NAMESPACE,
+    SPEND_METRIC,
+    SPEND_NAMESPACE,
+    WORKLOAD_NAMESPACE,
+)
+from .settings import CostMonitorSettings, check_argument
+from .settings._base import name_rule
 from .storage import secure_bucket
 from .tagging import FLEET_TAG
-from .training import NEURON_METRICS_NAMESPACE
-
-SPEND_NAMESPACE = "NeuronFleet/Cost"
-TOKENS_NAMESPACE = "NeuronFleet/Workload"
-UTILIZATION_METRIC = "NeuronCoreUtilization"
 
 
 class CostMonitors(Construct):
@@ -50,6 +52,16 @@ class CostMonitors(Construct):
         settings = settings or CostMonitorSettings()
         super().__init__(scope, construct_id)
         self.fleet_name = fleet_name
+        self.settings = settings
+        self._storage()
+        self._functions(topic, catalog, endpoint_names)
+        self._grant(topic)
+        self._schedules()
+        self.budget = self._budget(topic)
+        self.dashboard = self._dashboard(endpoint_names)
+
+    def _storage(self) -> None:
+        """The ledger (DynamoDB) and the report bucket."""
         self.ledger = dynamodb.Table(
             self, "Ledger", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
@@ -60,28 +72,33 @@ class CostMonitors(Construct):
         logs_bucket = secure_bucket(self, "ReportAccessLogs")
         self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/")
 
+    def _functions(self, topic: sns.ITopic, catalog: InstanceCatalog, endpoint_names: Sequence[str]) -> None:
+        """The three handlers, each configured through its own settings object (shared with the handler)."""
+        settings, fleet_name, to_json = self.settings, self.fleet_name, Stack.of(self).to_json_string
         accelerator_types = sorted({t for s in catalog for t in (s.instance_type, f"ml.{s.instance_type}")})
         self.collector = FleetFunction(
             self, "Collector", handler="cost.collector.handler", alarm_topic=topic, timeout=Duration.minutes(10),
             memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
-            environment={"LEDGER_TABLE": self.ledger.table_name, "INSTANCE_TYPES": json.dumps(accelerator_types),
-                         "LOOKBACK_DAYS": str(settings.lookback_days), "METRICS_NAMESPACE": SPEND_NAMESPACE})
+            environment=CollectorSettings(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
+                                          lookback_days=settings.lookback_days,
+                                          metrics_namespace=SPEND_NAMESPACE).to_environment())
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
-            environment={"FLEET": fleet_name, "LEDGER_TABLE": self.ledger.table_name,
-                         "REPORT_BUCKET": self.report_bucket.bucket_name, "ALERTS_TOPIC_ARN": topic.topic_arn,
-                         "ENDPOINTS": Stack.of(self).to_json_string(list(endpoint_names)),
-                         "PRICES": json.dumps(price_table(catalog)), "PERIOD_DAYS": str(settings.report_period_days),
-                         "TOKENS_NAMESPACE": TOKENS_NAMESPACE})
+            environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
+                                       report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
+                                       prices=price_table(catalog), endpoints=list(endpoint_names),
+                                       period_days=settings.report_period_days, tokens_namespace=WORKLOAD_NAMESPACE,
+                                       ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: idle NeuronCores and Capacity Blocks ending",
-            environment={"ALERTS_TOPIC_ARN": topic.topic_arn, "NEURON_NAMESPACE": NEURON_METRICS_NAMESPACE,
-                         "UTILIZATION_METRIC": UTILIZATION_METRIC, "IDLE_PERCENT": str(settings.idle_utilisation_percent),
-                         "IDLE_HOURS": str(settings.idle_hours)})
-        self._grant(topic)
+            environment=WasteSettings(topic_arn=topic.topic_arn, neuron_namespace=NEURON_NAMESPACE,
+                                      utilization_metric=NEURON_CORE_UTILIZATION,
+                                      idle_percent=settings.idle_utilisation_percent,
+                                      idle_hours=settings.idle_hours).to_environment())
 
+    def _schedules(self) -> None:
         self.schedules = {
             "collector": events.Rule(self, "Daily", schedule=events.Schedule.cron(minute="0", hour="6"),
                                      description="Collect yesterday's spend (Cost Explorer refreshes up to 3x a day)",
@@ -93,20 +110,23 @@ class CostMonitors(Construct):
                                  description="Idle NeuronCores, Capacity Blocks ending",
                                  targets=[targets.LambdaFunction(self.waste.function, retry_attempts=2)]),
         }
-        self.budget = None
-        if settings.monthly_budget_usd:
-            self.budget = budgets.CfnBudget(
-                self, "Budget", budget=budgets.CfnBudget.BudgetDataProperty(
-                    budget_type="COST", time_unit="MONTHLY",
-                    budget_limit=budgets.CfnBudget.SpendProperty(amount=settings.monthly_budget_usd, unit="USD"),
-                    cost_filters={"TagKeyValue": [f"user:{FLEET_TAG}${fleet_name}"]}),
-                notifications_with_subscribers=[budgets.CfnBudget.NotificationWithSubscribersProperty(
-                    notification=budgets.CfnBudget.NotificationProperty(
-                        notification_type=t.kind, comparison_operator="GREATER_THAN", threshold=t.percent,
-                        threshold_type="PERCENTAGE"),
-                    subscribers=[budgets.CfnBudget.SubscriberProperty(subscription_type="SNS", address=topic.topic_arn)])
-                    for t in settings.budget_thresholds])
-        self.dashboard = self._dashboard(endpoint_names)
+
+    def _budget(self, topic: sns.ITopic) -> budgets.CfnBudget | None:
+        """An AWS Budget on the fleet's cost allocation tag, alerting on the topic."""
+        settings = self.settings
+        if not settings.monthly_budget_usd:
+            return None
+        return budgets.CfnBudget(
+            self, "Budget", budget=budgets.CfnBudget.BudgetDataProperty(
+                budget_type="COST", time_unit="MONTHLY",
+                budget_limit=budgets.CfnBudget.SpendProperty(amount=settings.monthly_budget_usd, unit="USD"),
+                cost_filters={"TagKeyValue": [f"user:{FLEET_TAG}${self.fleet_name}"]}),
+            notifications_with_subscribers=[budgets.CfnBudget.NotificationWithSubscribersProperty(
+                notification=budgets.CfnBudget.NotificationProperty(
+                    notification_type=t.kind, comparison_operator="GREATER_THAN", threshold=t.percent,
+                    threshold_type="PERCENTAGE"),
+                subscribers=[budgets.CfnBudget.SubscriberProperty(subscription_type="SNS", address=topic.topic_arn)])
+                for t in settings.budget_thresholds])
 
     def _grant(self, topic: sns.ITopic) -> None:
         table, bucket = self.ledger.table_arn, self.report_bucket
@@ -136,7 +156,7 @@ class CostMonitors(Construct):
         fleet = self.fleet_name
 
         def spend(family: str) -> cloudwatch.Metric:
-            return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name="Spend", statistic="Sum",
+            return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name=SPEND_METRIC, statistic="Sum",
                                      period=Duration.days(1), label=family,
                                      dimensions_map={"Fleet": fleet, "Family": family})
 
@@ -161,7 +181,7 @@ class CostMonitors(Construct):
                                           using_metrics={"sg": spend("gpu"), "ng": invocations("gpu")},
                                           period=Duration.days(1))]),
             cloudwatch.GraphWidget(title="NeuronCore utilisation (%)", width=12, left=[cloudwatch.MathExpression(
-                expression=f"SEARCH('{{{NEURON_METRICS_NAMESPACE},InstanceId}} MetricName=\"{UTILIZATION_METRIC}\"', "
+                expression=f"SEARCH('{{{NEURON_NAMESPACE},InstanceId}} MetricName=\"{NEURON_CORE_UTILIZATION}\"', "
                            "'Average', 3600)", label="utilisation", period=Duration.hours(1))]),
             cloudwatch.GraphWidget(title="Cost monitor errors", width=12, left=[
                 f.function.metric_errors(period=Duration.hours(1)) for f in (self.collector, self.report, self.waste)]),

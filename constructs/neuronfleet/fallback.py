@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_batch as batch
@@ -14,14 +15,17 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from ._region import check_in_region
 from .alerts import grant_publish
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
 from .compute import batch_compute_environment, batch_instance_role, efa_launch_template, efa_security_group, job_queue
 from .functions import FleetFunction
-from ._region import check_in_region
 from .inference import GPU_VARIANT, NeuronEndpoint
+from .lambdas.capacity_alert.settings import CapacityAlertSettings, gpu_pool
+from .lambdas.failover.logic import MIN_DWELL, RECOVERY
+from .lambdas.failover.settings import FailoverSettings
 from .problems import InvalidSettings, Problem
-from .settings import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
+from .settings import GpuPoolSettings
 from .tagging import tag_family
 
 
@@ -93,7 +97,7 @@ class GpuPool(Construct):
 class EndpointFailover(Construct):
     """Shifts an endpoint's traffic from its Neuron variant to its GPU variant when the Neuron variant's
     alarms fire, and back once they have been OK for ``recovery`` (hysteresis: no flapping). Each shift is
-    logged, counted (``NeuronFleet/Failover``) and announced on the topic.
+    logged, counted (``FAILOVER_NAMESPACE``, neuronfleet.lambdas.namespaces) and announced on the topic.
 
     The function may describe and re-weight only the endpoints given, and read only their alarms.
     """
@@ -106,16 +110,15 @@ class EndpointFailover(Construct):
         if not endpoints or no_gpu:
             raise ValueError(f"endpoints without a live '{GPU_VARIANT}' variant cannot fail over: "
                              f"{', '.join(no_gpu) or 'none given'}; give each a GpuVariant(shadow=False)")
-        recovery = recovery or Duration.minutes(15)
-        min_dwell = min_dwell or Duration.minutes(10)
         watched = {e.endpoint_name: [a.alarm_name for a in e.alarms.values()] for e in endpoints}
         self.function = FleetFunction(
             self, "Function", handler="failover.handler.handler", alarm_topic=topic,
             description="neuronfleet: Neuron->GPU endpoint traffic failover",
-            environment={"FAILOVER_ENDPOINTS": Stack.of(self).to_json_string(watched),
-                         "ALERTS_TOPIC_ARN": topic.topic_arn,
-                         "RECOVERY_MINUTES": str(int(recovery.to_minutes())),
-                         "MIN_DWELL_MINUTES": str(int(min_dwell.to_minutes()))})
+            environment=FailoverSettings(
+                endpoints=watched, topic_arn=topic.topic_arn,
+                recovery=timedelta(minutes=recovery.to_minutes()) if recovery else RECOVERY,
+                min_dwell=timedelta(minutes=min_dwell.to_minutes()) if min_dwell else MIN_DWELL,
+            ).to_environment(to_json=Stack.of(self).to_json_string))
         role = self.function.role
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
@@ -149,8 +152,8 @@ class CapacityAlerts(Construct):
         self.function = FleetFunction(
             self, "Function", handler="capacity_alert.handler.handler", alarm_topic=topic,
             description="neuronfleet: Trainium capacity events -> GPU fallback announcement",
-            environment={"GPU_POOL": Stack.of(self).to_json_string(pool.describe()),
-                         "ALERTS_TOPIC_ARN": topic.topic_arn})
+            environment=CapacityAlertSettings(pool=gpu_pool(pool.describe()), topic_arn=topic.topic_arn,
+                                              ).to_environment(to_json=Stack.of(self).to_json_string))
         grant_publish(topic, self.function.role)
         target = targets.LambdaFunction(self.function.function, retry_attempts=2)
         self.rules = [

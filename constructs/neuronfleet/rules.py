@@ -542,3 +542,10 @@ def not_in_future(d: date, today: date | None = None) -> date:
     if d > today:
         raise ValueError(f"a date on or before today ({today.isoformat()})")
     return d
+
+
+def account_id(s: str) -> str:
+    """An AWS account id: exactly 12 digits (IAM user guide, "Your AWS account ID"; read 2026-11-22)."""
+    if not (len(s) == 12 and s.isascii() and s.isdigit()):
+        raise ValueError("an AWS account id: exactly 12 digits, e.g. 111111111111")
+    return s

@@ -28,6 +28,7 @@ from .compute import (
     job_queue,
 )
 from .images import dlc_image
+from .lambdas.namespaces import NEURON_NAMESPACE
 from .problems import InvalidSettings, Problem
 from .settings import Capacity, TrainiumClusterSettings
 from .storage import secure_bucket
@@ -36,8 +37,6 @@ from .tagging import tag_family
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
 """The ECS-optimized Amazon Linux 2023 Neuron AMI: what AWS Batch container instances need."""
 
-NEURON_METRICS_NAMESPACE = "NeuronFleet/Neuron"
-"""CloudWatch namespace neuron-monitor publishes NeuronCore utilisation under; the cost monitors read it."""
 
 DEFAULT_TRAINING_IMAGE = "pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04"
 """An AWS Neuron Deep Learning Container (account 763104351884), for the job definition template."""
@@ -64,7 +63,7 @@ class TrainiumCluster(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnet: ec2.ISubnet,
-                 settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_METRICS_NAMESPACE) -> None:
+                 settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_NAMESPACE) -> None:
         super().__init__(scope, construct_id)
         check_in_region(self, settings.what, settings.region_problems)
         _check_subnet(subnet, settings.capacity)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from ..problems import MISSING, InvalidSettings, Problem
 
@@ -53,6 +53,15 @@ class Settings(BaseModel):
         except ValidationError as exc:
             raise InvalidSettings(problems_from(exc, type(self)), what=type(self).what or type(self).__name__) \
                 from None
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Self:
+        raise_problems(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[Problem]:
+        """The rules that span fields (paths relative to this object); run once every field is valid."""
+        return iter(())
 
     @classmethod
     def parse(cls, raw: Any) -> Any:
@@ -104,6 +113,8 @@ def problems_from(exc: ValidationError, root: type[BaseModel]) -> list[Problem]:
 def path(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
+        if part == "[key]":  # pydantic marks an error in a mapping's key; the key itself names the field
+            continue
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
 
@@ -127,6 +138,10 @@ def allowed_from(err: Any) -> str:
         return _KINDS[kind]
     if kind in _BOUNDS:
         return f"a number {_BOUNDS[kind]} {next(iter(ctx.values()))}"
+    if kind == "string_too_short":
+        return f"text of at least {ctx.get('min_length')} character(s)"
+    if kind == "string_too_long":
+        return f"text of at most {ctx.get('max_length')} characters"
     if kind == "too_short":
         return f"at least {ctx.get('min_length')} entr{'y' if ctx.get('min_length') == 1 else 'ies'}"
     if kind == "too_long":

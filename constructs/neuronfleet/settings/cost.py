@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from ..lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from ._base import Int, Number, Settings
 
 
@@ -16,16 +17,16 @@ class BudgetThreshold(Settings):
 
 
 class CostMonitorSettings(Settings):
-    """Budget, idle thresholds and the collector's and report's windows."""
+    """Budget, idle thresholds and the collector's and report's windows (defaults: the handlers' own settings)."""
 
     what: ClassVar[str] = "cost monitors"
     monthly_budget_usd: Number | None = Field(default=None, gt=0, le=1e12)
     """An AWS Budget on the fleet's tag, alerting on the fleet topic (none: no budget)."""
-    idle_utilisation_percent: Number = Field(default=20.0, ge=0, le=100)
-    idle_hours: Int = Field(default=6, ge=1, le=72)
-    lookback_days: Int = Field(default=3, ge=1, le=90)
+    idle_utilisation_percent: Number = Field(default=WasteSettings.idle_percent, ge=0, le=100)
+    idle_hours: Int = Field(default=WasteSettings.idle_hours, ge=1, le=72)
+    lookback_days: Int = Field(default=CollectorSettings.lookback_days, ge=1, le=90)
     """Days the daily collector re-reads (Cost Explorer revises recent days)."""
-    report_period_days: Int = Field(default=30, ge=1, le=366)
+    report_period_days: Int = Field(default=ReportSettings.period_days, ge=1, le=366)
     budget_thresholds: tuple[BudgetThreshold, ...] = (
         BudgetThreshold(kind="FORECASTED", percent=80), BudgetThreshold(kind="FORECASTED", percent=100),
         BudgetThreshold(kind="ACTUAL", percent=100))

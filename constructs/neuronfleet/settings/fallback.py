@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field
 
 from .. import rules
 from ..catalog import CATALOG, AcceleratorFamily
 from ..problems import Problem
-from ._base import Int, Name, NonNegativeInt, Settings, raise_problems
+from ._base import Int, Name, NonNegativeInt, Settings
 from .training import offered_in
 
 GPU_TYPES = CATALOG.types(AcceleratorFamily.GPU)
@@ -29,13 +29,11 @@ class GpuPoolSettings(Settings):
     ami_parameter: Annotated[str, AfterValidator(rules.ssm_parameter_name)] = GPU_ECS_AMI_PARAMETER
     root_volume_gib: Int = Field(default=512, ge=100, le=16384)
 
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
+    def _problems(self) -> Iterator[Problem]:
         first = CATALOG.get(self.instance_types[0])
         if self.max_vcpus < first.vcpus:
-            raise_problems([Problem("max_vcpus", self.max_vcpus, f"at least one {first.instance_type} "
-                                    f"({first.vcpus} vCPUs): below, the pool could never launch its first choice")])
-        return self
+            yield Problem("max_vcpus", self.max_vcpus, f"at least one {first.instance_type} ({first.vcpus} vCPUs): "
+                                                       "below, the pool could never launch its first choice")
 
     def region_problems(self, region: str) -> Iterator[Problem]:
         for i, t in enumerate(self.instance_types):

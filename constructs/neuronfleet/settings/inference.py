@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, ClassVar, Literal, Self
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field
 
 from .. import rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, sagemaker_instance_types, sagemaker_types
 from ..problems import Problem
-from ._base import Bool, Int, Name, Number, PositiveInt, Settings, raise_problems
+from ._base import Bool, Int, Name, Number, PositiveInt, Settings
 
 ServingContainerName = Literal["lmi-neuronx", "tgi-neuronx", "vllm-neuronx", "custom"]
 MIN_NEURON_TIMEOUT_S = 600
@@ -39,13 +39,10 @@ class GpuVariant(Settings):
     shadow: Bool = False
     image_uri: Annotated[str, AfterValidator(rules.container_image)] | None = None
 
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
+    def _problems(self) -> Iterator[Problem]:
         gpus = sagemaker_types(AcceleratorFamily.GPU)
         if self.instance_type not in gpus:
-            raise_problems([Problem("instance_type", self.instance_type,
-                                    "a SageMaker GPU type of the catalog: " + ", ".join(gpus))])
-        return self
+            yield Problem("instance_type", self.instance_type, "a SageMaker GPU type of the catalog: " + ", ".join(gpus))
 
     @property
     def spec(self) -> InstanceSpec:
@@ -62,11 +59,9 @@ class ScheduledScaling(Settings):
     min_instances: PositiveInt
     max_instances: PositiveInt
 
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
+    def _problems(self) -> Iterator[Problem]:
         if self.min_instances > self.max_instances:
-            raise_problems([Problem("min_instances", self.min_instances, f"at most max_instances ({self.max_instances})")])
-        return self
+            yield Problem("min_instances", self.min_instances, f"at most max_instances ({self.max_instances})")
 
 
 class EndpointAlarms(Settings):
@@ -102,11 +97,6 @@ class EndpointSettings(Settings):
     alarms: EndpointAlarms = EndpointAlarms()
     data_capture_percent: Int | None = Field(default=None, ge=1, le=100)
     gpu_variant: GpuVariant | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        raise_problems(self._problems())
-        return self
 
     @property
     def spec(self) -> InstanceSpec:

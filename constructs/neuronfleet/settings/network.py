@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
-from typing import ClassVar, Self
+from typing import ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from .. import rules
 from ..catalog import LOG_RETENTION_DAYS
 from ..problems import Problem
-from ._base import Bool, NonNegativeInt, Settings, raise_problems
+from ._base import Bool, NonNegativeInt, Settings
 
 
 class NetworkSettings(Settings):
@@ -26,11 +26,6 @@ class NetworkSettings(Settings):
     """0: no NAT, no public subnets (isolated compute subnets; nothing reaches the internet)."""
     interface_endpoints: Bool = True
     flow_logs_retention_days: NonNegativeInt = 30
-
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        raise_problems(self._problems())
-        return self
 
     def _problems(self) -> Iterator[Problem]:
         try:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
 from .. import rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec
 from ..problems import Problem
-from ._base import Bool, Int, PositiveInt, Settings, raise_problems
+from ._base import Bool, Int, PositiveInt, Settings
 
 CapacityType = Literal["on-demand", "odcr", "capacity-block"]
 
@@ -54,11 +54,6 @@ class Capacity(Settings):
     def _shorthand(cls, data: Any) -> Any:
         return {"type": data} if data == "on-demand" else data
 
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        raise_problems(self._problems())
-        return self
-
     def _problems(self) -> Iterator[Problem]:
         targeted = self.reservation_id is not None or self.resource_group_arn is not None
         if self.type == "on-demand" and targeted:
@@ -101,11 +96,9 @@ class AmiSettings(Settings):
     ssm_parameter: Annotated[str, AfterValidator(rules.ssm_parameter_name)] | None = None
     ami_id: Annotated[str, AfterValidator(rules.ami_id)] | None = None
 
-    @model_validator(mode="after")
-    def _one(self) -> Self:
+    def _problems(self) -> Iterator[Problem]:
         if self.ssm_parameter is not None and self.ami_id is not None:
-            raise_problems([Problem("", self.model_dump(exclude_none=True), "either ssm_parameter or ami_id, not both")])
-        return self
+            yield Problem("", self.model_dump(exclude_none=True), "either ssm_parameter or ami_id, not both")
 
 
 TRAINIUM_TYPES = CATALOG.types(AcceleratorFamily.TRAINIUM)
@@ -128,11 +121,6 @@ class TrainiumClusterSettings(Settings):
     fsx_throughput_mib_per_tib: Literal[125, 250, 500, 1000] = 250
     training_image: Annotated[str, AfterValidator(rules.container_image)] | None = None
     """Container image of the job definition template: an ECR URI, or a Neuron DLC repository:tag."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Self:
-        raise_problems(self._problems())
-        return self
 
     @property
     def spec(self) -> InstanceSpec:

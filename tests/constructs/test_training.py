@@ -10,7 +10,8 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from neuronfleet import CATALOG, AmiSettings, Capacity, InvalidSettings, TrainiumCluster, TrainiumClusterSettings
-from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, NEURON_METRICS_NAMESPACE
+from neuronfleet.lambdas.namespaces import NEURON_NAMESPACE as NEURON_METRICS_NAMESPACE
+from neuronfleet.training import NEURON_ECS_AMI_PARAMETER
 from tests.conftest import ENV, AzStack, network, new_app
 
 CASES: dict[str, dict[str, Any]] = {

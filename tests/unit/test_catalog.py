@@ -144,3 +144,17 @@ def test_types_without_efa_get_one_ena() -> None:
     for t in ("inf2.48xlarge", "trn1.2xlarge", "g6e.xlarge"):
         slots = CATALOG.get(t).network_interfaces()
         assert [(s.network_card, s.device_index, s.interface_type) for s in slots] == [(0, 0, "interface")]
+
+
+def test_log_retentions_are_the_ones_cloudwatch_logs_takes() -> None:
+    import re
+
+    import botocore.session
+
+    from neuronfleet.catalog import LOG_RETENTION_DAYS
+
+    model = botocore.session.get_session().get_service_model("logs")
+    doc = model.operation_model("PutRetentionPolicy").input_shape.members["retentionInDays"].documentation
+    listed = re.search(r"Possible values are: ([0-9, and]+)\.", doc)
+    assert listed, doc
+    assert tuple(int(n) for n in re.findall(r"\d+", listed.group(1))) == LOG_RETENTION_DAYS

@@ -23,7 +23,9 @@ def test_source_root_is_not_a_package() -> None:
 
 def test_only_app_reads_context_or_environment() -> None:
     readers = []
-    for path in [*ROOT.glob("constructs/neuronfleet/**/*.py"), *ROOT.glob("stacks/**/*.py")]:
+    # neuronfleet.offline is the test kit: it sets up moto's environment (MOTO_ACCOUNT_ID, fake credentials)
+    library = [p for p in ROOT.glob("constructs/neuronfleet/**/*.py") if "offline" not in p.parts]
+    for path in [*library, *ROOT.glob("stacks/**/*.py")]:
         text = path.read_text()
         if "try_get_context" in text or "os.environ" in text or "os.getenv" in text:
             readers.append(path.relative_to(ROOT))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_readme import readme_program
 from tests.conftest import ROOT
-from tests.test_readme import readme_program
 
 pytestmark = pytest.mark.slow
 

@@ -96,7 +96,7 @@ def test_estimate_cli_rejects_a_bad_csv_naming_line_field_and_value(tmp_path, ca
 
 
 def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
-    from tests.test_config import BASE
+    from tests.unit.test_config import BASE
 
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(json.dumps({**BASE, "prices": {"trn2.48xlarge": {"usd_per_hour": 30, "source": "EDP",
