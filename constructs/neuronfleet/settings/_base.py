@@ -63,14 +63,6 @@ class Settings(BaseModel):
         """The rules that span fields (paths relative to this object); run once every field is valid."""
         return iter(())
 
-    @classmethod
-    def parse(cls, raw: Any) -> Any:
-        """Validate a plain mapping (a fleet file's section); raise :class:`InvalidSettings`."""
-        try:
-            return cls.model_validate(raw)
-        except ValidationError as exc:
-            raise InvalidSettings(problems_from(exc, cls), what=cls.what or cls.__name__) from None
-
 
 class Problems(ValueError):
     """Raised inside a model validator to carry cross-field problems (paths relative to the model)."""
@@ -208,8 +200,3 @@ def check_argument(field: str, value: Any, rule: Any) -> None:
         rule(value)
     except ValueError as exc:
         raise InvalidSettings([Problem(field, value, str(exc))], what="argument") from None
-
-
-def under(prefix: str, problems: Iterable[Problem]) -> Iterator[Problem]:
-    for p in problems:
-        yield p.under(prefix)
