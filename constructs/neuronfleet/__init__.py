@@ -28,8 +28,10 @@ from .settings import (
 
 if TYPE_CHECKING:
     from .alerts import FleetAlerts
+    from .capacity import CapacityAlerts
     from .cost import CostMonitors
-    from .fallback import CapacityAlerts, EndpointFailover, GpuPool
+    from .failover import EndpointFailover
+    from .fallback import GpuPool
     from .functions import FleetFunction
     from .inference import NeuronEndpoint
     from .network import FleetNetwork
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from .training import TrainiumCluster
 
 _LAZY = {
-    "FleetAlerts": ".alerts", "CostMonitors": ".cost", "CapacityAlerts": ".fallback", "EndpointFailover": ".fallback",
+    "FleetAlerts": ".alerts", "CostMonitors": ".cost", "CapacityAlerts": ".capacity", "EndpointFailover": ".failover",
     "GpuPool": ".fallback", "FleetFunction": ".functions", "NeuronEndpoint": ".inference",
     "FleetNetwork": ".network", "StaticAzStack": ".stack", "TrainiumCluster": ".training",
     "FAMILY_TAG": ".tagging", "FLEET_TAG": ".tagging", "PHASE_TAG": ".tagging", "tag_family": ".tagging",

@@ -14,7 +14,6 @@ from aws_cdk import aws_budgets as budgets
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
@@ -102,13 +101,13 @@ class CostMonitors(Construct):
         self.schedules = {
             "collector": events.Rule(self, "Daily", schedule=events.Schedule.cron(minute="0", hour="6"),
                                      description="Collect yesterday's spend (Cost Explorer refreshes up to 3x a day)",
-                                     targets=[targets.LambdaFunction(self.collector.function, retry_attempts=2)]),
+                                     targets=[self.collector.event_target()]),
             "report": events.Rule(self, "Weekly", schedule=events.Schedule.cron(minute="0", hour="7", week_day="MON"),
                                   description="Weekly migration report",
-                                  targets=[targets.LambdaFunction(self.report.function, retry_attempts=2)]),
+                                  targets=[self.report.event_target()]),
             "waste": events.Rule(self, "Hourly", schedule=events.Schedule.rate(Duration.hours(1)),
                                  description="Idle NeuronCores, Capacity Blocks ending",
-                                 targets=[targets.LambdaFunction(self.waste.function, retry_attempts=2)]),
+                                 targets=[self.waste.event_target()]),
         }
 
     def _budget(self, topic: sns.ITopic) -> budgets.CfnBudget | None:

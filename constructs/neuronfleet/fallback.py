@@ -1,29 +1,18 @@
-"""GPU fallback: an idle GPU pool on AWS Batch, Neuron->GPU endpoint failover, Trainium capacity alerts."""
+"""GPU fallback: an idle GPU pool on AWS Batch."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_sns as sns
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from ._region import check_in_region
-from .alerts import grant_publish
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
 from .compute import batch_compute_environment, batch_instance_role, efa_launch_template, efa_security_group, job_queue
-from .functions import FleetFunction
-from .inference import GPU_VARIANT, NeuronEndpoint
-from .lambdas.capacity_alert.settings import CapacityAlertSettings, gpu_pool
-from .lambdas.failover.logic import MIN_DWELL, RECOVERY
-from .lambdas.failover.settings import FailoverSettings
 from .problems import InvalidSettings, Problem
 from .settings import GpuPoolSettings
 from .tagging import tag_family
@@ -92,84 +81,3 @@ class GpuPool(Construct):
             "types": [{"instance_type": s.instance_type, "gpus": s.accelerators, "gpu_name": s.accelerator_name,
                        "efa": s.efa_interfaces, "vcpus": s.vcpus} for s in self.specs],
         }
-
-
-class EndpointFailover(Construct):
-    """Shifts an endpoint's traffic from its Neuron variant to its GPU variant when the Neuron variant's
-    alarms fire, and back once they have been OK for ``recovery`` (hysteresis: no flapping). Each shift is
-    logged, counted (``FAILOVER_NAMESPACE``, neuronfleet.lambdas.namespaces) and announced on the topic.
-
-    The function may describe and re-weight only the endpoints given, and read only their alarms.
-    """
-
-    def __init__(self, scope: Construct, construct_id: str, *, endpoints: Sequence[NeuronEndpoint],
-                 topic: sns.ITopic, recovery: Duration | None = None, min_dwell: Duration | None = None,
-                 check_every: Duration | None = None) -> None:
-        super().__init__(scope, construct_id)
-        no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
-        if not endpoints or no_gpu:
-            raise ValueError(f"endpoints without a live '{GPU_VARIANT}' variant cannot fail over: "
-                             f"{', '.join(no_gpu) or 'none given'}; give each a GpuVariant(shadow=False)")
-        watched = {e.endpoint_name: [a.alarm_name for a in e.alarms.values()] for e in endpoints}
-        self.function = FleetFunction(
-            self, "Function", handler="failover.handler.handler", alarm_topic=topic,
-            description="neuronfleet: Neuron->GPU endpoint traffic failover",
-            environment=FailoverSettings(
-                endpoints=watched, topic_arn=topic.topic_arn,
-                recovery=timedelta(minutes=recovery.to_minutes()) if recovery else RECOVERY,
-                min_dwell=timedelta(minutes=min_dwell.to_minutes()) if min_dwell else MIN_DWELL,
-            ).to_environment(to_json=Stack.of(self).to_json_string))
-        role = self.function.role
-        role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"],
-            resources=[e.endpoint_arn for e in endpoints]))
-        alarms = [a for e in endpoints for a in e.alarms.values()]
-        role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
-                                                         resources=[a.alarm_arn for a in alarms]))
-        grant_publish(topic, role)
-        self.alarm_rule = events.Rule(
-            self, "OnAlarm", description="Neuron variant alarm changed state",
-            event_pattern=events.EventPattern(source=["aws.cloudwatch"], detail_type=["CloudWatch Alarm State Change"],
-                                              resources=[a.alarm_arn for a in alarms]),
-            targets=[targets.LambdaFunction(self.function.function, retry_attempts=2)])
-        self.schedule_rule = events.Rule(
-            self, "Recheck", description="Re-check failed-over endpoints for fail-back (hysteresis)",
-            schedule=events.Schedule.rate(check_every or Duration.minutes(5)),
-            targets=[targets.LambdaFunction(self.function.function, retry_attempts=2)])
-
-
-class CapacityAlerts(Construct):
-    """Announces failed or ending Trainium capacity with what the GPU pool can take instead.
-
-    Watches: Capacity Block expiration warnings and failed/expired/delayed reservations (EC2), instance
-    launches refused for capacity (EC2 Auto Scaling, which AWS Batch uses), and Batch jobs on the Trainium
-    queues held RUNNABLE for capacity (``statusReason`` starting ``CAPACITY:``).
-    """
-
-    def __init__(self, scope: Construct, construct_id: str, *, pool: GpuPool, topic: sns.ITopic,
-                 trainium_queues: Sequence[batch.IJobQueue] = ()) -> None:
-        super().__init__(scope, construct_id)
-        self.function = FleetFunction(
-            self, "Function", handler="capacity_alert.handler.handler", alarm_topic=topic,
-            description="neuronfleet: Trainium capacity events -> GPU fallback announcement",
-            environment=CapacityAlertSettings(pool=gpu_pool(pool.describe()), topic_arn=topic.topic_arn,
-                                              ).to_environment(to_json=Stack.of(self).to_json_string))
-        grant_publish(topic, self.function.role)
-        target = targets.LambdaFunction(self.function.function, retry_attempts=2)
-        self.rules = [
-            events.Rule(self, "ReservationEvents", description="Capacity Block ending, reservation failed/expired",
-                        targets=[target], event_pattern=events.EventPattern(source=["aws.ec2"], detail_type=[
-                            "Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning",
-                            "EC2 Capacity Reservation Failed", "EC2 Capacity Reservation Expired",
-                            "EC2 Capacity Reservation Delayed"])),
-            events.Rule(self, "LaunchUnsuccessful", description="Instances not launched for lack of capacity",
-                        targets=[target], event_pattern=events.EventPattern(
-                            source=["aws.autoscaling"], detail_type=["EC2 Instance Launch Unsuccessful"],
-                            detail={"StatusMessage": events.Match.wildcard("*InsufficientInstanceCapacity*")})),
-        ]
-        if trainium_queues:
-            self.rules.append(events.Rule(
-                self, "JobsStuck", description="Trainium Batch jobs held RUNNABLE for capacity", targets=[target],
-                event_pattern=events.EventPattern(source=["aws.batch"], detail_type=["Batch Job State Change"], detail={
-                    "status": ["RUNNABLE"], "statusReason": events.Match.prefix("CAPACITY:"),
-                    "jobQueue": [q.job_queue_arn for q in trainium_queues]})))

@@ -8,6 +8,7 @@ from importlib import resources
 from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -22,6 +23,10 @@ POWERTOOLS_LAYER = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
 POWERTOOLS_LAYER_VERSION = 36
 """AWS's public Powertools for AWS Lambda (Python) layer (account 017000801446), pinned."""
 
+EVENT_RETRY_ATTEMPTS = 4
+EVENT_MAX_AGE = Duration.hours(1)
+"""EventBridge target retries: a capacity or alarm event older than an hour is stale; it goes to the DLQ."""
+
 
 def lambda_source_dir() -> str:
     """The folder of the Lambda handlers: ``lambdas/`` in the repository, ``neuronfleet/lambdas`` in the wheel."""
@@ -30,14 +35,16 @@ def lambda_source_dir() -> str:
 
 class FleetFunction(Construct):
     """A Python Lambda from the kit's handler sources, with the Powertools layer, a role that may write only
-    its own log group, a retained log group, an encrypted TLS-only dead-letter queue for failed async
-    invocations, and (given a topic) an alarm on its errors.
+    its own log group, a retained log group, an encrypted TLS-only dead-letter queue (for failed async
+    invocations and for events EventBridge could not deliver, see :meth:`event_target`), and (given a topic)
+    an alarm on its errors and one on its dead letters.
 
     Example::
 
         fn = FleetFunction(self, "Failover", handler="failover.handler.handler",
                            description="...", environment={"X": "y"}, alarm_topic=alerts.topic)
-        fn.function; fn.role; fn.dead_letter_queue; fn.errors_alarm
+        fn.function; fn.role; fn.dead_letter_queue; fn.errors_alarm; fn.dead_letters_alarm
+        events.Rule(self, "Every5Minutes", schedule=..., targets=[fn.event_target()])
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str,
@@ -77,10 +84,26 @@ class FleetFunction(Construct):
             id="AwsSolutions-L1", reason=f"Pinned to {RUNTIME.name}, the newest runtime AWS's Powertools layer "
                                          f"{POWERTOOLS_LAYER}:{POWERTOOLS_LAYER_VERSION} is built for"))
         self.errors_alarm: cloudwatch.Alarm | None = None
+        self.dead_letters_alarm: cloudwatch.Alarm | None = None
         if alarm_topic is not None:
+            self.dead_letters_alarm = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic="Maximum").create_alarm(
+                self, "DeadLettersAlarm", threshold=1, evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=f"{description}: events or invocations it could not take are waiting in "
+                                  "its dead-letter queue (read them, fix the cause, re-drive)")
+            self.dead_letters_alarm.add_alarm_action(cw_actions.SnsAction(alarm_topic))
             self.errors_alarm = self.function.metric_errors(period=Duration.minutes(5)).create_alarm(
                 self, "ErrorsAlarm", threshold=1, evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
                 alarm_description=f"{description}: invocation errors")
             self.errors_alarm.add_alarm_action(cw_actions.SnsAction(alarm_topic))
+
+    def event_target(self, *, retry_attempts: int = EVENT_RETRY_ATTEMPTS,
+                     max_event_age: Duration = EVENT_MAX_AGE) -> targets.LambdaFunction:
+        """This function as an EventBridge target: retried, and what EventBridge still cannot deliver lands in
+        the function's dead-letter queue (watched by :attr:`dead_letters_alarm`) rather than being dropped."""
+        return targets.LambdaFunction(self.function, retry_attempts=retry_attempts, max_event_age=max_event_age,
+                                      dead_letter_queue=self.dead_letter_queue)
