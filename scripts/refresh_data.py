@@ -6,6 +6,9 @@
 - regions.json: every region of every partition in botocore's endpoints data (neuronfleet.rules.region).
 - availability_zones.json: the AZ names per region in moto's copy of AWS's data: the per-AZ
   DescribeInstanceTypeOfferings files and moto's zone table (neuronfleet.rules.availability_zone).
+- neuron_ecs_amis.json: per region, the AMI of AWS's SSM public parameter
+  /aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended, as shipped in moto (the training
+  clusters' pinned default AMI; neuronfleet.neuron).
 
 A file's "as_of" (the date it was generated) is not compared by --check and is kept when nothing else changed.
 
@@ -82,8 +85,31 @@ def availability_zones() -> dict[str, object]:
             "availability_zones": {r: sorted(z) for r, z in sorted(zones.items())}}
 
 
+NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended"
+
+
+def neuron_ecs_amis() -> dict[str, object]:
+    import moto
+
+    folder = Path(moto.__file__).parent / "ssm" / "resources" / "ecs" / "optimized_amis"
+    found: dict[str, dict[str, str]] = {}
+    for path in sorted(folder.glob("*.json.gz")):
+        with gzip.open(path) as fh:
+            node = json.load(fh)
+        for part in NEURON_ECS_AMI_PARAMETER.strip("/").split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        if node:
+            found[path.name.removesuffix(".json.gz")] = {
+                k: node[k]["Value"] for k in ("image_id", "image_name", "image_version")}
+    return {"source": f"AWS SSM public parameter {NEURON_ECS_AMI_PARAMETER} (image_id, image_name, image_version) "
+                      f"per region, as shipped in moto {moto.__version__} (moto/ssm/resources/ecs/optimized_amis)",
+            "parameter": NEURON_ECS_AMI_PARAMETER + "/image_id", "as_of": date.today().isoformat(),
+            "regions": found}
+
+
 FILES = {"instance_type_offerings.json": offerings, "sagemaker_instance_types.json": sagemaker_types,
-         "regions.json": regions, "availability_zones.json": availability_zones}
+         "regions.json": regions, "availability_zones.json": availability_zones,
+         "neuron_ecs_amis.json": neuron_ecs_amis}
 
 
 def _same_but_date(old_text: str, new: dict[str, object]) -> bool:
