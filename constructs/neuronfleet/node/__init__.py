@@ -1,0 +1,16 @@
+"""Scripts that run on a training node (Python standard library only).
+
+The launch template's user data writes them to ``/opt/neuronfleet`` on the host and the job definition mounts
+that directory read-only into the job container; the job command is ``python3 /opt/neuronfleet/launch.py``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+SCRIPTS = ("health_gate.py", "launch.py")
+HOST_DIR = "/opt/neuronfleet"
+
+
+def script_text(name: str) -> str:
+    return resources.files(__name__).joinpath(name).read_text()
