@@ -44,6 +44,13 @@ def version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
 
 
+def sdk_version(text: str) -> str:
+    """A Neuron SDK version as the release notes write it (``2.30.0``), for settings."""
+    if not isinstance(text, str) or not re.fullmatch(r"2\.\d+\.\d+", text):
+        raise ValueError("a Neuron SDK version such as 2.30.0 (major.minor.patch)")
+    return text
+
+
 def family(instance_type: str) -> str:
     """``trn2u.48xlarge`` -> ``trn2u``: the key of the family tables."""
     return instance_type.split(".", 1)[0]

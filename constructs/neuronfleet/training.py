@@ -1,15 +1,19 @@
 """TrainiumCluster: a Trainium training cluster on AWS Batch, every EFA card attached.
 
 The launch template is the core (:attr:`TrainiumCluster.launch_template`): network interfaces from the
-instance catalog, the capacity (On-Demand, a targeted ODCR, or EC2 Capacity Blocks for ML), the AMI,
-IMDSv2, an encrypted root volume, the instance profile and the user data that mounts FSx for Lustre and
-starts neuron-monitor. AWS Batch runs on it (managed compute environment, job queue, multi-node parallel
-job definition); a team on EKS or Slurm can use the launch template directly.
+instance catalog, the capacity (On-Demand, a targeted ODCR, or EC2 Capacity Blocks for ML), a pinned AMI,
+IMDSv2, an encrypted root volume, the instance profile and the user data that mounts FSx for Lustre, installs
+the node scripts (health gate, launcher) in /opt/neuronfleet and starts neuron-monitor. AWS Batch runs on it
+(managed compute environment, job queue, multi-node parallel job definition); a team on EKS or Slurm can use
+the launch template directly.
 """
 
 from __future__ import annotations
 
-from aws_cdk import ArnFormat, RemovalPolicy, Size, Stack, Token
+import base64
+import gzip
+
+from aws_cdk import ArnFormat, Aws, Duration, RemovalPolicy, Size, Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -27,24 +31,47 @@ from .compute import (
     efa_security_group,
     job_queue,
 )
-from .images import dlc_image
+from .images import dlc_image, dlc_repository_arn
 from .lambdas.namespaces import NEURON_NAMESPACE
+from .neuron import DEFAULT_TRAINING_IMAGE, ImageRef, ecs_neuron_amis, parse_image, training_image
+from .node import HOST_DIR, SCRIPTS, script_text
+from .node.health_gate import EXIT_HARDWARE_FAULT
 from .problems import InvalidSettings, Problem
 from .settings import Capacity, TrainiumClusterSettings
 from .storage import secure_bucket
 from .tagging import tag_family
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
-"""The ECS-optimized Amazon Linux 2023 Neuron AMI: what AWS Batch container instances need."""
+"""The ECS-optimized Amazon Linux 2023 Neuron AMI: what AWS Batch container instances need. Followed only with
+``ami.follow_latest``; by default the cluster pins the value recorded in data/neuron_ecs_amis.json."""
 
-
-DEFAULT_TRAINING_IMAGE = "pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04"
-"""An AWS Neuron Deep Learning Container (account 763104351884), for the job definition template."""
+__all__ = ["DEFAULT_TRAINING_IMAGE", "NEURON_ECS_AMI_PARAMETER", "TrainiumCluster", "neuron_dlami_parameter"]
 
 LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
+"""FSx for Lustre user guide, "File system access control with Amazon VPC" (read 2026-11-22): TCP 988 and
+1018-1023, in and out, between the file system's group and the clients' groups and within each."""
 
-def neuron_dlami_parameter(framework: str = "multi-framework", os: str = "ubuntu-22.04") -> str:
-    """SSM parameter of the Neuron DLAMI for plain EC2 (``/aws/service/neuron/dlami/<framework>/<os>/...``)."""
+CHECKPOINT_DIR = "/fsx/data/checkpoints"
+"""Under /fsx/data, the path linked to the data bucket (auto-export): every checkpoint gets a durable S3 copy."""
+RENDEZVOUS_DIR = "/fsx/.neuronfleet/rendezvous"
+"""Where the launcher's nodes publish their UltraServer identity (not exported to S3)."""
+DEFAULT_SCRIPT = "/fsx/data/code/train.py"
+"""The job definition's default ``script`` parameter (``aws batch submit-job --parameters script=...``)."""
+USER_DATA_LIMIT_BYTES = 16 * 1024
+"""EC2 user data: at most 16 KB before base64 encoding (EC2 user guide, "Run commands when you launch an EC2
+instance with user data input", read 2026-11-22)."""
+CAPACITY_BLOCKED_REASON = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+"""The status reason of a job held RUNNABLE for lack of capacity (Batch user guide, "Jobs stuck in RUNNABLE":
+the reasons jobStateTimeLimitActions can act on; botocore batch JobStateTimeLimitAction ``reason``)."""
+
+
+def neuron_dlami_parameter(framework: str = "multi-framework", os: str = "ubuntu-24.04") -> str:
+    """SSM parameter of the Neuron DLAMI for plain EC2 (``/aws/service/neuron/dlami/<framework>/<os>/...``).
+
+    Source (read 2026-11-22): Neuron DLAMI user guide (aws-neuron-sdk deploy/environments/dlami.rst) lists
+    ``/aws/service/neuron/dlami/multi-framework/ubuntu-24.04`` among the current prefixes; the Ubuntu 22.04
+    multi-framework DLAMI is no longer published from Neuron 2.29.0 (whats-new.rst).
+    """
     return f"/aws/service/neuron/dlami/{framework}/{os}/latest/image_id"
 
 
@@ -64,6 +91,8 @@ class TrainiumCluster(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnet: ec2.ISubnet,
                  settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_NAMESPACE) -> None:
+        """Raises :class:`InvalidSettings` for a subnet outside the reservation's AZ, a type not offered in the
+        stack's region, or a region without a recorded ECS Neuron AMI when the AMI is not pinned or followed."""
         super().__init__(scope, construct_id)
         check_in_region(self, settings.what, settings.region_problems)
         _check_subnet(subnet, settings.capacity)
@@ -94,7 +123,10 @@ class TrainiumCluster(Construct):
         for port in LUSTRE_PORTS:  # (LustreFileSystem itself opens 988-1023 between its own servers)
             self.fsx_security_group.add_ingress_rule(self.security_group, port, "Lustre from the cluster")
             self.fsx_security_group.add_egress_rule(self.fsx_security_group, port, "Lustre between servers")
+            self.fsx_security_group.add_egress_rule(self.security_group, port, "Lustre to the cluster")
             self.security_group.add_egress_rule(self.fsx_security_group, port, "Lustre to FSx")
+            self.security_group.add_ingress_rule(self.fsx_security_group, port, "Lustre from FSx")
+        # (client to client: the cluster group already allows all traffic within itself, for EFA)
         self.file_system = fsx.LustreFileSystem(
             self, "Lustre", vpc=vpc, vpc_subnet=subnet, storage_capacity_gib=settings.fsx_storage_gib,
             security_group=self.fsx_security_group, removal_policy=RemovalPolicy.RETAIN,
@@ -103,6 +135,7 @@ class TrainiumCluster(Construct):
                 deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
                 per_unit_storage_throughput=settings.fsx_throughput_mib_per_tib,
                 data_compression_type=fsx.LustreDataCompressionType.LZ4,
+                automatic_backup_retention=Duration.days(settings.fsx_backup_retention_days),
             ),
         )
         events = ["NEW", "CHANGED", "DELETED"]
@@ -126,11 +159,7 @@ class TrainiumCluster(Construct):
         acknowledge_wildcards(self.role, "grant_read_write on the cluster's own data bucket: training reads data "
                                          "and writes checkpoints", resources=(self.data_bucket.arn_for_objects("*"),),
                               actions=("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"))
-        ami = settings.ami
-        if ami.ami_id:
-            self.machine_image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: ami.ami_id})
-        else:
-            self.machine_image = ec2.MachineImage.from_ssm_parameter(ami.ssm_parameter or NEURON_ECS_AMI_PARAMETER)
+        self.machine_image, self.ami_pinned = self._machine_image()
         self.placement_group: ec2.PlacementGroup | None = None
         wanted = settings.capacity.placement_group
         if wanted if wanted is not None else (
@@ -143,6 +172,23 @@ class TrainiumCluster(Construct):
             user_data=self._user_data(), root_volume_gib=settings.root_volume_gib, subnet_id=subnet.subnet_id,
             placement_group=self.placement_group, extra_data=settings.capacity.launch_template_data())
 
+    def _machine_image(self) -> tuple[ec2.IMachineImage, bool]:
+        """The AMI and whether it is pinned (a redeploy never moves it) or follows an SSM parameter."""
+        ami, region = self.settings.ami, Stack.of(self).region
+        if ami.ami_id:
+            return ec2.MachineImage.generic_linux({region: ami.ami_id}), True
+        if ami.follow_latest:
+            return ec2.MachineImage.from_ssm_parameter(ami.ssm_parameter or NEURON_ECS_AMI_PARAMETER), False
+        recorded = ecs_neuron_amis()
+        if Token.is_unresolved(region):  # environment-agnostic: a mapping over every recorded region
+            return ec2.MachineImage.generic_linux(recorded), True
+        if region not in recorded:
+            raise InvalidSettings([Problem(
+                "ami", None, f"ami_id (no ECS-optimized Neuron AMI is recorded for {region} in "
+                             "neuronfleet/data/neuron_ecs_amis.json), or follow_latest: true to resolve "
+                             f"{NEURON_ECS_AMI_PARAMETER} at every deploy")], what="training cluster")
+        return ec2.MachineImage.generic_linux({region: recorded[region]}), True
+
     def _scheduler(self, subnet: ec2.ISubnet) -> None:
         """AWS Batch: a compute environment on the launch template, a queue, a multi-node job definition."""
         self.compute_environment = batch_compute_environment(
@@ -150,7 +196,14 @@ class TrainiumCluster(Construct):
             instance_profile=self.instance_profile, subnet_ids=[subnet.subnet_id],
             maxv_cpus=self.spec.vcpus * self.count, placement_group=self.placement_group)
         self.job_queue = job_queue(self, "JobQueue", compute_environments=[self.compute_environment])
-        self.job_definition = self._job_definition(self.settings.training_image or DEFAULT_TRAINING_IMAGE)
+        if self.settings.capacity_wait_timeout_s is not None:
+            # A job held for capacity is cancelled after the wait (CapacityAlerts announces the hold before that)
+            cfn_queue = self.job_queue.node.default_child
+            assert isinstance(cfn_queue, batch.CfnJobQueue)
+            cfn_queue.add_property_override("JobStateTimeLimitActions", [{
+                "Action": "CANCEL", "State": "RUNNABLE", "MaxTimeSeconds": self.settings.capacity_wait_timeout_s,
+                "Reason": CAPACITY_BLOCKED_REASON}])
+        self.job_definition = self._job_definition(self.settings.image)
 
     def _user_data(self) -> ec2.UserData:
         region = Stack.of(self).region
@@ -158,6 +211,10 @@ class TrainiumCluster(Construct):
         script = ec2.UserData.for_linux()
         script.add_commands(
             "set -euxo pipefail",
+            f"# node scripts (health gate, launcher) at {HOST_DIR}, mounted read-only into every job",
+            f"mkdir -p {HOST_DIR}",
+            *(f"echo {_packed(name)} | base64 -d | gunzip > {HOST_DIR}/{name}" for name in SCRIPTS),
+            f"chmod 0755 {HOST_DIR}/*.py",
             "# FSx for Lustre at /fsx (data and checkpoints; /fsx/data is linked to the S3 bucket)",
             "dnf install -y lustre-client",
             "mkdir -p /fsx",
@@ -185,38 +242,90 @@ class TrainiumCluster(Construct):
         return multipart
 
     def _job_definition(self, image: str) -> batch.MultiNodeJobDefinition:
-        spec = self.spec
+        settings, spec = self.settings, self.spec
         linux = batch.LinuxParameters(self, "LinuxParameters", shared_memory_size=Size.gibibytes(64))
-        rw = [batch.DevicePermission.READ, batch.DevicePermission.WRITE]
+        # READ, WRITE and MKNOD: what the Batch EFA guide asks for (or none); the same for the Neuron devices
+        rwm = [batch.DevicePermission.READ, batch.DevicePermission.WRITE, batch.DevicePermission.MKNOD]
         linux.add_devices(*[batch.Device(host_path=f"/dev/neuron{i}", container_path=f"/dev/neuron{i}",
-                                         permissions=rw) for i in range(spec.accelerators)])
+                                         permissions=rwm) for i in range(spec.accelerators)])
         linux.add_devices(*[batch.Device(host_path=f"/dev/infiniband/uverbs{i}",
-                                         container_path=f"/dev/infiniband/uverbs{i}", permissions=rw)
+                                         container_path=f"/dev/infiniband/uverbs{i}", permissions=rwm)
                             for i in range(spec.efa_interfaces)])
-        uri = dlc_image(self, image)
+        self.image_uri = dlc_image(self, image)
+        self.image_ref = parse_image(image)
+        known = training_image(self.image_ref.tag or "") if self.image_ref.dlc else None
         container = batch.EcsEc2ContainerDefinition(
             self, "Container",
-            image=ecs.ContainerImage.from_registry(uri),
+            image=ecs.ContainerImage.from_registry(self.image_uri),
             cpu=spec.vcpus - 2,
             memory=Size.mebibytes(int(spec.memory_gib * 1024 * 0.9)),
             linux_parameters=linux,
             ulimits=[batch.Ulimit(name=batch.UlimitName.MEMLOCK, hard_limit=-1, soft_limit=-1)],
-            volumes=[batch.EcsVolume.host(name="fsx", host_path="/fsx", container_path="/fsx")],
-            environment={
-                "FI_PROVIDER": "efa",
-                "FI_EFA_USE_DEVICE_RDMA": "1",
-                "NEURON_RT_NUM_CORES": str(spec.neuron_cores),
-                "CHECKPOINT_DIR": "/fsx/checkpoints",
-                "DATA_DIR": "/fsx/data",
-            },
-            command=["torchrun", "--help"],
+            volumes=[batch.EcsVolume.host(name="fsx", host_path="/fsx", container_path="/fsx"),
+                     batch.EcsVolume.host(name="neuronfleet", host_path=HOST_DIR, container_path=HOST_DIR,
+                                          readonly=True)],
+            environment=self.runtime_environment(min_driver=known.min_host_driver if known else None),
+            command=["python3", f"{HOST_DIR}/launch.py", "--", "Ref::script"],
         )
+        self.execution_role = container.execution_role
+        self._grant_pull(self.execution_role, self.image_ref)
         _acknowledge_execution_role(container.execution_role)
         return batch.MultiNodeJobDefinition(
             self, "JobDefinition", main_node=0, propagate_tags=True,
             instance_type=ec2.InstanceType(spec.instance_type),
-            containers=[batch.MultiNodeContainer(container=container, start_node=0, end_node=self.count - 1)],
+            containers=[batch.MultiNodeContainer(container=container, start_node=0, end_node=settings.nodes - 1)],
+            parameters={"script": DEFAULT_SCRIPT},
+            retry_attempts=settings.retry_attempts,
+            retry_strategies=[
+                # the health gate found a hardware fault on a node: run the job again
+                batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_exit_code=str(EXIT_HARDWARE_FAULT))),
+                # the instance failed under the job (Batch's status reason for host failures)
+                batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_status_reason="Host EC2*")),
+                # anything else (the user's code, a configuration the gate refused): stop
+                batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom(on_reason="*")),
+            ],
         )
+
+    def runtime_environment(self, *, min_driver: str | None = None) -> dict[str, str]:
+        """The job's environment: EFA, the logical NeuronCore configuration, what the health gate expects, where
+        checkpoints go. No NEURON_RT_NUM_CORES: under torchrun each process would reserve that many cores."""
+        settings, spec = self.settings, self.spec
+        env = {
+            "FI_PROVIDER": "efa",
+            "FI_EFA_USE_DEVICE_RDMA": "1",
+            "NEURONFLEET_NPROC_PER_NODE": str(settings.logical_cores),
+            "NEURONFLEET_EXPECT_NEURON_DEVICES": str(spec.accelerators),
+            "NEURONFLEET_EXPECT_EFA_DEVICES": str(spec.efa_interfaces),
+            "NEURONFLEET_ULTRASERVER_SIZE": str(spec.ultraserver_size),
+            "NEURONFLEET_RENDEZVOUS_DIR": RENDEZVOUS_DIR,
+            "NEURONFLEET_COLLECTIVE_CHECK": "auto",
+            "CHECKPOINT_DIR": CHECKPOINT_DIR,
+            "DATA_DIR": "/fsx/data",
+        }
+        if settings.lnc:
+            env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
+        if min_driver:
+            env["NEURONFLEET_MIN_DRIVER"] = min_driver
+        return env
+
+    def _grant_pull(self, role: iam.IRole, ref: ImageRef) -> None:
+        """Least privilege to pull the job image from ECR: the token (no resource-level permission) and the
+        image's own repository. ECR Public and other registries need no ECR permission."""
+        if ref.dlc:
+            repository_arn = dlc_repository_arn(self, ref.repository)
+        elif ref.ecr_account_region:
+            account, region = ref.ecr_account_region
+            repository_arn = f"arn:{Aws.PARTITION}:ecr:{region}:{account}:repository/{ref.repository}"
+        else:
+            return
+        policy = iam.Policy(self, "PullJobImage", statements=[
+            iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+            iam.PolicyStatement(actions=["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage",
+                                         "ecr:GetDownloadUrlForLayer"], resources=[repository_arn]),
+        ])
+        role.attach_inline_policy(policy)
+        acknowledge_wildcards(policy, "ecr:GetAuthorizationToken has no resource-level permissions (ECR user guide); "
+                                      "the image actions name the job image's repository only", resources=("*",))
 
 
 def _check_subnet(subnet: ec2.ISubnet, capacity: Capacity) -> None:
@@ -226,6 +335,11 @@ def _check_subnet(subnet: ec2.ISubnet, capacity: Capacity) -> None:
             "subnet", subnet.availability_zone,
             f"a subnet in {az}, the AZ of the {capacity.type} reservation: reserved capacity launches only in its "
             "own AZ")], what="training cluster")
+
+
+def _packed(name: str) -> str:
+    """A node script, gzip-compressed (no timestamp: the same script gives the same user data) and base64."""
+    return base64.b64encode(gzip.compress(script_text(name).encode(), compresslevel=9, mtime=0)).decode()
 
 
 def _acknowledge_execution_role(role: iam.IRole) -> None:

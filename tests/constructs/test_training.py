@@ -11,7 +11,8 @@ from aws_cdk.assertions import Match, Template
 
 from neuronfleet import CATALOG, AmiSettings, Capacity, InvalidSettings, TrainiumCluster, TrainiumClusterSettings
 from neuronfleet.lambdas.namespaces import NEURON_NAMESPACE as NEURON_METRICS_NAMESPACE
-from neuronfleet.training import NEURON_ECS_AMI_PARAMETER
+from neuronfleet.neuron import ecs_neuron_amis
+from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, USER_DATA_LIMIT_BYTES
 from tests.conftest import ENV, AzStack, network, new_app
 
 CASES: dict[str, dict[str, Any]] = {
@@ -24,6 +25,8 @@ CASES: dict[str, dict[str, Any]] = {
     "trn1n-block": {"instance_type": "trn1n.32xlarge", "count": 2,
                     "capacity": Capacity.capacity_block(reservation_id="cr-0fedcba9876543210")},
     "trn1-small": {"instance_type": "trn1.2xlarge", "count": 1},
+    "trn2-follow": {"instance_type": "trn2.48xlarge", "count": 1, "ami": AmiSettings.latest(),
+                    "logical_nc_config": 1, "capacity_wait_timeout_s": None, "fsx_backup_retention_days": 0},
 }
 
 
@@ -54,11 +57,13 @@ def test_exact_interface_list_one_per_card(templates, name: str) -> None:
     got = [(i["NetworkCardIndex"], i["DeviceIndex"], i.get("InterfaceType", "interface")) for i in interfaces]
     cards = {"trn2.48xlarge": 16, "trn2u.48xlarge": 16, "trn1n.32xlarge": 16, "trn1.32xlarge": 8,
              "trn1.2xlarge": 1}[instance_type]
-    assert len(got) == cards == CATALOG.get(instance_type).network_cards
+    assert cards == CATALOG.get(instance_type).network_cards
     if instance_type == "trn1.2xlarge":
         assert got == [(0, 0, "interface")]
     else:
-        assert got == [(0, 0, "efa")] + [(card, 1, "efa-only") for card in range(1, cards)]
+        # EC2 user guide's current EFA layout (catalog.InstanceSpec.network_interfaces): ENA primary at card 0 /
+        # device 0, EFA-only at card 0 / device 1, EFA-only at device 0 of every other card: one EFA per card
+        assert got == [(0, 0, "interface"), (0, 1, "efa-only")] + [(card, 0, "efa-only") for card in range(1, cards)]
     subnet_refs = {json.dumps(i["SubnetId"]) for i in interfaces}
     assert len(subnet_refs) == 1 and "computeSubnet2" in subnet_refs.pop()  # us-east-2b, the training AZ
     assert all(len(i["Groups"]) == 1 and i["DeleteOnTermination"] for i in interfaces)
@@ -81,11 +86,16 @@ def test_efa_security_group_allows_itself_and_nothing_from_the_internet(template
         assert "CidrIp" not in ingress["Properties"]
 
 
-def test_lustre_security_group_is_open_only_to_the_cluster_on_lustre_ports(templates) -> None:
-    t = templates["trn2"]
+def _efa_and_lustre_groups(t: Template) -> tuple[str, str]:
     groups = t.find_resources("AWS::EC2::SecurityGroup")
     efa = next(k for k, v in groups.items() if "EFA" in v["Properties"]["GroupDescription"])
     lustre = next(k for k, v in groups.items() if "Lustre" in v["Properties"]["GroupDescription"])
+    return efa, lustre
+
+
+def test_lustre_security_group_is_open_only_to_the_cluster_on_lustre_ports(templates) -> None:
+    t = templates["trn2"]
+    efa, lustre = _efa_and_lustre_groups(t)
     rules = [r["Properties"] for r in t.find_resources("AWS::EC2::SecurityGroupIngress").values()
              if r["Properties"]["GroupId"] == {"Fn::GetAtt": [lustre, "GroupId"]}]
     got = sorted((r["SourceSecurityGroupId"]["Fn::GetAtt"][0], r["FromPort"], r["ToPort"]) for r in rules)
@@ -137,8 +147,9 @@ def test_host_settings(templates) -> None:
         "DeleteOnTermination": True, "Encrypted": True, "VolumeSize": 512, "VolumeType": "gp3"}}]
     assert "KeyName" not in data and "SecurityGroupIds" not in data
     assert data["InstanceType"] == "trn2.48xlarge"
-    params = t.to_json()["Parameters"]
-    assert any(p.get("Default") == NEURON_ECS_AMI_PARAMETER for p in params.values())
+    # pinned: the ECS Neuron AMI recorded for us-east-2, no SSM parameter re-resolved at deploy
+    assert data["ImageId"] == ecs_neuron_amis()["us-east-2"]
+    assert not any("optimized-ami" in str(p.get("Default")) for p in t.to_json().get("Parameters", {}).values())
     user_data = json.dumps(data["UserData"])
     for needle in ("multipart/mixed", "mount -a -t lustre", "neuron-monitor-cloudwatch.py",
                    f"--namespace {NEURON_METRICS_NAMESPACE}", "systemctl enable --now neuron-monitor-cloudwatch"):
@@ -217,8 +228,9 @@ def test_cfn_lint_suppression_only_on_the_capacity_block_only_type(templates) ->
 def _cluster(**overrides: Any) -> None:
     stack = AzStack(cdk.App(), "Bad", env=ENV)
     net = network(stack)
-    settings = TrainiumClusterSettings(**{"instance_type": "trn2u.48xlarge", "count": 4, "allow_unlisted_region": True,
-                                          **overrides})
+    settings = TrainiumClusterSettings(**{
+        "instance_type": "trn2u.48xlarge", "count": 4, "allow_unlisted_region": True,
+        "capacity": Capacity.capacity_block(reservation_id="cr-0123456789abcdef0"), **overrides})
     TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=settings)
 
 
@@ -272,7 +284,7 @@ def test_prod_deploys_the_ultraserver_cluster_on_capacity_blocks(synth_fleet) ->
     t = prod.template("train-pretrain")
     data = _lt_data(t)
     assert data["InstanceType"] == "trn2u.48xlarge"
-    assert len(data["NetworkInterfaces"]) == 16
+    assert sum(i.get("InterfaceType") == "efa-only" for i in data["NetworkInterfaces"]) == 16  # + the ENA primary
     assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
     assert "CapacityReservationResourceGroupArn" in data["CapacityReservationSpecification"][
         "CapacityReservationTarget"]
@@ -288,3 +300,207 @@ def test_training_stack_tags_for_the_cost_monitors(synth_fleet) -> None:
     tags = {(tag["Key"], tag["Value"]) for spec in _lt_data(t)["TagSpecifications"] for tag in spec["Tags"]}
     assert {("neuronfleet:fleet", "nf-prod"), ("neuronfleet:phase", "production"),
             ("neuronfleet:accelerator-family", "trainium")} <= tags
+
+
+# ------------------------------------------------------------------ what runs on a node, per instance type
+
+PER_TYPE = {  # case: (image tag's SDK, LNC, logical cores, Neuron devices, EFA devices, UltraServer size)
+    "trn1": ("2.30.0", None, 32, 16, 8, 1),
+    "trn2": ("2.30.0", "2", 64, 16, 16, 1),
+    "trn2u-block": ("2.30.0", "2", 64, 16, 16, 4),
+}
+
+
+def _container(t: Template) -> dict[str, Any]:
+    (jd,) = t.find_resources("AWS::Batch::JobDefinition").values()
+    (rng,) = jd["Properties"]["NodeProperties"]["NodeRangeProperties"]
+    return rng["Container"]
+
+
+def _env(t: Template) -> dict[str, str]:
+    return {e["Name"]: e["Value"] for e in _container(t)["Environment"]}
+
+
+def _policies_of(t: Template, role_ref: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p["Properties"] for p in t.find_resources("AWS::IAM::Policy").values()
+            if role_ref in p["Properties"]["Roles"]]
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_image_and_its_sdk(templates, name) -> None:
+    sdk = PER_TYPE[name][0]
+    image = json.dumps(_container(templates[name])["Image"])
+    assert f"pytorch-training-neuronx:2.9.0-neuronx-py312-sdk{sdk}-ubuntu24.04" in image
+    assert "763104351884" in image  # the DLC registry of us-east-2 (CDK's region facts)
+    assert _env(templates[name]).get("NEURONFLEET_MIN_DRIVER") == "2.27"  # the sdk2.30.0 images' host driver floor
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_the_execution_role_pulls_the_image_with_least_privilege(templates, name) -> None:
+    t = templates[name]
+    role_arn = _container(t)["ExecutionRoleArn"]
+    role_ref = {"Ref": role_arn["Fn::GetAtt"][0]}
+    statements = [st for p in _policies_of(t, role_ref) for st in p["PolicyDocument"]["Statement"]]
+    token = [st for st in statements if st["Action"] == "ecr:GetAuthorizationToken"]
+    assert token == [{"Action": "ecr:GetAuthorizationToken", "Effect": "Allow", "Resource": "*"}]
+    (pull,) = [st for st in statements if "ecr:BatchGetImage" in st["Action"]]
+    assert sorted(pull["Action"]) == ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage",
+                                      "ecr:GetDownloadUrlForLayer"]
+    assert pull["Resource"] == {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"},
+                                                  ":763104351884:repository/pytorch-training-neuronx"]]}
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_runtime_variables(templates, name) -> None:
+    _, lnc, cores, neuron, efa, us = PER_TYPE[name]
+    env = _env(templates[name])
+    assert "NEURON_RT_NUM_CORES" not in env  # under torchrun each process would reserve every core
+    assert env.get("NEURON_LOGICAL_NC_CONFIG") == lnc
+    assert (env["NEURONFLEET_NPROC_PER_NODE"], env["NEURONFLEET_EXPECT_NEURON_DEVICES"],
+            env["NEURONFLEET_EXPECT_EFA_DEVICES"], env["NEURONFLEET_ULTRASERVER_SIZE"]) == \
+        (str(cores), str(neuron), str(efa), str(us))
+    assert (env["FI_PROVIDER"], env["FI_EFA_USE_DEVICE_RDMA"]) == ("efa", "1")
+
+
+def test_lnc_1_presents_128_cores_on_trn2(templates) -> None:
+    env = _env(templates["trn2-follow"])
+    assert (env["NEURON_LOGICAL_NC_CONFIG"], env["NEURONFLEET_NPROC_PER_NODE"]) == ("1", "128")
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_retry_strategy_retries_host_and_hardware_failures_only(templates, name) -> None:
+    (jd,) = templates[name].find_resources("AWS::Batch::JobDefinition").values()
+    assert jd["Properties"]["RetryStrategy"] == {"Attempts": 3, "EvaluateOnExit": [
+        {"Action": "RETRY", "OnExitCode": "75"},
+        {"Action": "RETRY", "OnStatusReason": "Host EC2*"},
+        {"Action": "EXIT", "OnReason": "*"}]}
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_health_gate_and_launcher_in_the_command(templates, name) -> None:
+    t = templates[name]
+    c = _container(t)
+    assert c["Command"] == ["python3", "/opt/neuronfleet/launch.py", "--", "Ref::script"]
+    (jd,) = t.find_resources("AWS::Batch::JobDefinition").values()
+    assert jd["Properties"]["Parameters"] == {"script": "/fsx/data/code/train.py"}
+    assert {"ContainerPath": "/opt/neuronfleet", "SourceVolume": "neuronfleet", "ReadOnly": True} in c["MountPoints"]
+    assert {"Name": "neuronfleet", "Host": {"SourcePath": "/opt/neuronfleet"}} in c["Volumes"]
+    user_data = json.dumps(_lt_data(t)["UserData"])
+    assert "base64 -d | gunzip > /opt/neuronfleet/health_gate.py" in user_data
+    assert "base64 -d | gunzip > /opt/neuronfleet/launch.py" in user_data
+    for d in c["LinuxParameters"]["Devices"]:
+        # the Batch EFA guide's set (READ, WRITE, MKNOD); CDK writes the enum in lower case
+        assert [p.upper() for p in d["Permissions"]] == ["READ", "WRITE", "MKNOD"]
+
+
+def _user_data_text(t: Template) -> str:
+    """The user data as EC2 receives it, tokens rendered as generous placeholders (FSx DNS name, mount name)."""
+    node = _lt_data(t)["UserData"]["Fn::Base64"]
+    parts = node["Fn::Join"][1] if isinstance(node, dict) else [node]
+    return "".join(p if isinstance(p, str) else "x" * 80 for p in parts)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_user_data_stays_under_the_ec2_limit(templates, name) -> None:
+    size = len(_user_data_text(templates[name]).encode())
+    assert size < USER_DATA_LIMIT_BYTES - 2048, size  # room for the part AWS Batch merges in
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_checkpoints_go_to_the_s3_linked_path_and_the_file_system_keeps_backups(templates, name) -> None:
+    t = templates[name]
+    assert _env(t)["CHECKPOINT_DIR"] == "/fsx/data/checkpoints"
+    t.has_resource_properties("AWS::FSx::DataRepositoryAssociation", {
+        "FileSystemPath": "/data", "S3": {"AutoExportPolicy": {"Events": ["NEW", "CHANGED", "DELETED"]},
+                                          "AutoImportPolicy": Match.any_value()}})
+    t.has_resource_properties("AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({
+        "DeploymentType": "PERSISTENT_2", "AutomaticBackupRetentionDays": 7})})
+    templates["trn2-follow"].has_resource_properties("AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({
+        "AutomaticBackupRetentionDays": 0})})
+
+
+def test_ultraserver_capacity_target(templates) -> None:
+    data = _lt_data(templates["trn2u-block"])
+    assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
+        "CapacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-2:111111111111:group/blocks"}
+
+
+@pytest.mark.parametrize("name", list(PER_TYPE))
+def test_update_behaviour_ami_pinned_and_queue_cancels_jobs_blocked_on_capacity(templates, name) -> None:
+    t = templates[name]
+    assert _lt_data(t)["ImageId"] == ecs_neuron_amis()["us-east-2"]
+    (queue,) = t.find_resources("AWS::Batch::JobQueue").values()
+    assert queue["Properties"]["JobStateTimeLimitActions"] == [{
+        "Action": "CANCEL", "State": "RUNNABLE", "MaxTimeSeconds": 3600,
+        "Reason": "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"}]
+
+
+def test_follow_latest_resolves_the_ssm_parameter_and_no_queue_timeout(templates) -> None:
+    t = templates["trn2-follow"]
+    params = t.to_json()["Parameters"]
+    assert any(p.get("Default") == NEURON_ECS_AMI_PARAMETER for p in params.values())
+    (queue,) = t.find_resources("AWS::Batch::JobQueue").values()
+    assert "JobStateTimeLimitActions" not in queue["Properties"]
+
+
+def test_lustre_client_rules_both_directions(templates) -> None:
+    """FSx for Lustre user guide: clients and file system allow 988 and 1018-1023 to and from each other."""
+    t = templates["trn2"]
+    efa, lustre = _efa_and_lustre_groups(t)
+
+    def rules(kind: str, group: str, peer_key: str) -> set[tuple[str, int, int]]:
+        return {(r["Properties"][peer_key]["Fn::GetAtt"][0], r["Properties"]["FromPort"], r["Properties"]["ToPort"])
+                for r in t.find_resources(kind).values()
+                if r["Properties"]["GroupId"] == {"Fn::GetAtt": [group, "GroupId"]}
+                and isinstance(r["Properties"].get(peer_key), dict) and "FromPort" in r["Properties"]}
+
+    lustre_ports = {(988, 988), (1018, 1023)}
+    assert {(p, a, b) for p, a, b in rules("AWS::EC2::SecurityGroupIngress", efa, "SourceSecurityGroupId")
+            if p == lustre} == {(lustre, a, b) for a, b in lustre_ports}
+    assert {(p, a, b) for p, a, b in rules("AWS::EC2::SecurityGroupEgress", efa, "DestinationSecurityGroupId")
+            if p == lustre} == {(lustre, a, b) for a, b in lustre_ports}
+    assert {(p, a, b) for p, a, b in rules("AWS::EC2::SecurityGroupEgress", lustre, "DestinationSecurityGroupId")
+            if p == efa} == {(efa, a, b) for a, b in lustre_ports}
+
+
+# ------------------------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"instance_type": "trn2.48xlarge", "count": 2, "capacity": "on-demand",
+      "training_image": "pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04"},
+     "training_image: got 'pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04'; allowed: an image "
+     "with Neuron SDK >= 2.21.0 (trn2.48xlarge needs it; this one carries 2.18.2); pytorch-training-neuronx tags "
+     "that can: 2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"),
+    ({"job_nodes": 2, "count": 4},
+     "job_nodes: got 2; allowed: a multiple of 4: a job on trn2u.48xlarge takes whole UltraServers"),
+    ({"instance_type": "trn2.48xlarge", "count": 1, "capacity": "on-demand",
+      "training_image": "111111111111.dkr.ecr.us-east-2.amazonaws.com/team/train:v7"},
+     "training_image: got '111111111111.dkr.ecr.us-east-2.amazonaws.com/team/train:v7'; allowed: an image whose "
+     "Neuron SDK is known"),
+    ({"instance_type": "trn1.32xlarge", "count": 1, "capacity": "on-demand", "logical_nc_config": 2},
+     "logical_nc_config: got 2; allowed: unset: trn1.32xlarge has no logical NeuronCore configuration"),
+    ({"capacity": "on-demand"}, "capacity.type: got 'on-demand'; allowed: 'capacity-block': trn2u.48xlarge is sold only "
+                                "as UltraServer Capacity Blocks"),
+    ({"count": 8, "capacity": Capacity.capacity_block(reservation_id="cr-0123456789abcdef0")},
+     "capacity.reservation_id: got 'cr-0123456789abcdef0'; allowed: a resource_group_arn holding all 2 UltraServer "
+     "Capacity Blocks"),
+    ({"ami": {"ssm_parameter": "/my/ami"}}, "ami.follow_latest: got False; allowed: true with ssm_parameter"),
+    ({"capacity_wait_timeout_s": 300}, "capacity_wait_timeout_s: got 300; allowed: a number >= 600"),
+    ({"retry_attempts": 11}, "retry_attempts: got 11; allowed: a number <= 10"),
+    ({"fsx_backup_retention_days": 91}, "fsx_backup_retention_days: got 91; allowed: a number <= 90"),
+])
+def test_refusals_name_the_field_the_value_and_what_can_run(overrides, message) -> None:
+    with pytest.raises(InvalidSettings) as info:
+        _cluster(**overrides)
+    assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
+
+
+def test_a_custom_image_with_a_declared_sdk_is_accepted_and_pulled_from_its_repository() -> None:
+    settings = TrainiumClusterSettings(instance_type="trn2.48xlarge", count=1,
+                                       training_image="111111111111.dkr.ecr.us-east-2.amazonaws.com/team/train:v7",
+                                       training_image_sdk="2.29.1")
+    assert settings.image_sdk == "2.29.1"
+    with pytest.raises(InvalidSettings, match=r"training_image_sdk: got '2\.21\.0'; allowed: unset, or the SDK"):
+        TrainiumClusterSettings(instance_type="trn2.48xlarge", count=1, training_image_sdk="2.21.0")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from .. import rules
+from .. import neuron, rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec
 from ..problems import Problem
 from ._base import Bool, Int, PositiveInt, Settings
@@ -89,16 +89,39 @@ class Capacity(Settings):
 
 
 class AmiSettings(Settings):
-    """The machine image: an SSM parameter holding an AMI id, or a pinned AMI id (default: the ECS-optimized
-    Neuron AMI, which AWS Batch container instances need)."""
+    """The machine image. Pinned unless you opt in to following AWS's updates:
+
+    - default: the ECS-optimized Amazon Linux 2023 Neuron AMI (what AWS Batch container instances need) *as
+      recorded* in ``neuronfleet/data/neuron_ecs_amis.json`` for the stack's region (AWS's SSM public parameter,
+      read offline; ``scripts/refresh_data.py`` moves it, in a commit you can review);
+    - ``ami_id``: your pinned AMI (bump it on purpose);
+    - ``follow_latest: true``: the SSM parameter (``ssm_parameter`` or the ECS Neuron one) is resolved at every
+      deploy, so a deploy after AWS publishes a new AMI makes a new launch-template version and Batch replaces
+      the instances (after waiting for running jobs, as the compute environment's update policy allows).
+    """
 
     what: ClassVar[str] = "ami"
     ssm_parameter: Annotated[str, AfterValidator(rules.ssm_parameter_name)] | None = None
     ami_id: Annotated[str, AfterValidator(rules.ami_id)] | None = None
+    follow_latest: Bool = False
 
     def _problems(self) -> Iterator[Problem]:
         if self.ssm_parameter is not None and self.ami_id is not None:
             yield Problem("", self.model_dump(exclude_none=True), "either ssm_parameter or ami_id, not both")
+        elif self.ami_id is not None and self.follow_latest:
+            yield Problem("follow_latest", True, "false with ami_id: a pinned AMI does not follow anything")
+        elif self.ssm_parameter is not None and not self.follow_latest:
+            yield Problem("follow_latest", False,
+                          "true with ssm_parameter (an SSM parameter is resolved again at every deploy, so the AMI "
+                          "moves under running clusters), or give ami_id instead to pin it")
+
+    @classmethod
+    def pinned(cls, ami_id: str) -> AmiSettings:
+        return cls(ami_id=ami_id)
+
+    @classmethod
+    def latest(cls, ssm_parameter: str | None = None) -> AmiSettings:
+        return cls(ssm_parameter=ssm_parameter, follow_latest=True)
 
 
 TRAINIUM_TYPES = CATALOG.types(AcceleratorFamily.TRAINIUM)
@@ -119,12 +142,58 @@ class TrainiumClusterSettings(Settings):
     fsx_storage_gib: Int = Field(default=1200, ge=1200)
     """FSx for Lustre PERSISTENT_2: 1200 or a multiple of 2400."""
     fsx_throughput_mib_per_tib: Literal[125, 250, 500, 1000] = 250
+    fsx_backup_retention_days: Int = Field(default=7, ge=0, le=90)
+    """FSx for Lustre automatic daily backups kept this many days (0 turns them off; FSx allows 0 to 90:
+    API LustreFileSystemConfiguration AutomaticBackupRetentionDays, read 2026-11-22)."""
     training_image: Annotated[str, AfterValidator(rules.container_image)] | None = None
-    """Container image of the job definition template: an ECR URI, or a Neuron DLC repository:tag."""
+    """Container image of the job definition: a Neuron DLC ``repository:tag`` (default: the newest
+    pytorch-training-neuronx, :data:`neuronfleet.neuron.DEFAULT_TRAINING_IMAGE`) or an ECR URI. Its Neuron SDK is
+    read from a DLC tag; a custom image needs ``training_image_sdk``."""
+    training_image_sdk: Annotated[str, AfterValidator(neuron.sdk_version)] | None = None
+    """The Neuron SDK a custom image carries (e.g. ``2.30.0``), when its tag does not say."""
+    logical_nc_config: Literal[1, 2] | None = None
+    """Logical NeuronCore configuration (LNC), Trn2 only: 2 (Neuron's default: trn2.48xlarge presents 64 logical
+    NeuronCores) or 1 (128). Unset: the type's default; types without LNC (Trn1) must leave it unset."""
+    job_nodes: PositiveInt | None = None
+    """Nodes of the job definition's multi-node job (default: ``count``). On UltraServer types whole UltraServers."""
+    retry_attempts: Int = Field(default=3, ge=1, le=10)
+    """Batch attempts of a job (1 to 10, RetryStrategy ``attempts``); only host and hardware failures retry."""
+    capacity_wait_timeout_s: Int | None = Field(default=3600, ge=600, le=86400)
+    """A job held RUNNABLE at the head of the queue for lack of instance capacity
+    (``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY``) is cancelled after this many seconds (Batch
+    ``jobStateTimeLimitActions``: 600 to 86,400); null keeps it waiting."""
 
     @property
     def spec(self) -> InstanceSpec:
         return CATALOG.get(self.instance_type)
+
+    @property
+    def image(self) -> str:
+        return self.training_image or neuron.DEFAULT_TRAINING_IMAGE
+
+    @property
+    def image_sdk(self) -> str | None:
+        return neuron.parse_image(self.image).sdk or self.training_image_sdk
+
+    @property
+    def lnc(self) -> int | None:
+        """The effective logical NeuronCore configuration (None: the type has none)."""
+        return self.logical_nc_config or neuron.support(self.instance_type).lnc_default
+
+    @property
+    def logical_cores(self) -> int:
+        """NeuronCores one node presents to the job (torchrun's processes per node)."""
+        return neuron.logical_cores(self.instance_type, self.lnc)
+
+    @property
+    def nodes(self) -> int:
+        return self.job_nodes or self.count
+
+    @property
+    def ultraservers(self) -> int:
+        """Whole UltraServers of the cluster (0 for types that are not UltraServer instances)."""
+        size = self.spec.ultraserver_size
+        return self.count // size if size > 1 else 0
 
     def _problems(self) -> Iterator[Problem]:
         size = self.spec.ultraserver_size
@@ -133,9 +202,30 @@ class TrainiumClusterSettings(Settings):
             near = " or ".join(str(n) for n in (below, below + size) if n > 0)
             yield Problem("count", self.count, f"a multiple of {size} ({self.instance_type} comes in whole "
                                                f"UltraServers of {size} instances), e.g. {near}")
+        if self.job_nodes is not None and self.job_nodes > self.count:
+            yield Problem("job_nodes", self.job_nodes, f"at most count ({self.count})")
+        elif self.job_nodes is not None and self.job_nodes % size:
+            yield Problem("job_nodes", self.job_nodes,
+                          f"a multiple of {size}: a job on {self.instance_type} takes whole UltraServers (a job that "
+                          "splits one shares its NeuronLink domain with another job, and the launcher refuses it)")
         if self.fsx_storage_gib != 1200 and self.fsx_storage_gib % 2400:
             yield Problem("fsx_storage_gib", self.fsx_storage_gib,
                           "1200 or a multiple of 2400 (FSx for Lustre PERSISTENT_2)")
+        fam = neuron.support(self.instance_type)
+        if self.logical_nc_config is not None and self.logical_nc_config not in fam.lnc_allowed:
+            yield Problem("logical_nc_config", self.logical_nc_config,
+                          f"unset: {self.instance_type} has no logical NeuronCore configuration (LNC applies only to "
+                          "Trn2 and Trn3)" if not fam.lnc_allowed else f"one of {list(fam.lnc_allowed)}")
+        yield from neuron.image_problems(self.instance_type, self.image, self.training_image_sdk)
+        if self.spec.capacity_block_only and self.capacity.type != "capacity-block":
+            yield Problem("capacity.type", self.capacity.type,
+                          f"'capacity-block': {self.instance_type} is sold only as UltraServer Capacity Blocks")
+        elif (size > 1 and self.capacity.type == "capacity-block" and self.capacity.reservation_id
+              and self.count != size):
+            yield Problem("capacity.reservation_id", self.capacity.reservation_id,
+                          f"a resource_group_arn holding all {self.count // size or 1} UltraServer Capacity Blocks: "
+                          f"one UltraServer Capacity Block is one UltraServer ({size} instances), so a reservation_id "
+                          f"targets {size}, not {self.count}")
 
     def region_problems(self, region: str) -> Iterator[Problem]:
         """The type must be offered in ``region`` (AWS's offerings data), and the reservation's AZ be in it."""
