@@ -142,11 +142,12 @@ def test_azs_of_another_region() -> None:
 
 
 def test_type_not_offered_in_the_region() -> None:
-    settings = TrainiumClusterSettings(instance_type="trn2u.48xlarge", count=4)
+    block = {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}
+    settings = TrainiumClusterSettings(instance_type="trn2u.48xlarge", count=4, capacity=block)
     s = stack("us-east-2")
     net = FleetNetwork(s, "N", settings=NetworkSettings(**NETWORK))
     python = from_python(lambda: TrainiumCluster(s, "C", vpc=net.vpc, subnet=net.training_subnet, settings=settings))
-    yaml = from_fleet("training_clusters[0]", {"instance_type": "trn2u.48xlarge", "count": 4})
+    yaml = from_fleet("training_clusters[0]", {"instance_type": "trn2u.48xlarge", "count": 4, "capacity": block})
     assert yaml == [p.under("training_clusters[0]") for p in python]
 
 

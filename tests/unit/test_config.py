@@ -98,7 +98,8 @@ def test_the_base_document_is_valid() -> None:
           "training_clusters__0__allow_unlisted_region": True},
          "training_clusters[0].count: got 6; allowed: a multiple of 4 (trn2u.48xlarge comes in whole "
          "UltraServers of 4 instances), e.g. 4 or 8"),
-        ({"training_clusters__0__instance_type": "trn2u.48xlarge", "training_clusters__0__count": 4},
+        ({"training_clusters__0__instance_type": "trn2u.48xlarge", "training_clusters__0__count": 4,
+          "training_clusters__0__capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}},
          "training_clusters[0].instance_type: got 'trn2u.48xlarge'; allowed: a type offered in us-east-2 "
          "(AWS's offerings list it in: ap-south-2); trn2u.48xlarge is sold only through Capacity Blocks"),
         ({"region": "eu-west-1", "network__availability_zones": ["eu-west-1a", "eu-west-1b"],
@@ -194,7 +195,10 @@ def test_unreadable_or_non_mapping_files(tmp_path) -> None:
 def test_capacity_block_only_type_with_the_flag_is_accepted() -> None:
     fleet = parse_fleet(with_changes(training_clusters__0__instance_type="trn2u.48xlarge",
                                      training_clusters__0__count=8,
-                                     training_clusters__0__allow_unlisted_region=True))
+                                     training_clusters__0__allow_unlisted_region=True,
+                                     training_clusters__0__capacity={"type": "capacity-block", "resource_group_arn":
+                                                                     "arn:aws:resource-groups:us-east-2:111111111111:"
+                                                                     "group/blocks"}))
     assert fleet.training_clusters[0].count == 8
 
 

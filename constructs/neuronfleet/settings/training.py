@@ -107,7 +107,8 @@ class AmiSettings(Settings):
 
     def _problems(self) -> Iterator[Problem]:
         if self.ssm_parameter is not None and self.ami_id is not None:
-            yield Problem("", self.model_dump(exclude_none=True), "either ssm_parameter or ami_id, not both")
+            yield Problem("", self.model_dump(exclude_none=True, exclude_defaults=True),
+                          "either ssm_parameter or ami_id, not both")
         elif self.ami_id is not None and self.follow_latest:
             yield Problem("follow_latest", True, "false with ami_id: a pinned AMI does not follow anything")
         elif self.ssm_parameter is not None and not self.follow_latest:
