@@ -61,7 +61,10 @@ class InstanceSpec:
     efa_interfaces: int
     """Maximum EFA interfaces (0: no EFA)."""
     network_bandwidth_gbps: float
-    """Sum of the network cards' baseline bandwidth."""
+    """The instance's network bandwidth in Gbps: DescribeInstanceTypes ``NetworkPerformance`` where it states a
+    fixed figure ("400 Gigabit", "16x 200 Gigabit"); for burstable types ("Up to 12.5 Gigabit") the baseline of
+    its card. Not the sum of the cards' figures: AWS's data lists 400 Gbps on each of g6e.48xlarge's 4 cards,
+    and the instance has 400 Gbps in all (tests/unit/test_catalog.py checks both readings)."""
     price: Price
     ultraserver_size: int = 1
     """Instances per UltraServer: capacity of this type comes in whole multiples of it."""
@@ -79,19 +82,30 @@ class InstanceSpec:
         return self.family is not AcceleratorFamily.GPU
 
     def network_interfaces(self) -> tuple[NetworkInterfaceSlot, ...]:
-        """One interface per network card, in the layout AWS documents for EFA instances.
+        """One EFA per network card, in the layout AWS documents for EFA instances with several cards.
 
-        Card 0 carries the primary interface (device index 0): an EFA with ENA (``efa``), which holds
-        the instance's IP address. Every other card gets one EFA at device index 1: ``efa-only`` where
-        the card supports it (no IP address consumed), else ``efa``. Types without EFA get one ENA.
+        Source: EC2 user guide, "Maximize network bandwidth on Amazon EC2 instances with multiple network
+        cards" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html, read 2026-11-22):
+        the primary interface (card 0, device 0) is an ENA interface (``interface``; an EFA-only interface
+        cannot be the primary); card 0 gets an EFA-only interface at device index 1; every other card gets an
+        EFA-only interface at device index 0. ``efa-only`` is an InterfaceType of botocore's ec2 model
+        (``NetworkInterfaceType``: interface, natGateway, efa, efa-only, ...). Where a card does not take
+        ``efa-only`` (DescribeInstanceTypes ``NetworkCards[].InterfaceTypes``), the EFA there is ``efa``
+        (EFA with ENA). Types without EFA get the one ENA interface.
         """
+        primary = NetworkInterfaceSlot(network_card=0, device_index=0, interface_type="interface")
         if not self.efa_supported:
-            return (NetworkInterfaceSlot(network_card=0, device_index=0, interface_type="interface"),)
-        rest = "efa-only" if self.efa_only else "efa"
-        primary = NetworkInterfaceSlot(network_card=0, device_index=0, interface_type="efa")
-        others = (NetworkInterfaceSlot(network_card=card, device_index=1, interface_type=rest)
+            return (primary,)
+        efa = "efa-only" if self.efa_only else "efa"
+        card0 = NetworkInterfaceSlot(network_card=0, device_index=1, interface_type=efa)
+        others = (NetworkInterfaceSlot(network_card=card, device_index=0, interface_type=efa)
                   for card in range(1, self.network_cards))
-        return (primary, *others)
+        return (primary, card0, *others)
+
+    @property
+    def efa_slots(self) -> tuple[NetworkInterfaceSlot, ...]:
+        """The EFA interfaces of :meth:`network_interfaces` (one per card; the primary ENA is not one)."""
+        return tuple(s for s in self.network_interfaces() if s.interface_type in ("efa", "efa-only"))
 
 
 @dataclass(frozen=True)
@@ -166,9 +180,11 @@ _SPECS: tuple[InstanceSpec, ...] = (
     InstanceSpec(instance_type="g6e.12xlarge", family=_G, accelerator_name="L40S", accelerators=4,
                  neuron_cores=0, accelerator_memory_gib=178, instance_storage_gb=3800, vcpus=48, memory_gib=384,
                  network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_p(10.493)),
+    # g6e.48xlarge: 400 Gbps in all (DescribeInstanceTypes NetworkPerformance "400 Gigabit", moto's copy, read
+    # 2026-11-22), though the same data lists 400 Gbps on each of its 4 cards; the catalog had summed them (1,600).
     InstanceSpec(instance_type="g6e.48xlarge", family=_G, accelerator_name="L40S", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=357, instance_storage_gb=7600, vcpus=192, memory_gib=1536,
-                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=1600.0, price=_p(30.131)),
+                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_p(30.131)),
     InstanceSpec(instance_type="g5.xlarge", family=_G, accelerator_name="A10G", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=250, vcpus=4, memory_gib=16,
                  network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.006)),
@@ -239,6 +255,23 @@ LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 
 """CloudWatch Logs retention periods, in days: botocore's logs model, PutRetentionPolicy ``retentionInDays``
 ("Possible values are: ..."; read 2026-11-22 from botocore 1.44.5, pinned by tests/unit/test_catalog.py);
 aws-cdk-lib's ``logs.RetentionDays`` names them (neuronfleet.network zips the two, strictly)."""
+
+
+BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE = 3
+"""AWS Batch: compute environments one job queue takes. botocore's batch model, CreateJobQueue
+``computeEnvironmentOrder``: "You can associate up to three compute environments with a job queue" (read
+2026-11-22 from botocore 1.44.5; pinned by tests/unit/test_catalog.py)."""
+
+BATCH_LAUNCH_TEMPLATE_OVERRIDES = 10
+"""AWS Batch: launch-template overrides (one per instance type or family) in one compute environment.
+botocore's batch model, LaunchTemplateSpecification ``overrides``: "up to ten (10) launch template overrides"
+(read 2026-11-22 from botocore 1.44.5; pinned by tests/unit/test_catalog.py)."""
+
+BATCH_UPDATE_TIMEOUT_MINUTES = (1, 30, 7200)
+"""AWS Batch UpdatePolicy ``jobExecutionTimeoutMinutes``: minimum, default, maximum. botocore's batch model,
+UpdatePolicy: "The default value is 30. The maximum value is 7200." and the Batch API reference's "Valid Range:
+Minimum value of 1. Maximum value of 7200." (https://docs.aws.amazon.com/batch/latest/APIReference/API_UpdatePolicy.html,
+read 2026-11-22; older copies of that page say 360). Pinned by tests/unit/test_catalog.py."""
 
 
 @cache

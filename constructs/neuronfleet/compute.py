@@ -13,7 +13,14 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
-from .catalog import InstanceSpec
+from .catalog import (
+    BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE,
+    BATCH_LAUNCH_TEMPLATE_OVERRIDES,
+    BATCH_UPDATE_TIMEOUT_MINUTES,
+    InstanceSpec,
+)
+from .problems import InvalidSettings, Problem
+from .settings.batch import DEFAULT_UPDATE_TIMEOUT_MINUTES
 
 
 def efa_security_group(scope: Construct, construct_id: str, *, vpc: ec2.IVpc, description: str) -> ec2.SecurityGroup:
@@ -99,21 +106,62 @@ def batch_compute_environment(
     scope: Construct, construct_id: str, *, spec: InstanceSpec, launch_template: ec2.LaunchTemplate,
     instance_profile: iam.InstanceProfile, subnet_ids: Sequence[str], maxv_cpus: int,
     placement_group: ec2.PlacementGroup | None = None,
+    overrides: Sequence[tuple[InstanceSpec, ec2.LaunchTemplate]] = (),
+    update_timeout_minutes: int = DEFAULT_UPDATE_TIMEOUT_MINUTES,
+    allocation_strategy: str = "BEST_FIT_PROGRESSIVE",
 ) -> batch.CfnComputeEnvironment:
-    """A managed EC2 compute environment on the launch template, scaling from 0 vCPUs.
+    """A managed EC2 compute environment on the launch template, scaling from 0 vCPUs to ``maxv_cpus``.
+
+    ``spec``/``launch_template`` is the first (default) type; ``overrides`` adds more types to the *same*
+    environment, each with its own launch template (each type has its own EFA interface list), so
+    ``maxv_cpus`` is the ceiling of all of them together.
 
     L1 on purpose: the L2 always puts security groups on the compute environment, and Batch then uses
     those in place of the launch template's per-interface groups, which carry the EFA rule. Batch takes
-    subnets from the compute environment (it ignores the launch template's)."""
+    subnets from the compute environment (it ignores the launch template's).
+
+    Redeploys and running jobs (sources read 2026-11-22):
+
+    - A changed launch template (a new AMI, new user data) reaches Batch as a new version number: the
+      environment names the exact version CloudFormation created (``LatestVersionNumber``), never ``$Latest``
+      or ``$Default``. With those, Batch resolves the version only at creation and at infrastructure updates
+      (botocore's batch model, LaunchTemplateSpecification ``version``), so a change would silently never
+      reach the instances; a version number makes it one deliberate infrastructure update.
+    - An infrastructure update replaces instances; what happens to running jobs is the ``UpdatePolicy``
+      (https://docs.aws.amazon.com/batch/latest/userguide/updating-compute-environments.html):
+      ``terminateJobsOnUpdate: false`` keeps them running, and ``jobExecutionTimeoutMinutes`` (Batch's
+      default 30, at most 7,200) is how long Batch waits for them before it replaces their instances. The
+      kit waits the most Batch allows unless told otherwise (``update_timeout_minutes``).
+    - ``replaceComputeEnvironment: false`` makes CloudFormation update the environment in place under that
+      policy rather than replace it; infrastructure updates need ``BEST_FIT_PROGRESSIVE`` (or a Spot
+      strategy), not ``BEST_FIT`` (https://docs.aws.amazon.com/batch/latest/userguide/infrastructure-updates.html).
+    - What makes a new launch-template version in the first place is the AMI: pin it (an ``ami_id``) and bump
+      it on purpose; an AMI read from an SSM parameter is re-read at every deploy.
+    """
+    if not (BATCH_UPDATE_TIMEOUT_MINUTES[0] <= update_timeout_minutes <= BATCH_UPDATE_TIMEOUT_MINUTES[2]):
+        raise InvalidSettings([Problem("update_timeout_minutes", update_timeout_minutes,
+                                       f"{BATCH_UPDATE_TIMEOUT_MINUTES[0]} to {BATCH_UPDATE_TIMEOUT_MINUTES[2]} "
+                                       "minutes (Batch UpdatePolicy jobExecutionTimeoutMinutes)")],
+                              what="compute environment")
+    if len(overrides) > BATCH_LAUNCH_TEMPLATE_OVERRIDES:
+        raise InvalidSettings([Problem("overrides", len(overrides), f"at most {BATCH_LAUNCH_TEMPLATE_OVERRIDES} "
+                                       "launch-template overrides (one per instance type) in a compute environment")],
+                              what="compute environment")
+    types = [spec.instance_type, *(s.instance_type for s, _ in overrides)]
     return batch.CfnComputeEnvironment(
         scope, construct_id, type="MANAGED", state="ENABLED", replace_compute_environment=False,
+        update_policy=batch.CfnComputeEnvironment.UpdatePolicyProperty(
+            terminate_jobs_on_update=False, job_execution_timeout_minutes=update_timeout_minutes),
         compute_resources=batch.CfnComputeEnvironment.ComputeResourcesProperty(
-            type="EC2", allocation_strategy="BEST_FIT_PROGRESSIVE", minv_cpus=0, maxv_cpus=maxv_cpus,
-            instance_types=[spec.instance_type], subnets=list(subnet_ids),
+            type="EC2", allocation_strategy=allocation_strategy, minv_cpus=0, maxv_cpus=maxv_cpus,
+            instance_types=types, subnets=list(subnet_ids),
             instance_role=instance_profile.instance_profile_arn,
             launch_template=batch.CfnComputeEnvironment.LaunchTemplateSpecificationProperty(
                 launch_template_id=launch_template.launch_template_id,
-                version=launch_template.latest_version_number),
+                version=launch_template.latest_version_number,
+                overrides=[batch.CfnComputeEnvironment.LaunchTemplateSpecificationOverrideProperty(
+                    launch_template_id=lt.launch_template_id, version=lt.latest_version_number,
+                    target_instance_types=[s.instance_type]) for s, lt in overrides] or None),
             placement_group=placement_group.placement_group_name if placement_group else None,
             ec2_configuration=[batch.CfnComputeEnvironment.Ec2ConfigurationObjectProperty(image_type="ECS_AL2023")],
         ),
@@ -122,7 +170,11 @@ def batch_compute_environment(
 
 def job_queue(scope: Construct, construct_id: str, *,
               compute_environments: Sequence[batch.CfnComputeEnvironment]) -> batch.JobQueue:
-    """A job queue over the compute environments, tried in the order given."""
+    """A job queue over the compute environments, tried in the order given (at most 3: Batch's limit)."""
+    if not 1 <= len(compute_environments) <= BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE:
+        raise InvalidSettings([Problem("compute_environments", len(compute_environments),
+                                       f"1 to {BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE} compute environments "
+                                       "(what one AWS Batch job queue takes)")], what="job queue")
     return batch.JobQueue(scope, construct_id, priority=1, compute_environments=[
         batch.OrderedComputeEnvironment(
             compute_environment=batch.ManagedEc2EcsComputeEnvironment.from_managed_ec2_ecs_compute_environment_arn(

@@ -119,6 +119,10 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
                           "package the model to S3 (model_data_url) or give the network a NAT gateway")
     if fleet.fallback.enabled:
         yield from (p.under("fallback") for p in fleet.fallback.region_problems(fleet.region))
+    batch_users = [part for part, used in (("training clusters", fleet.training_clusters),
+                                           ("a GPU pool", fleet.fallback.enabled)) if used]
+    if batch_users:
+        yield from (p.under("network") for p in fleet.network.aws_api_access_problems(" and ".join(batch_users)))
     for t in fleet.prices:
         if t not in CATALOG:
             yield Problem(f"prices.{t}", t, "an instance type of the catalog: " + ", ".join(CATALOG.types()))

@@ -21,9 +21,16 @@ from .tagging import tag_family
 class GpuPool(Construct):
     """GPU capacity on AWS Batch that costs nothing while idle (0 vCPUs minimum).
 
-    One compute environment per instance type, tried in the order given, behind one job queue; every EFA
-    card attached on types that have EFA (32 on p5.48xlarge). Same security, IMDSv2 and tagging rules as
-    the Trainium cluster. ``routing`` (an SSM parameter) tells schedulers which workloads are CUDA-only.
+    One Batch compute environment holding every type (one launch template per type, each with that type's
+    EFA interfaces, joined as launch-template overrides), so ``max_vcpus`` is the ceiling of the whole pool;
+    one job queue in front of it. Every EFA card attached on types that have EFA (32 on p5.48xlarge). Same
+    security, IMDSv2, tagging and redeploy rules as the Trainium cluster (running jobs are waited for, see
+    ``neuronfleet.compute.batch_compute_environment``). ``routing`` (an SSM parameter) tells schedulers which
+    workloads are CUDA-only.
+
+    Priority order: with the default ``BEST_FIT_PROGRESSIVE`` Batch chooses among the listed types by fit and
+    cost per vCPU, not by their order; ``allocation_strategy="BEST_FIT_PROGRESSIVE_ORDERED"`` asks Batch to
+    follow the list (see ``neuronfleet.settings.batch.AllocationStrategy`` for what is and is not confirmed).
 
     Example::
 
@@ -53,28 +60,36 @@ class GpuPool(Construct):
                 "instance_types": list(settings.instance_types)}))
 
     def _environments(self, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet]) -> None:
-        """One launch template and Batch compute environment per type, in priority order, behind one queue."""
+        """One launch template per type, one Batch compute environment with all of them, one queue."""
         settings = self.settings
         self.security_group = efa_security_group(
             self, "EfaSecurityGroup", vpc=vpc, description="GPU fallback pool: EFA within the group, HTTPS out")
         self.role, self.instance_profile = batch_instance_role(self, "InstanceRole",
                                                                description="GPU fallback instances")
-        image = ec2.MachineImage.from_ssm_parameter(settings.ami_parameter)
+        if settings.ami_id:
+            image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: settings.ami_id})
+        else:
+            image = ec2.MachineImage.from_ssm_parameter(settings.ami_parameter)
         self.launch_templates: dict[str, ec2.LaunchTemplate] = {}
-        self.compute_environments: list[batch.CfnComputeEnvironment] = []
         for spec in self.specs:
             cid = "".join(part.capitalize() for part in spec.instance_type.replace(".", "-").split("-"))
-            lt, _ = efa_launch_template(
+            self.launch_templates[spec.instance_type], _ = efa_launch_template(
                 self, f"{cid}LaunchTemplate", spec=spec, machine_image=image, instance_profile=self.instance_profile,
                 security_group=self.security_group, root_volume_gib=settings.root_volume_gib)
-            self.launch_templates[spec.instance_type] = lt
-            self.compute_environments.append(batch_compute_environment(
-                self, f"{cid}ComputeEnvironment", spec=spec, launch_template=lt, instance_profile=self.instance_profile,
-                subnet_ids=[s.subnet_id for s in subnets], maxv_cpus=settings.max_vcpus))
+        first, *rest = self.specs
+        self.compute_environment = batch_compute_environment(
+            self, "ComputeEnvironment", spec=first, launch_template=self.launch_templates[first.instance_type],
+            overrides=[(s, self.launch_templates[s.instance_type]) for s in rest],
+            instance_profile=self.instance_profile, subnet_ids=[s.subnet_id for s in subnets],
+            maxv_cpus=settings.max_vcpus, update_timeout_minutes=settings.update_timeout_minutes,
+            allocation_strategy=settings.allocation_strategy)
+        self.compute_environments: list[batch.CfnComputeEnvironment] = [self.compute_environment]
         self.job_queue = job_queue(self, "JobQueue", compute_environments=self.compute_environments)
 
     def describe(self) -> dict[str, object]:
-        """What the pool can take, for the capacity alerts (JSON-serialisable; tokens allowed)."""
+        """What the pool can take, for the capacity alerts (JSON-serialisable; tokens allowed).
+
+        ``max_vcpus`` is the ceiling of the whole pool (its one compute environment), every type together."""
         return {
             "queue_arn": self.job_queue.job_queue_arn, "max_vcpus": self.max_vcpus,
             "cuda_only_workloads": list(self.cuda_only_workloads),

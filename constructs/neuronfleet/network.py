@@ -9,6 +9,7 @@ from constructs import Construct
 
 from ._region import check_in_region
 from .catalog import LOG_RETENTION_DAYS
+from .problems import InvalidSettings
 from .settings import NetworkSettings
 
 INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
@@ -16,14 +17,26 @@ INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "Ssm": ec2.InterfaceVpcEndpointAwsService.SSM,
     "SsmMessages": ec2.InterfaceVpcEndpointAwsService.SSM_MESSAGES,
     "Ec2Messages": ec2.InterfaceVpcEndpointAwsService.EC2_MESSAGES,
+    # The ECS agent on every AWS Batch container instance registers, takes tasks and reports through these
+    # three; without them, in isolated subnets, instances launch (and bill) while jobs stay RUNNABLE. AWS's
+    # ECS guide, "Amazon ECS interface VPC endpoints (AWS PrivateLink)": "You must have the following
+    # Region-specific VPC endpoints: ecs-agent, ecs-telemetry, ecs"
+    # (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/vpc-endpoints.html, read 2026-11-22).
+    "Ecs": ec2.InterfaceVpcEndpointAwsService.ECS,
+    "EcsAgent": ec2.InterfaceVpcEndpointAwsService.ECS_AGENT,
+    "EcsTelemetry": ec2.InterfaceVpcEndpointAwsService.ECS_TELEMETRY,
     # container images (Batch jobs, Neuron DLCs); layers come through the S3 gateway endpoint
     "EcrApi": ec2.InterfaceVpcEndpointAwsService.ECR,
     "EcrDocker": ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER,
-    # CloudWatch agent and neuron-monitor
+    # CloudWatch Logs (the jobs' awslogs driver, the CloudWatch agent) and metrics (neuron-monitor)
     "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
     "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
+    # regional STS: job code that assumes roles (AWS SDKs default to the regional endpoint)
+    "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
 }
-"""Interface endpoints created by ``interface_endpoints=True``, by construct id."""
+"""Interface endpoints created by ``interface_endpoints=True``, by construct id. With the S3 gateway endpoint
+(always created) they are what AWS Batch container instances need in isolated subnets (``nat_gateways: 0``);
+``NetworkSettings.reaches_aws_apis`` says whether the compute subnets have them or a NAT."""
 
 _R = logs.RetentionDays
 RETENTION_BY_DAYS: dict[int, logs.RetentionDays] = dict(zip(LOG_RETENTION_DAYS, (
@@ -67,6 +80,13 @@ class FleetNetwork(Construct):
         self.endpoint_security_group: ec2.SecurityGroup | None = None
         if settings.interface_endpoints:
             self._add_interface_endpoints(settings.cidr)
+
+    def require_aws_api_access(self, what: str) -> None:
+        """Raise InvalidSettings naming ``what`` when the compute subnets reach neither a NAT gateway nor the
+        interface endpoints that AWS Batch container instances (the ECS agent) and image pulls need."""
+        problems = list(self.settings.aws_api_access_problems(what))
+        if problems:
+            raise InvalidSettings(problems, what=self.settings.what)
 
     def _vpc(self, settings: NetworkSettings) -> ec2.Vpc:
         nat_gateways = settings.nat_gateways
@@ -129,3 +149,4 @@ def _ack_named_azs(vpc: ec2.Vpc) -> None:
         cfn = subnet.node.default_child
         assert isinstance(cfn, ec2.CfnSubnet)
         cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}, "reason": _NAMED_AZ_REASON})
+

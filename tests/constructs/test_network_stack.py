@@ -62,8 +62,11 @@ def test_s3_gateway_and_interface_endpoints(prod, dev) -> None:
     assert "s3" in str(service.as_object())
     interfaces = t.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Interface"}})
     names = sorted(str(r["Properties"]["ServiceName"]) for r in interfaces.values())
-    assert len(interfaces) == len(INTERFACE_ENDPOINTS) == 7
-    for short in ("ssm", "ssmmessages", "ec2messages", "ecr.api", "ecr.dkr", "logs", "monitoring"):
+    assert len(interfaces) == len(INTERFACE_ENDPOINTS) == 11
+    # ecs, ecs-agent, ecs-telemetry: what the ECS agent of every Batch container instance needs in isolated
+    # subnets (AWS's "Amazon ECS interface VPC endpoints" guide); ECR and logs for images and job logs
+    for short in ("ssm", "ssmmessages", "ec2messages", "ecs", "ecs-agent", "ecs-telemetry", "ecr.api", "ecr.dkr",
+                  "logs", "monitoring", "sts"):
         assert any(n.endswith(f".{short}") or f".{short}" in n for n in names), (short, names)
     for ep in interfaces.values():
         assert ep["Properties"]["PrivateDnsEnabled"] is True
@@ -137,3 +140,40 @@ def test_no_nat_means_isolated_compute_subnets() -> None:
     t.resource_count_is("AWS::EC2::NatGateway", 0)
     t.resource_count_is("AWS::EC2::InternetGateway", 0)
     t.resource_count_is("AWS::EC2::Subnet", 2)
+
+
+def test_isolated_subnets_get_every_endpoint_batch_needs() -> None:
+    """nat_gateways: 0 with interface endpoints: ECS (ecs, ecs-agent, ecs-telemetry), ECR, logs, STS, SSM as
+    interface endpoints in the compute subnets, S3 as a gateway endpoint."""
+    stack = cdk.Stack(cdk.App(), "S")
+    net = FleetNetwork(stack, "N", settings=NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"],
+                                                            training_az="us-east-2b", nat_gateways=0))
+    assert net.settings.reaches_aws_apis
+    net.require_aws_api_access("a GPU pool")  # no error
+    t = assertions.Template.from_stack(stack)
+    t.resource_count_is("AWS::EC2::NatGateway", 0)
+    interfaces = t.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Interface"}})
+    services = [json.dumps(e["Properties"]["ServiceName"]) for e in interfaces.values()]
+    for short in ("ecs", "ecs-agent", "ecs-telemetry", "ecr.api", "ecr.dkr", "logs", "sts", "ssm"):
+        assert sum(f'".{short}"' in s for s in services) == 1, (short, services)  # com.amazonaws.<region>.<short>
+    gateway = t.find_resources("AWS::EC2::VPCEndpoint", {"Properties": {"VpcEndpointType": "Gateway"}})
+    assert len(gateway) == 1 and "s3" in json.dumps(gateway)
+    for e in interfaces.values():
+        assert len(e["Properties"]["SubnetIds"]) == 2  # every AZ's compute subnet
+
+
+def test_isolated_subnets_without_endpoints_are_refused_for_batch() -> None:
+    settings = NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b",
+                               nat_gateways=0, interface_endpoints=False)
+    assert not settings.reaches_aws_apis
+    net = FleetNetwork(cdk.Stack(cdk.App(), "S"), "N", settings=settings)
+    with pytest.raises(InvalidSettings) as info:
+        net.require_aws_api_access("training clusters")
+    (problem,) = info.value.problems
+    assert str(problem).startswith("interface_endpoints: got False; allowed: true when nat_gateways is 0 and the fleet "
+                                   "has training clusters: in isolated subnets the ECS agent of AWS Batch instances "
+                                   "reaches ECS (ecs, ecs-agent, ecs-telemetry)")
+    # with a NAT gateway, or with the endpoints, the same subnets are fine
+    for ok in ({"nat_gateways": 1, "interface_endpoints": False}, {"nat_gateways": 0, "interface_endpoints": True}):
+        assert NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b",
+                               **ok).reaches_aws_apis

@@ -312,11 +312,14 @@ def test_launch_templates_keep_every_efa_interface(prod) -> None:
     _, seen = prod
     by_type: dict[str, list[int]] = {}
     for data in seen["launch_templates"]:
-        by_type.setdefault(data["InstanceType"], []).append(len(data["NetworkInterfaces"]))
+        # EFA interfaces only: each template also has its ENA primary (the EC2 user guide's current EFA layout)
+        by_type.setdefault(data["InstanceType"], []).append(
+            sum(i.get("InterfaceType") in ("efa", "efa-only") for i in data["NetworkInterfaces"]))
     assert by_type == {"trn2u.48xlarge": [16], "trn2.48xlarge": [16], "p5.48xlarge": [32], "p5en.48xlarge": [16],
                        "g6e.48xlarge": [4]}
     trn2u = next(d for d in seen["launch_templates"] if d["InstanceType"] == "trn2u.48xlarge")
     assert trn2u["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert "InterfaceType" not in trn2u["NetworkInterfaces"][0]  # the primary: ENA
     assert {i["InterfaceType"] for i in trn2u["NetworkInterfaces"][1:]} == {"efa-only"}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from datetime import date
@@ -45,6 +46,30 @@ TRAINIUM2_MEMORY_EXCEPTION = {"aws_mib_per_device": 524288, "catalog_gib_per_chi
 NEURON_INFO_FROM = {"trn2u.48xlarge": "trn2.48xlarge"}
 
 
+def _instance_bandwidth_gbps(net: dict[str, Any]) -> float:
+    """The instance's bandwidth as AWS states it (``NetworkPerformance``: "400 Gigabit", "16x 200 Gigabit");
+    for burstable types ("Up to 12.5 Gigabit") the card's baseline."""
+    performance = net["NetworkPerformance"]
+    if performance.startswith("Up to"):
+        return float(sum(c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]))
+    match = re.fullmatch(r"(?:(\d+)x )?([\d.]+) Gigabit", performance)
+    assert match, performance
+    return int(match.group(1) or 1) * float(match.group(2))
+
+
+# AWS's data lists 400 Gbps on each of g6e.48xlarge's 4 cards (1,600 summed) while the instance's
+# NetworkPerformance is "400 Gigabit": the catalog carries the instance figure. Pinned, so the test fails the day
+# AWS's per-card data changes.
+G6E_48XLARGE_CARDS_GBPS = [400.0, 400.0, 400.0, 400.0]
+
+
+def test_g6e_48xlarge_is_400_gbps_in_all() -> None:
+    net = aws_types()["g6e.48xlarge"]["NetworkInfo"]
+    assert net["NetworkPerformance"] == "400 Gigabit"
+    assert [c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]] == G6E_48XLARGE_CARDS_GBPS
+    assert CATALOG.get("g6e.48xlarge").network_bandwidth_gbps == 400
+
+
 @pytest.mark.parametrize("spec", list(CATALOG), ids=lambda s: s.instance_type)
 def test_hardware_matches_describe_instance_types(spec) -> None:
     aws = aws_types()[spec.instance_type]
@@ -59,7 +84,15 @@ def test_hardware_matches_describe_instance_types(spec) -> None:
     assert spec.efa_only == all("efa-only" in card["InterfaceTypes"] for card in net["NetworkCards"])
     # every network card of an EFA type takes an EFA: one interface per card is every EFA attached
     assert not spec.efa_supported or spec.efa_interfaces == spec.network_cards
-    assert spec.network_bandwidth_gbps == pytest.approx(sum(c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]))
+    assert spec.network_bandwidth_gbps == pytest.approx(_instance_bandwidth_gbps(net))
+    assert spec.network_bandwidth_gbps <= sum(c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]) + 1e-9
+    # the layout the catalog derives fits what each card takes: interface types and interfaces per card
+    cards = {c["NetworkCardIndex"]: c for c in net["NetworkCards"]}
+    for slot in spec.network_interfaces():
+        card = cards[slot.network_card]
+        assert slot.interface_type in card["InterfaceTypes"], (slot, card["InterfaceTypes"])
+        assert slot.device_index < card["MaximumNetworkInterfaces"], (slot, card["MaximumNetworkInterfaces"])
+    assert len(spec.efa_slots) == spec.efa_interfaces
 
     accel = aws_types()[NEURON_INFO_FROM.get(spec.instance_type, spec.instance_type)]
     name, count, cores, memory_mib = _accelerators(accel)
@@ -132,12 +165,46 @@ def test_unknown_type_names_what_is_known() -> None:
 
 @pytest.mark.parametrize(("instance_type", "cards"), [("trn2.48xlarge", 16), ("trn2u.48xlarge", 16),
                                                      ("trn1n.32xlarge", 16), ("trn1.32xlarge", 8),
-                                                     ("p5.48xlarge", 32), ("p4d.24xlarge", 4)])
-def test_interface_layout_puts_one_efa_on_every_card(instance_type: str, cards: int) -> None:
+                                                     ("p5.48xlarge", 32), ("p5en.48xlarge", 16),
+                                                     ("p4d.24xlarge", 4), ("g6e.48xlarge", 4), ("g5.48xlarge", 1)])
+def test_interface_layout_is_awss_current_efa_layout(instance_type: str, cards: int) -> None:
+    """EC2 user guide, "Maximize network bandwidth on Amazon EC2 instances with multiple network cards" (read
+    2026-11-22): ENA primary at card 0 / device 0, EFA-only at card 0 / device 1, EFA-only at device 0 of every
+    other card."""
     slots = CATALOG.get(instance_type).network_interfaces()
-    assert [s.network_card for s in slots] == list(range(cards))
-    assert (slots[0].device_index, slots[0].interface_type) == (0, "efa")
-    assert {(s.device_index, s.interface_type) for s in slots[1:]} == {(1, "efa-only")}
+    got = [(s.network_card, s.device_index, s.interface_type) for s in slots]
+    assert got == [(0, 0, "interface"), (0, 1, "efa-only")] + [(card, 0, "efa-only") for card in range(1, cards)]
+    assert len(CATALOG.get(instance_type).efa_slots) == cards
+
+
+def test_efa_only_is_an_interface_type_of_ec2() -> None:
+    import botocore.session
+
+    ec2 = botocore.session.get_session().get_service_model("ec2")
+    assert {"interface", "efa", "efa-only"} <= set(ec2.shape_for("NetworkInterfaceType").enum)
+
+
+def test_batch_limits_are_botocores() -> None:
+    """Batch limits the kit refuses on, as botocore's batch model states them."""
+    import botocore.session
+
+    from neuronfleet.catalog import (
+        BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE,
+        BATCH_LAUNCH_TEMPLATE_OVERRIDES,
+        BATCH_UPDATE_TIMEOUT_MINUTES,
+    )
+
+    batch = botocore.session.get_session().get_service_model("batch")
+    order = batch.operation_model("CreateJobQueue").input_shape.members["computeEnvironmentOrder"].documentation
+    assert "up to three compute environments with a job queue" in order and BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE == 3
+    overrides = batch.shape_for("LaunchTemplateSpecification").members["overrides"].documentation
+    assert "up to ten (10) launch template overrides" in overrides and BATCH_LAUNCH_TEMPLATE_OVERRIDES == 10
+    timeout = batch.shape_for("UpdatePolicy").members["jobExecutionTimeoutMinutes"].documentation
+    assert "The default value is 30. The maximum value is 7200." in timeout
+    assert BATCH_UPDATE_TIMEOUT_MINUTES == (1, 30, 7200)
+    assert "false" in batch.shape_for("UpdatePolicy").members["terminateJobsOnUpdate"].documentation
+    strategies = batch.shape_for("ComputeResource").members["allocationStrategy"].documentation
+    assert "BEST_FIT_PROGRESSIVE_ORDERED" in strategies and "in the order they appear" in strategies
 
 
 def test_types_without_efa_get_one_ena() -> None:

@@ -55,6 +55,22 @@ class NetworkSettings(Settings):
                 yield Problem(f"availability_zones[{i}]", az, str(exc))
 
     @property
+    def reaches_aws_apis(self) -> bool:
+        """Whether AWS Batch container instances in the compute subnets can reach ECS, ECR, CloudWatch Logs and
+        STS: through a NAT gateway, or through the interface endpoints (``neuronfleet.network.INTERFACE_ENDPOINTS``;
+        the S3 gateway endpoint for image layers is always there)."""
+        return self.has_egress or self.interface_endpoints
+
+    def aws_api_access_problems(self, what: str) -> Iterator[Problem]:
+        """The problem of using these subnets for ``what`` (a Batch cluster or pool) when they reach no AWS API."""
+        if not self.reaches_aws_apis:
+            yield Problem("interface_endpoints", self.interface_endpoints,
+                          f"true when nat_gateways is 0 and the fleet has {what}: in isolated subnets the ECS agent of "
+                          "AWS Batch instances reaches ECS (ecs, ecs-agent, ecs-telemetry), ECR and CloudWatch Logs "
+                          "only through interface endpoints; without them instances bill while jobs stay RUNNABLE. "
+                          "Or give the network a NAT gateway (nat_gateways: 1)")
+
+    @property
     def has_egress(self) -> bool:
         """Whether the compute subnets reach the internet (a model hub, say)."""
         return self.nat_gateways > 0
