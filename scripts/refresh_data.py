@@ -9,6 +9,8 @@
 - neuron_ecs_amis.json: per region, the AMI of AWS's SSM public parameter
   /aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended, as shipped in moto (the training
   clusters' pinned default AMI; neuronfleet.neuron).
+- gpu_ecs_amis.json: the same for /aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended (the GPU
+  pool's pinned default AMI; neuronfleet.catalog.gpu_ecs_amis).
 
 A file's "as_of" (the date it was generated) is not compared by --check and is kept when nothing else changed.
 
@@ -86,9 +88,11 @@ def availability_zones() -> dict[str, object]:
 
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended"
+GPU_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended"
 
 
-def neuron_ecs_amis() -> dict[str, object]:
+def ecs_amis(parameter: str) -> dict[str, object]:
+    """Per region, the image id, name and version of one ECS-optimized AMI SSM public parameter (moto's copy)."""
     import moto
 
     folder = Path(moto.__file__).parent / "ssm" / "resources" / "ecs" / "optimized_amis"
@@ -96,20 +100,28 @@ def neuron_ecs_amis() -> dict[str, object]:
     for path in sorted(folder.glob("*.json.gz")):
         with gzip.open(path) as fh:
             node = json.load(fh)
-        for part in NEURON_ECS_AMI_PARAMETER.strip("/").split("/"):
+        for part in parameter.strip("/").split("/"):
             node = node.get(part, {}) if isinstance(node, dict) else {}
         if node:
             found[path.name.removesuffix(".json.gz")] = {
                 k: node[k]["Value"] for k in ("image_id", "image_name", "image_version")}
-    return {"source": f"AWS SSM public parameter {NEURON_ECS_AMI_PARAMETER} (image_id, image_name, image_version) "
+    return {"source": f"AWS SSM public parameter {parameter} (image_id, image_name, image_version) "
                       f"per region, as shipped in moto {moto.__version__} (moto/ssm/resources/ecs/optimized_amis)",
-            "parameter": NEURON_ECS_AMI_PARAMETER + "/image_id", "as_of": date.today().isoformat(),
+            "parameter": parameter + "/image_id", "as_of": date.today().isoformat(),
             "regions": found}
+
+
+def neuron_ecs_amis() -> dict[str, object]:
+    return ecs_amis(NEURON_ECS_AMI_PARAMETER)
+
+
+def gpu_ecs_amis() -> dict[str, object]:
+    return ecs_amis(GPU_ECS_AMI_PARAMETER)
 
 
 FILES = {"instance_type_offerings.json": offerings, "sagemaker_instance_types.json": sagemaker_types,
          "regions.json": regions, "availability_zones.json": availability_zones,
-         "neuron_ecs_amis.json": neuron_ecs_amis}
+         "neuron_ecs_amis.json": neuron_ecs_amis, "gpu_ecs_amis.json": gpu_ecs_amis}
 
 
 def _same_but_date(old_text: str, new: dict[str, object]) -> bool:

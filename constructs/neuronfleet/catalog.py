@@ -275,6 +275,15 @@ read 2026-11-22; older copies of that page say 360). Pinned by tests/unit/test_c
 
 
 @cache
+def gpu_ecs_amis() -> dict[str, str]:
+    """Region -> the AMI id of ``/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended`` as recorded in
+    data/gpu_ecs_amis.json (AWS's SSM public parameter as shipped in moto, with its source and date;
+    scripts/refresh_data.py moves it in a reviewable commit): the GPU pool's pinned default AMI."""
+    raw = json.loads(resources.files("neuronfleet.data").joinpath("gpu_ecs_amis.json").read_text())
+    return {r: v["image_id"] for r, v in raw["regions"].items()}
+
+
+@cache
 def sagemaker_instance_types() -> frozenset[str]:
     """Every valid ProductionVariantInstanceType, from botocore's SageMaker service model.
 

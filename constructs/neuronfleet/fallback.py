@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Stack
+from aws_cdk import Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from ._region import check_in_region
-from .catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from .catalog import CATALOG, AcceleratorFamily, InstanceSpec, gpu_ecs_amis
 from .compute import batch_compute_environment, batch_instance_role, efa_launch_template, efa_security_group, job_queue
 from .problems import InvalidSettings, Problem
 from .settings import GpuPoolSettings
@@ -66,10 +66,7 @@ class GpuPool(Construct):
             self, "EfaSecurityGroup", vpc=vpc, description="GPU fallback pool: EFA within the group, HTTPS out")
         self.role, self.instance_profile = batch_instance_role(self, "InstanceRole",
                                                                description="GPU fallback instances")
-        if settings.ami_id:
-            image: ec2.IMachineImage = ec2.MachineImage.generic_linux({Stack.of(self).region: settings.ami_id})
-        else:
-            image = ec2.MachineImage.from_ssm_parameter(settings.ami_parameter)
+        image = self._machine_image()
         self.launch_templates: dict[str, ec2.LaunchTemplate] = {}
         for spec in self.specs:
             cid = "".join(part.capitalize() for part in spec.instance_type.replace(".", "-").split("-"))
@@ -85,6 +82,24 @@ class GpuPool(Construct):
             allocation_strategy=settings.allocation_strategy)
         self.compute_environments: list[batch.CfnComputeEnvironment] = [self.compute_environment]
         self.job_queue = job_queue(self, "JobQueue", compute_environments=self.compute_environments)
+
+    def _machine_image(self) -> ec2.IMachineImage:
+        """Pinned unless ``follow_latest``: ``ami_id``, else the ECS GPU AMI recorded for the region (a mapping
+        over every recorded region when the stack is environment-agnostic)."""
+        settings, region = self.settings, Stack.of(self).region
+        if settings.ami_id:
+            return ec2.MachineImage.generic_linux({region: settings.ami_id})
+        if settings.follow_latest:
+            return ec2.MachineImage.from_ssm_parameter(settings.ami_parameter)
+        recorded = gpu_ecs_amis()
+        if Token.is_unresolved(region):
+            return ec2.MachineImage.generic_linux(recorded)
+        if region not in recorded:
+            raise InvalidSettings([Problem(
+                "ami_id", None, f"an AMI id (no ECS GPU AMI is recorded for {region} in neuronfleet/data/"
+                                f"gpu_ecs_amis.json), or follow_latest: true to resolve {settings.ami_parameter} "
+                                "at every deploy")], what=settings.what)
+        return ec2.MachineImage.generic_linux({region: recorded[region]})
 
     def describe(self) -> dict[str, object]:
         """What the pool can take, for the capacity alerts (JSON-serialisable; tokens allowed).

@@ -10,14 +10,14 @@ from pydantic import AfterValidator, Field
 from .. import rules
 from ..catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES, CATALOG, AcceleratorFamily
 from ..problems import Problem
-from ._base import Int, Name, NonNegativeInt, Settings
+from ._base import Bool, Int, Name, NonNegativeInt, Settings
 from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, AllocationStrategy, UpdateTimeoutMinutes
 from .training import offered_in
 
 GPU_TYPES = CATALOG.types(AcceleratorFamily.GPU)
 GPU_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
 """The ECS-optimized Amazon Linux 2023 GPU AMI (NVIDIA driver, container toolkit): what Batch GPU hosts need.
-Read from SSM at every deploy unless the pool pins ``ami_id``."""
+By default the pool pins the value recorded for its region (``neuronfleet.catalog.gpu_ecs_amis``)."""
 
 
 class GpuPoolSettings(Settings):
@@ -34,11 +34,15 @@ class GpuPoolSettings(Settings):
     max_vcpus: NonNegativeInt = 384
     """The ceiling of the whole pool, every type together (Batch may exceed it by at most one instance)."""
     cuda_only_workloads: tuple[Name, ...] = ()
-    ami_parameter: Annotated[str, AfterValidator(rules.ssm_parameter_name)] = GPU_ECS_AMI_PARAMETER
-    """SSM parameter holding the AMI id, re-read at every deploy (a new AMI then replaces idle instances and
-    waits ``update_timeout_minutes`` for running jobs)."""
     ami_id: Annotated[str, AfterValidator(rules.ami_id)] | None = None
-    """A pinned AMI (in place of ``ami_parameter``): redeploys change nothing until you bump it on purpose."""
+    """Your pinned AMI. Default: the ECS GPU AMI as recorded for the stack's region (data/gpu_ecs_amis.json):
+    pinned too, so a redeploy never moves it; scripts/refresh_data.py moves it in a commit you review."""
+    follow_latest: Bool = False
+    """Resolve ``ami_parameter`` at every deploy instead: a deploy after AWS publishes a new AMI makes new
+    launch-template versions, and Batch replaces the pool's instances (running jobs are waited for up to
+    ``update_timeout_minutes``)."""
+    ami_parameter: Annotated[str, AfterValidator(rules.ssm_parameter_name)] = GPU_ECS_AMI_PARAMETER
+    """The SSM parameter ``follow_latest`` resolves."""
     root_volume_gib: Int = Field(default=512, ge=100, le=16384)
     update_timeout_minutes: UpdateTimeoutMinutes = DEFAULT_UPDATE_TIMEOUT_MINUTES
     """How long a redeploy that changes the launch templates waits for running jobs (Batch UpdatePolicy)."""
@@ -63,9 +67,12 @@ class GpuPoolSettings(Settings):
             if self.max_vcpus < spec.vcpus:
                 yield Problem("max_vcpus", self.max_vcpus, f"at least one {t} ({spec.vcpus} vCPUs): below, the pool "
                                                            f"could never launch {t}")
-        if self.ami_id is not None and "ami_parameter" in self.model_fields_set:
-            yield Problem("ami_id", self.ami_id, "unset when ami_parameter is given: either a pinned AMI or an "
-                                                 "SSM parameter, not both")
+        if self.ami_id is not None and self.follow_latest:
+            yield Problem("follow_latest", True, "false with ami_id: a pinned AMI does not follow anything")
+        elif "ami_parameter" in self.model_fields_set and not self.follow_latest:
+            yield Problem("follow_latest", False,
+                          "true with ami_parameter (an SSM parameter is resolved again at every deploy, so the AMI "
+                          "moves under running jobs), or give ami_id instead to pin it")
 
     def region_problems(self, region: str) -> Iterator[Problem]:
         for i, t in enumerate(self.instance_types):
