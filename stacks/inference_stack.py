@@ -21,9 +21,11 @@ class InferenceStack(StaticAzStack):
                  **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         capture_bucket = None
-        if any(e.data_capture_percent for e in endpoints.values()):
+        capturing = [e for e in endpoints.values() if e.data_capture_percent]
+        if capturing:  # one bucket: versioned if any endpoint asks; each endpoint expires its own prefix
             logs = secure_bucket(self, "CaptureAccessLogs")
-            capture_bucket = secure_bucket(self, "Capture", access_logs=logs, log_prefix="capture/")
+            capture_bucket = secure_bucket(self, "Capture", access_logs=logs, log_prefix="capture/",
+                                           versioned=any(e.data_capture_versioning for e in capturing))
             CfnOutput(self, "DataCaptureBucket", value=capture_bucket.bucket_name)
         self.endpoints: dict[str, NeuronEndpoint] = {}
         for cid, settings in endpoints.items():

@@ -50,7 +50,8 @@ class FleetFunction(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str,
                  environment: Mapping[str, str] | None = None, timeout: Duration | None = None,
                  memory_size: int = 256, alarm_topic: sns.ITopic | None = None,
-                 log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH) -> None:
+                 log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+                 reserved_concurrent_executions: int | None = None) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
         self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
@@ -70,7 +71,7 @@ class FleetFunction(Construct):
             code=lambda_.Code.from_asset(lambda_source_dir(), exclude=["**/__pycache__", "*.pyc"]),
             layers=[powertools], role=self.role, log_group=self.log_group,
             timeout=timeout or Duration.minutes(1), memory_size=memory_size,
-            dead_letter_queue=self.dead_letter_queue,
+            dead_letter_queue=self.dead_letter_queue, reserved_concurrent_executions=reserved_concurrent_executions,
             environment={"POWERTOOLS_LOG_LEVEL": "INFO", **(environment or {})},
         )
         cfn_function = self.function.node.default_child

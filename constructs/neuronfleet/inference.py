@@ -9,9 +9,10 @@ into the fleet's SNS topic, VPC config, KMS and data capture. What it serves and
 
 from __future__ import annotations
 
+import math
 import re
 
-from aws_cdk import Duration, Names, Stack
+from aws_cdk import Aws, Duration, Names, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -34,6 +35,11 @@ from .tagging import tag_family
 NEURON_VARIANT = "neuron"
 GPU_VARIANT = "gpu"
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+ROLLING_WAIT_S = 300
+"""Baking time of each rolling-update batch (RollingUpdatePolicy.WaitIntervalInSeconds: 0-3600)."""
+MIN_DEPLOYMENT_S, MAX_DEPLOYMENT_S = 600, 28800
+"""RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600-28800 (botocore sagemaker/2017-07-24/service-2.json,
+MaximumExecutionTimeoutInSeconds, read 2026-11-22)."""
 
 __all__ = ["GPU_VARIANT", "NEURON_VARIANT", "SERVING_CONTAINERS", "GpuVariant", "NeuronEndpoint", "ScheduledScaling"]
 
@@ -74,6 +80,7 @@ class NeuronEndpoint(Construct):
         self._endpoint(data_capture_bucket)
         self._scaling()
         self._alarms(alarm_topic)
+        self._deployment()
 
     # ------------------------------------------------------------------------------------- public API
 
@@ -114,17 +121,29 @@ class NeuronEndpoint(Construct):
             security_group_ids=[self.security_group.security_group_id], subnets=selection.subnet_ids)
         serving = SERVING_CONTAINERS.get(settings.container)
         neuron_image = settings.image_uri or dlc_image(self, serving.neuron_image if serving else "")
-        images = {NEURON_VARIANT: (neuron_image, environment(settings, neuron=True))}
+        served = {NEURON_VARIANT: (neuron_image, settings, environment(settings, neuron=True))}
         gpu = settings.gpu_variant
         if gpu:
+            # settings refuse a custom container without a GPU image: neuron_image is never served on GPU
             gpu_image = gpu.image_uri or (dlc_image(self, serving.gpu_image) if serving else neuron_image)
-            images[GPU_VARIANT] = (gpu_image, environment(settings, neuron=False, gpus=gpu.spec.accelerators))
+            gpu_settings = settings.model_copy(update={"model_data_url": gpu.model_data_url,
+                                                       "hf_model_id": gpu.hf_model_id}) if gpu.own_model else settings
+            served[GPU_VARIANT] = (gpu_image, gpu_settings,
+                                   environment(gpu_settings, neuron=False, gpus=gpu.spec.accelerators))
+            if gpu.model_data_url:
+                bucket, _, key = gpu.model_data_url.removeprefix("s3://").partition("/")
+                self.execution_policy.add_statements(iam.PolicyStatement(
+                    sid="ReadGpuModelArtifact", actions=["s3:GetObject"],
+                    resources=[f"arn:{Aws.PARTITION}:s3:::{bucket}/{key}"]))
         self.models: dict[str, sagemaker.CfnModel] = {}
-        for variant, (image, env) in images.items():
+        for variant, (image, model_settings, env) in served.items():
+            # A model from S3 needs no network: SageMaker downloads the artifact; the container runs isolated (no
+            # inbound or outbound calls, CreateModel EnableNetworkIsolation). A hub model downloads itself.
             model = sagemaker.CfnModel(
                 self, f"{variant.capitalize()}Model", execution_role_arn=self.role.role_arn, vpc_config=vpc_config,
+                enable_network_isolation=model_settings.model_data_url is not None,
                 primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
-                    image=image, model_data_url=settings.model_data_url, environment=env))
+                    image=image, model_data_url=model_settings.model_data_url, environment=env))
             model.node.add_dependency(self.execution_policy)
             self.models[variant] = model
 
@@ -141,7 +160,7 @@ class NeuronEndpoint(Construct):
         if gpu:
             variant = Variant(
                 variant_name=GPU_VARIANT, model_name=self.models[GPU_VARIANT].attr_model_name,
-                instance_type=gpu.instance_type, initial_instance_count=gpu.initial_instance_count,
+                instance_type=gpu.instance_type, initial_instance_count=gpu.min_instances,
                 initial_variant_weight=1.0 if gpu.shadow else gpu.initial_weight,
                 volume_size_in_gb=None if gpu.spec.instance_storage_gb else s.volume_size_gib,
                 container_startup_health_check_timeout_in_seconds=startup, model_data_download_timeout_in_seconds=download)
@@ -156,7 +175,7 @@ class NeuronEndpoint(Construct):
         local_storage = s.gpu_variant is not None and s.gpu_variant.spec.instance_storage_gb > 0
         if s.data_capture_percent and capture_bucket is None:
             capture_bucket = secure_bucket(self, "Capture", access_logs=secure_bucket(self, "CaptureAccessLogs"),
-                                           log_prefix="capture/")
+                                           log_prefix="capture/", versioned=s.data_capture_versioning)
         capturing = bool(s.data_capture_percent)
         self.key: kms.Key | None = None
         if not local_storage or capturing:
@@ -170,8 +189,13 @@ class NeuronEndpoint(Construct):
             kms_key_id=self.key.key_arn if self.key and not local_storage else None, data_capture_config=capture)
         # SageMaker ARNs are lower-case: grants and the failover's permissions name exactly this endpoint.
         self.endpoint_name: str = _endpoint_name(self)
+        # An update keeps the live instance counts and weights (a failover's, autoscaling's) instead of resetting
+        # them to the new configuration's initial values (UpdateEndpoint RetainAllVariantProperties; no
+        # ExcludeRetainedVariantProperties: nothing is overridden. botocore sagemaker UpdateEndpointInput, read
+        # 2026-11-22). It applies to updates only; creation uses the initial values.
         self.endpoint = sagemaker.CfnEndpoint(self, "Endpoint", endpoint_name=self.endpoint_name,
-                                              endpoint_config_name=self.endpoint_config.attr_endpoint_config_name)
+                                              endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
+                                              retain_all_variant_properties=True)
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants
         for model in self.models.values():
             if default_policy is not None:
@@ -180,6 +204,10 @@ class NeuronEndpoint(Construct):
     def _capture(self, bucket: s3.IBucket) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
         own_id = self.node.id
         prefix = bucket.arn_for_objects(f"capture/{own_id}/*")
+        days = Duration.days(self.settings.data_capture_retention_days)
+        if isinstance(bucket, s3.Bucket):  # an imported bucket's retention is its owner's
+            bucket.add_lifecycle_rule(id=f"capture-{own_id}"[:255], prefix=f"capture/{own_id}/", expiration=days,
+                                      noncurrent_version_expiration=days)
         self.role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[prefix]))
         acknowledge_wildcards(self.role, "SageMaker writes captured requests under this endpoint's own prefix of the "
                                          "capture bucket", resources=(prefix,))
@@ -191,23 +219,57 @@ class NeuronEndpoint(Construct):
                              sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode="Output")])
 
     def _scaling(self) -> None:
-        """Target tracking on invocations per instance of the Neuron variant, and any schedules."""
+        """Target tracking on invocations per instance of each live variant, and the Neuron variant's schedules."""
         s = self.settings
-        self.scalable_target = appscaling.ScalableTarget(
-            self, "Scaling", service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
-            resource_id=f"endpoint/{self.endpoint_name}/variant/{NEURON_VARIANT}",
-            scalable_dimension="sagemaker:variant:DesiredInstanceCount",
-            min_capacity=s.min_instances, max_capacity=s.max_instances)
-        self.scalable_target.node.add_dependency(self.endpoint)
-        self.scalable_target.scale_to_track_metric(
-            "InvocationsPerInstance", target_value=s.target_invocations_per_instance,
-            predefined_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-            scale_in_cooldown=Duration.seconds(s.scale_in_cooldown_s),
-            scale_out_cooldown=Duration.seconds(s.scale_out_cooldown_s))
+        self.scalable_target = self._track(NEURON_VARIANT, "Scaling", s.min_instances, s.max_instances,
+                                           s.target_invocations_per_instance)
         for action in s.scheduled_scaling:
             self.scalable_target.scale_on_schedule(
                 action.name, schedule=appscaling.Schedule.expression(action.schedule),
                 min_capacity=action.min_instances, max_capacity=action.max_instances)
+        gpu = s.gpu_variant
+        # The GPU variant scales on its own traffic, between its own bounds: at weight 0 it sits at min_instances;
+        # the failover raises its floor to carry the Neuron load before moving traffic (EndpointFailover).
+        self.gpu_scalable_target: appscaling.ScalableTarget | None = None if gpu is None or gpu.shadow else \
+            self._track(GPU_VARIANT, "GpuScaling", gpu.min_instances, gpu.max_instances,
+                        gpu.target_invocations_per_instance
+                        or s.target_invocations_per_instance * gpu.neuron_instances_per_gpu_instance)
+
+    def _track(self, variant: str, construct_id: str, low: int, high: int, target: float) -> appscaling.ScalableTarget:
+        s = self.settings
+        scalable = appscaling.ScalableTarget(
+            self, construct_id, service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+            resource_id=f"endpoint/{self.endpoint_name}/variant/{variant}",
+            scalable_dimension="sagemaker:variant:DesiredInstanceCount", min_capacity=low, max_capacity=high)
+        scalable.node.add_dependency(self.endpoint)
+        scalable.scale_to_track_metric(
+            "InvocationsPerInstance", target_value=target,
+            predefined_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+            scale_in_cooldown=Duration.seconds(s.scale_in_cooldown_s),
+            scale_out_cooldown=Duration.seconds(s.scale_out_cooldown_s))
+        return scalable
+
+    def _deployment(self) -> None:
+        """Rolling updates where SageMaker supports them (one variant; a batch of 5-50% of its instances): an update
+        then replaces the fleet batch by batch instead of standing up a second full fleet. Each batch bakes for
+        ``ROLLING_WAIT_S`` while the Neuron alarms are watched; an alarm rolls the update back."""
+        s = self.settings
+        batch = s.rolling_batch_instances
+        if batch is None:
+            return  # SageMaker's default: blue/green, all at once (a second fleet for the update's duration)
+        steps = math.ceil(s.max_instances / batch)
+        per_step = s.model_download_timeout_s + s.startup_health_check_timeout_s + ROLLING_WAIT_S
+        alarms = list(self.alarms.values())
+        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
+                                                              resources=[a.alarm_arn for a in alarms]))
+        ep = sagemaker.CfnEndpoint
+        self.endpoint.deployment_config = ep.DeploymentConfigProperty(
+            rolling_update_policy=ep.RollingUpdatePolicyProperty(
+                maximum_batch_size=ep.CapacitySizeProperty(type="INSTANCE_COUNT", value=batch),
+                wait_interval_in_seconds=ROLLING_WAIT_S,
+                maximum_execution_timeout_in_seconds=min(MAX_DEPLOYMENT_S, max(MIN_DEPLOYMENT_S, steps * per_step))),
+            auto_rollback_configuration=ep.AutoRollbackConfigProperty(
+                alarms=[ep.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]))
 
     def _alarms(self, topic: sns.ITopic | None) -> None:
         """Alarms on the Neuron variant, into the topic (OK notifications too, for failback)."""

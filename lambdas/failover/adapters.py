@@ -1,14 +1,26 @@
-"""Thin boto3 adapters for the failover: SageMaker, CloudWatch alarms, SNS."""
+"""Thin boto3 adapters for the failover: SageMaker, Application Auto Scaling, CloudWatch, SNS."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from ._shared import topic
-from .logic import AlarmState, EndpointState
+from .logic import AlarmState, EndpointState, Evidence, Record, Variant
 
 Topic = topic.Topic
+
+RECORD_TAG = "neuronfleet:failover"
+"""The endpoint tag that holds the failover's :class:`Record` between checks."""
+SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+"""Application Auto Scaling's dimension for a SageMaker variant's instance count (botocore
+application-autoscaling/2016-02-06/service-2.json, ScalableDimension; read 2026-11-22)."""
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) else 0
 
 
 class SageMakerEndpoints:
@@ -17,15 +29,74 @@ class SageMakerEndpoints:
 
     def get(self, name: str) -> EndpointState:
         desc = self._client.describe_endpoint(EndpointName=name)
-        weights = {v["VariantName"]: float(v.get("DesiredWeight", v.get("CurrentWeight", 0.0)))
-                   for v in desc.get("ProductionVariants", [])}
-        return EndpointState(name=name, status=desc["EndpointStatus"], weights=weights,
-                             last_modified=desc["LastModifiedTime"])
+        variants = {}
+        for v in desc.get("ProductionVariants", []):
+            weight = v.get("DesiredWeight", v.get("CurrentWeight"))
+            current = _count(v.get("CurrentInstanceCount"))
+            variants[v["VariantName"]] = Variant(
+                name=v["VariantName"], weight=float(weight or 0.0), current_instances=current,
+                desired_instances=_count(v.get("DesiredInstanceCount", current)),
+                busy=bool(v.get("VariantStatus")))
+        return EndpointState(name=name, status=desc["EndpointStatus"], variants=variants,
+                             last_modified=desc["LastModifiedTime"], arn=desc.get("EndpointArn", ""))
 
     def set_weights(self, name: str, weights: Mapping[str, float]) -> None:
         self._client.update_endpoint_weights_and_capacities(
             EndpointName=name,
             DesiredWeightsAndCapacities=[{"VariantName": v, "DesiredWeight": w} for v, w in sorted(weights.items())])
+
+    def set_instances(self, name: str, variant: str, count: int) -> None:
+        """DesiredInstanceCount of one variant (SageMaker changes one variant's capacity per request)."""
+        self._client.update_endpoint_weights_and_capacities(
+            EndpointName=name, DesiredWeightsAndCapacities=[{"VariantName": variant, "DesiredInstanceCount": count}])
+
+
+class Records:
+    """The failover's record per endpoint, kept as a tag on the endpoint itself (survives cold starts and
+    concurrent containers; the function runs with reserved concurrency 1, so one decision at a time)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def get(self, arn: str) -> Record:
+        value = None
+        for page in self._client.get_paginator("list_tags").paginate(ResourceArn=arn):
+            for tag in page.get("Tags", []):
+                if tag["Key"] == RECORD_TAG:
+                    value = tag["Value"]  # the last one: AddTags overwrites (moto's appends)
+        return Record.decode(value)
+
+    def put(self, arn: str, record: Record) -> None:
+        if record.idle:
+            self._client.delete_tags(ResourceArn=arn, TagKeys=[RECORD_TAG])
+        else:
+            self._client.add_tags(ResourceArn=arn, Tags=[{"Key": RECORD_TAG, "Value": record.encode()}])
+
+
+class Scaling:
+    """A variant's Application Auto Scaling bounds, when it is registered as a scalable target."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    @staticmethod
+    def resource_id(endpoint: str, variant: str) -> str:
+        return f"endpoint/{endpoint}/variant/{variant}"
+
+    def registered(self, endpoint: str, variant: str) -> bool:
+        found = self._client.describe_scalable_targets(
+            ServiceNamespace="sagemaker", ResourceIds=[self.resource_id(endpoint, variant)],
+            ScalableDimension=SCALABLE_DIMENSION)
+        return bool(found.get("ScalableTargets"))
+
+    def set_bounds(self, endpoint: str, variant: str, floor: int, ceiling: int) -> bool:
+        """Update the scalable target's MinCapacity/MaxCapacity; False (nothing done) if it is not registered."""
+        if not self.registered(endpoint, variant):
+            return False
+        self._client.register_scalable_target(
+            ServiceNamespace="sagemaker", ResourceId=self.resource_id(endpoint, variant),
+            ScalableDimension=SCALABLE_DIMENSION, MinCapacity=floor, MaxCapacity=ceiling)
+        return True
 
 
 class Alarms:
@@ -38,3 +109,34 @@ class Alarms:
             found += [AlarmState(name=a["AlarmName"], state=a["StateValue"], updated=a["StateUpdatedTimestamp"])
                       for a in page.get("MetricAlarms", [])]
         return found
+
+
+class CanaryMetrics:
+    """The Neuron variant's own invocations, errors and p99 latency over a window (one GetMetricData call)."""
+
+    COUNTS = (("invocations", "Invocations"), ("errors5xx", "Invocation5XXErrors"),
+              ("modelerrors", "InvocationModelErrors"))
+    LATENCY = ("latency", "ModelLatency")
+
+    def __init__(self, client: Any, *, latency_statistic: str = "p99") -> None:
+        self._client = client
+        self._latency_statistic = latency_statistic
+        """p99 as the latency alarm reads it (moto's GetMetricData computes no percentiles: its tests pass
+        Maximum, a stricter reading)."""
+
+    def read(self, endpoint: str, variant: str, start: datetime, end: datetime) -> Evidence:
+        period = max(60, int((end - start).total_seconds()) // 60 * 60)
+        dims = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
+        queries = [{"Id": qid, "ReturnData": True, "MetricStat": {
+            "Metric": {"Namespace": SAGEMAKER_NAMESPACE, "MetricName": metric, "Dimensions": dims},
+            "Period": period, "Stat": stat}} for qid, metric, stat in (
+                *((qid, metric, "Sum") for qid, metric in self.COUNTS), (*self.LATENCY, self._latency_statistic))]
+        values: dict[str, list[float]] = {}
+        for page in self._client.get_paginator("get_metric_data").paginate(
+                MetricDataQueries=queries, StartTime=start, EndTime=end):
+            for result in page.get("MetricDataResults", []):
+                values.setdefault(result["Id"], []).extend(result.get("Values", []))
+        latency = values.get("latency")
+        return Evidence(invocations=sum(values.get("invocations", [])), errors_5xx=sum(values.get("errors5xx", [])),
+                        model_errors=sum(values.get("modelerrors", [])),
+                        latency_p99_ms=max(latency) / 1000.0 if latency else None)  # ModelLatency is in microseconds

@@ -1,23 +1,64 @@
 """Neuron -> GPU traffic failover for a SageMaker endpoint: pure decisions, no AWS calls.
 
-Fail over at once when any of the Neuron variant's alarms is in ALARM. Fail back only when every alarm
-has been OK for ``recovery`` (and the last change is at least ``min_dwell`` old): alternating alarms keep
-the traffic on GPU instead of flapping. INSUFFICIENT_DATA is no evidence of health: it holds.
+One decision per endpoint per check (an alarm state change, or the schedule every few minutes). The failover
+walks through phases, and remembers its phase between checks in a :class:`Record` (kept as a tag on the
+endpoint, see adapters.py):
+
+``serving-neuron``
+    A Neuron alarm in ALARM starts a failover. The GPU variant must carry the Neuron variant's current load:
+    it needs ``ceil(neuron instances / neuron_instances_per_gpu_instance)`` instances (within its bounds). If it
+    has them in service, the weight moves at once; otherwise its capacity is raised first (``raising-gpu``).
+``raising-gpu``
+    Waits (next check, never a sleep) until that many GPU instances are in service, then moves all weight to
+    GPU (``on-gpu``). If they are not in service within ``capacity_timeout`` it gives up, says so, lowers the
+    GPU capacity again and leaves the traffic on Neuron (``gave-up``; a new attempt after ``capacity_timeout``).
+``on-gpu``
+    Moves back only on positive evidence that Neuron serves, never on silence: the Neuron alarms treat missing
+    data as not breaching, so with no traffic on Neuron an OK alarm says nothing. After ``min_dwell``, the
+    Neuron variant must first have enough instances in service for the GPU variant's load (raised like the GPU
+    variant was), then gets a small canary weight (``canary``).
+``canary``
+    After ``canary_window``, the Neuron variant's own invocations, errors and p99 latency over the window
+    (CloudWatch) decide: at least ``canary_min_invocations`` invocations, an error rate at most
+    ``canary_max_error_percent`` and p99 latency within the latency alarm's threshold move all weight back
+    (``lowering-gpu``); errors, latency or any alarm put the weight back on GPU (``on-gpu``, dwell restarts);
+    too few invocations hold: silence is no evidence.
+``lowering-gpu``
+    Once the endpoint is in service again, the GPU variant's capacity and scaling floor go back to their
+    configured minimum and the Neuron variant's floor back to its own (``serving-neuron``).
+
+SageMaker takes one update at a time: while the endpoint is not ``InService`` (autoscaling updates it in a
+load spike) the failover waits, says so once, and acts at the first check that finds it in service.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
 NEURON_VARIANT = "neuron"
 GPU_VARIANT = "gpu"
-RECOVERY = timedelta(minutes=15)
-"""Default: how long every alarm must have been OK before traffic fails back to Neuron."""
 MIN_DWELL = timedelta(minutes=10)
-"""Default: the least time between two shifts of one endpoint."""
+"""Default: the least time traffic stays on GPU before the failover starts to bring it back."""
+CAPACITY_TIMEOUT = timedelta(minutes=45)
+"""Default: how long raised capacity may take to come into service before the failover gives up."""
+CANARY_WEIGHT = 0.05
+"""Default: the share of traffic the Neuron variant gets back during the canary."""
+CANARY_WINDOW = timedelta(minutes=10)
+"""Default: how long the canary runs before its evidence is read."""
+CANARY_MIN_INVOCATIONS = 20
+"""Default: the fewest Neuron invocations in the canary window that count as evidence."""
+CANARY_MAX_ERROR_PERCENT = 1.0
+"""Default: the highest share of 5XX and model errors among the canary's invocations."""
+IN_SERVICE = "InService"
+
+Phase = Literal["serving-neuron", "raising-gpu", "on-gpu", "canary", "lowering-gpu", "gave-up"]
+PHASES: tuple[Phase, ...] = ("serving-neuron", "raising-gpu", "on-gpu", "canary", "lowering-gpu", "gave-up")
+Action = Literal["hold", "wait", "raise_gpu", "to_gpu", "give_up", "raise_neuron", "canary", "canary_failed",
+                 "to_neuron", "lower_gpu"]
 
 
 class NoGpuVariant(ValueError):
@@ -33,80 +74,360 @@ class AlarmState:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One production variant as DescribeEndpoint shows it."""
+
+    name: str
+    weight: float
+    """Desired weight."""
+    current_instances: int
+    desired_instances: int
+    busy: bool = False
+    """SageMaker is changing it (its VariantStatus lists Creating, Updating, ActivatingTraffic, ...)."""
+
+    def serving(self, count: int) -> bool:
+        """At least ``count`` instances in service and nothing in flight."""
+        return self.current_instances >= count and not self.busy
+
+
+@dataclass(frozen=True)
 class EndpointState:
     name: str
     status: str
-    weights: Mapping[str, float]
-    """Desired weight per production variant."""
+    variants: Mapping[str, Variant]
     last_modified: datetime
+    arn: str = ""
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {name: v.weight for name, v in self.variants.items()}
+
+
+@dataclass(frozen=True)
+class Record:
+    """What the failover remembers between checks (stored with the endpoint)."""
+
+    phase: Phase = "serving-neuron"
+    since: datetime | None = None
+    """When the phase began."""
+    target: int = 0
+    """The instance count being waited for (raising-gpu: GPU; on-gpu: Neuron)."""
+    noted_update: bool = False
+    """The wait for an endpoint update has been announced (say it once)."""
+
+    @property
+    def idle(self) -> bool:
+        return self.phase == "serving-neuron" and not self.noted_update
+
+    def encode(self) -> str:
+        """A tag value (letters, digits, spaces and ``_.:/=+-@`` only)."""
+        since = self.since.isoformat() if self.since else "-"
+        return f"phase={self.phase} since={since} target={self.target} noted={int(self.noted_update)}"
+
+    @classmethod
+    def decode(cls, text: str | None) -> Record:
+        """The record in a tag value; an absent or unreadable value is the idle record."""
+        if not text:
+            return cls()
+        try:
+            parts = dict(p.split("=", 1) for p in text.split())
+            phase = parts["phase"]
+            if phase not in PHASES:
+                return cls()
+            since = None if parts["since"] == "-" else datetime.fromisoformat(parts["since"])
+            return cls(phase=phase, since=since, target=int(parts["target"]),
+                       noted_update=parts.get("noted") == "1")
+        except (KeyError, ValueError):
+            return cls()
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """An endpoint's configured instance bounds and the GPU:Neuron throughput ratio."""
+
+    neuron_min: int
+    neuron_max: int
+    gpu_min: int
+    gpu_max: int
+    neuron_instances_per_gpu_instance: float
+    """How many Neuron instances one GPU instance replaces (from the pilot's measured throughput)."""
+
+    def gpu_for(self, neuron_instances: int) -> int:
+        """GPU instances that carry the load of ``neuron_instances`` Neuron instances, within the GPU bounds."""
+        need = math.ceil(neuron_instances / self.neuron_instances_per_gpu_instance - 1e-9)
+        return min(self.gpu_max, max(self.gpu_min, need))
+
+    def neuron_for(self, gpu_instances: int) -> int:
+        """Neuron instances that carry the load of ``gpu_instances`` GPU instances, within the Neuron bounds."""
+        need = math.ceil(gpu_instances * self.neuron_instances_per_gpu_instance - 1e-9)
+        return min(self.neuron_max, max(self.neuron_min, need))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The Neuron variant's own traffic over the canary window (CloudWatch AWS/SageMaker)."""
+
+    invocations: float
+    errors_5xx: float
+    model_errors: float
+    latency_p99_ms: float | None
+    """None when CloudWatch has no latency datapoint."""
 
 
 @dataclass(frozen=True)
 class Policy:
-    recovery: timedelta = RECOVERY
     min_dwell: timedelta = MIN_DWELL
+    capacity_timeout: timedelta = CAPACITY_TIMEOUT
+    canary_weight: float = CANARY_WEIGHT
+    canary_window: timedelta = CANARY_WINDOW
+    canary_min_invocations: int = CANARY_MIN_INVOCATIONS
+    canary_max_error_percent: float = CANARY_MAX_ERROR_PERCENT
     neuron_variant: str = NEURON_VARIANT
     gpu_variant: str = GPU_VARIANT
 
 
 @dataclass(frozen=True)
+class CapacityChange:
+    """Set a variant's instance count (``count``; None: leave it) and its autoscaling bounds."""
+
+    count: int | None
+    floor: int
+    ceiling: int
+    up: bool = False
+    """A raise. Application Auto Scaling moves a registered variant's capacity into new bounds itself
+    (RegisterScalableTarget), so a raise of a registered variant is its floor alone; a lowering sets the floor,
+    then the count."""
+
+
+@dataclass(frozen=True)
 class Decision:
     endpoint: str
-    action: Literal["to_gpu", "to_neuron", "hold"]
+    action: Action
     reason: str
+    record: Record
+    """The record to keep after this decision."""
     weights: Mapping[str, float] = field(default_factory=dict)
-    """The weights to set (empty when holding)."""
+    """The weights to set (empty: leave them)."""
+    capacity: Mapping[str, CapacityChange] = field(default_factory=dict)
+    """Instance counts and scaling bounds to set, per variant (at most one count: SageMaker changes the
+    capacity of one variant per request)."""
+    announce: bool = False
 
     @property
     def shifts(self) -> bool:
-        return self.action != "hold"
+        return bool(self.weights)
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.weights or self.capacity)
 
 
-def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], now: datetime, policy: Policy = Policy()) -> Decision:
-    """What to do with ``endpoint`` given its Neuron variant's alarms at ``now``."""
-    neuron, gpu = policy.neuron_variant, policy.gpu_variant
-    if gpu not in endpoint.weights or neuron not in endpoint.weights:
+def needs_evidence(record: Record) -> bool:
+    """Whether :func:`decide` needs the canary's :class:`Evidence` for this record."""
+    return record.phase == "canary"
+
+
+def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
+           capacity: Capacity, *, latency_limit_ms: float, evidence: Evidence | None = None,
+           policy: Policy = Policy()) -> Decision:
+    """What to do with ``endpoint`` at ``now``, given its Neuron variant's alarms and the failover's record."""
+    neuron_name, gpu_name = policy.neuron_variant, policy.gpu_variant
+    if gpu_name not in endpoint.variants or neuron_name not in endpoint.variants:
         raise NoGpuVariant(
-            f"endpoint {endpoint.name!r} has variants {sorted(endpoint.weights)}; failover needs a {neuron!r} and a "
-            f"live {gpu!r} variant (a shadow variant takes no traffic). Nothing was changed.")
+            f"endpoint {endpoint.name!r} has variants {sorted(endpoint.variants)}; failover needs a {neuron_name!r} "
+            f"and a live {gpu_name!r} variant (a shadow variant takes no traffic). Nothing was changed.")
     if not alarms:
-        raise ValueError(f"endpoint {endpoint.name!r}: no alarms configured for its {neuron!r} variant")
+        raise ValueError(f"endpoint {endpoint.name!r}: no alarms configured for its {neuron_name!r} variant")
+    return _Decider(endpoint, alarms, record, now, capacity, latency_limit_ms, evidence, policy).decide()
 
-    def hold(reason: str) -> Decision:
-        return Decision(endpoint.name, "hold", reason)
 
-    if endpoint.status != "InService":
-        return hold(f"endpoint is {endpoint.status}; SageMaker changes weights only when InService")
-    firing = sorted(a.name for a in alarms if a.state == "ALARM")
-    on_gpu = endpoint.weights[neuron] == 0 and endpoint.weights[gpu] > 0
-    if firing:
-        if on_gpu:
-            return hold(f"already on {gpu}; still alarming: {', '.join(firing)}")
-        return Decision(endpoint.name, "to_gpu", f"{neuron} variant alarming: {', '.join(firing)}",
-                        {neuron: 0.0, gpu: 1.0})
-    if not on_gpu:
-        return hold(f"{neuron} variant healthy")
-    unknown = sorted(a.name for a in alarms if a.state != "OK")
-    if unknown:
-        return hold(f"on {gpu}; no evidence of health yet (not OK: {', '.join(unknown)})")
-    quiet_for = now - max(a.updated for a in alarms)
-    if quiet_for < policy.recovery:
-        return hold(f"on {gpu}; {neuron} healthy for {_minutes(quiet_for)} min, failing back after "
-                    f"{_minutes(policy.recovery)} min")
-    since_change = now - endpoint.last_modified
-    if since_change < policy.min_dwell:
-        return hold(f"on {gpu}; last change {_minutes(since_change)} min ago, minimum {_minutes(policy.min_dwell)} min")
-    return Decision(endpoint.name, "to_neuron", f"{neuron} variant healthy for {_minutes(quiet_for)} min",
-                    {neuron: 1.0, gpu: 0.0})
+class _Decider:
+    def __init__(self, endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
+                 capacity: Capacity, latency_limit_ms: float, evidence: Evidence | None, policy: Policy) -> None:
+        self.e, self.record, self.now, self.cap, self.policy = endpoint, record, now, capacity, policy
+        self.latency_limit_ms, self.evidence = latency_limit_ms, evidence
+        self.n_name, self.g_name = policy.neuron_variant, policy.gpu_variant
+        self.neuron, self.gpu = endpoint.variants[self.n_name], endpoint.variants[self.g_name]
+        self.firing = sorted(a.name for a in alarms if a.state == "ALARM")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _d(self, action: Action, reason: str, record: Record | None = None, **kw: object) -> Decision:
+        return Decision(self.e.name, action, reason, record if record is not None else self.record, **kw)  # type: ignore[arg-type]
+
+    def _phase(self, phase: Phase, target: int = 0) -> Record:
+        return Record(phase=phase, since=self.now, target=target)
+
+    def _age(self) -> timedelta:
+        return self.now - (self.record.since or self.now)
+
+    def _on_gpu_weights(self) -> dict[str, float]:
+        return {self.n_name: 0.0, self.g_name: 1.0}
+
+    # ------------------------------------------------------------------ the decision
+
+    def decide(self) -> Decision:
+        if self.e.status != IN_SERVICE:
+            return self._wait_for_update()
+        if self.record.noted_update:
+            self.record = replace(self.record, noted_update=False)
+        handler = {"serving-neuron": self._serving_neuron, "raising-gpu": self._raising_gpu, "on-gpu": self._on_gpu,
+                   "canary": self._canary, "lowering-gpu": self._lowering_gpu, "gave-up": self._gave_up}
+        return handler[self.record.phase]()
+
+    def _wait_for_update(self) -> Decision:
+        status = self.e.status
+        if self.record.phase == "raising-gpu" and self._age() >= self.policy.capacity_timeout:
+            return self._give_up()
+        if not self.firing and self.record.phase == "serving-neuron":
+            return self._d("hold", f"endpoint is {status}; {self.n_name} variant not alarming")
+        reason = (f"endpoint is {status} (SageMaker takes one update at a time); waiting for InService, the next "
+                  f"check acts (phase {self.record.phase})")
+        if self.record.phase != "serving-neuron":  # mostly the failover's own last step: log it, no announcement
+            return self._d("wait", reason)
+        # an alarm wants a failover while the endpoint updates (autoscaling does in a load spike): say so once
+        reason = f"{self.n_name} variant alarming: {', '.join(self.firing)}; {reason}"
+        return self._d("wait", reason, replace(self.record, noted_update=True), announce=not self.record.noted_update)
+
+    def _serving_neuron(self) -> Decision:
+        if self.neuron.weight < self.gpu.weight:  # the record is lost (or traffic was moved by hand): on GPU
+            self.record = Record(phase="on-gpu", since=self.e.last_modified)
+            return self._d("hold", f"traffic is on {self.g_name} without a failover record; taking it over "
+                                   f"(moving back on evidence only)", self.record)
+        if not self.firing:
+            return self._d("hold", f"{self.n_name} variant healthy")
+        return self._start_failover()
+
+    def _start_failover(self) -> Decision:
+        alarming = ", ".join(self.firing)
+        need = self.cap.gpu_for(self.neuron.current_instances)
+        if self.gpu.serving(need):
+            return self._d("to_gpu", f"{self.n_name} variant alarming: {alarming}; {self.g_name} has {need} "
+                                     f"instance(s) in service for the load of {self.neuron.current_instances} "
+                                     f"{self.n_name} instance(s)",
+                           self._phase("on-gpu"), weights=self._on_gpu_weights(), announce=True)
+        return self._d("raise_gpu", f"{self.n_name} variant alarming: {alarming}; raising {self.g_name} to {need} "
+                                    f"instance(s) (now {self.gpu.current_instances}) for the load of "
+                                    f"{self.neuron.current_instances} {self.n_name} instance(s) before moving traffic",
+                       self._phase("raising-gpu", need),
+                       capacity={self.g_name: CapacityChange(need, need, max(self.cap.gpu_max, need), up=True)},
+                       announce=True)
+
+    def _raising_gpu(self) -> Decision:
+        target = self.record.target
+        if self.gpu.serving(target):
+            return self._d("to_gpu", f"{self.g_name} has {self.gpu.current_instances} of {target} instance(s) in "
+                                     f"service; traffic moved", self._phase("on-gpu"),
+                           weights=self._on_gpu_weights(), announce=True)
+        if self._age() >= self.policy.capacity_timeout:
+            return self._give_up()
+        waited = f"{_minutes(self._age())} of {_minutes(self.policy.capacity_timeout)} min"
+        if self.gpu.desired_instances < target:  # not applied, or lost (a failed update): set the count itself
+            return self._d("raise_gpu", f"{self.g_name} desired {self.gpu.desired_instances}, needs {target}; "
+                                        f"setting it again ({waited})",
+                           capacity={self.g_name: CapacityChange(target, target, max(self.cap.gpu_max, target))})
+        return self._d("hold", f"waiting for {self.g_name} capacity: {self.gpu.current_instances} of {target} "
+                               f"instance(s) in service ({waited}); traffic stays on {self.n_name}")
+
+    def _give_up(self) -> Decision:
+        reason = (f"{self.g_name} capacity did not come up: {self.gpu.current_instances} of {self.record.target} "
+                  f"instance(s) in service after {_minutes(self._age())} min (limit "
+                  f"{_minutes(self.policy.capacity_timeout)} min); traffic stays on {self.n_name}, {self.g_name} "
+                  f"capacity lowered again, next attempt in {_minutes(self.policy.capacity_timeout)} min")
+        lower = {self.g_name: CapacityChange(self.cap.gpu_min, self.cap.gpu_min, self.cap.gpu_max)} \
+            if self.e.status == IN_SERVICE else {}
+        return self._d("give_up", reason, self._phase("gave-up"), capacity=lower, announce=True)
+
+    def _gave_up(self) -> Decision:
+        if self.gpu.desired_instances > self.cap.gpu_min:  # lower what the give-up could not (endpoint was busy)
+            return self._d("lower_gpu", f"lowering {self.g_name} to {self.cap.gpu_min} instance(s) after giving up",
+                           capacity={self.g_name: CapacityChange(self.cap.gpu_min, self.cap.gpu_min, self.cap.gpu_max)})
+        if self.firing and self._age() >= self.policy.capacity_timeout:
+            return self._start_failover()
+        return self._d("hold", f"gave up {_minutes(self._age())} min ago; traffic on {self.n_name}"
+                               + (f", still alarming: {', '.join(self.firing)}" if self.firing else ""))
+
+    def _on_gpu(self) -> Decision:
+        if self.firing:
+            return self._d("hold", f"on {self.g_name}; {self.n_name} alarms still firing: {', '.join(self.firing)}")
+        if self._age() < self.policy.min_dwell:
+            return self._d("hold", f"on {self.g_name} for {_minutes(self._age())} min, minimum "
+                                   f"{_minutes(self.policy.min_dwell)} min")
+        need = self.cap.neuron_for(self.gpu.current_instances)
+        if not self.neuron.serving(need):
+            if self.neuron.desired_instances < need:
+                return self._d("raise_neuron", f"on {self.g_name}; raising {self.n_name} to {need} instance(s) (now "
+                                               f"{self.neuron.current_instances}) for the load of "
+                                               f"{self.gpu.current_instances} {self.g_name} instance(s) before a canary",
+                               replace(self.record, target=need),
+                               capacity={self.n_name: CapacityChange(need, need, max(self.cap.neuron_max, need), up=True)},
+                               announce=True)
+            return self._d("hold", f"on {self.g_name}; waiting for {self.n_name}: {self.neuron.current_instances} of "
+                                   f"{need} instance(s) in service")
+        canary = self.policy.canary_weight
+        return self._d("canary", f"{self.n_name} has {self.neuron.current_instances} instance(s) in service; canary: "
+                                 f"{canary:.0%} of traffic back to {self.n_name} for "
+                                 f"{_minutes(self.policy.canary_window)} min", self._phase("canary"),
+                       weights={self.n_name: canary, self.g_name: 1.0 - canary}, announce=True)
+
+    def _canary(self) -> Decision:
+        if self.firing:
+            return self._canary_failed(f"alarming during the canary: {', '.join(self.firing)}")
+        if self._age() < self.policy.canary_window:
+            return self._d("hold", f"canary running for {_minutes(self._age())} of "
+                                   f"{_minutes(self.policy.canary_window)} min")
+        ev = self.evidence
+        if ev is None or ev.invocations < self.policy.canary_min_invocations:
+            got = 0 if ev is None else int(ev.invocations)
+            return self._d("hold", f"canary: {got} {self.n_name} invocation(s) so far, "
+                                   f"{self.policy.canary_min_invocations} needed; no evidence yet, silence is not "
+                                   f"health: traffic stays on {self.g_name}")
+        error_percent = 100.0 * (ev.errors_5xx + ev.model_errors) / ev.invocations
+        if error_percent > self.policy.canary_max_error_percent:
+            return self._canary_failed(f"canary errors {error_percent:.1f}% of {int(ev.invocations)} invocations "
+                                       f"(limit {self.policy.canary_max_error_percent:g}%)")
+        if ev.latency_p99_ms is not None and ev.latency_p99_ms > self.latency_limit_ms:
+            return self._canary_failed(f"canary p99 latency {ev.latency_p99_ms:.0f} ms (limit "
+                                       f"{self.latency_limit_ms:.0f} ms)")
+        latency = "no latency datapoint" if ev.latency_p99_ms is None else f"p99 {ev.latency_p99_ms:.0f} ms"
+        return self._d("to_neuron", f"{self.n_name} served the canary: {int(ev.invocations)} invocations, "
+                                    f"{error_percent:.1f}% errors, {latency}", self._phase("lowering-gpu"),
+                       weights={self.n_name: 1.0, self.g_name: 0.0}, announce=True)
+
+    def _canary_failed(self, why: str) -> Decision:
+        return self._d("canary_failed", f"{why}; traffic back on {self.g_name}", self._phase("on-gpu"),
+                       weights=self._on_gpu_weights(), announce=True)
+
+    def _lowering_gpu(self) -> Decision:
+        if self.firing:
+            return self._start_failover()
+        return self._d("lower_gpu", f"traffic on {self.n_name}; {self.g_name} back to {self.cap.gpu_min} instance(s), "
+                                    f"{self.n_name} scaling floor back to {self.cap.neuron_min}", Record(),
+                       capacity={self.g_name: CapacityChange(self.cap.gpu_min, self.cap.gpu_min, self.cap.gpu_max),
+                                 self.n_name: CapacityChange(None, self.cap.neuron_min, self.cap.neuron_max)},
+                       announce=True)
 
 
 def _minutes(delta: timedelta) -> int:
     return int(delta.total_seconds() // 60)
 
 
+_TITLES: dict[str, str] = {
+    "wait": "waiting for an endpoint update", "raise_gpu": "raising GPU capacity", "to_gpu": "traffic shifted to GPU",
+    "give_up": "GPU capacity did not come up", "raise_neuron": "raising Neuron capacity",
+    "canary": "canary back to Neuron", "canary_failed": "canary failed, traffic on GPU",
+    "to_neuron": "traffic shifted to Neuron", "lower_gpu": "GPU capacity lowered",
+}
+
+
 def announcement(decision: Decision) -> tuple[str, str]:
     """Subject and message for the fleet's SNS topic."""
-    target = "GPU" if decision.action == "to_gpu" else "Neuron"
-    subject = f"neuronfleet: {decision.endpoint} traffic shifted to {target}"[:100]
-    weights = ", ".join(f"{variant}={weight:g}" for variant, weight in sorted(decision.weights.items()))
-    return subject, f"Endpoint {decision.endpoint}: traffic shifted to {target} ({weights}). Reason: {decision.reason}."
+    subject = f"neuronfleet: {decision.endpoint} {_TITLES.get(decision.action, decision.action)}"[:100]
+    parts = [f"Endpoint {decision.endpoint}: {_TITLES.get(decision.action, decision.action)}."]
+    if decision.weights:
+        parts.append("Weights: " + ", ".join(f"{v}={w:g}" for v, w in sorted(decision.weights.items())) + ".")
+    for variant, change in sorted(decision.capacity.items()):
+        count = "" if change.count is None else f"{change.count} instance(s), "
+        parts.append(f"{variant}: {count}scaling bounds {change.floor}-{change.ceiling}.")
+    parts.append(f"Reason: {decision.reason}.")
+    return subject, " ".join(parts)

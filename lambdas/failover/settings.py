@@ -14,58 +14,160 @@ from datetime import timedelta
 from typing import Any, Self
 
 from ._shared import environment
-from .logic import MIN_DWELL, RECOVERY, Policy
+from .logic import (
+    CANARY_MAX_ERROR_PERCENT,
+    CANARY_MIN_INVOCATIONS,
+    CANARY_WEIGHT,
+    CANARY_WINDOW,
+    CAPACITY_TIMEOUT,
+    MIN_DWELL,
+    Capacity,
+    Policy,
+)
 
 _MINUTE = timedelta(minutes=1)
+MAX_CANARY_WEIGHT = 0.5
+"""A canary is a small share: at most half the traffic."""
+MAX_CANARY_ERROR_PERCENT = 50.0
+"""A canary that fails half its requests is no evidence of health."""
+
+
+@dataclass(frozen=True)
+class WatchedEndpoint:
+    """One endpoint the failover watches."""
+
+    alarms: Sequence[str]
+    """The names of its Neuron variant's alarms."""
+    capacity: Capacity
+    """Instance bounds of both variants and the GPU:Neuron throughput ratio."""
+    latency_limit_ms: float
+    """The canary's p99 latency limit (the latency alarm's threshold)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "alarms", tuple(self.alarms))
+        if not self.alarms:
+            raise ValueError("no alarms")
+        c = self.capacity
+        if not (1 <= c.neuron_min <= c.neuron_max and 1 <= c.gpu_min <= c.gpu_max):
+            raise ValueError(f"bounds must be 1 <= min <= max: {c}")
+        if not c.neuron_instances_per_gpu_instance > 0:
+            raise ValueError(f"neuron_instances_per_gpu_instance must be above 0, got "
+                             f"{c.neuron_instances_per_gpu_instance}")
+        if not self.latency_limit_ms > 0:
+            raise ValueError(f"latency_limit_ms must be above 0, got {self.latency_limit_ms}")
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.capacity
+        return {"alarms": list(self.alarms), "latency_limit_ms": self.latency_limit_ms,
+                "neuron": {"min": c.neuron_min, "max": c.neuron_max},
+                "gpu": {"min": c.gpu_min, "max": c.gpu_max},
+                "neuron_instances_per_gpu_instance": c.neuron_instances_per_gpu_instance}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        if not isinstance(doc, dict):
+            raise ValueError("expected an object")
+        n, g = doc["neuron"], doc["gpu"]
+        return cls(alarms=environment.strings(doc["alarms"]), latency_limit_ms=float(doc["latency_limit_ms"]),
+                   capacity=Capacity(neuron_min=_whole(n["min"]), neuron_max=_whole(n["max"]),
+                                     gpu_min=_whole(g["min"]), gpu_max=_whole(g["max"]),
+                                     neuron_instances_per_gpu_instance=float(doc["neuron_instances_per_gpu_instance"])))
+
+
+def _whole(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
 class FailoverSettings:
-    endpoints: Mapping[str, Sequence[str]]
-    """Endpoint name -> the names of its Neuron variant's alarms (``FAILOVER_ENDPOINTS``, JSON)."""
+    endpoints: Mapping[str, WatchedEndpoint]
+    """Endpoint name -> what the failover knows of it (``FAILOVER_ENDPOINTS``, JSON)."""
     topic_arn: str
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
-    recovery: timedelta = RECOVERY
-    """Every alarm OK this long before failing back (``RECOVERY_MINUTES``)."""
     min_dwell: timedelta = MIN_DWELL
-    """The least time between two shifts (``MIN_DWELL_MINUTES``)."""
+    """The least time on GPU before moving back starts (``MIN_DWELL_MINUTES``)."""
+    capacity_timeout: timedelta = CAPACITY_TIMEOUT
+    """How long raised capacity may take to come into service (``CAPACITY_TIMEOUT_MINUTES``)."""
+    canary_window: timedelta = CANARY_WINDOW
+    """How long the canary runs before its evidence is read (``CANARY_WINDOW_MINUTES``)."""
+    canary_weight: float = CANARY_WEIGHT
+    """The Neuron variant's share of traffic during the canary (``CANARY_WEIGHT``)."""
+    canary_min_invocations: int = CANARY_MIN_INVOCATIONS
+    """The fewest canary invocations that count as evidence (``CANARY_MIN_INVOCATIONS``)."""
+    canary_max_error_percent: float = CANARY_MAX_ERROR_PERCENT
+    """The highest error share of the canary's invocations (``CANARY_MAX_ERROR_PERCENT``)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "endpoints", {name: tuple(alarms) for name, alarms in self.endpoints.items()})
-        for name, value in (("recovery", self.recovery), ("min_dwell", self.min_dwell)):
+        if not self.endpoints:
+            raise ValueError("FailoverSettings.endpoints: got none; allowed: at least one endpoint")
+        for name in ("min_dwell", "capacity_timeout", "canary_window"):
+            value = getattr(self, name)
             if value < timedelta(0) or value % _MINUTE:
                 raise ValueError(f"FailoverSettings.{name}: got {value}; allowed: a whole number of minutes, 0 or more")
+        if self.capacity_timeout < _MINUTE:
+            raise ValueError(f"FailoverSettings.capacity_timeout: got {self.capacity_timeout}; allowed: 1 minute or more")
+        if not 0 < self.canary_weight <= MAX_CANARY_WEIGHT:
+            raise ValueError(f"FailoverSettings.canary_weight: got {self.canary_weight}; allowed: above 0 and at most "
+                             f"{MAX_CANARY_WEIGHT}")
+        if self.canary_min_invocations < 1:
+            raise ValueError(f"FailoverSettings.canary_min_invocations: got {self.canary_min_invocations}; allowed: "
+                             "1 or more (silence is no evidence)")
+        if not 0 < self.canary_max_error_percent <= MAX_CANARY_ERROR_PERCENT:
+            raise ValueError(f"FailoverSettings.canary_max_error_percent: got {self.canary_max_error_percent}; "
+                             f"allowed: above 0 and at most {MAX_CANARY_ERROR_PERCENT:g}")
 
     @property
     def policy(self) -> Policy:
-        return Policy(recovery=self.recovery, min_dwell=self.min_dwell)
+        return Policy(min_dwell=self.min_dwell, capacity_timeout=self.capacity_timeout,
+                      canary_weight=self.canary_weight, canary_window=self.canary_window,
+                      canary_min_invocations=self.canary_min_invocations,
+                      canary_max_error_percent=self.canary_max_error_percent)
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when names are tokens."""
-        return {"FAILOVER_ENDPOINTS": to_json({name: list(alarms) for name, alarms in self.endpoints.items()}),
+        return {"FAILOVER_ENDPOINTS": to_json({name: e.to_json() for name, e in self.endpoints.items()}),
                 "ALERTS_TOPIC_ARN": str(self.topic_arn),
-                "RECOVERY_MINUTES": str(self.recovery // _MINUTE),
-                "MIN_DWELL_MINUTES": str(self.min_dwell // _MINUTE)}
+                "MIN_DWELL_MINUTES": str(self.min_dwell // _MINUTE),
+                "CAPACITY_TIMEOUT_MINUTES": str(self.capacity_timeout // _MINUTE),
+                "CANARY_WINDOW_MINUTES": str(self.canary_window // _MINUTE),
+                "CANARY_WEIGHT": repr(self.canary_weight),
+                "CANARY_MIN_INVOCATIONS": str(self.canary_min_invocations),
+                "CANARY_MAX_ERROR_PERCENT": repr(self.canary_max_error_percent)}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
         """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
         read = environment.Variables(os.environ if env is None else env)
+
+        def minutes(name: str, default: timedelta, minimum: int = 0) -> timedelta:
+            return _MINUTE * read.whole(name, default=default // _MINUTE, minimum=minimum, unit="minutes")
+
         return cls(
             endpoints=read.json("FAILOVER_ENDPOINTS", _endpoints, allowed=(
-                "a JSON object {endpoint name: [alarm name, ...]} of at least one endpoint, each with an alarm")),
+                'a JSON object {endpoint name: {"alarms": [alarm name, ...], "latency_limit_ms": N, "neuron": '
+                '{"min": N, "max": N}, "gpu": {"min": N, "max": N}, "neuron_instances_per_gpu_instance": N}} of at '
+                "least one endpoint")),
             topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
-            recovery=_MINUTE * read.whole("RECOVERY_MINUTES", default=RECOVERY // _MINUTE, minimum=0, unit="minutes"),
-            min_dwell=_MINUTE * read.whole("MIN_DWELL_MINUTES", default=MIN_DWELL // _MINUTE, minimum=0,
-                                           unit="minutes"))
+            min_dwell=minutes("MIN_DWELL_MINUTES", MIN_DWELL),
+            capacity_timeout=minutes("CAPACITY_TIMEOUT_MINUTES", CAPACITY_TIMEOUT, minimum=1),
+            canary_window=minutes("CANARY_WINDOW_MINUTES", CANARY_WINDOW),
+            canary_weight=read.number("CANARY_WEIGHT", default=CANARY_WEIGHT, above=0, at_most=MAX_CANARY_WEIGHT,
+                                      unit="(share of traffic)"),
+            canary_min_invocations=read.whole("CANARY_MIN_INVOCATIONS", default=CANARY_MIN_INVOCATIONS, minimum=1,
+                                              unit="invocations"),
+            canary_max_error_percent=read.number("CANARY_MAX_ERROR_PERCENT", default=CANARY_MAX_ERROR_PERCENT,
+                                                 above=0, at_most=MAX_CANARY_ERROR_PERCENT, unit="percent"))
 
 
-def _endpoints(doc: Any) -> dict[str, tuple[str, ...]]:
+def _endpoints(doc: Any) -> dict[str, WatchedEndpoint]:
     if not isinstance(doc, dict) or not doc:
         raise ValueError("expected a non-empty object")
     out = {}
-    for name, alarms in doc.items():
-        out[name] = environment.strings(alarms)
-        if not out[name]:
-            raise ValueError(f"endpoint {name!r} has no alarms")
+    for name, entry in doc.items():
+        try:
+            out[name] = WatchedEndpoint.from_json(entry)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"endpoint {name!r}: {exc}") from None
     return out

@@ -1,105 +1,250 @@
-"""The failover decisions, pure: shift, hold, shift back, no flapping, clear errors."""
+"""The failover decisions, pure: carry the load, give up on capacity that never comes, move back only on evidence,
+wait out endpoint updates, clear errors."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from neuronfleet.lambdas.failover.logic import (
     AlarmState,
+    Capacity,
+    CapacityChange,
     Decision,
     EndpointState,
+    Evidence,
     NoGpuVariant,
-    Policy,
+    Record,
+    Variant,
     announcement,
     decide,
+    needs_evidence,
 )
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 ALARMS = ("latency", "errors5xx", "modelErrors")
+CAP = Capacity(neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=3, neuron_instances_per_gpu_instance=3)
+LATENCY_MS = 8000.0
+GOOD = Evidence(invocations=500, errors_5xx=0, model_errors=1, latency_p99_ms=2500)
 
 
-def endpoint(neuron: float = 1.0, gpu: float = 0.0, status: str = "InService", modified: datetime = T0,
-             variants: dict[str, float] | None = None) -> EndpointState:
-    return EndpointState(name="chat", status=status, weights=variants or {"neuron": neuron, "gpu": gpu},
-                         last_modified=modified)
+def endpoint(neuron: float = 1.0, gpu: float = 0.0, *, n: int = 6, g: int = 1, n_desired: int | None = None,
+             g_desired: int | None = None, status: str = "InService", busy: tuple[str, ...] = ()) -> EndpointState:
+    return EndpointState(name="chat", status=status, last_modified=T0, variants={
+        "neuron": Variant("neuron", neuron, n, n if n_desired is None else n_desired, "neuron" in busy),
+        "gpu": Variant("gpu", gpu, g, g if g_desired is None else g_desired, "gpu" in busy)})
 
 
-def alarms(states: dict[str, str] | None = None, updated: datetime = T0) -> list[AlarmState]:
+def alarms(states: dict[str, str] | None = None) -> list[AlarmState]:
     states = states or {}
-    return [AlarmState(name=n, state=states.get(n, "OK"), updated=updated) for n in ALARMS]
+    return [AlarmState(name=a, state=states.get(a, "OK"), updated=T0) for a in ALARMS]
 
 
-def test_an_alarm_shifts_all_traffic_to_gpu_at_once() -> None:
-    d = decide(endpoint(), alarms({"errors5xx": "ALARM"}), T0 + timedelta(seconds=30))
-    assert (d.action, dict(d.weights)) == ("to_gpu", {"neuron": 0.0, "gpu": 1.0})
-    assert "errors5xx" in d.reason
+FIRING = {"errors5xx": "ALARM"}
 
 
-def test_healthy_neuron_holds() -> None:
-    d = decide(endpoint(), alarms(), T0)
-    assert (d.action, d.weights) == ("hold", {})
+def run(e: EndpointState, states: dict[str, str] | None, record: Record, now: datetime,
+        evidence: Evidence | None = None) -> Decision:
+    return decide(e, alarms(states), record, now, CAP, latency_limit_ms=LATENCY_MS, evidence=evidence)
 
 
-def test_shift_back_only_after_the_recovery_window() -> None:
-    on_gpu = endpoint(neuron=0, gpu=1, modified=T0)
-    ok_since = T0 + timedelta(minutes=5)
-    early = decide(on_gpu, alarms(updated=ok_since), ok_since + timedelta(minutes=14))
-    assert early.action == "hold" and "failing back after 15 min" in early.reason
-    back = decide(on_gpu, alarms(updated=ok_since), ok_since + timedelta(minutes=15))
+# ---------------------------------------------------------------------------------------- carrying the load
+
+
+@pytest.mark.parametrize(("neuron_instances", "ratio", "gpu_max", "need"), [
+    (6, 3, 3, 2), (7, 3, 3, 3), (8, 3, 3, 3), (8, 3, 2, 2), (1, 3, 3, 1), (4, 0.5, 9, 8), (3, 1.5, 5, 2)])
+def test_gpu_instances_for_the_neuron_load(neuron_instances, ratio, gpu_max, need) -> None:
+    cap = replace(CAP, neuron_instances_per_gpu_instance=ratio, gpu_max=gpu_max)
+    assert cap.gpu_for(neuron_instances) == need
+
+
+def test_neuron_instances_for_the_gpu_load_within_bounds() -> None:
+    assert [CAP.neuron_for(g) for g in (0, 1, 2, 3, 4)] == [2, 3, 6, 8, 8]
+
+
+def test_alarm_raises_gpu_capacity_before_moving_any_weight() -> None:
+    d = run(endpoint(n=6, g=1), FIRING, Record(), T0)
+    assert d.action == "raise_gpu" and d.weights == {} and d.announce
+    assert d.capacity == {"gpu": CapacityChange(count=2, floor=2, ceiling=3, up=True)}
+    assert d.record == Record(phase="raising-gpu", since=T0, target=2)
+    assert "raising gpu to 2 instance(s) (now 1) for the load of 6 neuron instance(s)" in d.reason
+
+
+def test_gpu_already_large_enough_moves_at_once() -> None:
+    d = run(endpoint(n=3, g=1), FIRING, Record(), T0)
+    assert (d.action, dict(d.weights), d.capacity) == ("to_gpu", {"neuron": 0.0, "gpu": 1.0}, {})
+    assert d.record == Record(phase="on-gpu", since=T0)
+
+
+def test_weight_moves_only_when_the_gpu_instances_are_in_service() -> None:
+    raising = Record(phase="raising-gpu", since=T0, target=2)
+    later = T0 + timedelta(minutes=20)
+    assert run(endpoint(n=6, g=1, g_desired=2, status="Updating"), FIRING, raising, later).action == "wait"
+    waiting = run(endpoint(n=6, g=1, g_desired=2), FIRING, raising, later)
+    assert waiting.action == "hold" and "1 of 2 instance(s) in service (20 of 45 min)" in waiting.reason
+    assert run(endpoint(n=6, g=2, busy=("gpu",)), FIRING, raising, later).action == "hold"
+    moved = run(endpoint(n=6, g=2), FIRING, raising, later)
+    assert (moved.action, dict(moved.weights)) == ("to_gpu", {"neuron": 0.0, "gpu": 1.0})
+    assert moved.record == Record(phase="on-gpu", since=later)
+
+
+def test_a_lost_capacity_request_is_asked_again() -> None:
+    d = run(endpoint(n=6, g=1, g_desired=1), FIRING, Record(phase="raising-gpu", since=T0, target=2),
+            T0 + timedelta(minutes=10))
+    assert d.action == "raise_gpu" and not d.announce
+    assert d.capacity == {"gpu": CapacityChange(2, 2, 3, up=False)}  # the count itself this time, not the floor alone
+
+
+def test_capacity_that_never_comes_up_gives_up_and_keeps_neuron_traffic() -> None:
+    raising = Record(phase="raising-gpu", since=T0, target=2)
+    late = T0 + timedelta(minutes=45)
+    d = run(endpoint(n=6, g=1, g_desired=2), FIRING, raising, late)
+    assert d.action == "give_up" and d.weights == {} and d.announce
+    assert d.capacity == {"gpu": CapacityChange(count=1, floor=1, ceiling=3)}  # lowered again
+    assert "gpu capacity did not come up: 1 of 2 instance(s) in service after 45 min" in d.reason
+    assert "traffic stays on neuron" in d.reason
+    assert d.record == Record(phase="gave-up", since=late)
+    # still Updating at the limit: give up without touching capacity, lower it at the next InService check
+    busy = run(endpoint(n=6, g=1, g_desired=2, status="Updating"), FIRING, raising, late)
+    assert (busy.action, busy.capacity) == ("give_up", {})
+    lower = run(endpoint(n=6, g=1, g_desired=2), FIRING, busy.record, late + timedelta(minutes=5))
+    assert lower.action == "lower_gpu" and lower.capacity["gpu"].count == 1 and lower.weights == {}
+    # no new attempt before the cool-down, one after it
+    gave_up = Record(phase="gave-up", since=late)
+    assert run(endpoint(n=6, g=1), FIRING, gave_up, late + timedelta(minutes=30)).action == "hold"
+    assert run(endpoint(n=6, g=1), FIRING, gave_up, late + timedelta(minutes=45)).action == "raise_gpu"
+
+
+# ---------------------------------------------------------------------------------------- evidence, not silence
+
+
+def test_silence_never_moves_traffic_back() -> None:
+    """On GPU, every Neuron alarm OK (no traffic: missing data is not breaching) for days: a canary at most,
+    never a move back without invocations."""
+    record, now = Record(phase="on-gpu", since=T0), T0
+    state = endpoint(0.0, 1.0, n=6, g=2)
+    actions = []
+    for _ in range(12 * 24 * 3):  # every 5 minutes for three days
+        now += timedelta(minutes=5)
+        d = run(state, None, record, now, evidence=Evidence(0, 0, 0, None) if needs_evidence(record) else None)
+        actions.append(d.action)
+        record = d.record
+        if d.weights:
+            state = endpoint(d.weights["neuron"], d.weights["gpu"], n=6, g=2)
+    assert "to_neuron" not in actions
+    assert actions.count("canary") == 1 and state.weights == {"neuron": 0.05, "gpu": 0.95}
+    assert "no evidence yet, silence is not health" in d.reason
+
+
+def test_move_back_needs_neuron_instances_in_service_for_the_gpu_load() -> None:
+    on_gpu = Record(phase="on-gpu", since=T0)
+    later = T0 + timedelta(minutes=15)
+    d = run(endpoint(0.0, 1.0, n=2, g=2), None, on_gpu, later)  # 2 GPU instances = 6 Neuron instances of load
+    assert d.action == "raise_neuron" and d.capacity == {"neuron": CapacityChange(6, 6, 8, up=True)}
+    assert d.weights == {} and d.record.phase == "on-gpu"
+    assert run(endpoint(0.0, 1.0, n=2, n_desired=6, g=2), None, d.record, later).action == "hold"
+    assert run(endpoint(0.0, 1.0, n=6, g=2, busy=("neuron",)), None, d.record, later).action == "hold"
+    canary = run(endpoint(0.0, 1.0, n=6, g=2), None, d.record, later)
+    assert canary.action == "canary" and dict(canary.weights) == {"neuron": 0.05, "gpu": 0.95}
+
+
+def test_minimum_dwell_on_gpu() -> None:
+    on_gpu = Record(phase="on-gpu", since=T0)
+    assert run(endpoint(0.0, 1.0, n=6, g=2), None, on_gpu, T0 + timedelta(minutes=9)).action == "hold"
+    assert run(endpoint(0.0, 1.0, n=6, g=2), None, on_gpu, T0 + timedelta(minutes=10)).action == "canary"
+
+
+def test_canary_with_evidence_moves_back_then_lowers_gpu() -> None:
+    canary = Record(phase="canary", since=T0)
+    early = run(endpoint(0.05, 0.95, n=6, g=2), None, canary, T0 + timedelta(minutes=5), evidence=GOOD)
+    assert early.action == "hold" and "canary running for 5 of 10 min" in early.reason
+    back = run(endpoint(0.05, 0.95, n=6, g=2), None, canary, T0 + timedelta(minutes=10), evidence=GOOD)
     assert (back.action, dict(back.weights)) == ("to_neuron", {"neuron": 1.0, "gpu": 0.0})
+    assert "500 invocations, 0.2% errors, p99 2500 ms" in back.reason
+    after = T0 + timedelta(minutes=15)
+    lower = run(endpoint(1.0, 0.0, n=6, g=2), None, back.record, after)
+    assert lower.action == "lower_gpu" and lower.record == Record() and lower.weights == {}
+    assert lower.capacity == {"gpu": CapacityChange(1, 1, 3), "neuron": CapacityChange(None, 2, 8)}
 
 
-def test_minimum_dwell_after_a_change() -> None:
-    policy = Policy(recovery=timedelta(minutes=1), min_dwell=timedelta(minutes=10))
-    on_gpu = endpoint(neuron=0, gpu=1, modified=T0)
-    assert decide(on_gpu, alarms(updated=T0 - timedelta(hours=1)), T0 + timedelta(minutes=5), policy).action == "hold"
-    assert decide(on_gpu, alarms(updated=T0 - timedelta(hours=1)), T0 + timedelta(minutes=10), policy).action \
-        == "to_neuron"
+@pytest.mark.parametrize(("evidence", "states", "needle"), [
+    (Evidence(500, 10, 0, 2000), None, "canary errors 2.0% of 500 invocations (limit 1%)"),
+    (Evidence(500, 0, 0, 9000), None, "canary p99 latency 9000 ms (limit 8000 ms)"),
+    (GOOD, {"latency": "ALARM"}, "alarming during the canary: latency"),
+])
+def test_a_failed_canary_puts_traffic_back_on_gpu(evidence, states, needle) -> None:
+    d = run(endpoint(0.05, 0.95, n=6, g=2), states, Record(phase="canary", since=T0), T0 + timedelta(minutes=10),
+            evidence=evidence)
+    assert (d.action, dict(d.weights)) == ("canary_failed", {"neuron": 0.0, "gpu": 1.0})
+    assert needle in d.reason and d.record.phase == "on-gpu" and d.announce
 
 
-def test_alternating_alarms_do_not_flap() -> None:
-    """ALARM/OK every 3 minutes for an hour, then quiet: one shift to GPU, one shift back, nothing between."""
-    state = endpoint()
-    shifts: list[tuple[datetime, str]] = []
-    now = T0
-    for i in range(40):  # one decision a minute, alarm flipping every 3 minutes
-        flip_at = T0 + timedelta(minutes=(i // 3) * 3)
-        value = "ALARM" if (i // 3) % 2 == 0 and i < 20 else "OK"
-        d = decide(state, alarms({"latency": value}, updated=flip_at if i < 21 else T0 + timedelta(minutes=21)), now)
-        if d.shifts:
-            shifts.append((now, d.action))
-            state = endpoint(neuron=d.weights["neuron"], gpu=d.weights["gpu"], modified=now)
-        now += timedelta(minutes=1)
-    assert [a for _, a in shifts] == ["to_gpu", "to_neuron"]
-    assert shifts[1][0] - timedelta(minutes=21) - T0 >= timedelta(minutes=15)
+def test_traffic_on_gpu_without_a_record_is_taken_over_not_left_there() -> None:
+    d = run(endpoint(0.0, 1.0, n=6, g=2), None, Record(), T0 + timedelta(minutes=30))
+    assert d.action == "hold" and d.record == Record(phase="on-gpu", since=T0) and "without a failover record" in d.reason
+    assert run(endpoint(0.0, 1.0, n=6, g=2), None, d.record, T0 + timedelta(minutes=30)).action == "canary"
 
 
-def test_insufficient_data_is_no_evidence_of_health() -> None:
-    d = decide(endpoint(neuron=0, gpu=1), alarms({"latency": "INSUFFICIENT_DATA"}, updated=T0),
-               T0 + timedelta(hours=2))
-    assert d.action == "hold" and "not OK: latency" in d.reason
+def test_alarm_after_moving_back_fails_over_again_at_once() -> None:
+    d = run(endpoint(1.0, 0.0, n=6, g=2), FIRING, Record(phase="lowering-gpu", since=T0), T0)
+    assert d.action == "to_gpu"
 
 
-def test_endpoint_not_in_service_holds() -> None:
-    d = decide(endpoint(status="Updating"), alarms({"latency": "ALARM"}), T0)
-    assert d.action == "hold" and "Updating" in d.reason
+# ---------------------------------------------------------------------------------------- endpoint updates
 
 
-def test_already_on_gpu_and_still_alarming_holds() -> None:
-    assert decide(endpoint(neuron=0, gpu=1), alarms({"latency": "ALARM"}), T0).action == "hold"
+def test_an_update_in_progress_is_waited_out_announced_once_and_acted_on_after() -> None:
+    record = Record()
+    seen = []
+    for minute in (0, 5, 10):
+        d = run(endpoint(n=6, g=1, status="Updating"), FIRING, record, T0 + timedelta(minutes=minute))
+        seen.append((d.action, d.announce))
+        record = d.record
+    assert seen == [("wait", True), ("wait", False), ("wait", False)]
+    assert "endpoint is Updating" in d.reason and "errors5xx" in d.reason
+    acted = run(endpoint(n=6, g=1), FIRING, record, T0 + timedelta(minutes=15))
+    assert acted.action == "raise_gpu" and not acted.record.noted_update
+
+
+def test_an_update_without_an_alarm_is_not_news() -> None:
+    d = run(endpoint(status="Updating"), None, Record(), T0)
+    assert (d.action, d.announce, d.record) == ("hold", False, Record())
+
+
+def test_waiting_on_the_failovers_own_step_is_not_announced() -> None:
+    d = run(endpoint(0.0, 1.0, n=6, g=2, status="Updating"), None, Record(phase="on-gpu", since=T0), T0)
+    assert (d.action, d.announce) == ("wait", False)
+
+
+# ---------------------------------------------------------------------------------------- record, errors, text
+
+
+@pytest.mark.parametrize("record", [Record(), Record("raising-gpu", T0, 3), Record("canary", T0, 0, True)])
+def test_record_round_trips_through_a_tag_value(record) -> None:
+    text = record.encode()
+    assert Record.decode(text) == record
+    assert all(c.isalnum() or c in " _.:/=+-@" for c in text) and len(text) <= 256  # SageMaker tag value rules
+
+
+@pytest.mark.parametrize("text", [None, "", "garbage", "phase=flying since=- target=0", "phase=on-gpu since=x"])
+def test_unreadable_record_is_idle(text) -> None:
+    assert Record.decode(text) == Record()
 
 
 def test_no_gpu_variant_is_a_clear_error() -> None:
+    solo = EndpointState(name="chat", status="InService", last_modified=T0,
+                         variants={"neuron": Variant("neuron", 1.0, 2, 2)})
     with pytest.raises(NoGpuVariant, match=r"endpoint 'chat' has variants \['neuron'\]; failover needs .* "
                                            r"live 'gpu' variant .* Nothing was changed"):
-        decide(endpoint(variants={"neuron": 1.0}), alarms({"latency": "ALARM"}), T0)
+        run(solo, FIRING, Record(), T0)
 
 
-def test_announcement_names_endpoint_direction_and_reason() -> None:
-    subject, message = announcement(Decision("chat", "to_gpu", "neuron variant alarming: latency",
-                                             {"neuron": 0.0, "gpu": 1.0}))
-    assert subject == "neuronfleet: chat traffic shifted to GPU"
-    assert message == ("Endpoint chat: traffic shifted to GPU (gpu=1, neuron=0). "
-                       "Reason: neuron variant alarming: latency.")
+def test_announcement_names_endpoint_step_weights_capacity_and_reason() -> None:
+    d = run(endpoint(n=6, g=1), FIRING, Record(), T0)
+    subject, message = announcement(d)
+    assert subject == "neuronfleet: chat raising GPU capacity"
+    assert message.startswith("Endpoint chat: raising GPU capacity. gpu: 2 instance(s), scaling bounds 2-3. Reason: ")
+    subject, message = announcement(run(endpoint(n=3, g=1), FIRING, Record(), T0))
+    assert subject == "neuronfleet: chat traffic shifted to GPU" and "Weights: gpu=1, neuron=0." in message

@@ -13,8 +13,8 @@ from neuronfleet.lambdas.capacity_alert.logic import GpuPool, GpuType
 from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings
 from neuronfleet.lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet.lambdas.environment import InvalidEnvironment
-from neuronfleet.lambdas.failover.logic import Policy
-from neuronfleet.lambdas.failover.settings import FailoverSettings
+from neuronfleet.lambdas.failover.logic import Capacity, Policy
+from neuronfleet.lambdas.failover.settings import FailoverSettings, WatchedEndpoint
 from neuronfleet.lambdas.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
 
 TOPIC = "arn:aws:sns:us-east-2:123456789012:alerts"
@@ -25,12 +25,17 @@ POOL = GpuPool(queue_arn="arn:aws:batch:us-east-2:123456789012:job-queue/gpu", m
                cuda_only_workloads=("custom-cuda-kernels",),
                types=(GpuType(instance_type="p5.48xlarge", gpus=8, gpu_name="H100", efa=32, vcpus=192),
                       GpuType(instance_type="g6e.48xlarge", gpus=8, gpu_name="L40S", efa=4, vcpus=192)))
+CAPACITY = Capacity(neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=2, neuron_instances_per_gpu_instance=4)
+CHAT = WatchedEndpoint(alarms=("chat-latency", "chat-5xx"), capacity=CAPACITY, latency_limit_ms=8000)
 PRICE = {"usd_per_hour": "55.04", "source": "https://aws.amazon.com/ec2/pricing/on-demand/", "as_of": "2025-10-01"}
 
 EXAMPLES: list[Any] = [
-    FailoverSettings(endpoints={"chat": ("chat-latency", "chat-5xx")}, topic_arn=TOPIC),
-    FailoverSettings(endpoints={"chat": ("a",), "embed": ("b", "c")}, topic_arn=TOPIC, recovery=timedelta(minutes=30),
-                     min_dwell=timedelta(0)),
+    FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC),
+    FailoverSettings(endpoints={"chat": CHAT, "embed": WatchedEndpoint(alarms=("b", "c"), capacity=CAPACITY,
+                                                                       latency_limit_ms=250.5)},
+                     topic_arn=TOPIC, capacity_timeout=timedelta(minutes=30), min_dwell=timedelta(0),
+                     canary_window=timedelta(minutes=20), canary_weight=0.1, canary_min_invocations=100,
+                     canary_max_error_percent=0.5),
     CapacityAlertSettings(pool=POOL, topic_arn=TOPIC),
     CapacityAlertSettings(pool=GpuPool(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC),
     CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge", "ml.inf2.xlarge")),
@@ -63,8 +68,9 @@ def test_from_environment_reads_the_process_environment_by_default(settings: Any
 
 
 def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
-    assert set(EXAMPLES[0].to_environment()) == {"FAILOVER_ENDPOINTS", "ALERTS_TOPIC_ARN", "RECOVERY_MINUTES",
-                                                 "MIN_DWELL_MINUTES"}
+    assert set(EXAMPLES[0].to_environment()) == {
+        "FAILOVER_ENDPOINTS", "ALERTS_TOPIC_ARN", "MIN_DWELL_MINUTES", "CAPACITY_TIMEOUT_MINUTES",
+        "CANARY_WINDOW_MINUTES", "CANARY_WEIGHT", "CANARY_MIN_INVOCATIONS", "CANARY_MAX_ERROR_PERCENT"}
     assert set(EXAMPLES[2].to_environment()) == {"GPU_POOL", "ALERTS_TOPIC_ARN"}
     assert set(EXAMPLES[4].to_environment()) == {"LEDGER_TABLE", "INSTANCE_TYPES", "LOOKBACK_DAYS", "METRICS_NAMESPACE"}
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
@@ -74,8 +80,9 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
 
 
 def test_defaults_have_one_home() -> None:
-    failover = FailoverSettings.from_environment({"FAILOVER_ENDPOINTS": '{"chat": ["a"]}', "ALERTS_TOPIC_ARN": TOPIC})
-    assert (failover.recovery, failover.min_dwell) == (timedelta(minutes=15), timedelta(minutes=10))
+    failover = FailoverSettings.from_environment({"FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"],
+                                                  "ALERTS_TOPIC_ARN": TOPIC})
+    assert (failover.capacity_timeout, failover.min_dwell) == (timedelta(minutes=45), timedelta(minutes=10))
     assert failover.policy == Policy()
     collector = CollectorSettings.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]'})
     assert (collector.lookback_days, collector.metrics_namespace) == (3, SPEND_NAMESPACE)
@@ -94,8 +101,9 @@ def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder(
         calls.append(value)
         return f"<json {len(calls)}>"
 
-    env = FailoverSettings(endpoints={TOKEN: (TOKEN,)}, topic_arn=TOKEN).to_environment(to_json=to_json_string)
-    assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: [TOKEN]}]
+    watched = WatchedEndpoint(alarms=(TOKEN,), capacity=CAPACITY, latency_limit_ms=1)
+    env = FailoverSettings(endpoints={TOKEN: watched}, topic_arn=TOKEN).to_environment(to_json=to_json_string)
+    assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: watched.to_json()}]
     assert env["ALERTS_TOPIC_ARN"] == TOKEN
     pool = GpuPool(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
     env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN).to_environment(to_json=to_json_string)
@@ -120,16 +128,25 @@ def _without(env: dict[str, str], name: str) -> dict[str, str]:
 
 @pytest.mark.parametrize(("cls", "env", "variable", "message"), [
     (FailoverSettings, _without(FAILOVER_ENV, "FAILOVER_ENDPOINTS"), "FAILOVER_ENDPOINTS",
-     "got nothing (the variable is not set); allowed: a JSON object {endpoint name: [alarm name, ...]}"),
+     'got nothing (the variable is not set); allowed: a JSON object {endpoint name: {"alarms": [alarm name, ...]'),
     (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{chat}"}, "FAILOVER_ENDPOINTS", "got '{chat}'"),
     (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": '{"chat": []}'}, "FAILOVER_ENDPOINTS",
-     "(endpoint 'chat' has no alarms)"),
+     "(endpoint 'chat': expected an object)"),
+    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"].replace(
+        '"alarms": ["chat-latency", "chat-5xx"]', '"alarms": []')}, "FAILOVER_ENDPOINTS", "(endpoint 'chat': no alarms)"),
+    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"].replace(
+        '"neuron_instances_per_gpu_instance": 4', '"neuron_instances_per_gpu_instance": 0')}, "FAILOVER_ENDPOINTS",
+     "(endpoint 'chat': neuron_instances_per_gpu_instance must be above 0, got 0.0)"),
     (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{}"}, "FAILOVER_ENDPOINTS", "(expected a non-empty object)"),
     (FailoverSettings, _without(FAILOVER_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN",
      "got nothing (the variable is not set); allowed: the ARN of the fleet's SNS topic"),
     (FailoverSettings, {**FAILOVER_ENV, "ALERTS_TOPIC_ARN": " "}, "ALERTS_TOPIC_ARN", "got ' '"),
-    (FailoverSettings, {**FAILOVER_ENV, "RECOVERY_MINUTES": "15m"}, "RECOVERY_MINUTES",
+    (FailoverSettings, {**FAILOVER_ENV, "CANARY_WINDOW_MINUTES": "15m"}, "CANARY_WINDOW_MINUTES",
      "got '15m'; allowed: a whole number of minutes, at least 0"),
+    (FailoverSettings, {**FAILOVER_ENV, "CAPACITY_TIMEOUT_MINUTES": "0"}, "CAPACITY_TIMEOUT_MINUTES",
+     "got '0'; allowed: a whole number of minutes, at least 1"),
+    (FailoverSettings, {**FAILOVER_ENV, "CANARY_WEIGHT": "0.9"}, "CANARY_WEIGHT", "above 0 and at most 0.5"),
+    (FailoverSettings, {**FAILOVER_ENV, "CANARY_MIN_INVOCATIONS": "0"}, "CANARY_MIN_INVOCATIONS", "at least 1"),
     (FailoverSettings, {**FAILOVER_ENV, "MIN_DWELL_MINUTES": "-1"}, "MIN_DWELL_MINUTES", "got '-1'"),
     (CapacityAlertSettings, _without(CAPACITY_ENV, "GPU_POOL"), "GPU_POOL", 'allowed: a JSON object {"queue_arn": str'),
     (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q", "max_vcpus": 1, "types": []}'},
@@ -168,5 +185,5 @@ def test_a_missing_or_malformed_variable_is_named_with_its_value_and_what_is_all
 
 
 def test_hysteresis_is_whole_minutes() -> None:
-    with pytest.raises(ValueError, match=r"FailoverSettings.recovery: got 0:00:30; allowed: a whole number of minutes"):
-        FailoverSettings(endpoints={"chat": ("a",)}, topic_arn=TOPIC, recovery=timedelta(seconds=30))
+    with pytest.raises(ValueError, match=r"FailoverSettings.canary_window: got 0:00:30; allowed: a whole number of min"):
+        FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, canary_window=timedelta(seconds=30))

@@ -1,0 +1,241 @@
+"""NeuronEndpoint and EndpointFailover, the failover and update half: a GPU variant that scales and loads a model of
+its own, updates that keep state (and roll where SageMaker can), network isolation, capture retention, volume
+limits, and the failover function's wiring. Facts are checked against the installed botocore where it has them."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import botocore
+import pytest
+from aws_cdk import aws_sns as sns
+from aws_cdk.assertions import Template
+
+from neuronfleet import EndpointFailover, EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
+from neuronfleet.inference import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
+from neuronfleet.settings.inference import (
+    MAX_VOLUME_SIZE_GIB,
+    ROLLING_MAX_BATCH_SHARE,
+    ROLLING_MIN_BATCH_SHARE,
+)
+from tests.conftest import ENV, AzStack, network, new_app, properties
+
+LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "min_instances": 2, "max_instances": 8,
+        "model_data_url": "s3://models/llama-70b-neuron/model.tar.gz", "data_capture_percent": 5,
+        "data_capture_retention_days": 21, "data_capture_versioning": True,
+        "alarms": {"latency_p99_ms": 8000},
+        "gpu_variant": GpuVariant(instance_type="ml.p5.48xlarge", model_data_url="s3://models/llama-70b-hf/m.tar.gz",
+                                  min_instances=1, max_instances=2, neuron_instances_per_gpu_instance=4)}
+SOLO = {"instance_type": "ml.inf2.xlarge", "hf_model_id": "BAAI/bge-large-en-v1.5", "min_instances": 2,
+        "max_instances": 6}
+
+
+@cache
+def sagemaker_model() -> dict[str, Any]:
+    path = Path(botocore.__file__).parent / "data" / "sagemaker" / "2017-07-24" / "service-2.json.gz"
+    return json.loads(gzip.decompress(path.read_bytes()))["shapes"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def synth() -> dict[str, Any]:
+    app = new_app()
+    stack = AzStack(app, "Failover", env=ENV)
+    net = network(stack)
+    topic = sns.Topic(stack, "Alerts", enforce_ssl=True,
+                      master_key=cdk.aws_kms.Key(stack, "TopicKey", enable_key_rotation=True))
+    chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic,
+                          settings=EndpointSettings(**LIVE))
+    embed = NeuronEndpoint(stack, "Embed", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic,
+                           settings=EndpointSettings(**SOLO))
+    failover = EndpointFailover(stack, "Failover", endpoints=[chat], topic=topic)
+    template = Template.from_json(app.synth().get_stack_by_name(stack.stack_name).template)
+    return {"t": template, "chat": chat, "embed": embed, "failover": failover, "stack": stack}
+
+
+def _endpoint(synth: dict[str, Any], cid: str) -> dict[str, Any]:
+    (props,) = [p for k, p in properties(synth["t"], "AWS::SageMaker::Endpoint").items() if k.startswith(cid)]
+    return props
+
+
+def _models(synth: dict[str, Any], cid: str) -> dict[str, dict[str, Any]]:
+    return {k.removeprefix(cid).split("Model")[0].lower(): p
+            for k, p in properties(synth["t"], "AWS::SageMaker::Model").items() if k.startswith(cid)}
+
+
+# ------------------------------------------------------------------------------------------ a GPU variant that scales
+
+
+def test_gpu_variant_scales_between_its_own_bounds(synth) -> None:
+    t, chat = synth["t"], synth["chat"]
+    targets = {p["ResourceId"]: p for p in properties(t, "AWS::ApplicationAutoScaling::ScalableTarget").values()}
+    gpu = targets[f"endpoint/{chat.endpoint_name}/variant/{GPU_VARIANT}"]
+    neuron = targets[f"endpoint/{chat.endpoint_name}/variant/{NEURON_VARIANT}"]
+    assert (gpu["MinCapacity"], gpu["MaxCapacity"]) == (1, 2) and (neuron["MinCapacity"], neuron["MaxCapacity"]) == (2, 8)
+    assert chat.gpu_scalable_target is not None and synth["embed"].gpu_scalable_target is None
+    targets_of_policies = [json.dumps(p["ScalingTargetId"]) for p in
+                           properties(t, "AWS::ApplicationAutoScaling::ScalingPolicy").values()
+                           if p["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] == 80]
+    assert len(targets_of_policies) == 1 and "ChatGpuScaling" in targets_of_policies[0]  # 20 x 4 per GPU instance
+    (config,) = [p for k, p in properties(t, "AWS::SageMaker::EndpointConfig").items() if k.startswith("Chat")]
+    (variant,) = [v for v in config["ProductionVariants"] if v["VariantName"] == GPU_VARIANT]
+    assert variant["InitialInstanceCount"] == 1
+
+
+def test_gpu_variant_loads_its_own_model_and_may_read_only_that_artifact(synth) -> None:
+    models = _models(synth, "Chat")
+    assert models["gpu"]["PrimaryContainer"]["ModelDataUrl"] == "s3://models/llama-70b-hf/m.tar.gz"
+    assert models["neuron"]["PrimaryContainer"]["ModelDataUrl"] == "s3://models/llama-70b-neuron/model.tar.gz"
+    reads = {s["Sid"]: json.dumps(s["Resource"]) for p in properties(synth["t"], "AWS::IAM::Policy").values()
+             for s in p["PolicyDocument"]["Statement"] if s["Action"] == "s3:GetObject" and "Sid" in s}
+    assert reads == {
+        "ReadModelArtifact": '{"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, '
+                             '":s3:::models/llama-70b-neuron/model.tar.gz"]]}',
+        "ReadGpuModelArtifact": '{"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, '
+                                '":s3:::models/llama-70b-hf/m.tar.gz"]]}'}
+
+
+def test_models_from_s3_run_network_isolated_hub_models_do_not(synth) -> None:
+    chat, embed = _models(synth, "Chat"), _models(synth, "Embed")
+    assert chat["neuron"]["EnableNetworkIsolation"] is True and chat["gpu"]["EnableNetworkIsolation"] is True
+    assert embed["neuron"]["EnableNetworkIsolation"] is False  # downloads BAAI/bge-large-en-v1.5 from the hub
+    assert "EnableNetworkIsolation" in sagemaker_model()["CreateModelInput"]["members"]
+
+
+# ------------------------------------------------------------------------------------------ updates that keep state
+
+
+def test_every_update_retains_live_counts_and_weights(synth) -> None:
+    for cid in ("Chat", "Embed"):
+        ep = _endpoint(synth, cid)
+        assert ep["RetainAllVariantProperties"] is True and "ExcludeRetainedVariantProperties" not in ep
+    members = sagemaker_model()["UpdateEndpointInput"]["members"]
+    assert {"RetainAllVariantProperties", "ExcludeRetainedVariantProperties", "DeploymentConfig"} <= set(members)
+
+
+def test_a_single_variant_endpoint_rolls_a_multi_variant_one_cannot(synth) -> None:
+    assert "DeploymentConfig" not in _endpoint(synth, "Chat")  # two variants: SageMaker's blue/green default
+    deployment = _endpoint(synth, "Embed")["DeploymentConfig"]
+    rolling = deployment["RollingUpdatePolicy"]
+    assert rolling["MaximumBatchSize"] == {"Type": "INSTANCE_COUNT", "Value": 1}  # 1 of 2..6: 17% to 50%
+    assert rolling["WaitIntervalInSeconds"] == ROLLING_WAIT_S
+    assert rolling["MaximumExecutionTimeoutInSeconds"] == min(MAX_DEPLOYMENT_S, 6 * (1800 + 1800 + ROLLING_WAIT_S))
+    alarms = deployment["AutoRollbackConfiguration"]["Alarms"]
+    assert len(alarms) == 3 and all("Ref" in a["AlarmName"] for a in alarms)
+
+
+def test_rolling_update_limits_match_botocore() -> None:
+    shapes = sagemaker_model()
+    timeout = shapes["MaximumExecutionTimeoutInSeconds"]
+    assert (timeout["min"], timeout["max"]) == (MIN_DEPLOYMENT_S, MAX_DEPLOYMENT_S)
+    assert shapes["WaitIntervalInSeconds"]["max"] >= ROLLING_WAIT_S >= shapes["WaitIntervalInSeconds"]["min"]
+    doc = shapes["RollingUpdatePolicy"]["members"]["MaximumBatchSize"]["documentation"]
+    assert f"between {ROLLING_MIN_BATCH_SHARE:.0%} to {ROLLING_MAX_BATCH_SHARE:.0%}" in doc
+    assert shapes["CapacitySizeType"]["enum"] == ["INSTANCE_COUNT", "CAPACITY_PERCENT"]
+
+
+@pytest.mark.parametrize(("low", "high", "batch"), [(2, 6, 1), (1, 1, None), (1, 4, None), (2, 20, 1), (2, 21, None),
+                                                     (4, 40, 2), (10, 10, 1)])
+def test_rolling_batch_fits_every_instance_count_or_is_not_used(low, high, batch) -> None:
+    s = EndpointSettings(**{**SOLO, "min_instances": low, "max_instances": high})
+    assert s.rolling_batch_instances == batch
+    if batch:
+        assert all(ROLLING_MIN_BATCH_SHARE * n <= batch <= ROLLING_MAX_BATCH_SHARE * n for n in range(low, high + 1))
+
+
+# ------------------------------------------------------------------------------------------ capture, volume
+
+
+def test_captured_data_expires_and_the_bucket_is_versioned_as_asked(synth) -> None:
+    (bucket,) = [p for p in properties(synth["t"], "AWS::S3::Bucket").values() if "LifecycleConfiguration" in p]
+    assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
+    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
+    assert (rule["Prefix"], rule["ExpirationInDays"], rule["NoncurrentVersionExpiration"]["NoncurrentDays"],
+            rule["Status"]) == ("capture/Chat/", 21, 21, "Enabled")
+
+
+def test_volume_limit_is_botocores() -> None:
+    shape = sagemaker_model()["ProductionVariantVolumeSizeInGB"]
+    assert (shape["min"], shape["max"]) == (1, MAX_VOLUME_SIZE_GIB)
+
+
+def test_prod_sizes_its_70b_volume_for_the_model(synth_fleet) -> None:
+    (chat,) = [e for e in synth_fleet("prod").fleet.endpoints if e.name == "chat"]
+    assert chat.model_size_gib is not None and chat.model_size_gib >= 130  # 70.6B parameters in bf16: 131 GiB
+    assert 2 * chat.model_size_gib <= chat.volume_size_gib <= MAX_VOLUME_SIZE_GIB
+
+
+# ------------------------------------------------------------------------------------------ the failover function
+
+
+def test_failover_runs_one_decision_at_a_time_and_knows_each_endpoints_capacity(synth) -> None:
+    (fn,) = [f for f in properties(synth["t"], "AWS::Lambda::Function").values()
+             if f["Handler"] == "failover.handler.handler"]
+    assert fn["ReservedConcurrentExecutions"] == 1
+    env = fn["Environment"]["Variables"]
+    assert env["CAPACITY_TIMEOUT_MINUTES"] == "70"  # 1800 s download + 1800 s startup + 10 min
+    watched = json.dumps(env["FAILOVER_ENDPOINTS"])
+    for needle in ('\\"neuron\\":{\\"min\\":2,\\"max\\":8}', '\\"gpu\\":{\\"min\\":1,\\"max\\":2}',
+                   '\\"neuron_instances_per_gpu_instance\\":4', '\\"latency_limit_ms\\":8000'):
+        assert needle in watched, watched
+
+
+def test_failover_may_resize_tag_and_scale_only_what_it_must(synth) -> None:
+    statements = [s for p in properties(synth["t"], "AWS::IAM::Policy").values()
+                  for s in p["PolicyDocument"]["Statement"]]
+    chat = synth["chat"]
+    (endpoint_statement,) = [s for s in statements if "sagemaker:AddTags" in s["Action"]]
+    assert set(endpoint_statement["Action"]) == {
+        "sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities", "sagemaker:ListTags",
+        "sagemaker:AddTags", "sagemaker:DeleteTags"}
+    assert f"endpoint/{chat.endpoint_name}" in json.dumps(endpoint_statement["Resource"])
+    (scaling,) = [s for s in statements if "application-autoscaling:RegisterScalableTarget" in s["Action"]]
+    assert set(scaling["Action"]) == {"application-autoscaling:DescribeScalableTargets",
+                                      "application-autoscaling:RegisterScalableTarget", "cloudwatch:GetMetricData"}
+
+
+# ------------------------------------------------------------------------------------------ bad input
+
+
+def _settings(**overrides: Any) -> EndpointSettings:
+    return EndpointSettings(**{**LIVE, **overrides})
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"gpu_variant": {"instance_type": "ml.p5.48xlarge", "max_instances": 2, "neuron_instances_per_gpu_instance": 4}},
+     "gpu_variant.model_data_url: got None; allowed: a model the GPU container can load: model_data_url (s3://...) "
+     "or hf_model_id of its own; s3://models/llama-70b-neuron/model.tar.gz is the Neuron variant's artifact"),
+    ({"gpu_variant": {"instance_type": "ml.p5.48xlarge", "hf_model_id": "meta-llama/Llama-3.1-70B-Instruct"}},
+     "gpu_variant.max_instances: got 1; allowed: at least 8: the Neuron variant's max_instances (8) divided by "
+     "neuron_instances_per_gpu_instance (1), rounded up"),
+    ({"gpu_variant": {"instance_type": "ml.p5.48xlarge", "hf_model_id": "o/m", "neuron_instances_per_gpu_instance": 0}},
+     "gpu_variant.neuron_instances_per_gpu_instance: got 0; allowed: a number > 0"),
+    ({"gpu_variant": {"instance_type": "ml.p5.48xlarge", "hf_model_id": "o/m", "min_instances": 3, "max_instances": 2,
+                      "neuron_instances_per_gpu_instance": 4}},
+     "gpu_variant.min_instances: got 3; allowed: at most max_instances (2)"),
+    ({"gpu_variant": {"instance_type": "ml.p5.48xlarge", "hf_model_id": "o/m", "model_data_url": "s3://bkt/m.tar.gz",
+                      "max_instances": 8}}, "gpu_variant.model_data_url: got 's3://bkt/m.tar.gz'; allowed: at most one"),
+    ({"gpu_variant": {"instance_type": "ml.p5.48xlarge", "hf_model_id": "o/m", "artifact_is_framework_neutral": True,
+                      "max_instances": 8}}, "gpu_variant.artifact_is_framework_neutral: got True; allowed: false when"),
+    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/neuron-server:1"},
+     "gpu_variant.image_uri: got None; allowed: a GPU image: with container 'custom' the Neuron image_uri cannot"),
+    ({"model_size_gib": 140, "volume_size_gib": 200},
+     "volume_size_gib: got 200; allowed: at least 280 GiB for the archive and its unpacked copy (model_size_gib 140)"),
+    ({"volume_size_gib": 600}, "volume_size_gib: got 600; allowed: a number <= 512"),
+    ({"data_capture_retention_days": 0}, "data_capture_retention_days: got 0; allowed: a number >= 1"),
+])
+def test_bad_input_is_refused_with_field_value_and_allowed(overrides, message) -> None:
+    with pytest.raises(InvalidSettings) as info:
+        _settings(**overrides)
+    assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
+
+
+def test_a_framework_neutral_artifact_may_serve_both() -> None:
+    gpu = GpuVariant(instance_type="ml.p5.48xlarge", artifact_is_framework_neutral=True, max_instances=8)
+    assert _settings(gpu_variant=gpu).gpu_variant == gpu
+    hub = EndpointSettings(**{**SOLO, "gpu_variant": GpuVariant(instance_type="ml.g6e.xlarge", max_instances=6)})
+    assert hub.gpu_variant is not None and not hub.gpu_variant.own_model  # a hub id: plain weights
