@@ -4,23 +4,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import CfnOutput
-from aws_cdk import aws_batch as batch
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet import CapacityAlerts, FleetNetwork, GpuPool, GpuPoolSettings, StaticAzStack
+from neuronfleet import CapacityAlerts, FleetNetwork, GpuPool, GpuPoolSettings, StaticAzStack, TrainiumCluster
 
 
 class FallbackStack(StaticAzStack):
     """The GPU fallback pool (GpuPool, 0 instances while idle) and the Trainium capacity alerts."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork, pool: GpuPoolSettings,
-                 alerts_topic: sns.ITopic, trainium_queues: Sequence[batch.IJobQueue], **kwargs: Any) -> None:
+                 alerts_topic: sns.ITopic, clusters: Sequence[TrainiumCluster], **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         subnets = network.vpc.select_subnets(subnet_group_name=network.compute_subnets.subnet_group_name).subnets
         self.pool = GpuPool(self, "GpuPool", vpc=network.vpc, subnets=subnets, settings=pool)
         self.capacity_alerts = CapacityAlerts(self, "CapacityAlerts", pool=self.pool, topic=alerts_topic,
-                                              trainium_queues=trainium_queues)
+                                              clusters=clusters)
         CfnOutput(self, "GpuJobQueueArn", value=self.pool.job_queue.job_queue_arn,
                   description="CUDA jobs: aws batch submit-job --job-queue <this>")
         CfnOutput(self, "RoutingParameter", value=self.pool.routing.parameter_name)

@@ -42,7 +42,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     if fleet.fallback.enabled:
         stacks.append(FallbackStack(
             scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
-            trainium_queues=[t.cluster.job_queue for t in training], env=env,
+            clusters=[t.cluster for t in training], env=env,
             description=f"{label}: GPU fallback pool ({', '.join(fleet.fallback.instance_types)}) "
                         "and Trainium capacity alerts"))
     if fleet.cost_monitors.enabled:

@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from neuronfleet.offline import botocore_variant_instance_types, offline_aws, sagemaker_instance_types_from_botocore
 
-__all__ = ["botocore_variant_instance_types", "offline_aws", "sagemaker_instance_types_from_botocore"]
+__all__ = ["announcements_table", "botocore_variant_instance_types", "offline_aws",
+           "sagemaker_instance_types_from_botocore"]
+
+
+def announcements_table(dynamodb: Any, name: str = "announced") -> str:
+    """The announcements ledger's table as AnnouncementLedger defines it (kind/subject; tests/constructs checks the
+    construct against the same keys)."""
+    dynamodb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                          KeySchema=[{"AttributeName": "kind", "KeyType": "HASH"},
+                                     {"AttributeName": "subject", "KeyType": "RANGE"}],
+                          AttributeDefinitions=[{"AttributeName": "kind", "AttributeType": "S"},
+                                                {"AttributeName": "subject", "AttributeType": "S"}])
+    return name

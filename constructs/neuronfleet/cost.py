@@ -20,6 +20,7 @@ from constructs import Construct
 
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
+from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
 from .estimate import price_table
 from .functions import FleetFunction
@@ -68,6 +69,7 @@ class CostMonitors(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True))
+        self.announced = AnnouncementLedger(self, "Announced")
         logs_bucket = secure_bucket(self, "ReportAccessLogs")
         self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/")
 
@@ -91,8 +93,9 @@ class CostMonitors(Construct):
                                        ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
-            description=f"neuronfleet {fleet_name}: idle NeuronCores and Capacity Blocks ending",
-            environment=WasteSettings(topic_arn=topic.topic_arn, neuron_namespace=NEURON_NAMESPACE,
+            description=f"neuronfleet {fleet_name}: idle NeuronCores (announced when they start and stop)",
+            environment=WasteSettings(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
+                                      neuron_namespace=NEURON_NAMESPACE,
                                       utilization_metric=NEURON_CORE_UTILIZATION,
                                       idle_percent=settings.idle_utilisation_percent,
                                       idle_hours=settings.idle_hours).to_environment())
@@ -106,7 +109,7 @@ class CostMonitors(Construct):
                                   description="Weekly migration report",
                                   targets=[self.report.event_target()]),
             "waste": events.Rule(self, "Hourly", schedule=events.Schedule.rate(Duration.hours(1)),
-                                 description="Idle NeuronCores, Capacity Blocks ending",
+                                 description="Idle NeuronCores (went idle / no longer idle)",
                                  targets=[self.waste.event_target()]),
         }
 
@@ -141,12 +144,12 @@ class CostMonitors(Construct):
         objects = bucket.arn_for_objects("reports/*")
         r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
         w.add_to_principal_policy(iam.PolicyStatement(
-            actions=["cloudwatch:ListMetrics", "cloudwatch:GetMetricData", "ec2:DescribeCapacityReservations"],
-            resources=["*"]))
+            actions=["cloudwatch:ListMetrics", "cloudwatch:GetMetricData"], resources=["*"]))
+        self.announced.grant(w)
         for role in (r, w):
             grant_publish(topic, role)
-        why = ("Cost Explorer, CloudWatch metric reads/writes (writes limited by namespace) and "
-               "DescribeCapacityReservations have no resource-level permissions")
+        why = ("Cost Explorer and CloudWatch metric reads/writes (writes limited by namespace) have no "
+               "resource-level permissions")
         for role in (c, r, w):
             acknowledge_wildcards(role, why, resources=("*",))
         acknowledge_wildcards(r, "The report writes under the reports/ prefix of its own bucket", resources=(objects,))

@@ -1,16 +1,70 @@
-"""Trainium capacity events -> an announcement of what the GPU queue can take instead. Pure logic."""
+"""Trainium capacity events and Capacity Block ends -> what to announce, once. Pure logic: no AWS calls.
+
+The facts below were read on 2026-11-22:
+
+- Capacity Block events (EC2 user guide, "Monitor Capacity Blocks using EventBridge",
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-monitor.html): "Capacity Block Delivered" when
+  a block starts and, forty minutes before it ends, "Capacity Block Expiration Warning" ("any instances running in
+  the reservation will begin to terminate in 10 minutes"); detail ``capacity-reservation-id`` and ``end-date``. The
+  guide spells the names both with and without "Reservation" across its versions: both are matched.
+- Instance Capacity Blocks: "Thirty minutes before the reservation expires, we begin to terminate any instances that
+  are still running" (EC2 user guide, "Work with Capacity Blocks", capacity-blocks-using.html).
+- UltraServer Capacity Blocks: for P6e-GB200 AWS asks users to stop their instances 60 minutes before the end
+  (EC2 user guide, as cited by issue 12 and dev.classmethod.jp "Instance CB vs UltraServer CB", 2026-02-08). No
+  public page gives the figure for Trn2 UltraServers: the kit assumes the same 60 minutes (the earlier, safer time)
+  and says so in every UltraServer warning (``Termination.confirmed``).
+- Future-dated Capacity Reservation state changes: "EC2 Capacity Reservation <State>" for Scheduled, Active,
+  Delayed, Unsupported, Failed, Expired; detail ``capacity-reservation-id``, ``state`` (monitor-fcr-state.html).
+- "Batch Job Queue Blocked" (AWS Batch user guide, batch-job-queue-blocked-events.html): a RUNNABLE job blocking a
+  queue; ``detail.jobQueue``, ``detail.statusReason`` (for capacity: ``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY -
+  Service cannot fulfill the capacity requested for instance type [...]``, job_stuck_in_runnable_capacity.html).
+- "EC2 Instance Launch Unsuccessful"/"... Successful" (EC2 Auto Scaling, ``detail.AutoScalingGroupName``,
+  ``detail.StatusMessage``): EC2's capacity refusal reads "We currently do not have sufficient <type> capacity ...".
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+CAPACITY_BLOCK_DELIVERED = ("Capacity Block Reservation Delivered", "Capacity Block Delivered")
 CAPACITY_BLOCK_ENDING = ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning")
-RESERVATION_ENDED = ("EC2 Capacity Reservation Failed", "EC2 Capacity Reservation Expired",
-                     "EC2 Capacity Reservation Delayed")
+RESERVATION_TROUBLE = tuple(f"EC2 Capacity Reservation {s}" for s in ("Delayed", "Unsupported", "Failed", "Expired"))
 LAUNCH_UNSUCCESSFUL = "EC2 Instance Launch Unsuccessful"
-BATCH_JOB = "Batch Job State Change"
+LAUNCH_SUCCESSFUL = "EC2 Instance Launch Successful"
+QUEUE_BLOCKED = "Batch Job Queue Blocked"
+JOB_STATE = "Batch Job State Change"
+SCHEDULED = "Scheduled Event"
+EC2_EVENTS = (*CAPACITY_BLOCK_DELIVERED, *CAPACITY_BLOCK_ENDING, *RESERVATION_TROUBLE)
+JOB_STARTED = ("STARTING", "RUNNING")
+"""A job of a blocked queue reaching one of these ends the blocked condition."""
+
+AWS_WARNING_BEFORE_END = timedelta(minutes=40)
+
+
+@dataclass(frozen=True)
+class Termination:
+    lead: timedelta
+    """How long before the block's end its instances stop (AWS terminates them, or asks you to)."""
+    confirmed: bool
+    source: str
+
+
+TERMINATION = {
+    "instances": Termination(timedelta(minutes=30), True, "EC2 user guide, Work with Capacity Blocks (2026-11-22)"),
+    "ultraserver": Termination(timedelta(minutes=60), False, (
+        "EC2 user guide gives 60 minutes for P6e-GB200 UltraServer blocks; no figure is published for Trn2 "
+        "UltraServers, so the kit assumes the same (2026-11-22)")),
+}
+WARN_BEFORE_TERMINATION = (timedelta(hours=24), timedelta(hours=2))
+"""The scan's warning points, counted back from the moment the block's instances stop (not from its end)."""
+CONDITION_TTL = timedelta(days=7)
+"""An open condition is forgotten after this long, so one that still holds is announced again (a reminder)."""
+
+QUEUE_BLOCKED_KIND = "queue-blocked"
+LAUNCH_FAILING_KIND = "launch-failing"
 
 
 @dataclass(frozen=True)
@@ -32,47 +86,185 @@ class GpuPool:
 
 
 @dataclass(frozen=True)
-class Alert:
+class Block:
+    """A Capacity Block of the fleet, as EC2 describes it."""
+
+    reservation_id: str
+    instance_type: str
+    count: int
+    end: datetime
+    kind: str = "instances"
+    """``instances`` or ``ultraserver`` (see TERMINATION)."""
+
+    @property
+    def termination(self) -> Termination:
+        return TERMINATION[self.kind]
+
+    @property
+    def stops_at(self) -> datetime:
+        return self.end - self.termination.lead
+
+
+@dataclass(frozen=True)
+class Say:
     subject: str
     message: str
 
 
-class UnknownEvent(ValueError):
-    """Not a capacity event this handler knows."""
+@dataclass(frozen=True)
+class Once:
+    """Announce once per ``key`` (until ``expires``)."""
+
+    key: str
+    expires: datetime
+    say: Say
 
 
-def what_happened(event: Mapping[str, Any]) -> str:
-    """One sentence on the Trainium capacity problem the event reports."""
-    kind = event.get("detail-type")
-    detail = event.get("detail") or {}
-    if kind in CAPACITY_BLOCK_ENDING:
-        return (f"Capacity Block {detail.get('capacity-reservation-id', '?')} ends at {detail.get('end-date', '?')}: "
-                "its instances are terminated from 30 minutes before the end")
-    if kind in RESERVATION_ENDED:
-        state = str(kind).rsplit(" ", 1)[-1].lower()
-        return f"capacity reservation {detail.get('capacity-reservation-id', '?')} is {state}"
-    if kind == LAUNCH_UNSUCCESSFUL:
-        return (f"instances could not launch in {detail.get('AutoScalingGroupName', '?')}: "
-                f"{detail.get('StatusMessage', 'no reason given')}")
-    if kind == BATCH_JOB:
-        return (f"Batch job {detail.get('jobName', '?')} ({detail.get('jobId', '?')}) is stuck {detail.get('status')}: "
-                f"{detail.get('statusReason', 'no reason given')}")
-    raise UnknownEvent(f"detail-type {kind!r} is not a capacity event; known: "
-                       + ", ".join([*CAPACITY_BLOCK_ENDING, *RESERVATION_ENDED, LAUNCH_UNSUCCESSFUL, BATCH_JOB]))
+@dataclass(frozen=True)
+class Start:
+    """A lasting condition started: announce unless it is already open."""
+
+    kind: str
+    subject: str
+    expires: datetime
+    say: Say
 
 
-def alert(event: Mapping[str, Any], pool: GpuPool) -> Alert:
-    happened = what_happened(event)
+@dataclass(frozen=True)
+class End:
+    """A lasting condition ended: announce if it was open."""
+
+    kind: str
+    subject: str
+    expires: datetime
+    say: Say
+
+
+@dataclass(frozen=True)
+class Ignore:
+    reason: str
+
+
+Action = Once | Start | End | Ignore
+
+
+def _hours(lead: timedelta) -> str:
+    minutes = int(lead.total_seconds() // 60)
+    return f"{minutes // 60}h" if minutes % 60 == 0 else f"{minutes}min"
+
+
+def block_stop_text(block: Block) -> str:
+    t = block.termination
+    how = ("AWS terminates its instances from" if block.kind == "instances" else
+           "stop its instances (UltraServer block) by")
+    note = "" if t.confirmed else f" [assumed: {t.source}]"
+    return (f"Capacity Block {block.reservation_id} ({block.count} x {block.instance_type}) ends at "
+            f"{block.end.isoformat()}; {how} {block.stops_at.isoformat()} ({_hours(t.lead)} before the end){note}. "
+            "Checkpoint and drain before then.")
+
+
+def block_warnings(blocks: Sequence[Block], now: datetime) -> list[Once]:
+    """The scan (a safety net for AWS's own event): for each block, the most urgent warning point it has crossed,
+    and a last one once its instances are stopping. The keys make each point announce once, however often or
+    however late the scan runs."""
+    out = []
+    for block in blocks:
+        stops = block.stops_at
+        expires = block.end + timedelta(days=1)
+        if stops <= now < block.end:
+            out.append(Once(f"{block.reservation_id}#stopping", expires, Say(
+                f"neuronfleet: Capacity Block {block.reservation_id} is stopping now", block_stop_text(block))))
+            continue
+        crossed = [lead for lead in WARN_BEFORE_TERMINATION if stops - lead <= now < stops]
+        if crossed:
+            lead = min(crossed)
+            out.append(Once(f"{block.reservation_id}#{_hours(lead)}", expires, Say(
+                f"neuronfleet: Capacity Block {block.reservation_id} stops in under {_hours(lead)}",
+                block_stop_text(block))))
+    return out
+
+
+def _pool_lines(pool: GpuPool) -> list[str]:
     first = pool.types[0]
     lines = [
-        f"Trainium capacity: {happened}.",
         "",
         f"The GPU fallback queue can take CUDA-ready jobs instead: {pool.queue_arn}",
-        f"  up to {pool.max_vcpus} vCPUs ({pool.max_vcpus // first.vcpus} x {first.instance_type} at most), "
-        "instance types in priority order:",
+        f"  up to {pool.max_vcpus} vCPUs in all ({pool.max_vcpus // first.vcpus} x {first.instance_type} at most), "
+        "instance types:",
         *[f"  - {t.instance_type}: {t.gpus} x {t.gpu_name}, {t.efa} EFA, {t.vcpus} vCPUs" for t in pool.types],
     ]
     if pool.cuda_only_workloads:
         lines.append(f"CUDA-only workloads that always run there: {', '.join(pool.cuda_only_workloads)}")
-    return Alert(subject=f"neuronfleet: Trainium capacity event ({event.get('detail-type')})"[:100],
-                 message="\n".join(lines))
+    return lines
+
+
+def _with_pool(subject: str, happened: str, pool: GpuPool) -> Say:
+    return Say(subject[:100], "\n".join([f"Trainium capacity: {happened}", *_pool_lines(pool)]))
+
+
+def decide(event: Mapping[str, Any], *, pool: GpuPool, now: datetime, block: Block | None = None) -> list[Action]:
+    """What one event means. ``block`` is the fleet's Capacity Block the event names, if it names one."""
+    kind = event.get("detail-type")
+    detail = event.get("detail") or {}
+    if kind in EC2_EVENTS:
+        return [_reservation_event(str(kind), detail, pool=pool, now=now, block=block)]
+    if kind == QUEUE_BLOCKED:
+        queue = str(detail.get("jobQueue", "?"))
+        reason = str(detail.get("statusReason", "no reason given"))
+        return [Start(QUEUE_BLOCKED_KIND, queue, now + CONDITION_TTL, _with_pool(
+            f"neuronfleet: Trainium queue blocked ({queue.rsplit('/', 1)[-1]})",
+            f"queue {queue} is blocked by job {detail.get('jobName', '?')} ({detail.get('jobId', '?')}), "
+            f"RUNNABLE: {reason}. It is announced again only when a job of this queue starts.", pool))]
+    if kind == JOB_STATE:
+        queue = str(detail.get("jobQueue", "?"))
+        if detail.get("status") not in JOB_STARTED:
+            return [Ignore(f"job {detail.get('jobId', '?')} is {detail.get('status')}: no condition changes")]
+        return [End(QUEUE_BLOCKED_KIND, queue, now + CONDITION_TTL, Say(
+            f"neuronfleet: Trainium queue unblocked ({queue.rsplit('/', 1)[-1]})"[:100],
+            f"Job {detail.get('jobName', '?')} ({detail.get('jobId', '?')}) is {detail.get('status')} on {queue}: "
+            "the queue is moving again."))]
+    if kind in (LAUNCH_UNSUCCESSFUL, LAUNCH_SUCCESSFUL):
+        return [_launch_event(str(kind), detail, pool=pool, now=now)]
+    return [Ignore(f"detail-type {kind!r} is not a capacity event; known: "
+                   + ", ".join([*EC2_EVENTS, QUEUE_BLOCKED, JOB_STATE, LAUNCH_UNSUCCESSFUL, LAUNCH_SUCCESSFUL]))]
+
+
+def _reservation_event(kind: str, detail: Mapping[str, Any], *, pool: GpuPool, now: datetime,
+                       block: Block | None) -> Action:
+    rid = str(detail.get("capacity-reservation-id", "?"))
+    expires = now + timedelta(days=2)
+    if kind in CAPACITY_BLOCK_ENDING:
+        if block is None:
+            text = (f"Capacity Block {rid} ends at {detail.get('end-date', '?')}: AWS warns that its instances "
+                    "begin to terminate in 10 minutes.")
+        else:
+            text = f"AWS's expiration warning. {block_stop_text(block)}"
+        return Once(f"{rid}#aws-warning", expires, _with_pool(f"neuronfleet: Capacity Block {rid} ending", text, pool))
+    if kind in CAPACITY_BLOCK_DELIVERED:
+        ends = block_stop_text(block) if block else f"It ends at {detail.get('end-date', '?')}."
+        return Once(f"{rid}#delivered", expires, Say(f"neuronfleet: Capacity Block {rid} is active",
+                                                     f"Capacity Block {rid} has started. {ends}"))
+    state = kind.rsplit(" ", 1)[-1].lower()
+    return Once(f"{rid}#{state}", expires, _with_pool(
+        f"neuronfleet: capacity reservation {rid} {state}", f"capacity reservation {rid} is {state}.", pool))
+
+
+def is_capacity_refusal(status_message: str) -> bool:
+    """EC2's words for having no capacity (InsufficientInstanceCapacity, or its text in Auto Scaling's message)."""
+    text = status_message.lower()
+    return "insufficientinstancecapacity" in text or ("sufficient" in text and "capacity" in text)
+
+
+def _launch_event(kind: str, detail: Mapping[str, Any], *, pool: GpuPool, now: datetime) -> Action:
+    group = str(detail.get("AutoScalingGroupName", "?"))
+    if kind == LAUNCH_SUCCESSFUL:
+        return End(LAUNCH_FAILING_KIND, group, now + CONDITION_TTL, Say(
+            "neuronfleet: Trainium instances launching again",
+            f"Auto Scaling group {group} launched instance {detail.get('EC2InstanceId', '?')}."))
+    message = str(detail.get("StatusMessage") or detail.get("Cause") or "no reason given")
+    if is_capacity_refusal(message):
+        return Start(LAUNCH_FAILING_KIND, group, now + CONDITION_TTL, _with_pool(
+            "neuronfleet: no Trainium capacity to launch", f"instances could not launch in {group}: {message}", pool))
+    return Start(LAUNCH_FAILING_KIND, group, now + CONDITION_TTL, Say(
+        "neuronfleet: Trainium instances fail to launch",
+        f"instances could not launch in {group} (not for capacity): {message}"))

@@ -26,6 +26,14 @@ class CapacityAlertSettings:
     """What the GPU fallback pool can take (``GPU_POOL``, JSON: GpuPool.describe() of the construct library)."""
     topic_arn: str
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
+    ledger_table: str
+    """What has been announced (``ANNOUNCEMENTS_TABLE``, DynamoDB; see lambdas/announcements.py)."""
+    reservation_ids: tuple[str, ...] = ()
+    """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list)."""
+    resource_group_arns: tuple[str, ...] = ()
+    """Capacity-reservation resource groups whose members are the fleet's (``FLEET_RESERVATION_GROUPS``)."""
+    ultraserver_types: tuple[str, ...] = ()
+    """Instance types sold as UltraServer blocks (``ULTRASERVER_TYPES``): their instances stop earlier."""
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
@@ -35,14 +43,23 @@ class CapacityAlertSettings:
                     "cuda_only_workloads": list(pool.cuda_only_workloads),
                     "types": [{"instance_type": t.instance_type, "gpus": t.gpus, "gpu_name": t.gpu_name, "efa": t.efa,
                                "vcpus": t.vcpus} for t in pool.types]}),
-                "ALERTS_TOPIC_ARN": str(self.topic_arn)}
+                "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
+                "FLEET_RESERVATIONS": to_json(list(self.reservation_ids)),
+                "FLEET_RESERVATION_GROUPS": to_json(list(self.resource_group_arns)),
+                "ULTRASERVER_TYPES": to_json(list(self.ultraserver_types))}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
         """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
         read = environment.Variables(os.environ if env is None else env)
+        listed = "a JSON list of non-blank strings"
         return cls(pool=read.json("GPU_POOL", gpu_pool, allowed=_POOL_ALLOWED),
-                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))
+                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
+                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
+                   reservation_ids=read.json("FLEET_RESERVATIONS", environment.strings, allowed=listed, default=()),
+                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.strings, allowed=listed,
+                                                 default=()),
+                   ultraserver_types=read.json("ULTRASERVER_TYPES", environment.strings, allowed=listed, default=()))
 
 
 def gpu_pool(doc: Mapping[str, Any]) -> GpuPool:

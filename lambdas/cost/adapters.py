@@ -1,6 +1,6 @@
-"""Thin boto3 adapters for the cost monitors: CloudWatch (spend metrics, usage, utilisation), EC2 Capacity
-Blocks, the report bucket. Cost Explorer is in cost_explorer.py, the DynamoDB ledger in ledger.py; SNS is the
-shared Topic."""
+"""Thin boto3 adapters for the cost monitors: CloudWatch (spend metrics, usage, utilisation), the report bucket.
+Cost Explorer is in cost_explorer.py, the DynamoDB spend ledger in ledger.py; SNS is the shared Topic, the
+announcements ledger the shared Ledger."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from ._shared import namespaces, topic
-from .idle import Block
+from ._shared import announcements, namespaces, topic
 
 Topic = topic.Topic
+Ledger = announcements.Ledger
 
 
 class SpendMetrics:
@@ -84,10 +84,10 @@ class ReportStore:
 
 
 class Signals:
-    """NeuronCore utilisation (CloudWatch) and active Capacity Blocks (EC2)."""
+    """NeuronCore utilisation (CloudWatch)."""
 
-    def __init__(self, cloudwatch: Any, ec2: Any, namespace: str, metric: str) -> None:
-        self._cw, self._ec2, self._namespace, self._metric = cloudwatch, ec2, namespace, metric
+    def __init__(self, cloudwatch: Any, namespace: str, metric: str) -> None:
+        self._cw, self._namespace, self._metric = cloudwatch, namespace, metric
 
     def hourly_utilisation(self, hours: int, now: datetime) -> dict[str, list[float]]:
         instances = []
@@ -107,13 +107,3 @@ class Signals:
             for result in page.get("MetricDataResults", []):
                 out[chunk[int(result["Id"][1:])]] = [float(v) for v in result.get("Values", [])]
         return out
-
-    def capacity_blocks(self) -> list[Block]:
-        blocks = []
-        for page in self._ec2.get_paginator("describe_capacity_reservations").paginate(
-                Filters=[{"Name": "state", "Values": ["active"]}]):
-            for r in page.get("CapacityReservations", []):
-                if r.get("ReservationType") == "capacity-block" and r.get("EndDate"):
-                    blocks.append(Block(r["CapacityReservationId"], r["InstanceType"], int(r["TotalInstanceCount"]),
-                                        r["EndDate"]))
-        return blocks

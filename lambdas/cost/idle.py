@@ -1,22 +1,15 @@
-"""Waste on paid capacity: idle NeuronCores and Capacity Blocks ending soon. Pure decisions, no AWS calls."""
+"""Waste on paid capacity: idle NeuronCores. Pure decisions, no AWS calls.
+
+(Capacity Blocks ending are announced by the capacity alerts, lambdas/capacity_alert, timed from when their
+instances stop.)
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 
-WARN_BEFORE = (timedelta(hours=24), timedelta(hours=1))
-TERMINATION_LEAD = timedelta(minutes=30)
-"""Instances on a Capacity Block are terminated from 30 minutes before the block ends."""
-
-
-@dataclass(frozen=True)
-class Block:
-    reservation_id: str
-    instance_type: str
-    count: int
-    end: datetime
+IDLE_KIND = "idle-instance"
+"""The kind of the lasting condition in the announcements ledger."""
 
 
 def idle_instances(hourly: Mapping[str, Sequence[float]], *, threshold: float, hours: int) -> list[tuple[str, float]]:
@@ -30,30 +23,14 @@ def idle_instances(hourly: Mapping[str, Sequence[float]], *, threshold: float, h
     return out
 
 
-def ending_blocks(blocks: Sequence[Block], now: datetime, every: timedelta = timedelta(hours=1)) -> list[tuple[Block, str]]:
-    """Blocks crossing a warning point (24 h, 1 h before the end) within this run's window (``every``),
-    so an hourly schedule warns once per point."""
-    out = []
-    for block in blocks:
-        left = block.end - now
-        for lead in WARN_BEFORE:
-            if lead - every < left <= lead:
-                out.append((block, f"{int(lead.total_seconds() // 3600)}h"))
-    return out
+def started_message(idle: Sequence[tuple[str, float]], *, threshold: float, hours: int) -> tuple[str, str]:
+    lines = [f"- {i}: {avg}% average NeuronCore utilisation" for i, avg in idle]
+    return (f"neuronfleet: {len(idle)} Neuron instance(s) went idle",
+            f"NeuronCore utilisation below {threshold}% for the last {hours} hours on paid capacity:\n"
+            + "\n".join(lines) + "\nEach is announced again only when it stops being idle.")
 
 
-def messages(idle: Sequence[tuple[str, float]], ending: Sequence[tuple[Block, str]], *, threshold: float,
-             hours: int) -> list[tuple[str, str]]:
-    out = []
-    if idle:
-        lines = [f"- {i}: {avg}% average NeuronCore utilisation" for i, avg in idle]
-        out.append((f"neuronfleet: {len(idle)} idle Neuron instance(s)",
-                    f"NeuronCore utilisation below {threshold}% for the last {hours} hours on paid capacity:\n"
-                    + "\n".join(lines)))
-    for block, point in ending:
-        stop = block.end - TERMINATION_LEAD
-        out.append((f"neuronfleet: Capacity Block {block.reservation_id} ends in {point}",
-                    f"Capacity Block {block.reservation_id} ({block.count} x {block.instance_type}) ends at "
-                    f"{block.end.isoformat()}. Its instances are terminated from {stop.isoformat()} (30 minutes "
-                    "before the end): checkpoint and drain before then."))
-    return out
+def ended_message(instances: Sequence[str], *, threshold: float) -> tuple[str, str]:
+    return (f"neuronfleet: {len(instances)} Neuron instance(s) no longer idle",
+            f"Back above {threshold}% NeuronCore utilisation, or no longer reporting (stopped):\n"
+            + "\n".join(f"- {i}" for i in instances))

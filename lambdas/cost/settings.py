@@ -97,6 +97,8 @@ class ReportSettings:
 class WasteSettings:
     topic_arn: str
     """Where the warnings go (``ALERTS_TOPIC_ARN``)."""
+    ledger_table: str
+    """Which idle instances are already announced (``ANNOUNCEMENTS_TABLE``, see lambdas/announcements.py)."""
     neuron_namespace: str = namespaces.NEURON_NAMESPACE
     """Where neuron-monitor publishes utilisation (``NEURON_NAMESPACE``)."""
     utilization_metric: str = namespaces.NEURON_CORE_UTILIZATION
@@ -108,7 +110,8 @@ class WasteSettings:
 
     def to_environment(self) -> dict[str, str]:
         """The function's environment (values may be tokens: only str() here)."""
-        return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "NEURON_NAMESPACE": str(self.neuron_namespace),
+        return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
+                "NEURON_NAMESPACE": str(self.neuron_namespace),
                 "UTILIZATION_METRIC": str(self.utilization_metric), "IDLE_PERCENT": str(self.idle_percent),
                 "IDLE_HOURS": str(self.idle_hours)}
 
@@ -117,6 +120,7 @@ class WasteSettings:
         """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
         read = environment.Variables(os.environ if env is None else env)
         return cls(topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
+                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
                    neuron_namespace=read.namespace("NEURON_NAMESPACE", default=cls.neuron_namespace),
                    utilization_metric=read.text("UTILIZATION_METRIC", default=cls.utilization_metric,
                                                 allowed="a CloudWatch metric name"),

@@ -101,18 +101,14 @@ def test_failover_function_and_its_least_privilege(prod) -> None:
         "resources": Match.any_value()}})
 
 
-def test_capacity_alert_rules(fallback) -> None:
+def test_capacity_alerts_watch_both_training_clusters(prod, fallback) -> None:
+    """(The routes themselves are tested in test_alert_routes.py.)"""
     fn = _function(fallback, "capacity_alert.handler.handler")
     pool = json.dumps(fn["Environment"]["Variables"]["GPU_POOL"])
     assert "p5.48xlarge" in pool and "H100" in pool
-    patterns = [r["EventPattern"] for r in properties(fallback, "AWS::Events::Rule").values()]
-    sources = sorted(p["source"][0] for p in patterns)
-    assert sources == ["aws.autoscaling", "aws.batch", "aws.ec2"]
-    (ec2,) = [p for p in patterns if p["source"] == ["aws.ec2"]]
-    assert "Capacity Block Reservation Expiration Warning" in ec2["detail-type"]
-    (batch,) = [p for p in patterns if p["source"] == ["aws.batch"]]
-    assert batch["detail"]["statusReason"] == [{"prefix": "CAPACITY:"}]
-    assert len(batch["detail"]["jobQueue"]) == 2  # both Trainium clusters' queues
+    patterns = [r["EventPattern"] for r in properties(fallback, "AWS::Events::Rule").values() if "EventPattern" in r]
+    (blocked,) = [p for p in patterns if p["detail-type"] == ["Batch Job Queue Blocked"]]
+    assert len(blocked["detail"]["jobQueue"]) == len(prod.fleet.training_clusters)
 
 
 def test_lambda_asset_holds_the_handlers() -> None:

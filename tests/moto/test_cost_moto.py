@@ -1,6 +1,5 @@
 """Cost monitor handlers under moto: Cost Explorer pages injected through moto's API, real DynamoDB,
-CloudWatch, S3 and SNS calls. moto has no EC2 capacity reservations: that adapter is checked with
-botocore's Stubber against the service model instead."""
+CloudWatch, S3 and SNS calls."""
 
 from __future__ import annotations
 
@@ -13,14 +12,14 @@ import boto3
 import pytest
 import requests
 from botocore.exceptions import ClientError
-from botocore.stub import Stubber
 from moto import mock_aws
 from moto.ce.models import ce_backends
 
 from neuronfleet.lambdas.cost import collector, report, waste
-from neuronfleet.lambdas.cost.adapters import Signals, SpendMetrics, Topic, Usage
+from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic, Usage
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
-from neuronfleet.lambdas.cost.ledger import Ledger
+from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
+from tests.moto_support import announcements_table
 
 REGION = "us-east-2"
 TODAY = date(2026, 11, 4)
@@ -88,7 +87,7 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
 def run_collector(aws: dict[str, Any], ce_client: Any = None, sleeps: list[float] | None = None):
     bad: list[Any] = []
     ce = CostExplorer(ce_client or aws["ce"], sleep=(sleeps.append if sleeps is not None else lambda s: None))
-    summary = collector.collect(today=TODAY, lookback_days=3, instance_types=TYPES, ce=ce, ledger=Ledger(aws["table"]),
+    summary = collector.collect(today=TODAY, lookback_days=3, instance_types=TYPES, ce=ce, ledger=SpendLedger(aws["table"]),
                                 metrics=SpendMetrics(aws["cw"], "NeuronFleet/Cost"),
                                 now=datetime(2026, 11, 4, 6, tzinfo=UTC), on_bad_row=bad.append)
     return summary, bad
@@ -211,7 +210,7 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
         "MetricName": "Tokens", "Value": 5e8, "Timestamp": datetime(2026, 11, 2, 12, tzinfo=UTC),
         "Dimensions": [{"Name": "Fleet", "Value": "nf-prod"}, {"Name": "Variant", "Value": "neuron"}]}])
     out = report.run(today=TODAY, fleet="nf-prod", period_days=3, endpoints=["chat"], prices=PRICES,
-                     ledger=Ledger(aws["table"]), usage=Usage(aws["cw"], "NeuronFleet/Workload"),
+                     ledger=SpendLedger(aws["table"]), usage=Usage(aws["cw"], "NeuronFleet/Workload"),
                      s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"])
     assert out["spend_usd"]["by_family"] == {"trainium": "2682.07", "inferentia": "47.54", "gpu": "1320.96"}
     econ = out["unit_economics"]["inferences"]
@@ -229,29 +228,47 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
     assert "s3://reports/reports/nf-prod/2026-11-04/report.html" in note["Message"]
 
 
-def test_waste_detector_announces_idle_cores_and_ending_blocks(aws) -> None:
+def _utilisation(aws: dict[str, Any], instance: str, values: list[float], end: datetime) -> None:
+    """Hourly NeuronCore utilisation, the last value in the hour before ``end``."""
+    for back, value in enumerate(reversed(values)):
+        aws["cw"].put_metric_data(Namespace="NeuronFleet/Neuron", MetricData=[{
+            "MetricName": "NeuronCoreUtilization", "Value": value, "Timestamp": end - timedelta(minutes=30 + 60 * back),
+            "Dimensions": [{"Name": "InstanceId", "Value": instance}]}])
+
+
+def test_idle_instances_are_announced_when_they_go_idle_and_when_they_stop_not_hourly(aws) -> None:
     now = datetime(2026, 11, 4, 12, tzinfo=UTC)
-    for hour in range(6):
-        for instance, value in (("i-idle", 5.0), ("i-busy", 85.0)):
-            aws["cw"].put_metric_data(Namespace="NeuronFleet/Neuron", MetricData=[{
-                "MetricName": "NeuronCoreUtilization", "Value": value, "Timestamp": now - timedelta(minutes=30 + 60 * hour),
-                "Dimensions": [{"Name": "InstanceId", "Value": instance}]}])
-    ec2 = boto3.client("ec2", region_name=REGION)
-    stub = Stubber(ec2)
-    stub.add_response("describe_capacity_reservations", {"CapacityReservations": [
-        {"CapacityReservationId": "cr-0aaa", "InstanceType": "trn2u.48xlarge", "TotalInstanceCount": 4,
-         "ReservationType": "capacity-block", "EndDate": now + timedelta(minutes=50), "State": "active"},
-        {"CapacityReservationId": "cr-0bbb", "InstanceType": "trn2.48xlarge", "TotalInstanceCount": 2,
-         "ReservationType": "capacity-block", "EndDate": now + timedelta(days=3), "State": "active"},
-        {"CapacityReservationId": "cr-0ccc", "InstanceType": "trn1.32xlarge", "TotalInstanceCount": 1,
-         "ReservationType": "default", "EndDate": now + timedelta(minutes=30), "State": "active"}]},
-        {"Filters": [{"Name": "state", "Values": ["active"]}]})
-    with stub:
-        sent = waste.run(now=now, signals=Signals(aws["cw"], ec2, "NeuronFleet/Neuron", "NeuronCoreUtilization"),
-                         topic=Topic(aws["sns"], aws["topic"]), threshold=20, hours=6)
-    assert sent == ["neuronfleet: 1 idle Neuron instance(s)", "neuronfleet: Capacity Block cr-0aaa ends in 1h"]
-    notes = {m["Subject"]: m["Message"] for m in messages(aws)}
-    assert "- i-idle: 5.0% average NeuronCore utilisation" in notes[sent[0]]
-    assert "i-busy" not in notes[sent[0]]
-    assert "terminated from 2026-11-04T12:20:00+00:00 (30 minutes before the end)" in notes[sent[1]]
+    _utilisation(aws, "i-idle", [5.0] * 6, now)
+    _utilisation(aws, "i-busy", [85.0] * 6, now)
+    ledger = Ledger(boto3.client("dynamodb", region_name=REGION),
+                    announcements_table(boto3.client("dynamodb", region_name=REGION)))
+
+    def check(at: datetime) -> list[str]:
+        return waste.run(now=at, signals=Signals(aws["cw"], "NeuronFleet/Neuron", "NeuronCoreUtilization"),
+                         topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20, hours=6)
+
+    assert check(now) == ["neuronfleet: 1 Neuron instance(s) went idle"]
+    (note,) = messages(aws)
+    assert "- i-idle: 5.0% average NeuronCore utilisation" in note["Message"] and "i-busy" not in note["Message"]
+    assert check(now) == [] and check(now + timedelta(minutes=5)) == []  # a rerun, an overlapping run: silence
+    _utilisation(aws, "i-idle", [5.0] * 6, now + timedelta(hours=1))     # still idle an hour later: silence
+    assert check(now + timedelta(hours=1)) == []
+    _utilisation(aws, "i-idle", [90.0], now + timedelta(hours=2))         # busy again: said once
+    assert check(now + timedelta(hours=2)) == ["neuronfleet: 1 Neuron instance(s) no longer idle"]
+    assert check(now + timedelta(hours=2)) == []
+    assert [m["Subject"] for m in messages(aws)] == ["neuronfleet: 1 Neuron instance(s) no longer idle"]
+
+
+def test_an_idle_announcement_that_fails_to_publish_is_made_by_the_retry(aws) -> None:
+    now = datetime(2026, 11, 4, 12, tzinfo=UTC)
+    _utilisation(aws, "i-idle", [5.0] * 6, now)
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    ledger = Ledger(ddb, announcements_table(ddb))
+    signals = Signals(aws["cw"], "NeuronFleet/Neuron", "NeuronCoreUtilization")
+    with pytest.raises(ClientError):
+        waste.run(now=now, signals=signals, topic=Topic(aws["sns"], aws["topic"] + "-gone"), ledger=ledger,
+                  threshold=20, hours=6)
+    assert waste.run(now=now, signals=signals, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20,
+                     hours=6) == ["neuronfleet: 1 Neuron instance(s) went idle"]
+
 

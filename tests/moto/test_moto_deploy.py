@@ -233,7 +233,9 @@ def test_dev_deploys_completely_into_the_fleet_account_and_region(dev) -> None:
     assert [(s.name, s.status, s.account, s.region) for s in result.stacks] == [
         (n, "CREATE_COMPLETE", "111111111111", "us-east-2") for n in (
             "nf-dev-network", "nf-dev-alerts", "nf-dev-train-dev", "nf-dev-inference", "nf-dev-cost")]
-    assert len(seen["endpoints"]) == 1 and len(seen["tables"]) == 1
+    assert len(seen["endpoints"]) == 1
+    assert sorted("Ledger" in t for t in seen["tables"]) == [False, True]  # the spend ledger, the announcements ledger
+    assert any("Announced" in t for t in seen["tables"])
 
 
 def test_dev_gaps_are_each_reported_once(dev) -> None:
@@ -328,7 +330,9 @@ def test_functions_tables_endpoints_queues_and_groups_exist(prod) -> None:
     _, seen = prod
     assert seen["functions"] == ["capacity_alert.handler.handler", "cost.collector.handler", "cost.report.handler",
                                  "cost.waste.handler", "failover.handler.handler"]
-    assert len(seen["tables"]) == 1
+    tables = sorted(t.split("-")[3] if t.count("-") >= 4 else t for t in seen["tables"])
+    assert len(seen["tables"]) == 3, tables  # the spend ledger; what the capacity alerts and the waste detector said
+    assert sum("Announced" in t for t in seen["tables"]) == 2
     assert len(seen["queues"]) == 3  # two Trainium clusters and the GPU pool
     variants = {name: sorted((v["VariantName"]) for v in e["ProductionVariants"]) for name, e in seen["endpoints"].items()}
     assert sorted(variants.values()) == [["gpu", "neuron"], ["neuron"]]

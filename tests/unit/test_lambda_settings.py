@@ -36,8 +36,11 @@ EXAMPLES: list[Any] = [
                      topic_arn=TOPIC, capacity_timeout=timedelta(minutes=30), min_dwell=timedelta(0),
                      canary_window=timedelta(minutes=20), canary_weight=0.1, canary_min_invocations=100,
                      canary_max_error_percent=0.5),
-    CapacityAlertSettings(pool=POOL, topic_arn=TOPIC),
-    CapacityAlertSettings(pool=GpuPool(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC),
+    CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced"),
+    CapacityAlertSettings(pool=GpuPool(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC,
+                          ledger_table="announced", reservation_ids=("cr-0123456789abcdef0",),
+                          resource_group_arns=("arn:aws:resource-groups:us-east-2:111111111111:group/blocks",),
+                          ultraserver_types=("trn2u.48xlarge",)),
     CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge", "ml.inf2.xlarge")),
     CollectorSettings(ledger_table="ledger", instance_types=("p5.48xlarge",), lookback_days=14,
                       metrics_namespace="Team/Cost"),
@@ -45,8 +48,9 @@ EXAMPLES: list[Any] = [
                    prices={"p5.48xlarge": PRICE}),
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
                    endpoints=("chat", "embed"), period_days=7, tokens_namespace="Team/Work"),
-    WasteSettings(topic_arn=TOPIC),
-    WasteSettings(topic_arn=TOPIC, neuron_namespace="Team/Neuron", utilization_metric="Busy", idle_percent=12.5,
+    WasteSettings(topic_arn=TOPIC, ledger_table="announced"),
+    WasteSettings(topic_arn=TOPIC, ledger_table="announced", neuron_namespace="Team/Neuron", utilization_metric="Busy",
+                  idle_percent=12.5,
                   idle_hours=3),
 ]
 
@@ -71,11 +75,13 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
     assert set(EXAMPLES[0].to_environment()) == {
         "FAILOVER_ENDPOINTS", "ALERTS_TOPIC_ARN", "MIN_DWELL_MINUTES", "CAPACITY_TIMEOUT_MINUTES",
         "CANARY_WINDOW_MINUTES", "CANARY_WEIGHT", "CANARY_MIN_INVOCATIONS", "CANARY_MAX_ERROR_PERCENT"}
-    assert set(EXAMPLES[2].to_environment()) == {"GPU_POOL", "ALERTS_TOPIC_ARN"}
+    assert set(EXAMPLES[2].to_environment()) == {"GPU_POOL", "ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "FLEET_RESERVATIONS",
+                                                 "FLEET_RESERVATION_GROUPS", "ULTRASERVER_TYPES"}
     assert set(EXAMPLES[4].to_environment()) == {"LEDGER_TABLE", "INSTANCE_TYPES", "LOOKBACK_DAYS", "METRICS_NAMESPACE"}
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
                                                  "ENDPOINTS", "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE"}
-    assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "NEURON_NAMESPACE", "UTILIZATION_METRIC",
+    assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "NEURON_NAMESPACE",
+                                                 "UTILIZATION_METRIC",
                                                  "IDLE_PERCENT", "IDLE_HOURS"}
 
 
@@ -89,7 +95,7 @@ def test_defaults_have_one_home() -> None:
     report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
                                               "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
     assert (report.period_days, report.endpoints, report.tokens_namespace) == (30, (), WORKLOAD_NAMESPACE)
-    waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC})
+    waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t"})
     assert (waste.idle_percent, waste.idle_hours) == (20, 6)
     assert (waste.neuron_namespace, waste.utilization_metric) == (NEURON_NAMESPACE, NEURON_CORE_UTILIZATION)
 
@@ -106,13 +112,14 @@ def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder(
     assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: watched.to_json()}]
     assert env["ALERTS_TOPIC_ARN"] == TOKEN
     pool = GpuPool(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
-    env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN).to_environment(to_json=to_json_string)
-    assert calls[-1]["queue_arn"] == TOKEN and calls[-1]["cuda_only_workloads"] == []
+    env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN, ledger_table=TOKEN).to_environment(to_json=to_json_string)
+    assert env["ANNOUNCEMENTS_TABLE"] == TOKEN
+    assert calls[-4]["queue_arn"] == TOKEN and calls[-4]["cuda_only_workloads"] == []
     env = ReportSettings(fleet=TOKEN, ledger_table=TOKEN, report_bucket=TOKEN, topic_arn=TOKEN, prices={},
                          endpoints=(TOKEN,)).to_environment()
     assert json.loads(env["ENDPOINTS"]) == [TOKEN] and env["REPORT_BUCKET"] == TOKEN
     assert CollectorSettings(ledger_table=TOKEN, instance_types=("x",)).to_environment()["LEDGER_TABLE"] == TOKEN
-    assert WasteSettings(topic_arn=TOKEN).to_environment()["ALERTS_TOPIC_ARN"] == TOKEN
+    assert WasteSettings(topic_arn=TOKEN, ledger_table=TOKEN).to_environment()["ALERTS_TOPIC_ARN"] == TOKEN
 
 
 FAILOVER_ENV = EXAMPLES[0].to_environment()
@@ -155,6 +162,10 @@ def _without(env: dict[str, str], name: str) -> dict[str, str]:
      "GPU_POOL", "('8' is not a whole number of at least 0)"),
     (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q"}'}, "GPU_POOL", "got '{\"queue_arn\": \"q\"}'"),
     (CapacityAlertSettings, _without(CAPACITY_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN", "the ARN of the fleet's"),
+    (CapacityAlertSettings, _without(CAPACITY_ENV, "ANNOUNCEMENTS_TABLE"), "ANNOUNCEMENTS_TABLE",
+     "allowed: the name of the announcements table"),
+    (CapacityAlertSettings, {**CAPACITY_ENV, "FLEET_RESERVATIONS": '["cr-1", ""]'}, "FLEET_RESERVATIONS",
+     "allowed: a JSON list of non-blank strings"),
     (CollectorSettings, _without(COLLECTOR_ENV, "LEDGER_TABLE"), "LEDGER_TABLE", "allowed: the name of the cost ledger"),
     (CollectorSettings, {**COLLECTOR_ENV, "INSTANCE_TYPES": "[]"}, "INSTANCE_TYPES", "(the list is empty)"),
     (CollectorSettings, {**COLLECTOR_ENV, "INSTANCE_TYPES": "trn2.48xlarge"}, "INSTANCE_TYPES",

@@ -1,0 +1,36 @@
+"""AnnouncementLedger: the DynamoDB table behind "announce once" (neuronfleet.lambdas.announcements)."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+
+class AnnouncementLedger(Construct):
+    """What a function has announced: once-only warnings and the lasting conditions it has said started.
+
+    Keys ``kind`` (partition) and ``subject`` (sort), TTL on ``expires``; on demand, point-in-time recovery on.
+    Losing it costs at most one repeated announcement per open condition, so it is destroyed with its stack.
+
+    Example::
+
+        ledger = AnnouncementLedger(self, "Announced")
+        ledger.grant(fn.role)   # PutItem, DeleteItem, Query on this table only
+        ledger.table.table_name
+    """
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        self.table = dynamodb.Table(
+            self, "Table", partition_key=dynamodb.Attribute(name="kind", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="subject", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, time_to_live_attribute="expires",
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True),
+            removal_policy=RemovalPolicy.DESTROY)
+
+    def grant(self, role: iam.IGrantable) -> iam.Grant:
+        """Claim, release and list announcements (conditional PutItem, DeleteItem, Query) on this table only."""
+        return self.table.grant(role, "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query")

@@ -1,0 +1,55 @@
+"""Thin boto3 adapters for the capacity alerts: the fleet's Capacity Blocks (EC2, Resource Groups), SNS, DynamoDB."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._shared import announcements, topic
+from .logic import Block
+
+Topic = topic.Topic
+Ledger = announcements.Ledger
+
+LIVE_STATES = ("active", "scheduled")
+
+
+class FleetBlocks:
+    """The fleet's own Capacity Blocks: the reservations it names and the members of the resource groups it names."""
+
+    def __init__(self, ec2: Any, groups: Any, *, reservation_ids: Sequence[str], resource_group_arns: Sequence[str],
+                 ultraserver_types: Sequence[str]) -> None:
+        self._ec2, self._groups = ec2, groups
+        self._ids, self._group_arns = tuple(reservation_ids), tuple(resource_group_arns)
+        self._ultraserver_types = frozenset(ultraserver_types)
+
+    def reservation_ids(self) -> list[str]:
+        ids = set(self._ids)
+        for arn in self._group_arns:
+            for page in self._groups.get_paginator("list_group_resources").paginate(Group=arn):
+                for item in page.get("Resources", []):
+                    resource_arn = item.get("Identifier", {}).get("ResourceArn", "")
+                    if ":capacity-reservation/" in resource_arn:
+                        ids.add(resource_arn.rsplit("/", 1)[-1])
+        return sorted(ids)
+
+    def blocks(self, ids: Sequence[str] | None = None) -> list[Block]:
+        """The live Capacity Blocks among ``ids`` (the fleet's by default)."""
+        wanted = list(self.reservation_ids() if ids is None else ids)
+        if not wanted:
+            return []
+        out = []
+        for page in self._ec2.get_paginator("describe_capacity_reservations").paginate(CapacityReservationIds=wanted):
+            for r in page.get("CapacityReservations", []):
+                if r.get("ReservationType") == "capacity-block" and r.get("State") in LIVE_STATES and r.get("EndDate"):
+                    kind = "ultraserver" if r["InstanceType"] in self._ultraserver_types else "instances"
+                    out.append(Block(r["CapacityReservationId"], r["InstanceType"], int(r["TotalInstanceCount"]),
+                                     r["EndDate"], kind))
+        return out
+
+    def block(self, reservation_id: str) -> Block | None:
+        """The fleet's block with this id, or None if it is not the fleet's (or not a live block)."""
+        if reservation_id not in self.reservation_ids():
+            return None
+        found = self.blocks([reservation_id])
+        return found[0] if found else None

@@ -1,0 +1,229 @@
+"""The capacity-alert handler against moto (SNS, DynamoDB) with EC2's capacity reservations stubbed against
+botocore's service model (moto has no Capacity Blocks): each announcement is made once, timed from when a block's
+instances stop, and only for the fleet's own resources."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from botocore.stub import Stubber
+from moto import mock_aws
+
+from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Topic
+from neuronfleet.lambdas.capacity_alert.handler import run
+from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
+from tests.moto_support import announcements_table
+
+REGION = "us-east-2"
+END = datetime(2026, 11, 30, 12, tzinfo=UTC)
+QUEUE = "arn:aws:batch:us-east-2:111111111111:job-queue/Pretrain-JobQueue"
+POOL = gpu_pool({"queue_arn": "arn:aws:batch:us-east-2:111111111111:job-queue/gpu", "max_vcpus": 384,
+                 "cuda_only_workloads": ["custom-cuda-kernels"],
+                 "types": [{"instance_type": "p5.48xlarge", "gpus": 8, "gpu_name": "H100", "efa": 32, "vcpus": 192},
+                           {"instance_type": "g6e.48xlarge", "gpus": 8, "gpu_name": "L40S", "efa": 4, "vcpus": 192}]})
+
+
+@pytest.fixture
+def aws(monkeypatch) -> Iterator[dict[str, Any]]:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    with mock_aws():
+        sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
+        topic = sns.create_topic(Name="alerts")["TopicArn"]
+        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        yield {"sns": sns, "sqs": sqs, "topic": topic, "inbox": queue, "ledger": Ledger(ddb, announcements_table(ddb))}
+
+
+def said(aws: dict[str, Any]) -> list[dict[str, str]]:
+    got = aws["sqs"].receive_message(QueueUrl=aws["inbox"], MaxNumberOfMessages=10).get("Messages", [])
+    for m in got:
+        aws["sqs"].delete_message(QueueUrl=aws["inbox"], ReceiptHandle=m["ReceiptHandle"])
+    return [json.loads(m["Body"]) for m in got]
+
+
+def reservation(rid: str, instance_type: str, count: int, end: datetime = END) -> dict[str, Any]:
+    return {"CapacityReservationId": rid, "InstanceType": instance_type, "TotalInstanceCount": count,
+            "ReservationType": "capacity-block", "State": "active", "EndDate": end}
+
+
+class Fleet:
+    """The fleet's blocks: FleetBlocks on an EC2 client stubbed with DescribeCapacityReservations answers."""
+
+    def __init__(self, *reservations: dict[str, Any], groups: dict[str, list[str]] | None = None) -> None:
+        self.reservations = list(reservations)
+        self.groups = groups or {}
+        self.ec2 = boto3.client("ec2", region_name=REGION)
+        self.rg = boto3.client("resource-groups", region_name=REGION)
+
+    def blocks(self, describes: int = 1) -> tuple[FleetBlocks, Stubber, Stubber]:
+        ec2, rg = Stubber(self.ec2), Stubber(self.rg)
+        for _ in range(describes):
+            for group, members in self.groups.items():
+                rg.add_response("list_group_resources", {"Resources": [{"Identifier": {
+                    "ResourceArn": f"arn:aws:ec2:{REGION}:111111111111:capacity-reservation/{m}",
+                    "ResourceType": "AWS::EC2::CapacityReservation"}} for m in members]}, {"Group": group})
+        ids = sorted({r["CapacityReservationId"] for r in self.reservations}
+                     | {m for members in self.groups.values() for m in members})
+        for _ in range(describes):
+            ec2.add_response("describe_capacity_reservations", {"CapacityReservations": self.reservations},
+                             {"CapacityReservationIds": ids})
+        blocks = FleetBlocks(self.ec2, self.rg, reservation_ids=[] if self.groups else ids,
+                             resource_group_arns=list(self.groups), ultraserver_types=["trn2u.48xlarge"])
+        return blocks, ec2, rg
+
+
+def scan(aws: dict[str, Any], fleet: Fleet, at: datetime) -> list[str]:
+    blocks, ec2, rg = fleet.blocks()
+    with ec2, rg:
+        out = run({"detail-type": "Scheduled Event", "source": "aws.events"}, pool=POOL,
+                  alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks, now=at)
+    return out["announced"]
+
+
+def test_instance_block_warned_24h_and_2h_before_termination_starts_each_once(aws) -> None:
+    fleet = Fleet(reservation("cr-0inst", "trn2.48xlarge", 4))
+    stops = END - timedelta(minutes=30)  # AWS terminates instance-block instances from 30 minutes before the end
+    assert scan(aws, fleet, stops - timedelta(hours=24, minutes=1)) == []
+    assert scan(aws, fleet, stops - timedelta(hours=24)) == ["neuronfleet: Capacity Block cr-0inst stops in under 24h"]
+    (note,) = said(aws)
+    assert "AWS terminates its instances from 2026-11-30T11:30:00+00:00 (30min before the end)" in note["Message"]
+    assert "[assumed" not in note["Message"]
+    for minutes in (1, 14, 15, 30, 600):  # every later scan before the next point: nothing, however often it runs
+        assert scan(aws, fleet, stops - timedelta(hours=24) + timedelta(minutes=minutes)) == []
+    assert scan(aws, fleet, stops - timedelta(hours=2)) == ["neuronfleet: Capacity Block cr-0inst stops in under 2h"]
+    assert scan(aws, fleet, stops - timedelta(minutes=90)) == []
+    assert scan(aws, fleet, stops + timedelta(minutes=1)) == ["neuronfleet: Capacity Block cr-0inst is stopping now"]
+    assert scan(aws, fleet, stops + timedelta(minutes=16)) == []
+    assert len(said(aws)) == 2
+
+
+def test_ultraserver_block_warned_from_its_earlier_stop_and_says_the_time_is_assumed(aws) -> None:
+    fleet = Fleet(reservation("cr-0ultra", "trn2u.48xlarge", 4))
+    stops = END - timedelta(minutes=60)
+    assert scan(aws, fleet, stops - timedelta(hours=2, minutes=1)) == [
+        "neuronfleet: Capacity Block cr-0ultra stops in under 24h"]
+    said(aws)
+    assert scan(aws, fleet, stops - timedelta(hours=2)) == ["neuronfleet: Capacity Block cr-0ultra stops in under 2h"]
+    (note,) = said(aws)
+    assert "stop its instances (UltraServer block) by 2026-11-30T11:00:00+00:00 (1h before the end)" in note["Message"]
+    assert "[assumed: EC2 user guide gives 60 minutes for P6e-GB200" in note["Message"]
+
+
+def test_a_late_first_scan_gives_the_most_urgent_warning_only(aws) -> None:
+    fleet = Fleet(reservation("cr-0late", "trn2.48xlarge", 2))
+    stops = END - timedelta(minutes=30)
+    assert scan(aws, fleet, stops - timedelta(minutes=45)) == ["neuronfleet: Capacity Block cr-0late stops in under 2h"]
+    assert scan(aws, fleet, stops - timedelta(minutes=30)) == []
+
+
+def block_event(rid: str, kind: str = "Capacity Block Expiration Warning") -> dict[str, Any]:
+    # the shape of EC2's documented event (capacity-blocks-monitor.html)
+    return {"version": "0", "detail-type": kind, "source": "aws.ec2", "account": "111111111111", "region": REGION,
+            "resources": [f"arn:aws:ec2:{REGION}:111111111111:capacity-reservation/{rid}"],
+            "detail": {"capacity-reservation-id": rid, "end-date": END.isoformat()}}
+
+
+def deliver(aws: dict[str, Any], fleet: Fleet, event: dict[str, Any], describes: int = 1) -> dict[str, Any]:
+    blocks, ec2, rg = fleet.blocks(describes)
+    with ec2, rg:
+        return run(event, pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks,
+                   now=END - timedelta(minutes=40))
+
+
+def test_aws_warning_event_announced_once_with_the_gpu_pool_and_not_for_another_fleet(aws) -> None:
+    fleet = Fleet(reservation("cr-0mine", "trn2.48xlarge", 4))
+    first = deliver(aws, fleet, block_event("cr-0mine"))
+    again = deliver(aws, fleet, block_event("cr-0mine", "Capacity Block Reservation Expiration Warning"))
+    assert first["announced"] == ["neuronfleet: Capacity Block cr-0mine ending"] and again["announced"] == []
+    (note,) = said(aws)
+    assert "AWS's expiration warning. Capacity Block cr-0mine (4 x trn2.48xlarge)" in note["Message"]
+    assert "up to 384 vCPUs in all (2 x p5.48xlarge at most)" in note["Message"]
+    other = deliver(aws, fleet, block_event("cr-0theirs"), describes=0)
+    assert other["announced"] == [] and "'cr-0theirs' is not one of this fleet's" in other["skipped"][0]
+    assert said(aws) == []
+
+
+def test_blocks_bought_through_a_resource_group_are_the_fleets(aws) -> None:
+    group = "arn:aws:resource-groups:us-east-2:111111111111:group/pretrain-blocks"
+    fleet = Fleet(reservation("cr-0grp", "trn2u.48xlarge", 4), groups={group: ["cr-0grp"]})
+    blocks, ec2, rg = fleet.blocks()
+    with ec2, rg:
+        (block,) = blocks.blocks()
+    assert (block.reservation_id, block.kind, block.count) == ("cr-0grp", "ultraserver", 4)
+
+
+def job_event(kind: str, status: str, queue: str = QUEUE, reason: str = "") -> dict[str, Any]:
+    # the shape of AWS Batch's documented events (batch-job-queue-blocked-events.html)
+    return {"version": "0", "detail-type": kind, "source": "aws.batch", "account": "111111111111", "region": REGION,
+            "resources": [f"arn:aws:batch:{REGION}:111111111111:job/j-1", queue],
+            "detail": {"jobName": "pretrain", "jobId": "j-1", "jobQueue": queue, "status": status,
+                       "statusReason": reason}}
+
+
+def test_a_blocked_queue_is_announced_when_it_blocks_and_when_it_moves_again(aws) -> None:
+    fleet = Fleet()
+    blocked = job_event("Batch Job Queue Blocked", "RUNNABLE", reason=(
+        "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - Service cannot fulfill the capacity requested for instance type "
+        "[trn2.48xlarge]"))
+    assert deliver(aws, fleet, blocked, 0)["announced"] == ["neuronfleet: Trainium queue blocked (Pretrain-JobQueue)"]
+    assert deliver(aws, fleet, blocked, 0)["announced"] == []  # Batch raises it per blocking job; said once
+    (note,) = said(aws)
+    assert "RUNNABLE: CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY" in note["Message"]
+    assert "The GPU fallback queue can take CUDA-ready jobs instead" in note["Message"]
+    assert deliver(aws, fleet, job_event("Batch Job State Change", "SUCCEEDED"), 0)["announced"] == []
+    moving = job_event("Batch Job State Change", "RUNNING")
+    assert deliver(aws, fleet, moving, 0)["announced"] == ["neuronfleet: Trainium queue unblocked (Pretrain-JobQueue)"]
+    assert deliver(aws, fleet, moving, 0)["announced"] == []
+    assert [m["Subject"] for m in said(aws)] == ["neuronfleet: Trainium queue unblocked (Pretrain-JobQueue)"]
+
+
+def launch_event(kind: str, message: str = "") -> dict[str, Any]:
+    return {"version": "0", "detail-type": kind, "source": "aws.autoscaling", "account": "111111111111",
+            "detail": {"StatusCode": "Failed" if "Unsuccessful" in kind else "InProgress",
+                       "AutoScalingGroupName": "ComputeEnvironment-abc-asg-1234", "StatusMessage": message,
+                       "EC2InstanceId": "i-0123"}}
+
+
+@pytest.mark.parametrize(("message", "subject"), [
+    ("We currently do not have sufficient trn2.48xlarge capacity in the Availability Zone you requested "
+     "(us-east-2b). Our system will be working on provisioning additional capacity.",
+     "neuronfleet: no Trainium capacity to launch"),
+    ("InsufficientInstanceCapacity: none", "neuronfleet: no Trainium capacity to launch"),
+    ("The requested configuration is currently not supported. Launching EC2 instance failed.",
+     "neuronfleet: Trainium instances fail to launch"),
+])
+def test_launch_failures_said_once_until_a_launch_succeeds(aws, message, subject) -> None:
+    fleet = Fleet()
+    assert deliver(aws, fleet, launch_event("EC2 Instance Launch Unsuccessful", message), 0)["announced"] == [subject]
+    assert deliver(aws, fleet, launch_event("EC2 Instance Launch Unsuccessful", message), 0)["announced"] == []
+    (note,) = said(aws)
+    assert ("The GPU fallback queue" in note["Message"]) == ("capacity to launch" in subject)
+    assert deliver(aws, fleet, launch_event("EC2 Instance Launch Successful"), 0)["announced"] == [
+        "neuronfleet: Trainium instances launching again"]
+
+
+def test_an_announcement_that_fails_to_publish_is_made_by_the_retry(aws) -> None:
+    fleet = Fleet(reservation("cr-0retry", "trn2.48xlarge", 1))
+    blocks, ec2, rg = fleet.blocks(2)
+    event = block_event("cr-0retry")
+    with ec2, rg:
+        with pytest.raises(ClientError):
+            run(event, pool=POOL, alerts=Topic(aws["sns"], aws["topic"] + "-gone"), ledger=aws["ledger"],
+                blocks=blocks, now=END)
+        again = run(event, pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks,
+                    now=END)
+    assert again["announced"] == ["neuronfleet: Capacity Block cr-0retry ending"]
+
+
+def test_unknown_event_is_ignored_not_crashed(aws) -> None:
+    out = deliver(aws, Fleet(), {"detail-type": "Something Else"}, 0)
+    assert out["announced"] == [] and "detail-type 'Something Else' is not a capacity event" in out["skipped"][0]
+    assert said(aws) == []
