@@ -35,18 +35,46 @@ def fallback(prod) -> Template:
     return prod.template("fallback")
 
 
-def test_one_compute_environment_per_gpu_type_in_priority_order_idle_at_zero(prod, fallback) -> None:
-    envs = properties(fallback, "AWS::Batch::ComputeEnvironment")
-    by_type = {e["ComputeResources"]["InstanceTypes"][0]: (k, e) for k, e in envs.items()}
-    assert set(by_type) == {"p5.48xlarge", "p5en.48xlarge", "g6e.48xlarge"}
-    for _, env in by_type.values():
-        res = env["ComputeResources"]
-        assert (res["MinvCpus"], res["MaxvCpus"]) == (0, 1536)
-        assert len(res["Subnets"]) == 3 and "SecurityGroupIds" not in res
+def _launch_template_ids(t: Template) -> dict[str, str]:
+    """Logical id of each launch template, by the instance type it is for."""
+    return {lt["LaunchTemplateData"]["InstanceType"]: k for k, lt in properties(t, "AWS::EC2::LaunchTemplate").items()}
+
+
+def test_one_compute_environment_holds_every_type_and_the_whole_ceiling(prod, fallback) -> None:
+    """The pool's ceiling is the fleet file's max_vcpus: one environment for every type, not one per type."""
+    (env,) = properties(fallback, "AWS::Batch::ComputeEnvironment").values()
+    res = env["ComputeResources"]
+    wanted = list(prod.fleet.fallback.instance_types)
+    assert res["InstanceTypes"] == wanted == ["p5.48xlarge", "p5en.48xlarge", "g6e.48xlarge"]
+    assert (res["MinvCpus"], res["MaxvCpus"]) == (0, prod.fleet.fallback.max_vcpus) == (0, 1536)
+    assert len(res["Subnets"]) == 3 and "SecurityGroupIds" not in res
+    assert res["AllocationStrategy"] == "BEST_FIT_PROGRESSIVE"
+    # each type launches from its own launch template (its own EFA interface list): the first type's is the
+    # environment's, the others are overrides that target exactly their type
+    lts = _launch_template_ids(fallback)
+    spec = res["LaunchTemplate"]
+    assert spec["LaunchTemplateId"] == {"Ref": lts["p5.48xlarge"]}
+    assert spec["Version"] == {"Fn::GetAtt": [lts["p5.48xlarge"], "LatestVersionNumber"]}
+    assert [(o["TargetInstanceTypes"], o["LaunchTemplateId"], o["Version"]) for o in spec["Overrides"]] == [
+        ([t], {"Ref": lts[t]}, {"Fn::GetAtt": [lts[t], "LatestVersionNumber"]}) for t in wanted[1:]]
     (queue,) = properties(fallback, "AWS::Batch::JobQueue").values()
-    order = sorted(queue["ComputeEnvironmentOrder"], key=lambda o: o["Order"])
-    got = [o["ComputeEnvironment"]["Fn::GetAtt"][0] for o in order]
-    assert got == [by_type[t][0] for t in prod.fleet.fallback.instance_types]
+    (order,) = queue["ComputeEnvironmentOrder"]
+    assert order["ComputeEnvironment"]["Fn::GetAtt"][0] in fallback.find_resources("AWS::Batch::ComputeEnvironment")
+    pool = prod.stacks["fallback"].pool
+    assert pool.describe()["max_vcpus"] == 1536 and pool.compute_environments == [pool.compute_environment]
+
+
+def test_redeploys_wait_for_running_jobs(fallback) -> None:
+    """A new AMI or launch-template version becomes one infrastructure update that keeps running jobs and waits
+    for them (5 days, Batch's maximum), in place (no replacement of the environment)."""
+    (env,) = fallback.find_resources("AWS::Batch::ComputeEnvironment").values()
+    props = env["Properties"]
+    assert props["UpdatePolicy"] == {"TerminateJobsOnUpdate": False, "JobExecutionTimeoutMinutes": 7200}
+    assert props["ReplaceComputeEnvironment"] is False
+    assert props["ComputeResources"]["AllocationStrategy"] in ("BEST_FIT_PROGRESSIVE",)  # supports infra updates
+    for version in [props["ComputeResources"]["LaunchTemplate"]["Version"],
+                    *(o["Version"] for o in props["ComputeResources"]["LaunchTemplate"]["Overrides"])]:
+        assert version not in ("$Latest", "$Default")
 
 
 @pytest.mark.parametrize(("instance_type", "efa"), [("p5.48xlarge", 32), ("p5en.48xlarge", 16), ("g6e.48xlarge", 4)])
@@ -54,9 +82,10 @@ def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa:
     (data,) = [lt["LaunchTemplateData"] for lt in properties(fallback, "AWS::EC2::LaunchTemplate").values()
                if lt["LaunchTemplateData"]["InstanceType"] == instance_type]
     interfaces = data["NetworkInterfaces"]
-    assert len(interfaces) == efa == CATALOG.get(instance_type).efa_interfaces
-    assert [(i["NetworkCardIndex"], i["DeviceIndex"], i["InterfaceType"]) for i in interfaces] == \
-        [(0, 0, "efa")] + [(c, 1, "efa-only") for c in range(1, efa)]
+    got = [(i["NetworkCardIndex"], i["DeviceIndex"], i.get("InterfaceType", "interface")) for i in interfaces]
+    # EC2 user guide's current layout: ENA primary at 0/0, EFA-only at 0/1 and at device 0 of every other card
+    assert got == [(0, 0, "interface"), (0, 1, "efa-only")] + [(c, 0, "efa-only") for c in range(1, efa)]
+    assert sum(t != "interface" for *_, t in got) == efa == CATALOG.get(instance_type).efa_interfaces
     assert all("SubnetId" not in i for i in interfaces)  # AWS Batch takes subnets from the compute environment
     assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 2}
     assert data["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
@@ -64,11 +93,56 @@ def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa:
     assert ("neuronfleet:accelerator-family", "gpu") in tags and ("neuronfleet:fleet", "nf-prod") in tags
 
 
-def test_gpu_ami_from_ssm_and_efa_group_rules(fallback) -> None:
-    params = fallback.to_json()["Parameters"]
-    assert any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in params.values())
+def test_gpu_ami_is_pinned_and_efa_group_rules(fallback) -> None:
+    """The ECS GPU AMI recorded for us-east-2 (data/gpu_ecs_amis.json), not an SSM parameter re-read at every
+    deploy: a redeploy makes no new launch-template version, so Batch replaces nothing."""
+    from neuronfleet.catalog import gpu_ecs_amis
+
+    params = fallback.to_json().get("Parameters", {})
+    assert not any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in params.values())
+    images = {lt["LaunchTemplateData"]["ImageId"] for lt in properties(fallback, "AWS::EC2::LaunchTemplate").values()}
+    assert images == {gpu_ecs_amis()["us-east-2"]} and images.pop().startswith("ami-")
     for ingress in properties(fallback, "AWS::EC2::SecurityGroupIngress").values():
         assert "CidrIp" not in ingress and ingress["SourceSecurityGroupId"] == ingress["GroupId"]
+
+
+def _pool(**settings: Any) -> Template:
+    stack, net = _net()
+    GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings(**settings))
+    return Template.from_stack(stack)
+
+
+def test_follow_latest_resolves_the_gpu_ami_parameter_at_deploy() -> None:
+    t = _pool(follow_latest=True)
+    assert any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in t.to_json()["Parameters"].values())
+
+
+def test_pinned_ami_and_ordered_strategy_and_shorter_wait() -> None:
+    t = _pool(instance_types=["g6e.48xlarge", "g5.48xlarge"], max_vcpus=384, ami_id="ami-0123456789abcdef0",
+              update_timeout_minutes=60, allocation_strategy="BEST_FIT_PROGRESSIVE_ORDERED")
+    assert not any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in t.to_json().get("Parameters", {}).values())
+    images = {json.dumps(lt["LaunchTemplateData"]["ImageId"]) for lt in properties(t, "AWS::EC2::LaunchTemplate").values()}
+    assert images == {'"ami-0123456789abcdef0"'}
+    (env,) = properties(t, "AWS::Batch::ComputeEnvironment").values()
+    assert env["UpdatePolicy"] == {"TerminateJobsOnUpdate": False, "JobExecutionTimeoutMinutes": 60}
+    assert env["ComputeResources"]["AllocationStrategy"] == "BEST_FIT_PROGRESSIVE_ORDERED"
+    assert env["ComputeResources"]["InstanceTypes"] == ["g6e.48xlarge", "g5.48xlarge"]
+    # g5.48xlarge has one card: ENA primary and one EFA-only interface on it
+    lts = {lt["LaunchTemplateData"]["InstanceType"]: lt["LaunchTemplateData"]
+           for lt in properties(t, "AWS::EC2::LaunchTemplate").values()}
+    assert [(i["NetworkCardIndex"], i["DeviceIndex"], i.get("InterfaceType", "interface"))
+            for i in lts["g5.48xlarge"]["NetworkInterfaces"]] == [(0, 0, "interface"), (0, 1, "efa-only")]
+
+
+def test_every_gpu_type_of_the_catalog_fits_one_pool() -> None:
+    """Every GPU type at once is still one compute environment behind one queue (a queue takes at most 3)."""
+    from neuronfleet.settings.fallback import GPU_TYPES
+
+    t = _pool(instance_types=list(GPU_TYPES), max_vcpus=1536)
+    (env,) = properties(t, "AWS::Batch::ComputeEnvironment").values()
+    assert env["ComputeResources"]["InstanceTypes"] == list(GPU_TYPES) and len(GPU_TYPES) >= 4
+    assert len(env["ComputeResources"]["LaunchTemplate"]["Overrides"]) == len(GPU_TYPES) - 1
+    t.resource_count_is("AWS::Batch::JobQueue", 1)
 
 
 def test_routing_parameter_names_cuda_only_workloads(fallback) -> None:
@@ -137,6 +211,17 @@ def test_failover_refuses_an_endpoint_without_a_live_gpu_variant() -> None:
     ({"instance_types": []}, "instance_types: got []; allowed: at least 1 entry"),
     ({"instance_types": ["p5.48xlarge"], "max_vcpus": 96}, "max_vcpus: got 96; allowed: at least one p5.48xlarge "
                                                            "(192 vCPUs)"),
+    # every type must fit under the ceiling, not only the first
+    ({"instance_types": ["g6e.12xlarge", "p5.48xlarge"], "max_vcpus": 96},
+     "max_vcpus: got 96; allowed: at least one p5.48xlarge (192 vCPUs): below, the pool could never launch p5.48xlarge"),
+    ({"instance_types": ["p5.48xlarge", "g6e.48xlarge", "p5.48xlarge"]},
+     "instance_types[2]: got 'p5.48xlarge'; allowed: a type not already listed (instance_types[0])"),
+    ({"update_timeout_minutes": 7201}, "update_timeout_minutes: got 7201; allowed: a number <= 7200"),
+    ({"update_timeout_minutes": 0}, "update_timeout_minutes: got 0; allowed: a number >= 1"),
+    ({"ami_id": "ami-0123456789abcdef0", "follow_latest": True},
+     "follow_latest: got True; allowed: false with ami_id: a pinned AMI does not follow anything"),
+    ({"ami_parameter": "/my/gpu/ami"}, "follow_latest: got False; allowed: true with ami_parameter"),
+    ({"allocation_strategy": "BEST_FIT"}, "allocation_strategy: got 'BEST_FIT'; allowed: 'BEST_FIT_PROGRESSIVE'"),
 ])
 def test_gpu_pool_bad_input(props, message) -> None:
     stack, net = _net()
@@ -152,3 +237,30 @@ def test_gpu_pool_checks_offerings_in_its_region() -> None:
     with pytest.raises(InvalidSettings, match=r"instance_types\[0\]: got 'p5.48xlarge'; allowed: a type offered in "
                                               r"ap-east-1 \(AWS's offerings list it in: ap-northeast-1"):
         GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings())
+
+
+def test_a_job_queue_takes_at_most_three_compute_environments() -> None:
+    """Batch's limit, enforced where queues are built (botocore: "up to three compute environments")."""
+    from neuronfleet.compute import job_queue
+
+    stack, net = _net()
+    pool = GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings())
+    with pytest.raises(InvalidSettings, match=r"compute_environments: got 4; allowed: 1 to 3 compute environments"):
+        job_queue(stack, "Q", compute_environments=[pool.compute_environment] * 4)
+
+
+
+def test_a_fleet_with_a_pool_in_isolated_subnets_without_endpoints_is_refused() -> None:
+    from neuronfleet import FleetConfigError, parse_fleet
+
+    doc = {"name": "nf-t", "phase": "pilot", "region": "us-east-2",
+           "network": {"availability_zones": ["us-east-2a", "us-east-2b"], "training_az": "us-east-2a",
+                       "nat_gateways": 0, "interface_endpoints": False},
+           "fallback": {"enabled": True, "instance_types": ["g6e.48xlarge"], "max_vcpus": 192}}
+    with pytest.raises(FleetConfigError) as info:
+        parse_fleet(doc)
+    (problem,) = info.value.problems
+    assert str(problem).startswith("network.interface_endpoints: got False; allowed: true when nat_gateways is 0 and "
+                                   "the fleet has a GPU pool")
+    for fixed in ({"interface_endpoints": True}, {"nat_gateways": 1}):
+        parse_fleet({**doc, "network": {**doc["network"], **fixed}})  # accepted
