@@ -231,3 +231,25 @@ def test_the_announcements_table_has_the_keys_the_handlers_use(stacks) -> None:
     assert table["KeySchema"] == [{"AttributeName": "kind", "KeyType": "HASH"},
                                   {"AttributeName": "subject", "KeyType": "RANGE"}]
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expires", "Enabled": True}
+
+
+def test_in_the_prod_fleet_every_alarm_acts_on_the_topic_and_every_rule_has_a_dead_letter(synth_fleet) -> None:
+    prod = synth_fleet("prod")
+    topic_export = None
+    alarms = rules_seen = 0
+    for short in prod.stacks:
+        t = prod.template_json(short)["Resources"]
+        for name, res in t.items():
+            props = res.get("Properties", {})
+            if res["Type"] == "AWS::SNS::Topic":
+                topic_export = name
+            if res["Type"] == "AWS::CloudWatch::Alarm":
+                alarms += 1
+                actions = json.dumps(props.get("AlarmActions", []))
+                assert "Alerts" in actions and "Topic" in actions, (short, name, actions)
+            if res["Type"] == "AWS::Events::Rule":
+                for target in props["Targets"]:
+                    rules_seen += 1
+                    assert "DeadLetterConfig" in target and target["RetryPolicy"]["MaximumRetryAttempts"] > 0, \
+                        (short, name)
+    assert topic_export and alarms >= 10 and rules_seen >= 8
