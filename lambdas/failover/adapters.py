@@ -28,6 +28,9 @@ class SageMakerEndpoints:
         self._client = client
 
     def get(self, name: str) -> EndpointState:
+        """DescribeEndpoint: per ProductionVariantSummary, DesiredWeight/CurrentWeight, Current/DesiredInstanceCount
+        and VariantStatus (present while SageMaker is Creating, Updating, Deleting, ActivatingTraffic or Baking the
+        variant) (botocore sagemaker/2017-07-24/service-2.json, ProductionVariantSummary, read 2026-11-22)."""
         desc = self._client.describe_endpoint(EndpointName=name)
         variants = {}
         for v in desc.get("ProductionVariants", []):

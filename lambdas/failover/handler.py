@@ -119,23 +119,27 @@ def _act(decision: Decision, aws: Adapters) -> None:
         aws.endpoints.set_weights(name, decision.weights)
 
 
-@cache
-def settings() -> FailoverSettings:
-    return FailoverSettings.from_environment()
+@dataclass(frozen=True)
+class Container:
+    """What one Lambda container builds once: its settings and its adapters."""
+
+    settings: FailoverSettings
+    aws: Adapters
 
 
 @cache
-def adapters() -> Adapters:
-    sagemaker = boto3.client("sagemaker")
-    return Adapters(endpoints=SageMakerEndpoints(sagemaker), alarms=Alarms(boto3.client("cloudwatch")),
-                    records=Records(sagemaker), scaling=Scaling(boto3.client("application-autoscaling")),
-                    canary=CanaryMetrics(boto3.client("cloudwatch")),
-                    topic=Topic(boto3.client("sns"), settings().topic_arn))
+def container() -> Container:
+    settings = FailoverSettings.from_environment()
+    sagemaker, cloudwatch = boto3.client("sagemaker"), boto3.client("cloudwatch")
+    return Container(settings=settings, aws=Adapters(
+        endpoints=SageMakerEndpoints(sagemaker), alarms=Alarms(cloudwatch), records=Records(sagemaker),
+        scaling=Scaling(boto3.client("application-autoscaling")), canary=CanaryMetrics(cloudwatch),
+        topic=Topic(boto3.client("sns"), settings.topic_arn)))
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> list[dict[str, str]]:
-    s = settings()
-    return run(event, config=s.endpoints, aws=adapters(), policy=s.policy, now=datetime.now(UTC))
+    c = container()
+    return run(event, config=c.settings.endpoints, aws=c.aws, policy=c.settings.policy, now=datetime.now(UTC))

@@ -94,7 +94,10 @@ def test_one_namespace_scheme_with_one_home() -> None:
 
 ENVIRONMENT = {
     "AWS_DEFAULT_REGION": "us-east-2", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
-    "FAILOVER_ENDPOINTS": '{"chat": ["chat-latency"]}', "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-2:123456789012:a",
+    "FAILOVER_ENDPOINTS": json.dumps({"chat": {"alarms": ["chat-latency"], "latency_limit_ms": 8000,
+                                               "neuron": {"min": 2, "max": 8}, "gpu": {"min": 1, "max": 2},
+                                               "neuron_instances_per_gpu_instance": 4}}),
+    "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-2:123456789012:a",
     "GPU_POOL": json.dumps({"queue_arn": "q", "max_vcpus": 192, "types": [
         {"instance_type": "p5.48xlarge", "gpus": 8, "gpu_name": "H100", "efa": 32, "vcpus": 192}]}),
     "LEDGER_TABLE": "ledger", "INSTANCE_TYPES": '["trn2.48xlarge"]', "FLEET": "nf", "REPORT_BUCKET": "b",
