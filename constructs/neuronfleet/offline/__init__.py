@@ -31,15 +31,19 @@ from neuronfleet.offline.moto_patches import (
     sagemaker_instance_types_from_botocore,
     sagemaker_names_from_template,
 )
+from neuronfleet.offline.server import SERVER_GAPS, MotoServer, moto_server
 
 __all__ = [
     "BOOTSTRAP_VERSION",
     "DEFAULT_REGION",
+    "SERVER_GAPS",
     "DeployResult",
+    "MotoServer",
     "StackResult",
     "botocore_variant_instance_types",
     "deploy_assembly",
     "moto_default_account",
+    "moto_server",
     "moto_supported_types",
     "offline_aws",
     "sagemaker_instance_types_from_botocore",

@@ -16,13 +16,11 @@ from typing import Any
 
 from neuronfleet.offline.moto_patches import (
     DEFAULT_REGION,
-    SAGEMAKER_NAME_PROPERTIES,
     moto_active,
-    moto_supported_types,
     sagemaker_instance_types_from_botocore,
     sagemaker_names_from_template,
 )
-from neuronfleet.offline.rewrites import moto_compat, remove_uncreatable, replace_getatt_on_skipped
+from neuronfleet.offline.standins import prepare_template, sagemaker_types_note
 
 BOOTSTRAP_VERSION = "30"
 """The CDK bootstrap version stood in (templates check for at least the version they need)."""
@@ -120,8 +118,7 @@ def deploy_assembly(assembly_dir: str | Path, *, account: str | None = None, reg
             if outcome.status != "CREATE_COMPLETE":
                 failed.add(stack.id)
     if extended:
-        result.stand_in(f"moto: SageMaker's instance-type list lags AWS and rejects {', '.join(sorted(set(extended)))}; "
-                        "accepted because botocore's ProductionVariantInstanceType lists each (unknown types still fail)")
+        result.stand_in(sagemaker_types_note(extended))
     return result
 
 
@@ -183,13 +180,7 @@ def _deploy_stack(stack: _Stack, result: DeployResult) -> StackResult:
     props = stack.artifact["properties"]
     template = json.loads((stack.root / props["templateFile"]).read_text())
     _bootstrap(stack, template, result)
-    _stand_in_ssm_parameters(template, stack.region, result)
-    supported = moto_supported_types()
-    skipped = sorted({r["Type"] for r in template.get("Resources", {}).values() if r["Type"] not in supported})
-    skipped += remove_uncreatable(template)
-    placeholders = replace_getatt_on_skipped(template, supported)
-    moto_compat(template, stack.region, result.stand_in)
-    _report_sagemaker_names(template, result)
+    prepared = prepare_template(template, region=stack.region, note=result.stand_in)
 
     cfn = boto3.client("cloudformation", region_name=stack.region)
     try:
@@ -206,16 +197,8 @@ def _deploy_stack(stack: _Stack, result: DeployResult) -> StackResult:
                 if r["ResourceType"]:  # moto lists each skipped resource as a blank entry
                     counts[r["ResourceType"]] = counts.get(r["ResourceType"], 0) + 1
     return StackResult(name=stack.name, status=status, reason=reason, account=stack.account, region=stack.region,
-                       resources=counts, skipped=skipped, placeholders=placeholders,
+                       resources=counts, skipped=prepared.skipped, placeholders=prepared.placeholders,
                        outputs={o["OutputKey"]: o["OutputValue"] for o in desc.get("Outputs", [])})
-
-
-def _report_sagemaker_names(template: dict[str, Any], result: DeployResult) -> None:
-    for res in template.get("Resources", {}).values():
-        prop = SAGEMAKER_NAME_PROPERTIES.get(res["Type"])
-        if prop and prop in res.get("Properties", {}):
-            result.stand_in(f"moto: {res['Type']} ignores {prop} (it names the resource <stack>-<logical id>-<random>)"
-                            f"; created with the template's {prop}, as CloudFormation does")
 
 
 def _substitute(text: str, account: str, region: str) -> str:
@@ -267,25 +250,6 @@ def _publish_assets(stack: _Stack, asset_manifest: Path, result: DeployResult) -
             s3.put_object(Bucket=bucket, Key=_substitute(dest["objectKey"], stack.account, region), Body=body)
     for name in assets.get("dockerImages", {}):
         result.stand_in(f"CDK assets: Docker image asset {name} not built or pushed (moto runs no Docker)")
-
-
-def _stand_in_ssm_parameters(template: dict[str, Any], region: str, result: DeployResult) -> None:
-    """Public AMI parameters (``/aws/service/...``) that moto does not hold: one of moto's AMIs stands in."""
-    import boto3
-
-    ssm = boto3.client("ssm", region_name=region)
-    ec2 = boto3.client("ec2", region_name=region)
-    for param in template.get("Parameters", {}).values():
-        if param.get("Type") == "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>" and "Default" in param:
-            name = param["Default"]
-            try:
-                ssm.get_parameter(Name=name)
-                continue
-            except ssm.exceptions.ParameterNotFound:
-                pass
-            image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
-            ssm.put_parameter(Name=name, Value=image, Type="String")
-            result.stand_in(f"moto: SSM has no {name} in {region}; set to {image} (one of moto's AMIs)")
 
 
 class _Collect(logging.Handler):

@@ -55,7 +55,8 @@ _REF_EQUIVALENT_ATTRS = {("AWS::Batch::ComputeEnvironment", "ComputeEnvironmentA
                          ("AWS::Batch::JobQueue", "JobQueueArn"), ("AWS::Batch::JobDefinition", "JobDefinitionArn")}
 
 
-def moto_compat(template: dict[str, Any], region: str, note: Callable[[str], None]) -> None:
+def moto_compat(template: dict[str, Any], region: str, note: Callable[[str], None],
+                client: Callable[[str, str], Any] | None = None) -> None:
     """Rewrite, for moto only, what moto reads differently from CloudFormation; each rewrite is reported."""
     types = {k: r["Type"] for k, r in template.get("Resources", {}).items()}
 
@@ -80,7 +81,7 @@ def moto_compat(template: dict[str, Any], region: str, note: Callable[[str], Non
             note("moto: AWS::KMS::Key tags passed as TagKey/TagValue")
         if res["Type"] == "AWS::Batch::ComputeEnvironment" and "ServiceRole" not in props:
             # AWS uses the AWSServiceRoleForBatch service-linked role when ServiceRole is omitted; moto requires one
-            props["ServiceRole"] = _batch_service_linked_role(region)
+            props["ServiceRole"] = _batch_service_linked_role(region, client)
             note("moto: AWS::Batch::ComputeEnvironment given the service-linked role AWS uses by default")
         if res["Type"] == "AWS::SSM::Parameter" and "Name" not in props:
             # CloudFormation generates a name when none is given; moto's SSM needs one
@@ -99,10 +100,10 @@ def moto_compat(template: dict[str, Any], region: str, note: Callable[[str], Non
             note("moto: AWS::Batch::ComputeEnvironment given its launch template's security groups")
 
 
-def _batch_service_linked_role(region: str) -> str:
+def _batch_service_linked_role(region: str, client: Callable[[str, str], Any] | None) -> str:
     import boto3
 
-    iam = boto3.client("iam", region_name=region)
+    iam = client("iam", region) if client else boto3.client("iam", region_name=region)
     existing = iam.list_roles(PathPrefix="/aws-service-role/batch.amazonaws.com/")["Roles"]
     if existing:
         return existing[0]["Arn"]

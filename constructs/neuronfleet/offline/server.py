@@ -1,0 +1,445 @@
+"""moto_server: an embedded moto server on localhost for the real CDK CLI, with the kit's stand-ins on the server side.
+
+    from neuronfleet.offline import moto_server
+
+    with moto_server(account="111111111111", region="us-east-2") as server:
+        subprocess.run(["cdk", "bootstrap"], env=server.cli_env(), check=True)
+        subprocess.run(["cdk", "deploy", "--all", "--require-approval", "never"], env=server.cli_env(), check=True)
+        result = server.deployed()          # a DeployResult, as deploy_assembly returns it
+
+The server is moto's ``ThreadedMotoServer`` in this process, on ``localhost`` and a free port. Every template that
+reaches CloudFormation (CreateChangeSet, CreateStack, UpdateStack) goes through the same ``prepare_template`` as the
+in-process deploy, so each stand-in is made and reported with the same text (``result.stand_ins``). What the real
+``cdk bootstrap`` creates (version parameter, asset bucket) is not stood in here. On top of that, the gaps only the
+CLI meets (DESIGN.md, "moto, as it is"), each reported when it is used (``SERVER_GAPS``):
+
+- stacks created through a change set get outputs, exports and ``Fn::ImportValue`` as CloudFormation gives them;
+- a change set whose execution fails answers 200 and the stack fails as CloudFormation's does (a ``*_FAILED``
+  event and the stack's status reason name the resource and moto's error; a failed create rolls back), where moto
+  answers HTTP 500, which the SDK retries into a false success;
+- change sets are found by name within their stack, and deleting one that is gone succeeds while the stack exists
+  (moto fails it, which blocks the CLI's second deploy);
+- a stack is deleted dependents first (moto deletes in template order and, on a dependency error, leaves the rest);
+- the template's own text is what GetTemplate returns, so ``cdk diff`` compares with what was deployed.
+Only ``localhost`` in a TemplateURL is read from moto's own S3, hence the endpoint ``http://localhost:PORT``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from neuronfleet.offline.deploy import DeployResult, StackResult, _captured
+from neuronfleet.offline.moto_patches import (
+    DEFAULT_REGION,
+    moto_default_account,
+    sagemaker_instance_types_from_botocore,
+    sagemaker_names_from_template,
+)
+from neuronfleet.offline.standins import Prepared, prepare_template, sagemaker_types_note
+
+FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+SERVER_GAPS = {
+    "outputs": "moto (server): a stack created through a change set gets no outputs or exports and cannot "
+               "Fn::ImportValue; given them from its template after ExecuteChangeSet, as CloudFormation does",
+    "failed": "moto (server): a failed ExecuteChangeSet answers HTTP 500, which the SDK retries into a false success; "
+              "answered 200 and the stack failed with the resource and moto's error, as CloudFormation does",
+    "change_set": "moto (server): change sets are looked up by name across stacks and deleting a missing one fails "
+                  "(the CLI's second deploy hangs on it); looked up within their stack, a missing one deletes as "
+                  "CloudFormation's does while the stack exists",
+    "delete": "moto (server): DeleteStack deletes in template order and leaves what a dependency error stops "
+              "(the VPC's subnets, routes, gateways); deleted dependents first, as CloudFormation does",
+}
+"""The gaps only the CLI meets, reported (with the shared stand-ins) when used. Only ``localhost`` in a TemplateURL is
+read from moto's own S3: the server's endpoint is ``http://localhost:PORT``, so no stand-in is needed for it."""
+
+_ROLLBACK_REASON = "moto cannot roll an update back: the stack holds what was updated before the failure"
+
+
+@dataclass
+class MotoServer:
+    """A running embedded moto server: where it listens, what it stood in for, and what the CLI deployed into it."""
+
+    url: str
+    account: str
+    region: str
+    result: DeployResult = field(default_factory=DeployResult)
+    """Stand-ins (``result.stand_ins``) and moto's warnings while the server ran; ``deployed()`` adds the stacks."""
+    prepared: dict[tuple[str, str], Prepared] = field(default_factory=dict)
+    """(region, stack name) -> what the last template of that stack had skipped and replaced."""
+    _home: str = ""
+    _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cli_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment for the CDK CLI (or any AWS SDK): this server, fake credentials, no profile or config
+        file that could reach a real account, the fleet's region."""
+        env = {k: v for k, v in (os.environ if base is None else base).items()
+               if not k.startswith("AWS_") and k not in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION")}
+        env.update(FAKE_CREDENTIALS)
+        env.update({"AWS_ENDPOINT_URL": self.url, "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region,
+                    "AWS_EC2_METADATA_DISABLED": "true",
+                    "AWS_CONFIG_FILE": os.path.join(self._home, "config"),
+                    "AWS_SHARED_CREDENTIALS_FILE": os.path.join(self._home, "credentials"),
+                    "CDK_DISABLE_CLI_TELEMETRY": "true"})
+        return env
+
+    def client(self, service: str, region: str | None = None) -> Any:
+        """A boto3 client of this server (cached per service and region)."""
+        import boto3
+
+        key = (service, region or self.region)
+        with self._lock:
+            if key not in self._clients:
+                self._clients[key] = boto3.client(
+                    service, region_name=key[1], endpoint_url=self.url, **_boto3_credentials())
+            return self._clients[key]
+
+    def deployed(self, regions: list[str] | None = None) -> DeployResult:
+        """Every stack in the server (the fleet's region and any other a stack went to), as deploy_assembly
+        reports them: status, reason, resources moto keeps, skipped types, placeholders, outputs; with the
+        stand-ins and warnings so far. CDK's bootstrap stack (CDKToolkit) is left out."""
+        result = DeployResult(stand_ins=list(self.result.stand_ins), warnings=list(self.result.warnings))
+        for region in regions or sorted({self.region} | {r for r, _ in self.prepared}):
+            cfn = self.client("cloudformation", region)
+            stacks = [s for page in cfn.get_paginator("describe_stacks").paginate() for s in page["Stacks"]]
+            for desc in sorted(stacks, key=lambda s: s["CreationTime"]):
+                if desc["StackName"] == "CDKToolkit":
+                    continue
+                counts: dict[str, int] = {}
+                for page in cfn.get_paginator("list_stack_resources").paginate(StackName=desc["StackName"]):
+                    for r in page["StackResourceSummaries"]:
+                        if r["ResourceType"]:  # moto lists each skipped resource as a blank entry
+                            counts[r["ResourceType"]] = counts.get(r["ResourceType"], 0) + 1
+                prepared = self.prepared.get((region, desc["StackName"]), Prepared())
+                result.stacks.append(StackResult(
+                    name=desc["StackName"], status=desc["StackStatus"], reason=desc.get("StackStatusReason", ""),
+                    account=self.account, region=region, resources=counts, skipped=prepared.skipped,
+                    placeholders=prepared.placeholders,
+                    outputs={o["OutputKey"]: o["OutputValue"] for o in desc.get("Outputs", [])}))
+        return result
+
+
+def _boto3_credentials() -> dict[str, str]:
+    return {"aws_access_key_id": FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            "aws_secret_access_key": FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def moto_server(*, account: str | None = None, region: str | None = None, port: int = 0) -> Iterator[MotoServer]:
+    """moto's ThreadedMotoServer on localhost (a free port unless ``port``), serving ``account`` (MOTO_ACCOUNT_ID,
+    default moto's) with ``region`` as the default, the kit's stand-ins applied to every template it receives.
+
+    MOTO_ACCOUNT_ID is set in this process while the server runs (moto reads it per request) and restored after;
+    moto's state is reset on exit. One at a time per process."""
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+    account = account or moto_default_account()
+    region = region or DEFAULT_REGION
+    saved = os.environ.get("MOTO_ACCOUNT_ID")
+    os.environ["MOTO_ACCOUNT_ID"] = account
+    with tempfile.TemporaryDirectory(prefix="neuronfleet-moto-") as home, ExitStack() as stack:
+        port = port or _free_port()
+        # moto recognises only `localhost` in a TemplateURL as its own S3; listen on the address localhost names
+        server = MotoServer(url=f"http://localhost:{port}", account=account, region=region, _home=home)
+        extended: list[str] = []
+        try:
+            stack.enter_context(_captured(server.result))
+            stack.enter_context(_quiet_werkzeug())
+            stack.enter_context(sagemaker_names_from_template())
+            stack.enter_context(sagemaker_instance_types_from_botocore(on_extended=extended.append))
+            stack.enter_context(_server_side_stand_ins(server, lambda: _note_types(server, extended)))
+            moto = ThreadedMotoServer(ip_address="localhost", port=port, verbose=False)
+            moto.start()
+            stack.callback(moto.stop)
+            stack.callback(_reset_moto, server.url)
+            yield server
+        finally:
+            stack.close()
+            if saved is None:
+                os.environ.pop("MOTO_ACCOUNT_ID", None)
+            else:
+                os.environ["MOTO_ACCOUNT_ID"] = saved
+
+
+def _note_types(server: MotoServer, extended: list[str]) -> None:
+    if extended:
+        text = sagemaker_types_note(extended)
+        # one entry for the types seen so far (a later stack may add types: the entry is replaced, not repeated)
+        server.result.stand_ins[:] = [s for s in server.result.stand_ins
+                                      if not s.startswith(text.split(" rejects ")[0])]
+        server.result.stand_in(text)
+
+
+def _reset_moto(url: str) -> None:
+    """Drop moto's state (its own reset endpoint), so that the next server starts empty."""
+    import urllib.request
+
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).close()
+
+
+@contextmanager
+def _quiet_werkzeug() -> Iterator[None]:
+    """werkzeug logs each request at INFO; keep the terminal for the CLI's own output."""
+    logger = logging.getLogger("werkzeug")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+class _Patch:
+    """Class attributes replaced for the server's lifetime and restored afterwards."""
+
+    def __init__(self) -> None:
+        self.saved: list[tuple[Any, str, Any]] = []
+
+    def set(self, owner: Any, name: str, value: Any) -> None:
+        self.saved.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, value)
+
+    def restore(self) -> None:
+        for owner, name, original in reversed(self.saved):
+            setattr(owner, name, original)
+
+
+@contextmanager
+def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -> Iterator[None]:
+    from moto.cloudformation import models, parsing, responses
+
+    patch = _Patch()
+    note = server.result.stand_in
+    backend_cls, response_cls = models.CloudFormationBackend, responses.CloudFormationResponse
+
+    def prepare(backend: Any, stack_name: str, template: str) -> str:
+        try:
+            body = json.loads(template)
+        except (TypeError, ValueError):
+            return template  # not JSON (CDK writes JSON): given to moto as it is
+        if not isinstance(body, dict) or "Resources" not in body:
+            return template
+        region = backend.region_name
+        server.prepared[(region, stack_name)] = prepare_template(
+            body, region=region, note=note, client=lambda service, r: server.client(service, r))
+        note_types()
+        return json.dumps(body)
+
+    # --- templates: prepared as in process; GetTemplate answers the template as sent -------------------------
+    own_create_change_set = backend_cls.__dict__["create_change_set"]
+
+    def create_change_set(self: Any, stack_name: str, change_set_name: str, template: str, *args: Any,
+                          **kwargs: Any) -> tuple[str, str]:
+        prepared = prepare(self, stack_name, template)
+        _forget_change_set(self, change_set_name, stack_name)
+        change_set_id, stack_id = own_create_change_set(self, stack_name, change_set_name, prepared, *args, **kwargs)
+        self.change_sets[change_set_id].sent_template = template
+        return change_set_id, stack_id
+
+    patch.set(backend_cls, "create_change_set", create_change_set)
+
+    def sending(own: Callable[..., Any]) -> Callable[..., Any]:
+        """CreateStack and UpdateStack: the template prepared for moto, its text kept for GetTemplate."""
+
+        def call(self: Any, name: str, template: str, *args: Any, **kwargs: Any) -> Any:
+            stack = own(self, name, prepare(self, name, template), *args, **kwargs)
+            stack.sent_template = template
+            return stack
+
+        return call
+
+    for method in ("create_stack", "update_stack"):
+        patch.set(backend_cls, method, sending(backend_cls.__dict__[method]))
+
+    own_get_template = backend_cls.__dict__["get_template"]
+
+    def get_template(self: Any, name_or_stack_id: str) -> Any:
+        stack = self.get_stack(name_or_stack_id)
+        return getattr(stack, "sent_template", None) or own_get_template(self, name_or_stack_id)
+
+    patch.set(backend_cls, "get_template", get_template)
+
+    # --- change sets: found within their stack; a missing one deletes while the stack exists ----------------
+    def find(backend: Any, name: str, stack_name: str | None) -> Any:
+        if name in backend.change_sets:
+            return backend.change_sets[name]
+        for cs in reversed(list(backend.change_sets.values())):
+            if cs.change_set_name == name and (not stack_name or stack_name in (cs.stack_name, cs.stack_id)):
+                return cs
+        return None
+
+    def describe_change_set(self: Any) -> Any:
+        from moto.core.responses import ActionResult
+
+        cs = find(self.cloudformation_backend, self._get_param("ChangeSetName"), self._get_param("StackName"))
+        if cs is None:
+            raise _change_set_not_found(self._get_param("ChangeSetName"))
+        return ActionResult(cs)
+
+    def delete_change_set(self: Any) -> Any:
+        from moto.core.responses import EmptyResult
+
+        backend = self.cloudformation_backend
+        name, stack_name = self._get_param("ChangeSetName"), self._get_param("StackName")
+        cs = find(backend, name, stack_name)
+        if cs is not None:
+            del backend.change_sets[cs.change_set_id]
+        elif stack_name:
+            backend.get_stack(stack_name)  # ValidationError when the stack does not exist either
+            note(SERVER_GAPS["change_set"])
+        else:
+            raise _change_set_not_found(name)
+        return EmptyResult()
+
+    def execute_change_set(self: Any) -> Any:
+        from moto.core.responses import EmptyResult
+
+        backend = self.cloudformation_backend
+        cs = find(backend, self._get_param("ChangeSetName"), self._get_param("StackName"))
+        if cs is None:
+            raise _change_set_not_found(self._get_param("ChangeSetName"))
+        _execute(backend, cs, note)
+        return EmptyResult()
+
+    patch.set(response_cls, "describe_change_set", describe_change_set)
+    patch.set(response_cls, "delete_change_set", delete_change_set)
+    patch.set(response_cls, "execute_change_set", execute_change_set)
+
+    # --- failures: remember which resource moto failed on ----------------------------------------------------
+    own_parse_and_create = parsing.__dict__["parse_and_create_resource"]
+
+    def parse_and_create_resource(logical_id: str, resource_json: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return own_parse_and_create(logical_id, resource_json, *args, **kwargs)
+        except Exception as exc:
+            if not hasattr(exc, "neuronfleet_resource"):
+                exc.neuronfleet_resource = (logical_id, resource_json.get("Type", ""))  # type: ignore[attr-defined]
+            raise
+
+    patch.set(parsing, "parse_and_create_resource", parse_and_create_resource)
+
+    # --- deletion: dependents first ------------------------------------------------------------------------
+    own_delete = parsing.ResourceMap.__dict__["delete"]
+
+    def delete(self: Any) -> None:
+        _delete_dependents_first(self, own_delete, note)
+
+    patch.set(parsing.ResourceMap, "delete", delete)
+    try:
+        yield
+    finally:
+        patch.restore()
+
+
+def _forget_change_set(backend: Any, name: str, stack_name: str) -> None:
+    """A change set name is unique within its stack: a new one replaces an executed one of the same stack."""
+    for cs_id, cs in list(backend.change_sets.items()):
+        if cs.change_set_name == name and cs.stack_name == stack_name and cs.execution_status == "EXECUTE_COMPLETE":
+            del backend.change_sets[cs_id]
+
+
+def _change_set_not_found(name: str) -> Exception:
+    from moto.cloudformation.exceptions import CloudFormationError
+
+    class ChangeSetNotFound(CloudFormationError):
+        code = "ChangeSetNotFound"
+
+    return ChangeSetNotFound(f"ChangeSet [{name}] does not exist")
+
+
+def _event(stack: Any, logical: str, physical: str, kind: str, status: str, reason: str | None) -> None:
+    from moto.cloudformation.models import Event
+
+    stack.events.append(Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
+                              physical_resource_id=physical, resource_type=kind, resource_status=status,
+                              resource_status_reason=reason, resource_properties=None))
+
+
+def _execute(backend: Any, cs: Any, note: Callable[[str], None]) -> None:
+    """ExecuteChangeSet as CloudFormation answers it: outputs and exports from the template, imports resolved,
+    and a failure recorded on the stack (never an HTTP 500)."""
+    stack = backend.stacks[cs.stack_id]
+    creating = cs.change_set_type == "CREATE"
+    stack.cross_stack_resources = backend.exports
+    stack.resource_map.cross_stack_resources = backend.exports
+    old_exports = [e.name for e in stack.exports] if not creating else []
+    try:
+        backend.execute_change_set(cs.change_set_id, stack.name)
+        stack._parse_template()
+        stack.output_map = stack._create_output_map()
+        new_exports = stack.exports
+        clash = {e.name for e in new_exports} & (set(backend.exports) - set(old_exports))
+        if clash:
+            raise ValueError(f"Export names must be unique across a given region: {', '.join(sorted(clash))}")
+    except Exception as exc:
+        _fail(stack, cs, exc, creating)
+        note(SERVER_GAPS["failed"])
+        return
+    if hasattr(cs, "sent_template"):
+        stack.sent_template = cs.sent_template
+    for name in old_exports:
+        backend.exports.pop(name, None)
+    for export in new_exports:
+        backend.exports[export.name] = export
+    if creating and (stack.outputs or new_exports):
+        note(SERVER_GAPS["outputs"])
+
+
+def _fail(stack: Any, cs: Any, exc: Exception, creating: bool) -> None:
+    logical, kind = getattr(exc, "neuronfleet_resource", (stack.name, "AWS::CloudFormation::Stack"))
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    reason = f"{logical} ({kind}): {type(exc).__name__}: {message}"
+    action = "CREATE" if creating else "UPDATE"
+    if logical != stack.name:
+        _event(stack, logical, "", kind, f"{action}_FAILED", f"{type(exc).__name__}: {message}")
+    cs.execution_status, cs.status_reason = "EXECUTE_FAILED", reason
+    if creating:
+        stack._add_stack_event("ROLLBACK_IN_PROGRESS", resource_status_reason=f"The following resource(s) failed to "
+                               f"create: [{logical}]. Rollback requested by user.")
+        try:
+            stack.resource_map.delete()
+            status = "ROLLBACK_COMPLETE"
+        except Exception as rollback:  # what moto could not delete stays, and the stack says so
+            status = "ROLLBACK_FAILED"
+            reason += f"; rollback: {type(rollback).__name__}: {rollback}"
+    else:
+        status = "UPDATE_ROLLBACK_FAILED"
+        reason += f"; {_ROLLBACK_REASON}"
+    stack._add_stack_event(status, resource_status_reason=reason)
+    stack.status, stack.status_reason = status, reason
+
+
+def _delete_dependents_first(resource_map: Any, own_delete: Callable[[Any], None], note: Callable[[str], None]) -> None:
+    """Delete what depends on a resource before the resource (reverse creation order), then let moto's own loop
+    retry what is left; anything that still cannot be deleted fails the deletion with moto's error."""
+    created = list(resource_map._parsed_resources)
+    retained = {k for k, v in resource_map._resource_json_map.items() if v.get("DeletionPolicy") == "Retain"}
+    for logical in reversed(created):
+        if logical in retained:
+            continue
+        parsed = resource_map._parsed_resources.get(logical)
+        if parsed is None or isinstance(parsed, str):
+            continue
+        try:
+            resource_map._delete_resource(parsed, resource_map._resource_json_map[logical])
+        except Exception:
+            continue  # moto's loop below tries again and reports what is left
+        resource_map._parsed_resources.pop(logical, None)
+    own_delete(resource_map)
+    note(SERVER_GAPS["delete"])
