@@ -14,6 +14,7 @@ class TrainingStack(StaticAzStack):
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  cluster: TrainiumClusterSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
+        network.require_aws_api_access("a training cluster")
         self.cluster = c = TrainiumCluster(self, "Cluster", vpc=network.vpc, subnet=network.training_subnet,
                                            settings=cluster)
         CfnOutput(self, "JobQueueArn", value=c.job_queue.job_queue_arn,

@@ -194,7 +194,8 @@ class TrainiumCluster(Construct):
         self.compute_environment = batch_compute_environment(
             self, "ComputeEnvironment", spec=self.spec, launch_template=self.launch_template,
             instance_profile=self.instance_profile, subnet_ids=[subnet.subnet_id],
-            maxv_cpus=self.spec.vcpus * self.count, placement_group=self.placement_group)
+            maxv_cpus=self.spec.vcpus * self.count, placement_group=self.placement_group,
+            update_timeout_minutes=self.settings.update_timeout_minutes)
         self.job_queue = job_queue(self, "JobQueue", compute_environments=[self.compute_environment])
         if self.settings.capacity_wait_timeout_s is not None:
             # A job held for capacity is cancelled after the wait (CapacityAlerts announces the hold before that)

@@ -504,3 +504,24 @@ def test_a_custom_image_with_a_declared_sdk_is_accepted_and_pulled_from_its_repo
     assert settings.image_sdk == "2.29.1"
     with pytest.raises(InvalidSettings, match=r"training_image_sdk: got '2\.21\.0'; allowed: unset, or the SDK"):
         TrainiumClusterSettings(instance_type="trn2.48xlarge", count=1, training_image_sdk="2.21.0")
+
+
+def test_a_redeploy_waits_for_running_jobs_as_long_as_the_cluster_says() -> None:
+    stack = AzStack(new_app(), "Waits", env=ENV)
+    net = network(stack)
+    TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet,
+                    settings=TrainiumClusterSettings(instance_type="trn2.48xlarge", count=2, update_timeout_minutes=2880))
+    (env,) = Template.from_stack(stack).find_resources("AWS::Batch::ComputeEnvironment").values()
+    assert env["Properties"]["UpdatePolicy"] == {"TerminateJobsOnUpdate": False, "JobExecutionTimeoutMinutes": 2880}
+    with pytest.raises(InvalidSettings, match=r"update_timeout_minutes: got 7201"):
+        TrainiumClusterSettings(instance_type="trn2.48xlarge", count=2, update_timeout_minutes=7201)
+
+
+def test_the_training_stack_refuses_an_isolated_network_without_aws_endpoints() -> None:
+    from stacks.training_stack import TrainingStack
+
+    stack = AzStack(new_app(), "Net", env=ENV)
+    net = network(stack, nat_gateways=0, interface_endpoints=False)
+    with pytest.raises(InvalidSettings, match=r"interface_endpoints: got False; allowed: true when nat_gateways is 0"):
+        TrainingStack(stack.node.scope, "Train", network=net, env=ENV,  # type: ignore[arg-type]
+                      cluster=TrainiumClusterSettings(instance_type="trn2.48xlarge", count=2))

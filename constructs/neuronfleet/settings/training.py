@@ -11,6 +11,7 @@ from .. import neuron, rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec
 from ..problems import Problem
 from ._base import Bool, Int, PositiveInt, Settings
+from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, UpdateTimeoutMinutes
 
 CapacityType = Literal["on-demand", "odcr", "capacity-block"]
 
@@ -163,6 +164,9 @@ class TrainiumClusterSettings(Settings):
     """A job held RUNNABLE at the head of the queue for lack of instance capacity
     (``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY``) is cancelled after this many seconds (Batch
     ``jobStateTimeLimitActions``: 600 to 86,400); null keeps it waiting."""
+    update_timeout_minutes: UpdateTimeoutMinutes = DEFAULT_UPDATE_TIMEOUT_MINUTES
+    """How long a redeploy that changes the launch template waits for a running job before Batch replaces its
+    instances (compute environment UpdatePolicy ``jobExecutionTimeoutMinutes``, see ``settings/batch.py``)."""
 
     @property
     def spec(self) -> InstanceSpec:
