@@ -49,7 +49,9 @@ def month_of_usage(fleet: str, endpoint: str, today: date) -> tuple[list[dict[st
 
     def cost(instance_type: str, count: int, hours: float = 24) -> dict[str, Any]:
         price = CATALOG.get(instance_type.removeprefix("ml.")).price.usd_per_hour
-        return {"Keys": [instance_type, f"neuronfleet:fleet${fleet}"], "Metrics": {
+        usage_type = f"Host:{instance_type}" if instance_type.startswith("ml.") else f"BoxUsage:{instance_type}"
+        return {"Keys": [usage_type, f"neuronfleet:fleet${fleet}"], "Metrics": {
+            "NetAmortizedCost": {"Amount": f"{price * hours * count:.2f}", "Unit": "USD"},
             "UnblendedCost": {"Amount": f"{price * hours * count:.2f}", "Unit": "USD"},
             "UsageQuantity": {"Amount": f"{hours * count:g}", "Unit": "Hrs"}}}
 

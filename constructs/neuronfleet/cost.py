@@ -81,8 +81,10 @@ class CostMonitors(Construct):
             self, "Collector", handler="cost.collector.handler", alarm_topic=topic, timeout=Duration.minutes(10),
             memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
             environment=CollectorSettings(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
-                                          lookback_days=settings.lookback_days,
-                                          metrics_namespace=SPEND_NAMESPACE).to_environment())
+                                          lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
+                                          fleet=fleet_name, basis=settings.basis,
+                                          backfill_days=settings.backfill_days,
+                                          month_close_days=settings.month_close_days).to_environment())
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
@@ -90,6 +92,7 @@ class CostMonitors(Construct):
                                        report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
                                        prices=price_table(catalog), endpoints=list(endpoint_names),
                                        period_days=settings.report_period_days, tokens_namespace=WORKLOAD_NAMESPACE,
+                                       basis=settings.basis, stale_after_days=settings.price_stale_days,
                                        ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
@@ -134,8 +137,11 @@ class CostMonitors(Construct):
         table, bucket = self.ledger.table_arn, self.report_bucket
         c, r, w = self.collector.role, self.report.role, self.waste.role
         c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
-        c.add_to_principal_policy(iam.PolicyStatement(actions=["dynamodb:Query", "dynamodb:BatchWriteItem"],
-                                                      resources=[table]))
+        c.add_to_principal_policy(iam.PolicyStatement(
+            actions=["ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations"], resources=["*"]))
+        c.add_to_principal_policy(iam.PolicyStatement(
+            actions=["dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:PutItem",
+                     "dynamodb:DeleteItem"], resources=[table]))
         c.add_to_principal_policy(iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"], resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": SPEND_NAMESPACE}}))
@@ -148,7 +154,7 @@ class CostMonitors(Construct):
         self.announced.grant(w)
         for role in (r, w):
             grant_publish(topic, role)
-        why = ("Cost Explorer and CloudWatch metric reads/writes (writes limited by namespace) have no "
+        why = ("Cost Explorer, EC2 Describe* and CloudWatch metric reads/writes (writes limited by namespace) have no "
                "resource-level permissions")
         for role in (c, r, w):
             acknowledge_wildcards(role, why, resources=("*",))

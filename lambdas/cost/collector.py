@@ -1,15 +1,22 @@
-"""Daily spend collector: Cost Explorer -> DynamoDB ledger -> CloudWatch metrics.
+"""Daily spend collector: Cost Explorer (+ EC2 Capacity Blocks) -> DynamoDB ledger -> CloudWatch metrics.
 
-One GetCostAndUsage query for all fleets (grouped by instance type and the fleet tag), one request per
-page ($0.01 each), retried with exponential backoff when throttled. Configuration:
+Scoping: one collector per fleet (each fleet's CostMonitors), each asking Cost Explorer the account's queries
+(grouped by the fleet tag, never filtered to one fleet) and writing and publishing only its own fleet's rows
+into its own ledger. Why not one collector per account serving every fleet: every fleet deploys its own
+stacks from its own fleet file and owns its ledger, dashboard and alarms; an account-level collector would
+need an owner outside any fleet and write into tables it does not own. The price is one query set per fleet
+per day ($0.01 a page). Rows of other fleets and untagged rows are counted in the run summary, not written.
+
+Each request is one page ($0.01), retried with exponential backoff when throttled. Configuration:
 :class:`~.settings.CollectorSettings` (read once per container). Spend goes to its ``metrics_namespace``
 (``SPEND_NAMESPACE`` by default); the run's own metrics to ``COST_MONITORS_NAMESPACE``.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import cache
@@ -24,9 +31,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from . import cost_explorer
 from ._shared import namespaces
 from .adapters import SpendMetrics
+from .capacity_blocks import CapacityBlocks, amortise
 from .cost_explorer import CostExplorer
-from .ledger import Ledger, plan
-from .rows import BadRow, CostRow, parse_page, totals
+from .ledger import Busy, Ledger, plan
+from .rows import BadRow, Basis, CostRow, parse, totals
 from .settings import CollectorSettings
 
 
@@ -41,33 +49,131 @@ class RunSummary:
     unchanged: int
     bad_rows: int
     metric_datapoints: int
+    retracted: int = 0
+    ignored_rows: int = 0
+    capacity_blocks: int = 0
+    unmatched_fees: int = 0
+    other_fleets_rows: int = 0
+    estimated_days: list[str] = field(default_factory=list)
+    backfill: bool = False
+    skipped: str = ""
+
+
+METRIC_MAX_AGE = timedelta(days=14)
+"""PutMetricData accepts timestamps up to two weeks before the current date (botocore 1.44.5 cloudwatch model,
+PutMetricData documentation, read 2026-11-22): older days stay in the ledger (the report reads them)."""
+LOCK_SECONDS = 15 * 60
+"""The run lock outlives the Lambda's timeout (10 minutes), so a crashed run frees it."""
+
+
+def window(today: date, lookback_days: int, month_close_days: int) -> tuple[date, date]:
+    """The days asked for: the last ``lookback_days`` and, while Cost Explorer may still revise them (Savings
+    Plan and credit application at month end), the whole current month, and the previous month during the
+    first ``month_close_days`` of a month."""
+    start = min(today - timedelta(days=lookback_days), today.replace(day=1))
+    if today.day <= month_close_days:
+        start = min(start, (today.replace(day=1) - timedelta(days=1)).replace(day=1))
+    return start, today
+
+
+def metric_days(today: date, now: datetime) -> list[str]:
+    """Days CloudWatch still accepts datapoints for (timestamped at noon UTC), yesterday included, today not."""
+    out = []
+    for back in range(1, METRIC_MAX_AGE.days + 1):
+        day = today - timedelta(days=back)
+        if datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12) > now - METRIC_MAX_AGE:
+            out.append(day.isoformat())
+    return sorted(out)
 
 
 def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], ce: CostExplorer, ledger: Ledger,
-            metrics: SpendMetrics, now: datetime, on_bad_row: Callable[[BadRow], None]) -> RunSummary:
-    start, end = today - timedelta(days=lookback_days), today
-    days = [(start + timedelta(days=i)).isoformat() for i in range(lookback_days)]
+            metrics: SpendMetrics, now: datetime, on_bad_row: Callable[[BadRow], None], fleet: str | None = None,
+            blocks: CapacityBlocks | None = None, basis: Basis = "net_amortized", backfill_days: int = 0,
+            month_close_days: int = 0, owner: str = "") -> RunSummary:
+    """One run: Cost Explorer (and the Capacity Blocks) -> ledger rows -> CloudWatch, under the run lock.
+
+    ``fleet``: this collector's fleet; only its rows are written and published (None: every fleet's, for
+    tools). ``backfill_days``: on the first run (no collector state in the ledger), read this many days."""
+    name = f"collector#{fleet or '*'}"
+    owner = owner or f"{now.isoformat()}#{uuid.uuid4()}"
+    try:
+        ledger.lock(name, owner, now, LOCK_SECONDS)
+    except Busy as exc:
+        return RunSummary(days=[], ce_requests=0, ce_throttled=0, rows=0, new=0, replaced=0, unchanged=0, bad_rows=0,
+                          metric_datapoints=0, skipped=str(exc))
+    try:
+        first = backfill_days > 0 and ledger.state(name) is None
+        start, end = window(today, max(lookback_days, backfill_days if first else 0), month_close_days)
+        summary = _collect(start=start, end=end, instance_types=instance_types, ce=ce, ledger=ledger, metrics=metrics,
+                           today=today, now=now, on_bad_row=on_bad_row, fleet=fleet, blocks=blocks, basis=basis)
+        summary.backfill = first
+        ledger.set_state(name, last_run=now.isoformat(), first_day=start.isoformat())
+        return summary
+    finally:
+        ledger.unlock(name, owner)
+
+
+def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostExplorer, ledger: Ledger,
+             metrics: SpendMetrics, today: date, now: datetime, on_bad_row: Callable[[BadRow], None],
+             fleet: str | None, blocks: CapacityBlocks | None, basis: Basis) -> RunSummary:
+    days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days)]
     rows: list[CostRow] = []
-    bad = 0
-    for page in ce.pages(start, end, instance_types):
-        good, rejected = parse_page(page)
-        rows += good
-        for b in rejected:
-            bad += 1
-            on_bad_row(b)
-    existing = ledger.existing(days)
-    todo = plan(rows, existing)
-    ledger.write(todo.writes, now.isoformat())
-    # CloudWatch datapoints cannot be replaced: publish the change of each (day, fleet, family) total, so
-    # the Sum over a day is the ledger's figure after corrections too, and a rerun publishes nothing.
-    deltas = totals(todo.writes)
-    for row in todo.replaced:
-        key = (row.day, row.fleet, row.family)
-        deltas[key] -= Decimal(str(existing[row.key]["amount"]))
-    published = metrics.publish(deltas)
-    return RunSummary(days=days, ce_requests=ce.requests, ce_throttled=ce.throttled, rows=len(rows),
+    bad = ignored = 0
+    estimated: set[str] = set()
+    for adjustments, pages in ((False, ce.pages(start, end, instance_types)), (True, ce.adjustment_pages(start, end))):
+        for page in pages:
+            parsed = parse(page, adjustments=adjustments)
+            rows += parsed.rows
+            ignored += parsed.ignored
+            for b in parsed.bad:
+                bad += 1
+                on_bad_row(b)
+    estimated = {r.day for r in rows if r.estimated}
+    fees = [r for r in rows if r.usage == "capacity-block"]
+    found = blocks.describe() if blocks is not None else []
+    amortised, unmatched = amortise(fees, found)
+    rows = [r for r in rows if r.usage != "capacity-block"] + amortised + unmatched
+    mine = [r for r in rows if fleet is None or r.fleet == fleet]
+    read = set(days) | {r.day for r in mine}
+    existing = ledger.existing(read)
+    todo = plan(mine, existing, scope=days, fleet=fleet)
+    stamp = now.isoformat()
+    ledger.write(todo.writes, stamp)
+    ledger.delete(todo.retracted)
+    published = publish(ledger, metrics, fleet=fleet, basis=basis, days=metric_days(today, now), stamp=stamp)
+    return RunSummary(days=days, ce_requests=ce.requests, ce_throttled=ce.throttled, rows=len(mine),
                       new=len(todo.new), replaced=len(todo.replaced), unchanged=todo.unchanged, bad_rows=bad,
-                      metric_datapoints=published)
+                      metric_datapoints=published, retracted=len(todo.retracted), ignored_rows=ignored,
+                      capacity_blocks=len({r.detail for r in amortised if r.fleet == fleet or fleet is None}),
+                      unmatched_fees=len(unmatched), other_fleets_rows=len(rows) - len(mine),
+                      estimated_days=sorted(estimated))
+
+
+def publish(ledger: Ledger, metrics: SpendMetrics, *, fleet: str | None, basis: Basis, days: Sequence[str],
+            stamp: str) -> int:
+    """Publish ledger total - published total per (day, fleet, family); record each batch's new totals only
+    after CloudWatch took it. A failed publish leaves the published totals as they were: the next run sends
+    the same deltas again."""
+    if not days:
+        return 0
+    current = totals(ledger.rows(days), basis)
+    fleets = sorted({f for (_, f, _) in current} | ({fleet} if fleet else set()))
+    if fleet is not None:
+        fleets = [fleet]
+    sent = 0
+    for f in fleets:
+        held = ledger.published(f, days)
+        want = {(d, fam): v for (d, ff, fam), v in current.items() if ff == f}
+        for key in held:  # a day/family whose rows were all retracted goes back to 0
+            want.setdefault(key, Decimal(0))
+        deltas = {(d, f, fam): v - held.get((d, fam), Decimal(0)) for (d, fam), v in want.items()}
+        changed = sorted(k for k, v in deltas.items() if v != 0)
+        for i in range(0, len(changed), 1000):
+            batch = changed[i:i + 1000]
+            sent += metrics.publish({k: deltas[k] for k in batch})
+            ledger.mark_published(f, {(d, fam): want[(d, fam)] for d, _, fam in batch},
+                                  {(d, fam): held[(d, fam)] for d, _, fam in batch if (d, fam) in held}, stamp)
+    return sent
 
 
 SERVICE = "neuronfleet-cost-collector"
@@ -84,6 +190,7 @@ class Container:
     ce_client: Any
     ledger: Ledger
     spend: SpendMetrics
+    blocks: CapacityBlocks | None
 
 
 @cache
@@ -91,7 +198,8 @@ def container() -> Container:
     settings = CollectorSettings.from_environment()
     return Container(settings=settings, ce_client=boto3.client("ce", region_name=cost_explorer.REGION),
                      ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
-                     spend=SpendMetrics(boto3.client("cloudwatch"), settings.metrics_namespace))
+                     spend=SpendMetrics(boto3.client("cloudwatch"), settings.metrics_namespace),
+                     blocks=CapacityBlocks(boto3.client("ec2")) if settings.capacity_blocks else None)
 
 
 def _log_bad_row(bad: BadRow) -> None:
@@ -104,11 +212,16 @@ def _log_bad_row(bad: BadRow) -> None:
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
     c = container()
     now = datetime.now(UTC)
-    summary = collect(today=now.date(), lookback_days=c.settings.lookback_days,
-                      instance_types=c.settings.instance_types, ce=CostExplorer(c.ce_client), ledger=c.ledger,
-                      metrics=c.spend, now=now, on_bad_row=_log_bad_row)
+    s = c.settings
+    summary = collect(today=now.date(), lookback_days=s.lookback_days, instance_types=s.instance_types,
+                      ce=CostExplorer(c.ce_client), ledger=c.ledger, metrics=c.spend, now=now,
+                      on_bad_row=_log_bad_row, fleet=s.fleet, blocks=c.blocks, basis=s.basis,  # type: ignore[arg-type]
+                      backfill_days=s.backfill_days, month_close_days=s.month_close_days,
+                      owner=context.aws_request_id)
+    if summary.skipped:
+        logger.warning("skipped: another run holds the lock", extra=asdict(summary))
     for name, value in (("CostExplorerRequests", summary.ce_requests), ("BadRows", summary.bad_rows),
-                        ("RowsWritten", summary.new + summary.replaced)):
+                        ("RowsWritten", summary.new + summary.replaced), ("RowsRetracted", summary.retracted)):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     logger.info("collected", extra=asdict(summary))
     return asdict(summary)

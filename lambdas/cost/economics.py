@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -33,7 +34,9 @@ def _money(value: Decimal) -> Decimal:
 
 @dataclass(frozen=True)
 class Spend:
-    """Spend over a period by workload (inference: SageMaker, training: EC2) and accelerator family."""
+    """Spend over a period by workload and accelerator family. The workload comes from the usage type: SageMaker
+    hosting and batch transform are inference, SageMaker training, EC2 instances and Capacity Block fees are
+    training, SageMaker processing is processing; credits, refunds and taxes (no family) are not counted here."""
 
     by: Mapping[tuple[str, str], Decimal]
 
@@ -41,7 +44,9 @@ class Spend:
     def of(cls, rows: Iterable[CostRow]) -> Spend:
         by: dict[tuple[str, str], Decimal] = {}
         for r in rows:
-            key = ("inference" if r.service == "sagemaker" else "training", r.family)
+            if not r.family:
+                continue
+            key = (r.workload, r.family)
             by[key] = by.get(key, Decimal(0)) + r.amount
         return cls(by)
 
@@ -101,38 +106,48 @@ def verdict(spend: Spend, days: int) -> list[str]:
     return lines
 
 
+def _price_of(prices: Mapping[str, Mapping[str, Any]], instance_type: str) -> tuple[str, Mapping[str, Any]] | None:
+    """The price entry for ``instance_type``: its own (``ml.`` SageMaker entries are their own), else None."""
+    entry = prices.get(instance_type)
+    return (instance_type, entry) if entry is not None else None
+
+
 def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]],
              equivalents: Mapping[str, str] = DEFAULT_EQUIVALENTS) -> dict[str, Any]:
-    """What the GPU work of ``gpu_rows`` would cost on the Neuron equivalents, at catalog prices.
+    """What the GPU work of ``gpu_rows`` would cost on the Neuron equivalents, at the price table's prices.
 
-    Instance-hours come from Cost Explorer's usage quantity (or spend / list price when it is missing);
-    each line names the prices used with their source and date. GPU types with no equivalent are listed
-    as not estimated, never silently dropped.
+    SageMaker rows (``ml.`` types) are priced with SageMaker entries (``ml.<gpu>`` -> ``ml.<neuron>``), never
+    at EC2 rates; EC2 rows with EC2 entries. Instance-hours come from Cost Explorer's usage quantity (or spend /
+    list price when it is missing); each line names the prices used with their source and date. GPU types with
+    no equivalent or no price are listed as not estimated, never silently dropped.
     """
     lines: dict[str, dict[str, Any]] = {}
     skipped: dict[str, Decimal] = {}
     for row in gpu_rows:
-        gpu = row.instance_type.removeprefix("ml.")
-        neuron = equivalents.get(gpu)
-        if neuron is None or gpu not in prices or neuron not in prices:
+        ml = row.instance_type.startswith("ml.")
+        base = row.instance_type.removeprefix("ml.")
+        neuron_base = equivalents.get(base)
+        gpu_price = _price_of(prices, row.instance_type)
+        neuron_price = _price_of(prices, f"ml.{neuron_base}" if ml else str(neuron_base)) if neuron_base else None
+        if gpu_price is None or neuron_price is None:
             skipped[row.instance_type] = skipped.get(row.instance_type, Decimal(0)) + row.amount
             continue
-        hours = row.usage_hours if row.usage_hours > 0 else row.amount / Decimal(str(prices[gpu]["usd_per_hour"]))
-        line = lines.setdefault(gpu, {"gpu_type": gpu, "neuron_type": neuron, "gpu_spend": Decimal(0),
-                                      "hours": Decimal(0)})
+        hours = row.usage_hours if row.usage_hours > 0 else row.amount / Decimal(str(gpu_price[1]["usd_per_hour"]))
+        line = lines.setdefault(row.instance_type, {"gpu_type": row.instance_type, "neuron_type": neuron_price[0],
+                                                    "gpu_spend": Decimal(0), "hours": Decimal(0)})
         line["gpu_spend"] += row.amount
         line["hours"] += hours
     out_lines = []
     total_gpu, total_neuron = Decimal(0), Decimal(0)
     for gpu, line in sorted(lines.items()):
-        neuron_price = prices[line["neuron_type"]]
-        neuron_cost = _money(line["hours"] * Decimal(str(neuron_price["usd_per_hour"])))
+        used = prices[line["neuron_type"]]
+        neuron_cost = _money(line["hours"] * Decimal(str(used["usd_per_hour"])))
         total_gpu += line["gpu_spend"]
         total_neuron += neuron_cost
         out_lines.append({
             "gpu_type": gpu, "neuron_type": line["neuron_type"], "instance_hours": str(_money(line["hours"])),
             "gpu_spend_usd": str(_money(line["gpu_spend"])), "neuron_estimate_usd": str(neuron_cost),
-            "neuron_price": {k: str(v) for k, v in neuron_price.items()},
+            "neuron_price": {k: str(v) for k, v in used.items()},
             "gpu_price": {k: str(v) for k, v in prices[gpu].items()},
         })
     saved = _money(total_gpu) - total_neuron
@@ -146,17 +161,47 @@ def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]
     }
 
 
+def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_after_days: int) -> list[str]:
+    """Warnings about the prices a report used: unsourced ones, and ones read longer ago than the threshold."""
+    notes = []
+    for instance_type, p in sorted(prices.items()):
+        source, as_of = str(p.get("source") or ""), str(p.get("as_of") or "")
+        if not source or source.lower().startswith("unsourced"):
+            notes.append(f"{instance_type}: price {p.get('usd_per_hour')} USD/h is unsourced"
+                         + (f" ({source})" if source else "") + "; override it with your own (prices: in the fleet file)")
+        try:
+            age = (today - date.fromisoformat(as_of)).days
+        except ValueError:
+            notes.append(f"{instance_type}: price has no valid as_of date (got {as_of!r})")
+            continue
+        if age > stale_after_days:
+            notes.append(f"{instance_type}: price read {as_of}, {age} days ago (over {stale_after_days}): stale, "
+                         "refresh or override it")
+    return notes
+
+
 def summary_text(report: Mapping[str, Any]) -> str:
     spend = report["spend_usd"]
     inferences = report["unit_economics"]["inferences"]
     lines = [f"neuronfleet migration report, {report['period']['start']} to {report['period']['end']}",
+             f"Cost basis: {report.get('basis', 'net_amortized')}",
              "Spend by family: " + ", ".join(f"{k} ${v}" for k, v in sorted(spend["by_family"].items())),
              f"Cost per million inferences: Neuron {inferences['neuron_usd_per_million']}, "
              f"GPU {inferences['gpu_usd_per_million']}"]
     if inferences.get("savings_usd") is not None:
         lines.append(f"Savings against the GPU baseline: ${inferences['savings_usd']} "
                      f"({inferences['savings_percent']}%)")
+    if report.get("adjustments_usd"):
+        lines.append("Kept apart (credits, refunds, taxes): "
+                     + ", ".join(f"{k} ${v}" for k, v in report["adjustments_usd"].items()))
+    unused = [b for b in report.get("capacity_blocks", []) if b["unused"]]
+    if unused:
+        lines.append("Capacity Blocks paid but unused: " + ", ".join(
+            f"{b['block_id']} ({b['instance_type']}, ${b['fee_usd']})" for b in unused))
+    if report["period"].get("estimated_days"):
+        lines.append("Estimated days (Cost Explorer may still revise): " + ", ".join(report["period"]["estimated_days"]))
     lines += ["Verdict: " + " ".join(report["verdict"])]
+    lines += [f"Price note: {n}" for n in report.get("price_notes", [])]
     est = report.get("evaluation_estimate")
     if est and est["lines"]:
         lines.append(f"Evaluation estimate: GPU work ${est['gpu_spend_usd']} would cost ${est['neuron_estimate_usd']} "
@@ -181,12 +226,27 @@ def render_html(report: Mapping[str, Any]) -> str:
         f"<td>{e(line['neuron_price']['usd_per_hour'])} USD/h ({e(line['neuron_price']['source'])}, "
         f"{e(line['neuron_price']['as_of'])})</td></tr>" for line in est["lines"])
     verdict_items = "".join(f"<li>{e(v)}</li>" for v in report["verdict"])
+    verdict_items += "".join(f"<li>Price note: {e(n)}</li>" for n in report.get("price_notes", []))
+    usage_rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
+                         for k, v in report["spend_usd"].get("by_usage", {}).items())
+    adj_rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
+                       for k, v in report.get("adjustments_usd", {}).items())
+    block_rows = "".join(
+        f"<tr><td>{e(b['block_id'])}</td><td>{e(b['instance_type'])}</td><td>{b['days']}</td><td>${e(b['fee_usd'])}</td>"
+        f"<td>{e(b['used_instance_hours'])}{' (unused)' if b['unused'] else ''}</td></tr>"
+        for b in report.get("capacity_blocks", []))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>neuronfleet migration report</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:right}}td:first-child{{text-align:left}}</style></head>
 <body><h1>Migration report: {e(report['fleet'])}</h1>
 <p>{e(report['period']['start'])} to {e(report['period']['end'])} ({e(str(report['period']['days']))} days).
-Figures from the cost ledger (Cost Explorer, unblended cost, USD).</p>
+Figures from the cost ledger (Cost Explorer, {e(report.get('basis_description', report.get('basis', '')))}, USD).
+Estimated days (Cost Explorer may still revise): {e(", ".join(report['period'].get('estimated_days', [])) or "none")}.
+</p>
+<h2>Spend by usage</h2><table><tr><th>usage</th><th>spend</th></tr>{usage_rows}</table>
+<h2>Kept apart: credits, refunds, taxes</h2><table><tr><th>record type</th><th>amount</th></tr>{adj_rows}</table>
+<h2>Capacity Blocks</h2><table><tr><th>block</th><th>type</th><th>days</th><th>fee (amortised)</th>
+<th>instance-hours used</th></tr>{block_rows}</table>
 <h2>Spend by accelerator family</h2><table><tr><th>family</th><th>spend</th></tr>{rows}</table>
 <h2>Cost per million units</h2><table><tr><th>unit</th><th>Neuron</th><th>GPU</th><th>savings USD</th>
 <th>savings %</th></tr>{econ_rows}</table>

@@ -21,34 +21,80 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ._shared import namespaces
 from .adapters import ReportStore, Topic, Usage
-from .economics import Spend, estimate, render_html, summary_text, unit_economics, verdict
+from .economics import Spend, estimate, price_notes, render_html, summary_text, unit_economics, verdict
 from .ledger import Ledger
-from .rows import CostRow
+from .rows import Basis, CostRow
 from .settings import ReportSettings
 
 logger = Logger(service="neuronfleet-cost-report")
 
 
+BASIS_LABEL = {"net_amortized": "net amortized cost (NetAmortizedCost: Savings Plans and reservations at their "
+                                 "effective cost, upfront fees spread, discounts applied)",
+               "unblended": "unblended cost (UnblendedCost: charges as billed; usage a Savings Plan covers nets "
+                            "to about $0 through SavingsPlanNegation)"}
+
+
+def _usd(value: Decimal) -> str:
+    return str(value.quantize(Decimal("0.01")))
+
+
+def capacity_block_use(rows: Sequence[CostRow]) -> list[dict[str, Any]]:
+    """Each Capacity Block seen in the period: its amortised fee and its fleet's instance-hours of its type on its
+    days (instances in a block bill $0 of usage but report hours); a block nobody used shows 0 hours."""
+    blocks: dict[str, list[CostRow]] = {}
+    for r in rows:
+        if r.usage == "capacity-block" and r.detail and r.detail != "unmatched":
+            blocks.setdefault(r.detail, []).append(r)
+    out = []
+    for block_id, fee_rows in sorted(blocks.items()):
+        first = fee_rows[0]
+        days = {r.day for r in fee_rows}
+        used = sum((r.usage_hours for r in rows if r.usage == "ec2" and r.fleet == first.fleet
+                    and r.instance_type == first.instance_type and r.day in days), Decimal(0))
+        out.append({"block_id": block_id, "fleet": first.fleet, "instance_type": first.instance_type,
+                    "days": len(days), "fee_usd": _usd(sum((r.amount for r in fee_rows), Decimal(0))),
+                    "used_instance_hours": str(used), "unused": used == 0})
+    return out
+
+
 def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invocations: Mapping[str, Decimal],
-          tokens: Mapping[str, Decimal], prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    mine = [r for r in rows if r.fleet == fleet]
-    spend = Spend.of(mine)
+          tokens: Mapping[str, Decimal], prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized",
+          price_notes: Sequence[str] = ()) -> dict[str, Any]:
+    mine = [r.on(basis) for r in rows if r.fleet == fleet]
+    usage = [r for r in mine if r.family]
+    adjustments = [r for r in mine if not r.family]
+    spend = Spend.of(usage)
     days = (end - start).days
+    by_usage: dict[str, Decimal] = {}
+    for r in usage:
+        by_usage[r.usage] = by_usage.get(r.usage, Decimal(0)) + r.amount
+    by_adjustment: dict[str, Decimal] = {}
+    for r in adjustments:
+        by_adjustment[r.usage] = by_adjustment.get(r.usage, Decimal(0)) + r.amount
     return {
         "fleet": fleet,
-        "period": {"start": start.isoformat(), "end": end.isoformat(), "days": days},
+        "basis": basis,
+        "basis_description": BASIS_LABEL[basis],
+        "period": {"start": start.isoformat(), "end": end.isoformat(), "days": days,
+                   "estimated_days": sorted({r.day for r in mine if r.estimated})},
         "spend_usd": {
-            "total": str(sum((r.amount for r in mine), Decimal(0))),
-            "by_family": {f: str(spend.family(f)) for f in ("trainium", "inferentia", "gpu")},
-            "by_workload_family": {f"{w}/{f}": str(v) for (w, f), v in sorted(spend.by.items())},
+            "total": _usd(sum((r.amount for r in usage), Decimal(0))),
+            "by_family": {f: _usd(spend.family(f)) for f in ("trainium", "inferentia", "gpu")},
+            "by_workload_family": {f"{w}/{f}": _usd(v) for (w, f), v in sorted(spend.by.items())},
+            "by_usage": {k: _usd(v) for k, v in sorted(by_usage.items())},
         },
+        "adjustments_usd": {k: _usd(v) for k, v in sorted(by_adjustment.items())},
+        "capacity_blocks": capacity_block_use(mine),
         "unit_economics": unit_economics(spend, invocations, tokens),
         "verdict": verdict(spend, days),
-        "evaluation_estimate": estimate([r for r in mine if r.family == "gpu"], prices),
-        "sources": {"spend": "Cost Explorer unblended cost via the ledger",
+        "evaluation_estimate": estimate([r for r in usage if r.family == "gpu"], prices),
+        "price_notes": list(price_notes),
+        "sources": {"spend": f"Cost Explorer {BASIS_LABEL[basis].split(' (')[0]} via the ledger; credits, refunds "
+                             "and taxes apart (adjustments_usd); Capacity Block fees amortised per day over the block",
                     "inferences": "AWS/SageMaker Invocations (variants neuron and gpu)",
                     "tokens": f"{namespaces.WORKLOAD_NAMESPACE} {namespaces.TOKENS_METRIC} published by the workloads",
-                    "prices": "instance catalog (each price carries its source and date)"},
+                    "prices": "neuronfleet price table (each price carries its source and date; see price_notes)"},
     }
 
 
@@ -62,13 +108,15 @@ def publish(report: Mapping[str, Any], *, store: ReportStore, topic: Topic) -> d
 
 
 def run(*, today: date, fleet: str, period_days: int, endpoints: Sequence[str], prices: Mapping[str, Any],
-        ledger: Ledger, usage: Usage, s3: Any, bucket: str, sns: Any, topic_arn: str) -> dict[str, Any]:
+        ledger: Ledger, usage: Usage, s3: Any, bucket: str, sns: Any, topic_arn: str,
+        basis: Basis = "net_amortized", stale_after_days: int = 180) -> dict[str, Any]:
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
     t1 = datetime.combine(today, datetime.min.time(), UTC)
     report = build(fleet=fleet, rows=ledger.rows(days), start=start, end=today,
-                   invocations=usage.invocations(endpoints, t0, t1), tokens=usage.tokens(fleet, t0, t1), prices=prices)
+                   invocations=usage.invocations(endpoints, t0, t1), tokens=usage.tokens(fleet, t0, t1), prices=prices,
+                   basis=basis, price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days))
     report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn))
     return report
 
@@ -99,6 +147,6 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
     s = c.settings
     report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=s.endpoints,
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
-                 topic_arn=s.topic_arn)
+                 topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days)  # type: ignore[arg-type]
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from ._shared import environment, namespaces
+from .rows import BASES
 
 _TOPIC = "the ARN of the fleet's SNS topic"
 _TABLE = "the name of the cost ledger's DynamoDB table"
@@ -25,27 +26,57 @@ class CollectorSettings:
     instance_types: Sequence[str]
     """The accelerator instance types to ask Cost Explorer for, EC2 and ``ml.`` names (``INSTANCE_TYPES``, JSON)."""
     lookback_days: int = 3
-    """Days collected per run; Cost Explorer revises recent days (``LOOKBACK_DAYS``)."""
+    """Days collected per run at least (``LOOKBACK_DAYS``); the month Cost Explorer may still revise is added."""
     metrics_namespace: str = namespaces.SPEND_NAMESPACE
     """Where the Spend metric goes (``METRICS_NAMESPACE``)."""
+    fleet: str | None = None
+    """The fleet whose rows this collector writes and publishes (``FLEET``; unset: every fleet's)."""
+    basis: str = "net_amortized"
+    """The cost basis the Spend metric uses: net_amortized | unblended (``COST_BASIS``)."""
+    backfill_days: int = 0
+    """Days read on the first run, when the ledger holds no collector state (``BACKFILL_DAYS``; 0: none)."""
+    month_close_days: int = 5
+    """During the first this-many days of a month the previous month is re-read (``MONTH_CLOSE_DAYS``)."""
+    capacity_blocks: bool = True
+    """Read the account's Capacity Blocks (EC2 DescribeCapacityBlocks) to amortise their fees
+    (``CAPACITY_BLOCKS``)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_types", tuple(self.instance_types))
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
-        return {"LEDGER_TABLE": str(self.ledger_table), "INSTANCE_TYPES": to_json(list(self.instance_types)),
-                "LOOKBACK_DAYS": str(self.lookback_days), "METRICS_NAMESPACE": str(self.metrics_namespace)}
+        env = {"LEDGER_TABLE": str(self.ledger_table), "INSTANCE_TYPES": to_json(list(self.instance_types)),
+               "LOOKBACK_DAYS": str(self.lookback_days), "METRICS_NAMESPACE": str(self.metrics_namespace),
+               "COST_BASIS": str(self.basis), "BACKFILL_DAYS": str(self.backfill_days),
+               "MONTH_CLOSE_DAYS": str(self.month_close_days),
+               "CAPACITY_BLOCKS": "true" if self.capacity_blocks else "false"}
+        if self.fleet is not None:
+            env["FLEET"] = str(self.fleet)
+        return env
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
         """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        read = environment.Variables(os.environ if env is None else env)
+        source = os.environ if env is None else env
+        read = environment.Variables(source)
+        basis = read.text("COST_BASIS", default=cls.basis, allowed=" | ".join(BASES))
+        if basis not in BASES:
+            raise environment.InvalidEnvironment("COST_BASIS", basis, " | ".join(BASES))
+        blocks = read.text("CAPACITY_BLOCKS", default="true", allowed="true | false")
+        if blocks not in ("true", "false"):
+            raise environment.InvalidEnvironment("CAPACITY_BLOCKS", blocks, "true | false")
         return cls(ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
                    instance_types=read.json("INSTANCE_TYPES", _nonempty_strings,
                                             allowed='a JSON list of instance types, e.g. ["trn2.48xlarge"]'),
                    lookback_days=read.whole("LOOKBACK_DAYS", default=cls.lookback_days, minimum=1, unit="days"),
-                   metrics_namespace=read.namespace("METRICS_NAMESPACE", default=cls.metrics_namespace))
+                   metrics_namespace=read.namespace("METRICS_NAMESPACE", default=cls.metrics_namespace),
+                   fleet=read.text("FLEET", allowed="the fleet's name") if "FLEET" in source else None,
+                   basis=basis,
+                   backfill_days=read.whole("BACKFILL_DAYS", default=cls.backfill_days, minimum=0, unit="days"),
+                   month_close_days=read.whole("MONTH_CLOSE_DAYS", default=cls.month_close_days, minimum=0,
+                                               unit="days"),
+                   capacity_blocks=blocks == "true")
 
 
 @dataclass(frozen=True)
@@ -66,6 +97,10 @@ class ReportSettings:
     """Days per report (``PERIOD_DAYS``)."""
     tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE
     """Where the workloads publish Tokens (``TOKENS_NAMESPACE``)."""
+    basis: str = "net_amortized"
+    """The cost basis the report uses and names: net_amortized | unblended (``COST_BASIS``)."""
+    stale_after_days: int = 180
+    """A price read longer ago than this is flagged stale in the report (``PRICE_STALE_DAYS``)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "endpoints", tuple(self.endpoints))
@@ -75,12 +110,16 @@ class ReportSettings:
         return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
                 "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
                 "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(self.prices),
-                "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace)}
+                "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
+                "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days)}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
         """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
         read = environment.Variables(os.environ if env is None else env)
+        basis = read.text("COST_BASIS", default=cls.basis, allowed=" | ".join(BASES))
+        if basis not in BASES:
+            raise environment.InvalidEnvironment("COST_BASIS", basis, " | ".join(BASES))
         return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
                    ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
                    report_bucket=read.text("REPORT_BUCKET", allowed="the name of the report bucket"),
@@ -90,7 +129,9 @@ class ReportSettings:
                    endpoints=read.json("ENDPOINTS", environment.strings, default=(),
                                        allowed="a JSON list of SageMaker endpoint names"),
                    period_days=read.whole("PERIOD_DAYS", default=cls.period_days, minimum=1, unit="days"),
-                   tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace))
+                   tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace),
+                   basis=basis, stale_after_days=read.whole("PRICE_STALE_DAYS", default=cls.stale_after_days,
+                                                            minimum=1, unit="days"))
 
 
 @dataclass(frozen=True)

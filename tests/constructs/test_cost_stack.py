@@ -57,10 +57,17 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
     types = json.loads(env["INSTANCE_TYPES"])
     assert "trn2u.48xlarge" in types and "ml.inf2.48xlarge" in types and "ml.p5.48xlarge" in types
     assert env["METRICS_NAMESPACE"] == "NeuronFleet/Cost" and env["LOOKBACK_DAYS"] == "3"
+    # scoped to its own fleet, on the fleet file's basis, with a first-run backfill
+    assert (env["FLEET"], env["COST_BASIS"], env["BACKFILL_DAYS"], env["MONTH_CLOSE_DAYS"]) == \
+        ("nf-prod", "net_amortized", "60", "5")
     statements = _statements(cost, "CostMonitorsCollector")
     actions = sorted(a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
-    assert actions == ["ce:GetCostAndUsage", "cloudwatch:PutMetricData", "dynamodb:BatchWriteItem", "dynamodb:Query",
+    assert actions == ["ce:GetCostAndUsage", "cloudwatch:PutMetricData", "dynamodb:BatchWriteItem",
+                       "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
+                       "ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations",
                        "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage"]  # sqs: its dead-letter queue
+    (ddb,) = [s for s in statements if "dynamodb:PutItem" in s["Action"]]
+    assert "Fn::GetAtt" in json.dumps(ddb["Resource"])  # its own ledger only
     (put,) = [s for s in statements if s["Action"] == "cloudwatch:PutMetricData"]
     assert put["Condition"] == {"StringEquals": {"cloudwatch:namespace": "NeuronFleet/Cost"}}
 
@@ -69,6 +76,7 @@ def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost
     _, fn = _fn(cost, "cost.report.handler")
     prices = json.loads(fn["Environment"]["Variables"]["PRICES"])
     assert set(prices["trn2.48xlarge"]) == {"usd_per_hour", "source", "as_of", "region"}
+    assert fn["Environment"]["Variables"]["COST_BASIS"] == "net_amortized"
     (put,) = [s for s in _statements(cost, "CostMonitorsReport") if s["Action"] == "s3:PutObject"]
     assert json.dumps(put["Resource"]).endswith('/reports/*"]]}')
 

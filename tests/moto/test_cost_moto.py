@@ -6,59 +6,73 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import boto3
 import pytest
 import requests
 from botocore.exceptions import ClientError
+from botocore.stub import Stubber
 from moto import mock_aws
 from moto.ce.models import ce_backends
 
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic, Usage
+from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
 from tests.moto_support import announcements_table
 
 REGION = "us-east-2"
 TODAY = date(2026, 11, 4)
+NOW = datetime(2026, 11, 4, 6, tzinfo=UTC)
 DAYS = ["2026-11-01", "2026-11-02", "2026-11-03"]
 TYPES = ["trn2.48xlarge", "ml.inf2.xlarge", "ml.p5.48xlarge", "p5.48xlarge"]
 
 
-def group(instance_type: str, fleet: str, amount: Any, hours: Any = "24") -> dict[str, Any]:
+def group(usage_type: str, fleet: str, amount: Any, hours: Any = "24", unblended: Any = "same") -> dict[str, Any]:
+    """One Cost Explorer group: keys [USAGE_TYPE (or RECORD_TYPE), fleet tag], both cost bases."""
     metrics: dict[str, Any] = {"UsageQuantity": {"Amount": str(hours), "Unit": "Hrs"}}
     if amount is not None:
-        metrics["UnblendedCost"] = {"Amount": str(amount), "Unit": "USD"}
-    return {"Keys": [instance_type, f"neuronfleet:fleet${fleet}"], "Metrics": metrics}
+        metrics["NetAmortizedCost"] = {"Amount": str(amount), "Unit": "USD"}
+        metrics["UnblendedCost"] = {"Amount": str(amount if unblended == "same" else unblended), "Unit": "USD"}
+    return {"Keys": [usage_type, f"neuronfleet:fleet${fleet}"], "Metrics": metrics}
 
 
-def page(day: str, groups: list[dict[str, Any]], token: str | None = None) -> dict[str, Any]:
+def page(day: str, groups: list[dict[str, Any]], token: str | None = None, estimated: bool = False) -> dict[str, Any]:
     end = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
     out: dict[str, Any] = {"ResultsByTime": [{"TimePeriod": {"Start": day, "End": end}, "Groups": groups,
-                                              "Total": {}, "Estimated": False}], "DimensionValueAttributes": []}
+                                              "Total": {}, "Estimated": estimated}], "DimensionValueAttributes": []}
     if token:
         out["NextPageToken"] = token
     return out
 
 
-def inject(pages: list[dict[str, Any]]) -> None:
-    """moto's documented API for Cost Explorer results: each new request body takes the next page."""
+NO_ADJUSTMENTS = [page("2026-11-01", [])]
+
+
+def inject(pages: list[dict[str, Any]], adjustments: list[dict[str, Any]] | None = None) -> None:
+    """moto's documented API for Cost Explorer results: each new request body takes the next page. The
+    collector asks the usage query's pages first, then the adjustments query's."""
     backend = ce_backends["123456789012"]["global"]
     backend.cost_usage_results.clear()
     backend.cost_usage_results_queue.clear()
     resp = requests.post("http://motoapi.amazonaws.com/moto-api/static/ce/cost-and-usage-results",
-                         json={"results": pages}, timeout=5)
+                         json={"results": pages + (NO_ADJUSTMENTS if adjustments is None else adjustments)}, timeout=5)
     assert resp.status_code == 201
 
 
 MONTH = [
-    page("2026-11-01", [group("trn2.48xlarge", "nf-prod", "1072.83"), group("ml.inf2.xlarge", "nf-prod", "23.77"),
-                        group("ml.p5.48xlarge", "nf-prod", "1320.96")], token="p2"),
-    page("2026-11-02", [group("trn2.48xlarge", "nf-prod", "1072.83"), group("p5.48xlarge", "nf-other", "500.00"),
-                        group("ml.inf2.xlarge", "nf-prod", "23.77")], token="p3"),
-    page("2026-11-03", [group("trn2.48xlarge", "nf-prod", "536.41", 12), group("ml.inf2.xlarge", "", "10.00")]),
+    page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "1072.83"),
+                        group("USE2-Host:ml.inf2.xlarge", "nf-prod", "23.77"),
+                        group("USE2-Host:ml.p5.48xlarge", "nf-prod", "1320.96")], token="p2"),
+    page("2026-11-02", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "1072.83"),
+                        group("USE2-BoxUsage:p5.48xlarge", "nf-other", "500.00"),
+                        group("USE2-Host:ml.inf2.xlarge", "nf-prod", "23.77")], token="p3"),
+    page("2026-11-03", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "536.41", 12),
+                        group("USE2-Host:ml.inf2.xlarge", "", "10.00"),
+                        group("USE2-EBS:VolumeUsage.gp3", "nf-prod", "3.00")]),
 ]
 
 
@@ -72,6 +86,11 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
                                             {"AttributeName": "sk", "KeyType": "RANGE"}],
                                  AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                                        {"AttributeName": "sk", "AttributeType": "S"}])
+        other = ddb.create_table(TableName="ledger-other", BillingMode="PAY_PER_REQUEST",
+                                 KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                            {"AttributeName": "sk", "KeyType": "RANGE"}],
+                                 AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                                       {"AttributeName": "sk", "AttributeType": "S"}])
         sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
         topic = sns.create_topic(Name="alerts")["TopicArn"]
         queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
@@ -79,18 +98,27 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
         sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket="reports", CreateBucketConfiguration={"LocationConstraint": REGION})
-        yield {"table": table, "ce": boto3.client("ce", region_name="us-east-1"),
+        yield {"table": table, "other": other, "ce": boto3.client("ce", region_name="us-east-1"),
                "cw": boto3.client("cloudwatch", region_name=REGION), "sns": sns, "sqs": sqs, "topic": topic,
                "queue": queue, "s3": s3}
 
 
-def run_collector(aws: dict[str, Any], ce_client: Any = None, sleeps: list[float] | None = None):
+def run_collector(aws: dict[str, Any], ce_client: Any = None, sleeps: list[float] | None = None, *,
+                  fleet: str | None = "nf-prod", table: Any = None, blocks: Any = None, basis: Any = "net_amortized",
+                  metrics: Any = None, now: datetime = NOW, lookback_days: int = 3, backfill_days: int = 0,
+                  month_close_days: int = 0):
     bad: list[Any] = []
     ce = CostExplorer(ce_client or aws["ce"], sleep=(sleeps.append if sleeps is not None else lambda s: None))
-    summary = collector.collect(today=TODAY, lookback_days=3, instance_types=TYPES, ce=ce, ledger=SpendLedger(aws["table"]),
-                                metrics=SpendMetrics(aws["cw"], "NeuronFleet/Cost"),
-                                now=datetime(2026, 11, 4, 6, tzinfo=UTC), on_bad_row=bad.append)
+    summary = collector.collect(today=now.date(), lookback_days=lookback_days, instance_types=TYPES, ce=ce,
+                                ledger=SpendLedger(table or aws["table"]),
+                                metrics=metrics or SpendMetrics(aws["cw"], "NeuronFleet/Cost"), now=now,
+                                on_bad_row=bad.append, fleet=fleet, blocks=blocks, basis=basis,
+                                backfill_days=backfill_days, month_close_days=month_close_days)
     return summary, bad
+
+
+def rows_of(aws: dict[str, Any], table: str = "table") -> list[dict[str, Any]]:
+    return [i for i in aws[table].scan()["Items"] if i["pk"].startswith("DAY#")]
 
 
 def spend_sum(aws: dict[str, Any], day: str, fleet: str, family: str) -> float:
@@ -107,30 +135,59 @@ def messages(aws: dict[str, Any]) -> list[dict[str, str]]:
     return [json.loads(m["Body"]) for m in got]
 
 
-def test_collects_every_page_with_one_request_each_into_the_ledger_and_metrics(aws) -> None:
+class Recording:
+    """moto's Cost Explorer client, recording each request."""
+
+    def __init__(self, client: Any) -> None:
+        self._client, self.calls = client, []
+
+    def get_cost_and_usage(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        return self._client.get_cost_and_usage(**kwargs)  # type: ignore[no-any-return]
+
+
+def test_collects_the_fleets_rows_with_one_request_a_page_into_the_ledger_and_metrics(aws) -> None:
     inject(MONTH)
-    summary, bad = run_collector(aws)
+    recording = Recording(aws["ce"])
+    summary, bad = run_collector(aws, recording)
     assert bad == []
-    assert (summary.ce_requests, summary.rows, summary.new, summary.bad_rows) == (3, 8, 8, 0)
-    items = aws["table"].scan()["Items"]
-    assert len(items) == 8
+    # 3 usage pages + 1 adjustments page; 5 rows are nf-prod's, 2 another fleet's or untagged, EBS ignored
+    assert (summary.ce_requests, summary.rows, summary.new, summary.other_fleets_rows, summary.ignored_rows) == \
+        (4, 6, 6, 2, 1)
+    usage, adjustments = recording.calls[0], recording.calls[-1]
+    assert usage["Metrics"] == ["NetAmortizedCost", "UnblendedCost", "UsageQuantity"]
+    assert [g["Key"] for g in usage["GroupBy"]] == ["USAGE_TYPE", "neuronfleet:fleet"]
+    assert usage["Filter"]["And"][0]["Dimensions"]["Values"] == \
+        ["Amazon Elastic Compute Cloud - Compute", "Amazon SageMaker", "EC2 - Other"]
+    assert [g["Key"] for g in adjustments["GroupBy"]] == ["RECORD_TYPE", "neuronfleet:fleet"]
+    assert adjustments["Filter"]["Dimensions"]["Values"] == ["Credit", "Refund", "Tax"]
+    items = rows_of(aws)
+    assert {i["fleet"] for i in items} == {"nf-prod"}
     trn = [i for i in items if i["day"] == "2026-11-03" and i["instance_type"] == "trn2.48xlarge"]
-    assert (trn[0]["fleet"], trn[0]["family"], trn[0]["amount"], trn[0]["usage_hours"]) == \
-        ("nf-prod", "trainium", "536.41", "12")
-    assert {i["service"] for i in items if i["instance_type"].startswith("ml.")} == {"sagemaker"}
-    assert [i["fleet"] for i in items if i["day"] == "2026-11-03" and i["family"] == "inferentia"] == ["(untagged)"]
+    assert (trn[0]["usage"], trn[0]["family"], trn[0]["amount"], trn[0]["usage_hours"]) == \
+        ("ec2", "trainium", "536.41", "12")
+    assert {i["usage"] for i in items if i["instance_type"].startswith("ml.")} == {"sagemaker-hosting"}
     assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
     assert spend_sum(aws, "2026-11-02", "nf-prod", "trainium") == 1072.83
+    assert spend_sum(aws, "2026-11-02", "nf-other", "gpu") == 0  # not this collector's fleet
+
+
+def test_two_fleets_in_one_account_each_publish_only_their_own(aws) -> None:
+    inject(MONTH)
+    run_collector(aws, fleet="nf-prod")
+    run_collector(aws, fleet="nf-other", table=aws["other"])  # same query bodies: moto returns the same pages
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96  # not 2,641.92
     assert spend_sum(aws, "2026-11-02", "nf-other", "gpu") == 500.0
+    assert {i["fleet"] for i in rows_of(aws, "other")} == {"nf-other"}
 
 
 def test_rerun_of_the_same_days_changes_nothing(aws) -> None:
     inject(MONTH)
     run_collector(aws)
-    before = sorted(json.dumps(i, sort_keys=True) for i in aws["table"].scan()["Items"])
-    summary, _ = run_collector(aws)  # same query bodies: moto returns the same pages
-    assert (summary.new, summary.replaced, summary.unchanged, summary.metric_datapoints) == (0, 0, 8, 0)
-    assert sorted(json.dumps(i, sort_keys=True) for i in aws["table"].scan()["Items"]) == before
+    before = sorted(json.dumps(i, sort_keys=True) for i in rows_of(aws))
+    summary, _ = run_collector(aws)
+    assert (summary.new, summary.replaced, summary.unchanged, summary.metric_datapoints) == (0, 0, 6, 0)
+    assert sorted(json.dumps(i, sort_keys=True) for i in rows_of(aws)) == before
     assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96  # not doubled
 
 
@@ -138,13 +195,220 @@ def test_late_correction_replaces_the_row_and_fixes_the_metric(aws) -> None:
     inject(MONTH)
     run_collector(aws)
     corrected = json.loads(json.dumps(MONTH))
-    corrected[0]["ResultsByTime"][0]["Groups"][2]["Metrics"]["UnblendedCost"]["Amount"] = "1100.00"
+    for m in corrected[0]["ResultsByTime"][0]["Groups"][2]["Metrics"].values():
+        m["Amount"] = "1100.00" if m["Unit"] == "USD" else m["Amount"]
     inject(corrected)
     summary, _ = run_collector(aws)
-    assert (summary.new, summary.replaced, summary.unchanged) == (0, 1, 7)
-    (row,) = [i for i in aws["table"].scan()["Items"] if i["instance_type"] == "ml.p5.48xlarge"]
+    assert (summary.new, summary.replaced, summary.unchanged) == (0, 1, 5)
+    (row,) = [i for i in rows_of(aws) if i["instance_type"] == "ml.p5.48xlarge"]
     assert row["amount"] == "1100.00"
     assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1100.0
+
+
+def test_a_revision_after_day_3_is_picked_up_while_the_month_may_still_change(aws) -> None:
+    """Cost Explorer revises at month end (Savings Plans, credits): the window covers the whole month."""
+    late = datetime(2026, 11, 12, 6, tzinfo=UTC)
+    inject(MONTH)
+    summary, _ = run_collector(aws, now=late)
+    assert summary.days[0] == "2026-11-01" and summary.days[-1] == "2026-11-11"
+    revised = json.loads(json.dumps(MONTH))
+    for m in revised[0]["ResultsByTime"][0]["Groups"][0]["Metrics"].values():
+        m["Amount"] = "900.00" if m["Unit"] == "USD" else m["Amount"]
+    inject(revised)
+    summary, _ = run_collector(aws, now=late)
+    assert summary.replaced == 1
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "trainium") == 900.0
+
+
+def test_first_run_backfills_and_estimated_days_are_marked(aws) -> None:
+    pages = [page("2026-10-10", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "100")], token="p2"),
+             page("2026-11-03", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "50")], estimated=True)]
+    inject(pages)
+    summary, _ = run_collector(aws, backfill_days=60)
+    assert summary.backfill and summary.days[0] == "2026-09-05"
+    assert summary.estimated_days == ["2026-11-03"]
+    (late,) = [i for i in rows_of(aws) if i["day"] == "2026-11-03"]
+    assert late["estimated"] is True
+    assert spend_sum(aws, "2026-11-03", "nf-prod", "trainium") == 50.0
+    # 2026-10-10 is older than CloudWatch accepts (two weeks): in the ledger, not in the metric
+    assert [i["amount"] for i in rows_of(aws) if i["day"] == "2026-10-10"] == ["100"]
+    assert spend_sum(aws, "2026-10-10", "nf-prod", "trainium") == 0
+    summary, _ = run_collector(aws, backfill_days=60)
+    assert not summary.backfill and summary.days[0] == "2026-11-01"
+
+
+class Failing(SpendMetrics):
+    """PutMetricData that fails the first ``n`` times."""
+
+    def __init__(self, client: Any, n: int) -> None:
+        super().__init__(client, "NeuronFleet/Cost")
+        self.left = n
+
+    def publish(self, deltas: Any) -> int:
+        if self.left:
+            self.left -= 1
+            raise ClientError({"Error": {"Code": "InternalServiceError", "Message": "down"}}, "PutMetricData")
+        return super().publish(deltas)
+
+
+def test_a_failed_publish_is_repaired_by_the_next_run(aws) -> None:
+    inject(MONTH)
+    with pytest.raises(ClientError, match="down"):
+        run_collector(aws, metrics=Failing(aws["cw"], 1))
+    assert len(rows_of(aws)) == 6 and spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 0
+    summary, _ = run_collector(aws)  # the rows are already in the ledger: nothing new, but the metric is repaired
+    assert (summary.new, summary.metric_datapoints) == (0, 6)  # 3 days x their families
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+    run_collector(aws)
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+
+
+def test_an_overlapping_run_is_refused_by_the_lock_and_nothing_is_counted_twice(aws) -> None:
+    inject(MONTH)
+    ledger = SpendLedger(aws["table"])
+    ledger.lock("collector#nf-prod", "the-other-run", NOW, 900)
+    summary, _ = run_collector(aws)
+    assert summary.skipped and summary.ce_requests == 0 and rows_of(aws) == []
+    ledger.unlock("collector#nf-prod", "the-other-run")
+    run_collector(aws)
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+    # a lock left by a crashed run expires
+    ledger.lock("collector#nf-prod", "crashed", NOW - timedelta(hours=1), 900)
+    summary, _ = run_collector(aws)
+    assert not summary.skipped and spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+
+
+def test_a_published_total_changed_by_another_writer_stops_the_run(aws) -> None:
+    """The published totals are written on condition they still hold what this run read."""
+    inject(MONTH)
+    run_collector(aws)
+    aws["table"].put_item(Item={"pk": "PUBLISHED#nf-prod", "sk": "2026-11-01#gpu", "value": "1"})
+    ledger = SpendLedger(aws["table"])
+    with pytest.raises(ClientError, match="ConditionalCheckFailed"):
+        ledger.mark_published("nf-prod", {("2026-11-01", "gpu"): Decimal(5)}, {("2026-11-01", "gpu"): Decimal(2)}, "t")
+
+
+def test_a_row_that_moves_from_untagged_to_the_fleet_is_retracted_and_the_metric_follows(aws) -> None:
+    first = [page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "100"),
+                                 group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "40")])]
+    inject(first)
+    run_collector(aws)
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 40.0
+    # Cost Explorer re-attributes: the p5 hours belong to another fleet now, the trn2 row is unchanged
+    inject([page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "100"),
+                                group("USE2-BoxUsage:p5.48xlarge", "nf-other", "40")])])
+    summary, _ = run_collector(aws)
+    assert (summary.retracted, summary.unchanged) == (1, 1)
+    assert [i["instance_type"] for i in rows_of(aws)] == ["trn2.48xlarge"]
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 0
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "trainium") == 100.0
+
+
+def test_savings_plan_negation_and_credits_both_bases_credits_apart(aws) -> None:
+    """A Savings Plan covers the trn2 hours: unblended nets to 0 (SavingsPlanNegation), net amortized carries
+    the plan's effective cost; a credit is kept apart and never lowers the family's spend."""
+    inject([page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "650.00", unblended="0")])],
+           adjustments=[page("2026-11-01", [group("Credit", "nf-prod", "-300.00", hours=0),
+                                            group("Tax", "nf-prod", "12.00", hours=0)])])
+    run_collector(aws)
+    rows = {i["usage"]: i for i in rows_of(aws)}
+    assert (rows["ec2"]["amount"], rows["ec2"]["unblended"]) == ("650.00", "0")
+    assert (rows["credit"]["amount"], rows["credit"]["family"], rows["tax"]["amount"]) == ("-300.00", "", "12.00")
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "trainium") == 650.0
+    out = report.build(fleet="nf-prod", rows=SpendLedger(aws["table"]).rows(["2026-11-01"]), start=date(2026, 11, 1),
+                       end=date(2026, 11, 2), invocations={}, tokens={}, prices={}, basis="unblended")
+    assert out["basis"] == "unblended" and out["spend_usd"]["by_family"]["trainium"] == "0.00"
+    assert out["adjustments_usd"] == {"credit": "-300.00", "tax": "12.00"}
+    amortized = report.build(fleet="nf-prod", rows=SpendLedger(aws["table"]).rows(["2026-11-01"]),
+                             start=date(2026, 11, 1), end=date(2026, 11, 2), invocations={}, tokens={}, prices={})
+    assert amortized["basis"] == "net_amortized" and amortized["spend_usd"]["total"] == "650.00"
+
+
+def test_sagemaker_hosting_training_and_processing_are_told_apart(aws) -> None:
+    inject([page("2026-11-01", [group("USE2-Host:ml.inf2.xlarge", "nf-prod", "20.00"),
+                                group("USE2-Train:ml.trn1.32xlarge", "nf-prod", "500.00"),
+                                group("USE2-Processing:ml.g5.xlarge", "nf-prod", "5.00"),
+                                group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "100.00")])])
+    run_collector(aws)
+    assert {i["instance_type"]: i["usage"] for i in rows_of(aws)} == {
+        "ml.inf2.xlarge": "sagemaker-hosting", "ml.trn1.32xlarge": "sagemaker-training",
+        "ml.g5.xlarge": "sagemaker-processing", "p5.48xlarge": "ec2"}
+    out = report.build(fleet="nf-prod", rows=SpendLedger(aws["table"]).rows(["2026-11-01"]), start=date(2026, 11, 1),
+                       end=date(2026, 11, 2), invocations={}, tokens={}, prices={})
+    assert out["spend_usd"]["by_workload_family"] == {
+        "inference/inferentia": "20.00", "processing/gpu": "5.00", "training/gpu": "100.00",
+        "training/trainium": "500.00"}
+
+
+def _blocks_client(blocks: list[dict[str, Any]], reservations: list[dict[str, Any]]) -> Any:
+    """EC2 stubbed with botocore's Stubber against the service model (moto has no Capacity Blocks)."""
+    ec2 = boto3.client("ec2", region_name=REGION)
+    stub = Stubber(ec2)
+    stub.add_response("describe_capacity_blocks", {"CapacityBlocks": blocks})
+    stub.add_response("describe_capacity_reservations", {"CapacityReservations": reservations},
+                      {"CapacityReservationIds": sorted(r["CapacityReservationId"] for r in reservations)})
+    stub.activate()
+    return ec2
+
+
+def _block(block_id: str, cr: str, start: datetime, days: int, created: datetime, tags: dict[str, str]) -> dict[str, Any]:
+    return {"CapacityBlockId": block_id, "CapacityReservationIds": [cr], "StartDate": start,
+            "EndDate": start + timedelta(days=days), "CreateDate": created, "State": "active",
+            "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
+
+
+def _reservation(cr: str, instance_type: str, count: int, tags: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"CapacityReservationId": cr, "InstanceType": instance_type, "TotalInstanceCount": count,
+            "Tags": [{"Key": k, "Value": v} for k, v in (tags or {}).items()]}
+
+
+def test_capacity_block_fees_are_amortised_over_the_block_per_fleet_and_an_unused_block_is_visible(aws) -> None:
+    """Block A (nf-prod by its tag) was bought on 11-01 for 4 days from 11-01 11:30 (instances bill $0, 96 h of
+    use); block B (no tag on the block, its reservation says nf-prod) bought the same day, unused; block C has
+    no fleet tag anywhere and its fee row is untagged: it stays untagged, not this fleet's."""
+    bought = datetime(2026, 11, 1, 9, tzinfo=UTC)
+    start = datetime(2026, 11, 1, 11, 30, tzinfo=UTC)
+    ec2 = _blocks_client(
+        [_block("cb-a", "cr-a", start, 4, bought, {"neuronfleet:fleet": "nf-prod"}),
+         _block("cb-b", "cr-b", start, 2, bought, {}),
+         _block("cb-c", "cr-c", start, 2, bought, {})],
+        [_reservation("cr-a", "trn2.48xlarge", 1), _reservation("cr-b", "p5.48xlarge", 1, {"neuronfleet:fleet": "nf-prod"}),
+         _reservation("cr-c", "p4d.24xlarge", 1)])
+    inject([page("2026-11-01", [group("USE2-CapacityBlockFee:trn2.48xlarge", "", "4000.00", hours=0),
+                                group("USE2-CapacityBlockFee:p5.48xlarge", "", "1500.00", hours=0),
+                                group("USE2-CapacityBlockFee:p4d.24xlarge", "", "800.00", hours=0),
+                                group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "0", hours=12.5)], token="p2"),
+            page("2026-11-02", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "0", hours=24)], token="p3"),
+            page("2026-11-03", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "0", hours=24)])])
+    summary, _ = run_collector(aws, blocks=CapacityBlocks(ec2))
+    assert summary.capacity_blocks == 2 and summary.unmatched_fees == 0
+    fees = sorted((i["detail"], i["day"], i["amount"]) for i in rows_of(aws) if i["usage"] == "capacity-block")
+    # block A: 96 h from 11-01 11:30 -> 12.5 h, 24, 24, 24, 11.5 h of $4000; the last day takes the remainder
+    assert [f for f in fees if f[0] == "cb-a"] == [
+        ("cb-a", "2026-11-01", "520.833333"), ("cb-a", "2026-11-02", "1000.000000"),
+        ("cb-a", "2026-11-03", "1000.000000"), ("cb-a", "2026-11-04", "1000.000000"),
+        ("cb-a", "2026-11-05", "479.166667")]
+    assert sum(Decimal(a) for d, _, a in fees if d == "cb-a") == Decimal("4000.00")
+    assert {f[0] for f in fees} == {"cb-a", "cb-b"}  # cb-c is nobody's: not written by nf-prod's collector
+    assert spend_sum(aws, "2026-11-02", "nf-prod", "trainium") == 1000.0  # was $0: the instances bill nothing
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == round(1500 * 12.5 / 48, 2)
+    out = report.build(fleet="nf-prod", rows=SpendLedger(aws["table"]).rows(
+        [f"2026-11-0{d}" for d in range(1, 6)]), start=date(2026, 11, 1), end=date(2026, 11, 6), invocations={},
+        tokens={}, prices={})
+    blocks = {b["block_id"]: b for b in out["capacity_blocks"]}
+    assert (blocks["cb-a"]["unused"], blocks["cb-a"]["used_instance_hours"], blocks["cb-a"]["fee_usd"]) == \
+        (False, "60.5", "4000.00")
+    assert (blocks["cb-b"]["unused"], blocks["cb-b"]["fee_usd"]) == (True, "1500.00")
+    assert out["spend_usd"]["by_usage"]["capacity-block"] == "5500.00"
+
+
+def test_a_fee_no_block_matches_stays_on_its_purchase_day(aws) -> None:
+    ec2 = _blocks_client([], [])
+    inject([page("2026-11-02", [group("USE2-CapacityBlockFee:trn2.48xlarge", "nf-prod", "700.00", hours=0)])])
+    summary, _ = run_collector(aws, blocks=CapacityBlocks(ec2))
+    assert summary.unmatched_fees == 1
+    (row,) = rows_of(aws)
+    assert (row["day"], row["amount"], row["detail"]) == ("2026-11-02", "700.00", "unmatched")
 
 
 class Throttled:
@@ -165,7 +429,7 @@ def test_throttling_is_retried_with_backoff_and_every_request_counted(aws) -> No
     inject(MONTH)
     sleeps: list[float] = []
     summary, _ = run_collector(aws, Throttled(aws["ce"], 2), sleeps)
-    assert (summary.ce_requests, summary.ce_throttled, summary.new) == (5, 2, 8)
+    assert (summary.ce_requests, summary.ce_throttled, summary.new) == (6, 2, 6)
     assert len(sleeps) == 2 and 1.0 <= sleeps[0] <= 1.5 and 2.0 <= sleeps[1] <= 3.0
 
 
@@ -173,21 +437,23 @@ def test_persistent_throttling_fails_the_run_and_writes_nothing(aws) -> None:
     inject(MONTH)
     with pytest.raises(ClientError, match="Rate exceeded"):
         run_collector(aws, Throttled(aws["ce"], 100), [])
-    assert aws["table"].scan()["Items"] == []
+    assert rows_of(aws) == []
+    assert SpendLedger(aws["table"]).state("collector#nf-prod") is None
+    assert not [i for i in aws["table"].scan()["Items"] if i["pk"] == "LOCK"]  # the lock is released
 
 
 def test_bad_rows_are_counted_and_the_good_rows_kept(aws) -> None:
-    inject([page("2026-11-01", [group("trn2.48xlarge", "nf-prod", "100.00"), group("trn2.48xlarge", "nf-x", None),
-                                group("inf2.xlarge", "nf-prod", "abc"), group("m5.large", "nf-prod", "3.00"),
-                                group("ml.inf2.xlarge", "nf-prod", "NaN")])])
+    inject([page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "100.00"),
+                                group("USE2-BoxUsage:trn1.32xlarge", "nf-prod", None),
+                                group("USE2-BoxUsage:inf2.xlarge", "nf-prod", "abc"),
+                                group("USE2-BoxUsage:m5.large", "nf-prod", "3.00"),
+                                group("USE2-Host:ml.inf2.xlarge", "nf-prod", "NaN")])])
     summary, bad = run_collector(aws)
-    assert (summary.rows, summary.bad_rows, summary.new) == (1, 4, 1)
+    assert (summary.rows, summary.bad_rows, summary.new, summary.ignored_rows) == (1, 3, 1, 1)
     reasons = sorted(b.reason for b in bad)
-    assert reasons[0].startswith("Metrics.UnblendedCost.Amount: got 'NaN'")
+    assert any(r.startswith("Metrics.NetAmortizedCost.Amount: got 'NaN'; allowed: a finite") for r in reasons)
     assert any("got 'abc'; allowed: a decimal number of USD" in r for r in reasons)
-    assert any("got nothing" in r for r in reasons)
-    assert any("instance type: got 'm5.large'; allowed: a Trainium (trn*), Inferentia (inf*) or GPU" in r
-               for r in reasons)
+    assert any("Metrics.UnblendedCost.Amount: got nothing" in r for r in reasons)
 
 
 def _seed_invocations(aws: dict[str, Any], endpoint: str, neuron: float, gpu: float) -> None:

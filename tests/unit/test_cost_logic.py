@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -15,9 +16,11 @@ from neuronfleet.lambdas.cost.ledger import plan
 from neuronfleet.lambdas.cost.rows import CostRow, family_of
 
 
-def row(instance_type: str, amount: str, hours: str = "0", service: str = "ec2", fleet: str = "f") -> CostRow:
+def row(instance_type: str, amount: str, hours: str = "0", service: str = "ec2", fleet: str = "f",
+        usage: str | None = None) -> CostRow:
     return CostRow(day="2026-11-01", fleet=fleet, service=service, instance_type=instance_type,
-                   family=family_of(instance_type) or "?", amount=Decimal(amount), usage_hours=Decimal(hours))
+                   family=family_of(instance_type) or "?", amount=Decimal(amount), usage_hours=Decimal(hours),
+                   usage=usage or ("sagemaker-hosting" if service == "sagemaker" else "ec2"))
 
 
 @pytest.mark.parametrize(("instance_type", "family"), [
@@ -60,7 +63,7 @@ def test_training_verdict_only_with_gpu_training_spend() -> None:
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:
     prices = price_table()
-    result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("ml.g6e.xlarge", "18.61"),
+    result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("g6e.xlarge", "18.61"),
                        row("g4dn.xlarge", "50.00")], prices)
     by_type = {line["gpu_type"]: line for line in result["lines"]}
     trn2 = CATALOG.get("trn2.48xlarge").price
@@ -106,3 +109,20 @@ def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
     assert estimate_cli(["--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
     (line,) = json.loads(capsys.readouterr().out)["lines"]
     assert (line["neuron_estimate_usd"], line["neuron_price"]["source"]) == ("3000.00", "EDP")
+
+
+def test_a_wrong_cost_basis_names_the_field_the_value_and_what_is_allowed(tmp_path) -> None:
+    from neuronfleet import FleetConfigError, load_fleet
+    from neuronfleet.lambdas.cost.settings import CollectorSettings
+    from neuronfleet.lambdas.environment import InvalidEnvironment
+    from tests.unit.test_config import BASE
+
+    with pytest.raises(InvalidEnvironment, match=re.escape("COST_BASIS: got 'gross'; allowed: net_amortized | unblended")):
+        CollectorSettings.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]',
+                                            "COST_BASIS": "gross"})
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(json.dumps({**BASE, "cost_monitors": {"basis": "gross"}}))
+    with pytest.raises(FleetConfigError) as err:
+        load_fleet(fleet)
+    text = str(err.value)
+    assert "cost_monitors.basis" in text and "'gross'" in text and "net_amortized" in text and "unblended" in text

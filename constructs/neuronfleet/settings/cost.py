@@ -25,7 +25,19 @@ class CostMonitorSettings(Settings):
     idle_utilisation_percent: Number = Field(default=WasteSettings.idle_percent, ge=0, le=100)
     idle_hours: Int = Field(default=WasteSettings.idle_hours, ge=1, le=72)
     lookback_days: Int = Field(default=CollectorSettings.lookback_days, ge=1, le=90)
-    """Days the daily collector re-reads (Cost Explorer revises recent days)."""
+    """Days the daily collector re-reads at least (Cost Explorer revises recent days); the current month, and the
+    previous one during the first ``month_close_days`` of a month, are always re-read."""
+    month_close_days: Int = Field(default=CollectorSettings.month_close_days, ge=0, le=15)
+    """Days into a month during which the previous month is still re-read (month-end Savings Plan and credit
+    application; AWS documents no fixed day, 5 is an assumption)."""
+    backfill_days: Int = Field(default=60, ge=0, le=365)
+    """Days the first run reads (Cost Explorer's daily data goes back about 13 months); CloudWatch takes the last
+    14 of them, the ledger and the report all."""
+    basis: Literal["net_amortized", "unblended"] = "net_amortized"
+    """The cost the dashboard and the report use: net_amortized (what finance reports: Savings Plans and
+    reservations at their effective cost) or unblended (as billed). Both are in the ledger."""
+    price_stale_days: Int = Field(default=ReportSettings.stale_after_days, ge=1, le=3650)
+    """A price read longer ago than this is flagged stale in the report."""
     report_period_days: Int = Field(default=ReportSettings.period_days, ge=1, le=366)
     budget_thresholds: tuple[BudgetThreshold, ...] = (
         BudgetThreshold(kind="FORECASTED", percent=80), BudgetThreshold(kind="FORECASTED", percent=100),
