@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack
@@ -15,10 +15,10 @@ class CostStack(Stack):
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, settings: CostMonitorSettings,
                  catalog: InstanceCatalog, alerts_topic: sns.ITopic, endpoint_names: Sequence[str],
-                 **kwargs: Any) -> None:
+                 price_overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.monitors = CostMonitors(self, "CostMonitors", fleet_name=fleet_name, topic=alerts_topic, catalog=catalog,
-                                     endpoint_names=endpoint_names, settings=settings)
+                                     endpoint_names=endpoint_names, settings=settings, price_overrides=price_overrides)
         CfnOutput(self, "LedgerTable", value=self.monitors.ledger.table_name)
         CfnOutput(self, "ReportBucket", value=self.monitors.report_bucket.bucket_name)
         CfnOutput(self, "DashboardName", value=self.monitors.dashboard.dashboard_name)

@@ -48,7 +48,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     if fleet.cost_monitors.enabled:
         stacks.append(CostStack(
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
-            catalog=fleet.catalog, alerts_topic=topic, env=env,
+            catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             endpoint_names=[e.endpoint_name for e in inference.endpoints.values()] if inference else [],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))
     for stack in stacks:

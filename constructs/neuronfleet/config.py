@@ -18,6 +18,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from . import rules
 from .catalog import CATALOG, InstanceCatalog, Price
+from .prices import sagemaker_types
 from .problems import InvalidSettings, Problem, render
 from .settings import (
     CostMonitorSettings,
@@ -84,7 +85,7 @@ class Fleet(Settings):
         """The instance catalog with this fleet's price overrides applied."""
         return CATALOG.with_prices(
             {t: Price(usd_per_hour=p.usd_per_hour, source=p.source, as_of=p.as_of, region=self.region)
-             for t, p in self.prices.items()})
+             for t, p in self.prices.items() if t in CATALOG})
 
     def stack_name(self, part: str) -> str:
         """The name of one of this fleet's stacks: ``<fleet>-<part>``."""
@@ -124,8 +125,9 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
     if batch_users:
         yield from (p.under("network") for p in fleet.network.aws_api_access_problems(" and ".join(batch_users)))
     for t in fleet.prices:
-        if t not in CATALOG:
-            yield Problem(f"prices.{t}", t, "an instance type of the catalog: " + ", ".join(CATALOG.types()))
+        if t not in CATALOG and t not in sagemaker_types():
+            yield Problem(f"prices.{t}", t, "an instance type of the catalog or its SageMaker ml. name: "
+                          + ", ".join((*CATALOG.types(), *sagemaker_types())))
     for part in ("network", "alerts", "inference", "fallback", "cost"):
         yield from _stack_name(fleet, "name", fleet.name, part)
 

@@ -7,9 +7,10 @@ Blocks ending), an AWS Budget per fleet, a dashboard. Handlers live in ``lambdas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack, Token
 from aws_cdk import aws_budgets as budgets
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
@@ -22,7 +23,6 @@ from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
-from .estimate import price_table
 from .functions import FleetFunction
 from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from .lambdas.namespaces import (
@@ -32,6 +32,7 @@ from .lambdas.namespaces import (
     SPEND_NAMESPACE,
     WORKLOAD_NAMESPACE,
 )
+from .prices import price_table
 from .settings import CostMonitorSettings, check_argument
 from .settings._base import name_rule
 from .storage import secure_bucket
@@ -47,13 +48,16 @@ class CostMonitors(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
-                 endpoint_names: Sequence[str] = ()) -> None:
+                 endpoint_names: Sequence[str] = (), price_overrides: Mapping[str, Any] | None = None) -> None:
         check_argument("fleet_name", fleet_name, name_rule)
         settings = settings or CostMonitorSettings()
         super().__init__(scope, construct_id)
         self.fleet_name = fleet_name
         self.settings = settings
         self._storage()
+        self.prices = price_table(catalog, Stack.of(self).region if not Token.is_unresolved(Stack.of(self).region)
+                                  else None, price_overrides)
+        """The price table the report uses (instance type -> usd_per_hour, source, as_of, region, sourced)."""
         self._functions(topic, catalog, endpoint_names)
         self._grant(topic)
         self._schedules()
@@ -90,7 +94,7 @@ class CostMonitors(Construct):
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
             environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
                                        report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
-                                       prices=price_table(catalog), endpoints=list(endpoint_names),
+                                       prices=self.prices, endpoints=list(endpoint_names),
                                        period_days=settings.report_period_days, tokens_namespace=WORKLOAD_NAMESPACE,
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
                                        ).to_environment(to_json=to_json))

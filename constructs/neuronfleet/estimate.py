@@ -20,15 +20,12 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from .catalog import CATALOG, AcceleratorFamily, InstanceCatalog
+from .catalog import CATALOG, AcceleratorFamily
 from .lambdas.cost.economics import estimate
 from .lambdas.cost.rows import CostRow, family_of, parse_page
+from .prices import price_table
 
-
-def price_table(catalog: InstanceCatalog = CATALOG) -> dict[str, dict[str, str]]:
-    """Every catalog price with its source and date, as the Lambdas receive it."""
-    return {s.instance_type: {"usd_per_hour": str(s.price.usd_per_hour), "source": s.price.source,
-                              "as_of": s.price.as_of.isoformat(), "region": s.price.region} for s in catalog}
+__all__ = ["main", "price_table", "rows_from_cost_explorer", "rows_from_csv"]
 
 
 def rows_from_csv(path: Path) -> list[CostRow]:
@@ -72,17 +69,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fleet", type=Path, help="a fleet file whose prices: override the catalog")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    catalog = CATALOG
+    catalog, region, overrides = CATALOG, None, {}
     if args.fleet:
         from .config import load_fleet
 
-        catalog = load_fleet(args.fleet).catalog
+        fleet = load_fleet(args.fleet)
+        catalog, region, overrides = fleet.catalog, fleet.region, dict(fleet.prices)
     try:
         rows = rows_from_csv(args.csv) if args.csv else rows_from_cost_explorer()
     except ValueError as exc:
         print(f"neuronfleet-estimate: {exc}", file=sys.stderr)
         return 2
-    result = estimate(rows, price_table(catalog))
+    result = estimate(rows, price_table(catalog, region, overrides))
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -166,7 +166,9 @@ def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_a
     notes = []
     for instance_type, p in sorted(prices.items()):
         source, as_of = str(p.get("source") or ""), str(p.get("as_of") or "")
-        if not source or source.lower().startswith("unsourced"):
+        if p.get("note"):
+            notes.append(f"{instance_type}: {p['note']}")
+        if not source or source.lower().startswith("unsourced") or p.get("sourced") == "false":
             notes.append(f"{instance_type}: price {p.get('usd_per_hour')} USD/h is unsourced"
                          + (f" ({source})" if source else "") + "; override it with your own (prices: in the fleet file)")
         try:

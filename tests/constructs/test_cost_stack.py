@@ -75,7 +75,10 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
 def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost) -> None:
     _, fn = _fn(cost, "cost.report.handler")
     prices = json.loads(fn["Environment"]["Variables"]["PRICES"])
-    assert set(prices["trn2.48xlarge"]) == {"usd_per_hour", "source", "as_of", "region"}
+    assert set(prices["trn2.48xlarge"]) >= {"usd_per_hour", "source", "as_of", "region", "sourced"}
+    assert prices["trn2.48xlarge"]["sourced"] == "false"  # no public On-Demand rate
+    assert prices["p5.48xlarge"]["region"] == "us-east-2" and "note" not in prices["p5.48xlarge"]  # prod: us-east-2
+    assert not [t for t in prices if t.startswith("ml.")]  # no SageMaker rate unless the fleet file sets one
     assert fn["Environment"]["Variables"]["COST_BASIS"] == "net_amortized"
     (put,) = [s for s in _statements(cost, "CostMonitorsReport") if s["Action"] == "s3:PutObject"]
     assert json.dumps(put["Resource"]).endswith('/reports/*"]]}')

@@ -70,7 +70,9 @@ def test_estimate_uses_hours_and_names_its_prices() -> None:
     assert by_type["p5.48xlarge"]["neuron_type"] == "trn2.48xlarge"
     assert by_type["p5.48xlarge"]["neuron_estimate_usd"] == str((Decimal(str(trn2.usd_per_hour)) * 100).quantize(
         Decimal("0.01")))
-    assert by_type["p5.48xlarge"]["neuron_price"]["source"] == trn2.source
+    assert by_type["p5.48xlarge"]["neuron_price"]["source"].startswith("unsourced: no public On-Demand rate")
+    assert by_type["p5.48xlarge"]["neuron_price"]["sourced"] == "false"
+    assert by_type["p5.48xlarge"]["gpu_price"]["source"] == CATALOG.get("p5.48xlarge").price.source
     assert by_type["p5.48xlarge"]["neuron_price"]["as_of"] == trn2.as_of.isoformat()
     # no usage hours: spend / the GPU list price (18.61 / 1.861 = 10 h of inf2.xlarge)
     assert by_type["g6e.xlarge"]["instance_hours"] == "10.00"
@@ -126,3 +128,49 @@ def test_a_wrong_cost_basis_names_the_field_the_value_and_what_is_allowed(tmp_pa
         load_fleet(fleet)
     text = str(err.value)
     assert "cost_monitors.basis" in text and "'gross'" in text and "net_amortized" in text and "unblended" in text
+
+
+def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overridden(tmp_path, capsys) -> None:
+    from datetime import date
+
+    from neuronfleet.prices import price_table, sagemaker_types
+
+    table = price_table()
+    assert "ml.inf2.xlarge" not in table  # no built-in SageMaker rate: none could be confirmed
+    result = estimate([row("ml.g6e.xlarge", "18.61", service="sagemaker")], table)
+    assert result["lines"] == [] and result["not_estimated"] == {"ml.g6e.xlarge": "18.61"}
+    priced = price_table(overrides={"ml.g6e.xlarge": {"usd_per_hour": 2.0, "source": "our EDP sheet",
+                                                      "as_of": date(2026, 11, 1)},
+                                    "ml.inf2.xlarge": {"usd_per_hour": 1.0, "source": "our EDP sheet",
+                                                       "as_of": date(2026, 11, 1)}}, region="us-west-2")
+    (line,) = estimate([row("ml.g6e.xlarge", "20.00", hours="10", service="sagemaker")], priced)["lines"]
+    assert (line["neuron_type"], line["neuron_estimate_usd"]) == ("ml.inf2.xlarge", "10.00")
+    assert "ml.inf2.xlarge" in sagemaker_types()
+    from tests.unit.test_config import BASE
+
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(json.dumps({**BASE, "prices": {"ml.inf2.xlarge": {"usd_per_hour": 1, "source": "EDP",
+                                                                       "as_of": "2026-10-01"}}}))
+    csv = tmp_path / "gpu.csv"
+    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\n")
+    assert estimate_cli(["--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
+    fleet.write_text(json.dumps({**BASE, "prices": {"ml.m5.large": {"usd_per_hour": 1, "source": "EDP",
+                                                                    "as_of": "2026-10-01"}}}))
+    from neuronfleet import FleetConfigError, load_fleet
+
+    with pytest.raises(FleetConfigError, match=r"prices\.ml\.m5\.large.*ml\.inf2\.xlarge"):
+        load_fleet(fleet)
+
+
+def test_price_notes_mark_unsourced_other_region_and_stale_prices() -> None:
+    from datetime import date
+
+    from neuronfleet.lambdas.cost.economics import price_notes
+    from neuronfleet.prices import price_table
+
+    notes = price_notes(price_table(region="us-west-2"), today=date(2026, 11, 22), stale_after_days=180)
+    assert any(n.startswith("trn2.48xlarge: price 44.7013 USD/h is unsourced") for n in notes)
+    assert "p5.48xlarge: read in us-east-2; the fleet runs in us-west-2, where the price may differ" in notes
+    assert any(n.startswith("p5.48xlarge: price read 2025-10-01, 417 days ago (over 180): stale") for n in notes)
+    fresh = price_notes(price_table(region="us-east-2"), today=date(2025, 10, 2), stale_after_days=180)
+    assert not any("p5.48xlarge" in n for n in fresh)
