@@ -130,7 +130,7 @@ def test_a_wrong_cost_basis_names_the_field_the_value_and_what_is_allowed(tmp_pa
     assert "cost_monitors.basis" in text and "'gross'" in text and "net_amortized" in text and "unblended" in text
 
 
-def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overridden(tmp_path, capsys) -> None:
+def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overridden(tmp_path) -> None:
     from datetime import date
 
     from neuronfleet.prices import price_table, sagemaker_types
@@ -146,18 +146,14 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
     (line,) = estimate([row("ml.g6e.xlarge", "20.00", hours="10", service="sagemaker")], priced)["lines"]
     assert (line["neuron_type"], line["neuron_estimate_usd"]) == ("ml.inf2.xlarge", "10.00")
     assert "ml.inf2.xlarge" in sagemaker_types()
+    from neuronfleet import FleetConfigError, load_fleet
     from tests.unit.test_config import BASE
 
+    edp = {"usd_per_hour": 1, "source": "EDP", "as_of": "2026-10-01"}
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(json.dumps({**BASE, "prices": {"ml.inf2.xlarge": {"usd_per_hour": 1, "source": "EDP",
-                                                                       "as_of": "2026-10-01"}}}))
-    csv = tmp_path / "gpu.csv"
-    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\n")
-    assert estimate_cli(["--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
-    fleet.write_text(json.dumps({**BASE, "prices": {"ml.m5.large": {"usd_per_hour": 1, "source": "EDP",
-                                                                    "as_of": "2026-10-01"}}}))
-    from neuronfleet import FleetConfigError, load_fleet
-
+    fleet.write_text(json.dumps({**BASE, "prices": {"ml.inf2.xlarge": edp}}))
+    assert dict(load_fleet(fleet).prices)["ml.inf2.xlarge"].usd_per_hour == 1
+    fleet.write_text(json.dumps({**BASE, "prices": {"ml.m5.large": edp}}))
     with pytest.raises(FleetConfigError, match=r"prices\.ml\.m5\.large.*ml\.inf2\.xlarge"):
         load_fleet(fleet)
 
