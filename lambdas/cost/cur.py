@@ -1,0 +1,180 @@
+"""Organisation scale: spend from the CUR 2.0 Data Export, queried with Athena, as the same ledger rows.
+
+The queries (also the workgroup's named queries) read the CUR 2.0 table (``COST_AND_USAGE_REPORT`` columns,
+https://docs.aws.amazon.com/cur/latest/userguide/table-dictionary-cur2.html, read 2026-11-22): the tags are one
+map column (``resource_tags``), keyed by the cost allocation tag's column-safe name. :class:`AthenaSpend` runs them
+and answers with pages shaped like Cost Explorer's (``ResultsByTime``/``Groups``/``Keys``/``Metrics``), so the
+collector writes the same rows from either source.
+
+Cost bases from CUR line items: unblended = ``line_item_unblended_cost``; net amortized = Savings Plan covered usage
+at ``savings_plan_savings_plan_effective_cost``, reservation usage at ``reservation_effective_cost``, Savings Plan
+negation and upfront/recurring plan fees at 0 on the usage side, everything else at
+``line_item_net_unblended_cost`` when the export has it (discounts netted), else unblended. That is the usual
+amortisation of AWS's Cloud Intelligence Dashboards' CUR queries; it is not Cost Explorer's figure to the cent
+(EDP/private-rate discounts appear only where the ``net_`` columns are present).
+
+SQL dialect: Athena engine v3 (Trino). The tests run the same text in DuckDB after :func:`to_duckdb`, which
+rewrites the two constructs that differ: Trino's ``element_at(map, key)`` (NULL for a missing key, where
+``map[key]`` fails) is DuckDB's ``map[key]`` (NULL for a missing key since DuckDB 1.1), and Trino's
+``regexp_like(s, pattern)`` is DuckDB's ``regexp_matches(s, pattern)`` (both match anywhere unless anchored; both
+take RE2-style patterns). Everything else used here
+(``split_part``, ``CAST(... AS DATE)``, ``DATE '...'`` literals, ``CASE``, ``COALESCE``, ``LIKE``, ``GROUP BY``
+ordinals) means the same in both.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import date
+from typing import Any
+
+from .rows import ADJUSTMENT_RECORD_TYPES, FLEET_TAG
+
+FLEET_TAG_COLUMN = "user_neuronfleet_fleet"
+"""The CUR map key of the ``neuronfleet:fleet`` cost allocation tag. CUR turns tag keys into column-safe names
+(``user_`` prefix, ``:`` to ``_``); check your export's schema and set ``fleet_tag_key`` if it differs."""
+
+_AMORTIZED = """CASE line_item_line_item_type
+      WHEN 'SavingsPlanCoveredUsage' THEN savings_plan_savings_plan_effective_cost
+      WHEN 'SavingsPlanNegation' THEN 0
+      WHEN 'DiscountedUsage' THEN reservation_effective_cost
+      ELSE COALESCE(line_item_net_unblended_cost, line_item_unblended_cost) END"""
+
+_USAGE_FILTER = """line_item_product_code IN ('AmazonEC2', 'AmazonSageMaker')
+  AND line_item_line_item_type IN ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage', 'SavingsPlanNegation', 'Fee')
+  AND regexp_like(split_part(line_item_usage_type, ':', 2), '^(ml\\.)?(trn|inf|p|g)[0-9]+[a-z]*\\.')"""
+
+QUERIES: dict[str, str] = {
+    "spend_by_fleet_usage_type_day": f"""-- neuronfleet: accelerator spend per day, usage type and fleet (collector rows)
+SELECT CAST(line_item_usage_start_date AS DATE) AS day,
+       line_item_usage_type AS usage_type,
+       COALESCE(element_at(resource_tags, '{{fleet_tag_key}}'), '') AS fleet,
+       SUM({_AMORTIZED}) AS net_amortized_cost,
+       SUM(line_item_unblended_cost) AS unblended_cost,
+       SUM(CASE WHEN line_item_line_item_type = 'SavingsPlanNegation' THEN 0 ELSE line_item_usage_amount END)
+           AS usage_quantity
+FROM {{table}}
+WHERE line_item_usage_start_date >= DATE '{{start}}' AND line_item_usage_start_date < DATE '{{end}}'
+  AND {_USAGE_FILTER}
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3""",
+    "adjustments_by_fleet_day": """-- neuronfleet: credits, refunds and taxes per day and fleet, kept apart
+SELECT CAST(line_item_usage_start_date AS DATE) AS day,
+       line_item_line_item_type AS record_type,
+       COALESCE(element_at(resource_tags, '{fleet_tag_key}'), '') AS fleet,
+       SUM(line_item_unblended_cost) AS net_amortized_cost,
+       SUM(line_item_unblended_cost) AS unblended_cost,
+       0 AS usage_quantity
+FROM {table}
+WHERE line_item_usage_start_date >= DATE '{start}' AND line_item_usage_start_date < DATE '{end}'
+  AND line_item_line_item_type IN ('Credit', 'Refund', 'Tax')
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3""",
+    "spend_by_fleet_family_kind_day": f"""-- neuronfleet: spend per day, fleet, accelerator family and kind (ad hoc)
+SELECT CAST(line_item_usage_start_date AS DATE) AS day,
+       COALESCE(element_at(resource_tags, '{{fleet_tag_key}}'), '') AS fleet,
+       CASE WHEN regexp_like(split_part(line_item_usage_type, ':', 2), '^(ml\\.)?trn') THEN 'trainium'
+            WHEN regexp_like(split_part(line_item_usage_type, ':', 2), '^(ml\\.)?inf') THEN 'inferentia'
+            ELSE 'gpu' END AS family,
+       CASE WHEN line_item_usage_type LIKE '%CapacityBlockFee:%' THEN 'capacity-block'
+            WHEN line_item_usage_type LIKE '%Host:ml.%' OR line_item_usage_type LIKE '%AsyncInf:ml.%'
+                THEN 'sagemaker-hosting'
+            WHEN line_item_usage_type LIKE '%Train:ml.%' THEN 'sagemaker-training'
+            WHEN line_item_usage_type LIKE '%Processing%:ml.%' THEN 'sagemaker-processing'
+            WHEN line_item_usage_type LIKE '%Transform:ml.%' THEN 'sagemaker-transform'
+            ELSE 'ec2' END AS kind,
+       SUM({_AMORTIZED}) AS net_amortized_cost,
+       SUM(line_item_unblended_cost) AS unblended_cost
+FROM {{table}}
+WHERE line_item_usage_start_date >= DATE '{{start}}' AND line_item_usage_start_date < DATE '{{end}}'
+  AND {_USAGE_FILTER}
+GROUP BY 1, 2, 3, 4
+ORDER BY 1, 2, 3, 4""",
+}
+"""Named queries of the Athena workgroup; placeholders ``{table}``, ``{start}``, ``{end}``, ``{fleet_tag_key}``."""
+
+_SAFE = re.compile(r"^[A-Za-z0-9_.\"]+$")
+
+
+def render(name: str, *, table: str, start: date, end: date, fleet_tag_key: str = FLEET_TAG_COLUMN) -> str:
+    """The query ``name`` for ``table`` over [start, end). Identifiers are checked, never quoted blindly."""
+    if not _SAFE.match(table):
+        raise ValueError(f"table: got {table!r}; allowed: database.table of letters, digits and underscores")
+    if not re.fullmatch(r"[A-Za-z0-9_:./-]+", fleet_tag_key):
+        raise ValueError(f"fleet_tag_key: got {fleet_tag_key!r}; allowed: a CUR tag key")
+    return QUERIES[name].format(table=table, start=start.isoformat(), end=end.isoformat(), fleet_tag_key=fleet_tag_key)
+
+
+def to_duckdb(sql: str) -> str:
+    """The Athena (Trino) text as DuckDB runs it (see the module docstring for the two rewrites)."""
+    return re.sub(r"element_at\((\w+), ('[^']*')\)", r"\1[\2]", sql).replace("regexp_like(", "regexp_matches(")
+
+
+def pages_of(records: Sequence[dict[str, Any]], *, adjustments: bool = False) -> list[dict[str, Any]]:
+    """Query result records as one Cost Explorer-shaped page (so the collector parses them the same way)."""
+    by_day: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        day = str(r["day"])[:10]
+        first = str(r["record_type"] if adjustments else r["usage_type"])
+        by_day.setdefault(day, []).append({"Keys": [first, f"{FLEET_TAG}${r.get('fleet') or ''}"], "Metrics": {
+            "NetAmortizedCost": {"Amount": str(r["net_amortized_cost"]), "Unit": "USD"},
+            "UnblendedCost": {"Amount": str(r["unblended_cost"]), "Unit": "USD"},
+            "UsageQuantity": {"Amount": str(r.get("usage_quantity") or 0), "Unit": "N/A"}}})
+    return [{"ResultsByTime": [{"TimePeriod": {"Start": d}, "Groups": g, "Estimated": False}
+                               for d, g in sorted(by_day.items())]}]
+
+
+assert set(ADJUSTMENT_RECORD_TYPES) == {"Credit", "Refund", "Tax"}  # the adjustments query's record types
+
+
+class AthenaSpend:
+    """Athena adapter with the CostExplorer adapter's interface: StartQueryExecution in the workgroup (its
+    result location, encryption and bytes-scanned cutoff apply), GetQueryExecution until done, GetQueryResults
+    pages. ``requests`` counts queries (Athena bills by bytes scanned, not by request)."""
+
+    def __init__(self, client: Any, *, workgroup: str, table: str, fleet_tag_key: str = FLEET_TAG_COLUMN,
+                 sleep: Callable[[float], None] = time.sleep, poll_seconds: float = 2.0,
+                 timeout_seconds: float = 480) -> None:
+        self._client, self._workgroup, self._table, self._key = client, workgroup, table, fleet_tag_key
+        self._sleep, self._poll, self._timeout = sleep, poll_seconds, timeout_seconds
+        self.requests = 0
+        self.throttled = 0
+
+    def pages(self, start: date, end: date, instance_types: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+        yield from pages_of(self._run(render("spend_by_fleet_usage_type_day", table=self._table, start=start,
+                                             end=end, fleet_tag_key=self._key)))
+
+    def adjustment_pages(self, start: date, end: date) -> Iterator[dict[str, Any]]:
+        yield from pages_of(self._run(render("adjustments_by_fleet_day", table=self._table, start=start, end=end,
+                                             fleet_tag_key=self._key)), adjustments=True)
+
+    def _run(self, sql: str) -> list[dict[str, Any]]:
+        self.requests += 1
+        qid = self._client.start_query_execution(QueryString=sql, WorkGroup=self._workgroup)["QueryExecutionId"]
+        waited = 0.0
+        while True:
+            status = self._client.get_query_execution(QueryExecutionId=qid)["QueryExecution"]["Status"]
+            if status["State"] == "SUCCEEDED":
+                break
+            if status["State"] in ("FAILED", "CANCELLED"):
+                raise RuntimeError(f"Athena query {qid} {status['State']}: {status.get('StateChangeReason', '')}")
+            if waited >= self._timeout:
+                raise TimeoutError(f"Athena query {qid} still {status['State']} after {waited:.0f} s")
+            self._sleep(self._poll)
+            waited += self._poll
+        records: list[dict[str, Any]] = []
+        header: list[str] | None = None
+        kwargs: dict[str, Any] = {"QueryExecutionId": qid}
+        while True:
+            page = self._client.get_query_results(**kwargs)
+            for row in page["ResultSet"]["Rows"]:
+                values = [d.get("VarCharValue") for d in row["Data"]]
+                if header is None:
+                    header = [str(v) for v in values]
+                    continue
+                records.append(dict(zip(header, values, strict=False)))
+            if not page.get("NextToken"):
+                return records
+            kwargs["NextToken"] = page["NextToken"]
