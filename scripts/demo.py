@@ -2,12 +2,14 @@
 
 1. validates config/dev.yaml (ENV=NAME for another fleet file) and synthesises every stack through the
    pinned CDK CLI;
-2. deploys every stack into an embedded moto (neuronfleet.offline: moto's gaps stood in and reported);
+2. starts an embedded moto server on localhost (neuronfleet.offline.moto_server: moto's gaps stood in on the
+   server side and reported) and runs the real CLI against it: `cdk bootstrap`, then
+   `cdk deploy --all --require-approval never`, whose own per-stack output is shown;
 3. feeds the cost monitors a month of synthetic usage: a GPU baseline (g6e inference, p4d training)
    migrating to Neuron (inf2 inference, trn1 training) on day 11 and day 16, through Cost Explorer pages,
    SageMaker invocation and token metrics;
-4. runs the spend collector and the migration report against the deployed ledger, bucket and topic, and
-   prints what was created and the report.
+4. runs the spend collector and the migration report against the ledger, bucket and topic the CLI deployed,
+   and prints what was created and the report.
 """
 
 from __future__ import annotations
@@ -35,11 +37,16 @@ def step(text: str) -> None:
     print(f"==> [{time.perf_counter() - STARTED:5.1f}s] {text}", flush=True)
 
 
+def cdk(*args: str, env: dict[str, str]) -> None:
+    """The pinned CDK CLI (Node.js from the venv), its own output on the terminal."""
+    env = {**env, "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "CDK_DISABLE_CLI_TELEMETRY": "true"}
+    print(f"    $ cdk {' '.join(args)}", flush=True)
+    subprocess.run([str(BIN / "cdk"), *args], cwd=ROOT, env=env, check=True)
+
+
 def synth(env_name: str) -> Path:
     out = ROOT / "cdk.out" / f"demo-{env_name}"
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "CDK_DISABLE_CLI_TELEMETRY": "true"}
-    subprocess.run([str(BIN / "cdk"), "synth", "--quiet", "-c", f"env={env_name}", "-o", str(out)],
-                   cwd=ROOT, env=env, check=True)
+    cdk("synth", "--quiet", "-c", f"env={env_name}", "-o", str(out), env=dict(os.environ))
     return out
 
 
@@ -90,21 +97,26 @@ def main() -> int:
     print(f"    fleet {fleet.name}, phase {fleet.phase}, account {fleet.account}, {fleet.region}, "
           f"training AZ {fleet.network.training_az}")
 
-    step("synthesising every stack offline (pinned CDK CLI, Node.js from PyPI, cdk-nag-clean constructs)")
+    step("cdk synth: every stack, offline (pinned CDK CLI, Node.js from PyPI, cdk-nag-clean constructs)")
     out = synth(env_name)
 
-    import boto3
     import requests
 
     from neuronfleet.lambdas.cost import collector, report
     from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
     from neuronfleet.lambdas.cost.ledger import Ledger
-    from neuronfleet.offline import deploy_assembly, offline_aws
+    from neuronfleet.offline import moto_server
 
-    # an embedded moto serving the fleet's account and region, with fake credentials: no real account can be reached
-    with offline_aws(account=fleet.account, region=fleet.region):
-        step("deploying every stack into an embedded moto (CloudFormation API)")
-        result = deploy_assembly(out)
+    # an embedded moto server on localhost serving the fleet's account; the CLI gets fake credentials and this
+    # endpoint only, so no real account can be reached
+    with moto_server(account=fleet.account, region=fleet.region) as server:
+        cli = server.cli_env()
+        step(f"cdk bootstrap into an embedded moto server ({server.url}, account {server.account})")
+        cdk("bootstrap", "--app", str(out), f"aws://{server.account}/{server.region}", env=cli)
+        step("cdk deploy --all (the CLI's own output)")
+        cdk("deploy", "--app", str(out), "--all", "--require-approval", "never", env=cli)
+        result = server.deployed()
+        step("what the CLI deployed, as moto holds it")
         for s in result.stacks:
             kinds = Counter({k: v for k, v in s.resources.items()})
             top = ", ".join(f"{n} {k.removeprefix('AWS::')}" for k, n in kinds.most_common(5))
@@ -116,7 +128,7 @@ def main() -> int:
               f"{'; '.join(where)}")
         skipped = sorted(set().union(*(s.skipped for s in result.stacks)))
         print(f"    moto skips (covered by template tests): {', '.join(skipped)}")
-        print(f"    stand-ins for moto's gaps: {len(result.stand_ins)} (neuronfleet.offline)")
+        print(f"    stand-ins for moto's gaps: {len(result.stand_ins)} (neuronfleet.offline, server side)")
         for text in result.stand_ins:
             print(f"      - {text}")
         print(f"    moto's warnings during the deploy: {len(result.warnings)} (in the result, not printed)")
@@ -126,29 +138,27 @@ def main() -> int:
         warnings.simplefilter("ignore")
         logging.getLogger("moto").setLevel(logging.ERROR)
 
-        cfn = boto3.client("cloudformation")
-        outputs = {o["OutputKey"]: o["OutputValue"] for s in cfn.describe_stacks()["Stacks"]
-                   for o in s.get("Outputs", [])}
+        outputs = {k: v for s in result.stacks for k, v in s.outputs.items()}
         endpoint = next((v for k, v in outputs.items() if k.endswith("EndpointName")), "none")
         today = datetime.now(UTC).date()
 
         step(f"feeding the cost monitors a month of usage (endpoint {endpoint}: GPU until day 10, then Neuron)")
         pages, points = month_of_usage(fleet.name, endpoint, today)
-        requests.post("http://motoapi.amazonaws.com/moto-api/static/ce/cost-and-usage-results",
-                      json={"results": pages, "account_id": os.environ["MOTO_ACCOUNT_ID"]}, timeout=10)
-        cloudwatch = boto3.client("cloudwatch")
+        requests.post(f"{server.url}/moto-api/static/ce/cost-and-usage-results",
+                      json={"results": pages, "account_id": server.account}, timeout=10)
+        cloudwatch = server.client("cloudwatch")
         for p in points:
             cloudwatch.put_metric_data(**p)
 
         step("running the spend collector (Cost Explorer -> ledger -> CloudWatch), configured as deployed")
         # the handlers run in this process against the deployed resources, with the deployed functions'
         # configuration (moto runs Lambda code only in Docker, which this machine does not have)
-        functions = {f["Handler"]: f for f in boto3.client("lambda").list_functions()["Functions"]}
+        functions = {f["Handler"]: f for f in server.client("lambda").list_functions()["Functions"]}
         deployed = functions["cost.collector.handler"]["Environment"]["Variables"]
-        ledger = Ledger(boto3.resource("dynamodb").Table(deployed["LEDGER_TABLE"]))
+        ledger = Ledger(server.resource("dynamodb").Table(deployed["LEDGER_TABLE"]))
         summary = collector.collect(
             today=today, lookback_days=30, instance_types=json.loads(deployed["INSTANCE_TYPES"]),
-            ce=CostExplorer(boto3.client("ce", region_name="us-east-1")), ledger=ledger,
+            ce=CostExplorer(server.client("ce", "us-east-1")), ledger=ledger,
             metrics=collector.SpendMetrics(cloudwatch, deployed["METRICS_NAMESPACE"]), now=datetime.now(UTC),
             on_bad_row=lambda b: print(f"    bad row: {b.reason}"))
         print(f"    {summary.rows} rows, {summary.new} written, {summary.ce_requests} Cost Explorer requests "
@@ -156,12 +166,13 @@ def main() -> int:
 
         step("running the migration report (ledger + invocations + tokens -> S3 and SNS), configured as deployed")
         cfg = functions["cost.report.handler"]["Environment"]["Variables"]
+        s3 = server.client("s3")
         rep = report.run(today=today, fleet=cfg["FLEET"], period_days=int(cfg["PERIOD_DAYS"]),
                          endpoints=json.loads(cfg["ENDPOINTS"]), prices=json.loads(cfg["PRICES"]), ledger=ledger,
-                         usage=report.Usage(cloudwatch, cfg["TOKENS_NAMESPACE"]), s3=boto3.client("s3"),
-                         bucket=cfg["REPORT_BUCKET"], sns=boto3.client("sns"), topic_arn=cfg["ALERTS_TOPIC_ARN"])
+                         usage=report.Usage(cloudwatch, cfg["TOKENS_NAMESPACE"]), s3=s3,
+                         bucket=cfg["REPORT_BUCKET"], sns=server.client("sns"), topic_arn=cfg["ALERTS_TOPIC_ARN"])
         html_key = rep["published"]["html"].split("/", 3)[3]
-        page = boto3.client("s3").get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
+        page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
     local = out / "migration-report.html"
     local.write_bytes(page)
 

@@ -56,8 +56,17 @@ SERVER_GAPS = {
     "change_set": "moto (server): change sets are looked up by name across stacks and deleting a missing one fails "
                   "(the CLI's second deploy hangs on it); looked up within their stack, a missing one deletes as "
                   "CloudFormation's does while the stack exists",
-    "delete": "moto (server): DeleteStack deletes in template order and leaves what a dependency error stops "
-              "(the VPC's subnets, routes, gateways); deleted dependents first, as CloudFormation does",
+    "delete": "moto: DeleteStack passes over route tables, NAT gateways (and their interfaces), EIPs, internet "
+              "gateways and their attachments, flow logs, VPC endpoints and Batch queues, compute environments and job "
+              "definitions, so the VPC keeps dependencies and is left; deleted through moto's EC2 and Batch "
+              "backends, dependents first, as CloudFormation does",
+    "no_update": "moto: {type} has no update in moto's CloudFormation; a changed one keeps its old properties "
+                 "although the stack says UPDATE_COMPLETE (template tests and `cdk diff` show the change)",
+    "layers": "moto: AWS::Lambda::Function is created without its Layers (moto's CloudFormation ignores them), but an "
+              "update refuses layers moto does not hold (AWS's public Powertools layer); updated without them too",
+    "previous_value": "moto (server): UsePreviousValue gives an SSM-typed parameter's resolved value (the CLI's "
+                      "BootstrapVersion), which moto then looks up as a parameter name; given the previous input "
+                      "value, as CloudFormation does",
 }
 """The gaps only the CLI meets, reported (with the shared stand-ins) when used. Only ``localhost`` in a TemplateURL is
 read from moto's own S3: the server's endpoint is ``http://localhost:PORT``, so no stand-in is needed for it."""
@@ -104,6 +113,13 @@ class MotoServer:
                     service, region_name=key[1], endpoint_url=self.url, **_boto3_credentials())
             return self._clients[key]
 
+    def resource(self, service: str, region: str | None = None) -> Any:
+        """A boto3 resource of this server (DynamoDB tables, for instance)."""
+        import boto3
+
+        return boto3.resource(service, region_name=region or self.region, endpoint_url=self.url,
+                              **_boto3_credentials())
+
     def deployed(self, regions: list[str] | None = None) -> DeployResult:
         """Every stack in the server (the fleet's region and any other a stack went to), as deploy_assembly
         reports them: status, reason, resources moto keeps, skipped types, placeholders, outputs; with the
@@ -127,6 +143,70 @@ class MotoServer:
                     placeholders=prepared.placeholders,
                     outputs={o["OutputKey"]: o["OutputValue"] for o in desc.get("Outputs", [])}))
         return result
+
+
+    def inventory(self, region: str | None = None) -> set[str]:
+        """What exists in ``region`` (default: the server's), as ``service:kind:id`` strings, for the services the
+        kit deploys to: compare before a deploy and after ``cdk destroy`` to see what was left behind. Deleted
+        NAT gateways and VPC endpoints (AWS lists them a while), keys pending deletion, default VPC resources and
+        AWS's service-linked roles are not counted."""
+        def c(service: str) -> Any:
+            return self.client(service, region)
+
+        ec2 = c("ec2")
+        found = {f"ec2:vpc:{v['VpcId']}" for v in ec2.describe_vpcs()["Vpcs"] if not v["IsDefault"]}
+        found |= {f"ec2:subnet:{x['SubnetId']}" for x in ec2.describe_subnets()["Subnets"] if not x["DefaultForAz"]}
+        found |= {f"ec2:security-group:{g['GroupId']}" for g in ec2.describe_security_groups()["SecurityGroups"]
+                  if g["GroupName"] != "default"}
+        found |= {f"ec2:route-table:{t['RouteTableId']}" for t in ec2.describe_route_tables()["RouteTables"]
+                  if not any(a.get("Main") for a in t["Associations"])}
+        found |= {f"ec2:internet-gateway:{g['InternetGatewayId']}" for g in
+                  ec2.describe_internet_gateways()["InternetGateways"]}
+        found |= {f"ec2:nat-gateway:{n['NatGatewayId']}" for n in ec2.describe_nat_gateways()["NatGateways"]
+                  if n["State"] != "deleted"}
+        found |= {f"ec2:vpc-endpoint:{e['VpcEndpointId']}" for e in ec2.describe_vpc_endpoints()["VpcEndpoints"]
+                  if e["State"] != "deleted"}
+        found |= {f"ec2:address:{a['AllocationId']}" for a in ec2.describe_addresses()["Addresses"]}
+        found |= {f"ec2:network-interface:{n['NetworkInterfaceId']}" for n in
+                  ec2.describe_network_interfaces()["NetworkInterfaces"]}
+        found |= {f"ec2:flow-log:{f['FlowLogId']}" for f in ec2.describe_flow_logs()["FlowLogs"]}
+        found |= {f"ec2:launch-template:{t['LaunchTemplateName']}" for t in
+                  ec2.describe_launch_templates()["LaunchTemplates"]}
+        found |= {f"lambda:function:{f['FunctionName']}" for f in c("lambda").list_functions()["Functions"]}
+        found |= {f"dynamodb:table:{t}" for t in c("dynamodb").list_tables()["TableNames"]}
+        found |= {f"s3:bucket:{b['Name']}" for b in c("s3").list_buckets()["Buckets"]}
+        found |= {f"sns:topic:{t['TopicArn']}" for t in c("sns").list_topics()["Topics"]}
+        found |= {f"sqs:queue:{q}" for q in c("sqs").list_queues().get("QueueUrls", [])}
+        found |= {f"iam:role:{r['RoleName']}" for r in c("iam").list_roles()["Roles"]
+                  if not r["Path"].startswith("/aws-service-role/")}
+        found |= {f"iam:policy:{p['PolicyName']}" for p in c("iam").list_policies(Scope="Local")["Policies"]}
+        found |= {f"logs:log-group:{g['logGroupName']}" for g in c("logs").describe_log_groups()["logGroups"]}
+        found |= {f"events:rule:{r['Name']}" for r in c("events").list_rules()["Rules"]}
+        batch = c("batch")
+        found |= {f"batch:compute-environment:{e['computeEnvironmentName']}" for e in
+                  batch.describe_compute_environments()["computeEnvironments"]}
+        found |= {f"batch:job-queue:{q['jobQueueName']}" for q in batch.describe_job_queues()["jobQueues"]}
+        found |= {f"batch:job-definition:{d['jobDefinitionName']}" for d in
+                  batch.describe_job_definitions(status="ACTIVE")["jobDefinitions"]}
+        sm = c("sagemaker")
+        found |= {f"sagemaker:endpoint:{e['EndpointName']}" for e in sm.list_endpoints()["Endpoints"]}
+        found |= {f"sagemaker:endpoint-config:{e['EndpointConfigName']}" for e in
+                  sm.list_endpoint_configs()["EndpointConfigs"]}
+        found |= {f"sagemaker:model:{m['ModelName']}" for m in sm.list_models()["Models"]}
+        kms = c("kms")
+        found |= {f"kms:key:{k['KeyId']}" for k in kms.list_keys()["Keys"]
+                  if _key_state(kms, k["KeyId"]) != "PendingDeletion"}
+        found |= {f"ssm:parameter:{p['Name']}" for p in c("ssm").describe_parameters()["Parameters"]}
+        found |= {f"cloudwatch:dashboard:{d['DashboardName']}"
+                  for d in c("cloudwatch").list_dashboards()["DashboardEntries"]}
+        return found
+
+
+def _key_state(kms: Any, key_id: str) -> str:
+    try:
+        return str(kms.describe_key(KeyId=key_id)["KeyMetadata"]["KeyState"])
+    except Exception:  # moto fails DescribeKey on a key whose policy it holds as a document (CDK's bootstrap key)
+        return "unknown"
 
 
 def _boto3_credentials() -> dict[str, str]:
@@ -244,8 +324,28 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
     # --- templates: prepared as in process; GetTemplate answers the template as sent -------------------------
     own_create_change_set = backend_cls.__dict__["create_change_set"]
 
+    previous = threading.local()  # the parameters a CreateChangeSet request asks to keep (UsePreviousValue)
+    own_response_create_change_set = response_cls.__dict__["create_change_set"]
+
+    def response_create_change_set(self: Any) -> Any:
+        previous.keys = {p["ParameterKey"] for p in self._get_param("Parameters", []) if p.get("UsePreviousValue")}
+        try:
+            return own_response_create_change_set(self)
+        finally:
+            previous.keys = set()
+
+    patch.set(response_cls, "create_change_set", response_create_change_set)
+
     def create_change_set(self: Any, stack_name: str, change_set_name: str, template: str, *args: Any,
                           **kwargs: Any) -> tuple[str, str]:
+        if kwargs.get("change_set_type") == "UPDATE" and getattr(previous, "keys", None):
+            stack = self.get_stack(stack_name)
+            declared = stack.template_dict.get("Parameters", {})
+            for key in previous.keys:
+                given = stack.parameters.get(key, declared.get(key, {}).get("Default"))
+                if given is not None and kwargs["parameters"].get(key) != given:
+                    kwargs["parameters"][key] = given
+                    note(SERVER_GAPS["previous_value"])
         prepared = prepare(self, stack_name, template)
         _forget_change_set(self, change_set_name, stack_name)
         change_set_id, stack_id = own_create_change_set(self, stack_name, change_set_name, prepared, *args, **kwargs)
@@ -333,6 +433,28 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
             raise
 
     patch.set(parsing, "parse_and_create_resource", parse_and_create_resource)
+
+    # --- updates moto cannot make: reported, never passed off as made ------------------------------------------
+    own_parse_and_update = parsing.__dict__["parse_and_update_resource"]
+
+    def parse_and_update_resource(logical_id: str, resource_json: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        kind = resource_json.get("Type", "")
+        model = parsing.get_model_map().get(kind)
+        if model is not None and hasattr(model.update_from_cloudformation_json, "__isabstractmethod__"):
+            note(SERVER_GAPS["no_update"].format(type=kind))
+        if kind == "AWS::Lambda::Function" and resource_json.get("Properties", {}).get("Layers"):
+            # created without them (moto's CloudFormation ignores Layers); updated the same way
+            resource_json = {**resource_json, "Properties": {
+                k: v for k, v in resource_json["Properties"].items() if k != "Layers"}}
+            note(SERVER_GAPS["layers"])
+        try:
+            return own_parse_and_update(logical_id, resource_json, *args, **kwargs)
+        except Exception as exc:
+            if not hasattr(exc, "neuronfleet_resource"):
+                exc.neuronfleet_resource = (logical_id, kind)  # type: ignore[attr-defined]
+            raise
+
+    patch.set(parsing, "parse_and_update_resource", parse_and_update_resource)
 
     # --- deletion: dependents first ------------------------------------------------------------------------
     own_delete = parsing.ResourceMap.__dict__["delete"]
@@ -425,21 +547,66 @@ def _fail(stack: Any, cs: Any, exc: Exception, creating: bool) -> None:
     stack.status, stack.status_reason = status, reason
 
 
+def _deleters() -> dict[str, Callable[[Any, Any], None]]:
+    """What moto's CloudFormation does not delete (its models have no delete, so DeleteStack passes over them and
+    the VPC is left with dependencies): deleted through moto's EC2 backend, as CloudFormation deletes them."""
+
+    def nat_gateway(b: Any, nat: Any) -> None:
+        b.ec2.delete_nat_gateway(nat.id)  # AWS keeps a deleted NAT gateway visible, in state "deleted"
+        eni = getattr(nat, "_eni", None)
+        if eni is not None and eni.id in b.ec2.enis:  # ...and releases its network interface
+            b.ec2.enis.pop(eni.id)
+
+    def attachment(b: Any, att: Any) -> None:
+        if str(att.gateway_id).startswith("igw-"):
+            b.ec2.detach_internet_gateway(att.gateway_id, att.vpc_id)
+        else:
+            b.ec2.detach_vpn_gateway(att.gateway_id, att.vpc_id)
+
+    return {
+        "AWS::EC2::VPCGatewayAttachment": attachment,
+        "AWS::EC2::NatGateway": nat_gateway,
+        "AWS::EC2::EIP": lambda b, eip: b.ec2.release_address(allocation_id=eip.allocation_id),
+        "AWS::EC2::InternetGateway": lambda b, igw: b.ec2.delete_internet_gateway(igw.id),
+        "AWS::EC2::RouteTable": lambda b, table: b.ec2.delete_route_table(table.id),
+        "AWS::EC2::FlowLog": lambda b, log: b.ec2.delete_flow_logs([log.id]),
+        "AWS::EC2::VPCEndpoint": lambda b, endpoint: b.ec2.delete_vpc_endpoints([endpoint.id]),
+        "AWS::Batch::JobQueue": lambda b, queue: b.batch.delete_job_queue(queue.arn),
+        "AWS::Batch::ComputeEnvironment": lambda b, env: b.batch.delete_compute_environment(env.arn),
+        "AWS::Batch::JobDefinition": lambda b, definition: b.batch.deregister_job_definition(definition.arn),
+    }
+
+
+class _Backends:
+    """moto's EC2 and Batch backends of one account and region."""
+
+    def __init__(self, account: str, region: str) -> None:
+        from moto.batch.models import batch_backends
+        from moto.ec2.models import ec2_backends
+
+        self.ec2, self.batch = ec2_backends[account][region], batch_backends[account][region]
+
+
 def _delete_dependents_first(resource_map: Any, own_delete: Callable[[Any], None], note: Callable[[str], None]) -> None:
-    """Delete what depends on a resource before the resource (reverse creation order), then let moto's own loop
-    retry what is left; anything that still cannot be deleted fails the deletion with moto's error."""
-    created = list(resource_map._parsed_resources)
-    retained = {k for k, v in resource_map._resource_json_map.items() if v.get("DeletionPolicy") == "Retain"}
-    for logical in reversed(created):
-        if logical in retained:
-            continue
+    """Delete what depends on a resource before the resource (reverse creation order), the EC2 resources moto's
+    CloudFormation passes over through its EC2 backend, then let moto's own loop retry what is left; anything that
+    still cannot be deleted fails the deletion with moto's error."""
+    backends = _Backends(resource_map._account_id, resource_map._region_name)
+    deleters = _deleters()
+    json_map = resource_map._resource_json_map
+    retained = {k for k, v in json_map.items() if v.get("DeletionPolicy") == "Retain"}
+    for logical in reversed(list(resource_map._parsed_resources)):
         parsed = resource_map._parsed_resources.get(logical)
-        if parsed is None or isinstance(parsed, str):
+        if logical in retained or parsed is None or isinstance(parsed, str) or logical not in json_map:
             continue
+        kind = json_map[logical].get("Type", "")
         try:
-            resource_map._delete_resource(parsed, resource_map._resource_json_map[logical])
+            if kind in deleters:
+                deleters[kind](backends, parsed)
+                note(SERVER_GAPS["delete"])
+            else:
+                resource_map._delete_resource(parsed, json_map[logical])
         except Exception:
             continue  # moto's loop below tries again and reports what is left
         resource_map._parsed_resources.pop(logical, None)
     own_delete(resource_map)
-    note(SERVER_GAPS["delete"])
