@@ -23,6 +23,7 @@ from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
+from .cur import CurAnalytics
 from .functions import FleetFunction
 from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from .lambdas.namespaces import (
@@ -55,6 +56,11 @@ class CostMonitors(Construct):
         self.fleet_name = fleet_name
         self.settings = settings
         self._storage()
+        self.cur: CurAnalytics | None = None
+        """With ``source="athena"``: the CUR 2.0 export, Glue table and Athena workgroup the collector reads."""
+        if settings.source == "athena":
+            self.cur = CurAnalytics(self, "Cur", export_name=f"{fleet_name}-cur2",
+                                    bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff)
         self.prices = price_table(catalog, Stack.of(self).region if not Token.is_unresolved(Stack.of(self).region)
                                   else None, price_overrides)
         """The price table the report uses (instance type -> usd_per_hour, source, as_of, region, sourced)."""
@@ -88,7 +94,9 @@ class CostMonitors(Construct):
                                           lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
                                           fleet=fleet_name, basis=settings.basis,
                                           backfill_days=settings.backfill_days,
-                                          month_close_days=settings.month_close_days).to_environment())
+                                          month_close_days=settings.month_close_days, source=settings.source,
+                                          athena_workgroup=self.cur.workgroup.ref if self.cur else "",
+                                          athena_table=self.cur.table_name if self.cur else "").to_environment())
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
@@ -140,7 +148,10 @@ class CostMonitors(Construct):
     def _grant(self, topic: sns.ITopic) -> None:
         table, bucket = self.ledger.table_arn, self.report_bucket
         c, r, w = self.collector.role, self.report.role, self.waste.role
-        c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
+        if self.cur is not None:
+            self.cur.grant_query(c)
+        else:
+            c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
         c.add_to_principal_policy(iam.PolicyStatement(
             actions=["ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations"], resources=["*"]))
         c.add_to_principal_policy(iam.PolicyStatement(

@@ -33,6 +33,7 @@ from ._shared import namespaces
 from .adapters import SpendMetrics
 from .capacity_blocks import CapacityBlocks, amortise
 from .cost_explorer import CostExplorer
+from .cur import AthenaSpend
 from .ledger import Busy, Ledger, plan
 from .rows import BadRow, Basis, CostRow, parse, totals
 from .settings import CollectorSettings
@@ -196,7 +197,8 @@ class Container:
 @cache
 def container() -> Container:
     settings = CollectorSettings.from_environment()
-    return Container(settings=settings, ce_client=boto3.client("ce", region_name=cost_explorer.REGION),
+    return Container(settings=settings, ce_client=boto3.client("athena") if settings.source == "athena"
+                     else boto3.client("ce", region_name=cost_explorer.REGION),
                      ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
                      spend=SpendMetrics(boto3.client("cloudwatch"), settings.metrics_namespace),
                      blocks=CapacityBlocks(boto3.client("ec2")) if settings.capacity_blocks else None)
@@ -213,8 +215,10 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
     c = container()
     now = datetime.now(UTC)
     s = c.settings
+    source: Any = AthenaSpend(c.ce_client, workgroup=s.athena_workgroup, table=s.athena_table) \
+        if s.source == "athena" else CostExplorer(c.ce_client)
     summary = collect(today=now.date(), lookback_days=s.lookback_days, instance_types=s.instance_types,
-                      ce=CostExplorer(c.ce_client), ledger=c.ledger, metrics=c.spend, now=now,
+                      ce=source, ledger=c.ledger, metrics=c.spend, now=now,
                       on_bad_row=_log_bad_row, fleet=s.fleet, blocks=c.blocks, basis=s.basis,  # type: ignore[arg-type]
                       backfill_days=s.backfill_days, month_close_days=s.month_close_days,
                       owner=context.aws_request_id)

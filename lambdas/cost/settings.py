@@ -40,6 +40,12 @@ class CollectorSettings:
     capacity_blocks: bool = True
     """Read the account's Capacity Blocks (EC2 DescribeCapacityBlocks) to amortise their fees
     (``CAPACITY_BLOCKS``)."""
+    source: str = "cost-explorer"
+    """Where spend is read: cost-explorer | athena (the CUR 2.0 export) (``SPEND_SOURCE``)."""
+    athena_workgroup: str = ""
+    """The Athena workgroup of the CUR queries (``ATHENA_WORKGROUP``; with source athena)."""
+    athena_table: str = ""
+    """The CUR 2.0 table, database.table (``ATHENA_TABLE``; with source athena)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_types", tuple(self.instance_types))
@@ -50,7 +56,9 @@ class CollectorSettings:
                "LOOKBACK_DAYS": str(self.lookback_days), "METRICS_NAMESPACE": str(self.metrics_namespace),
                "COST_BASIS": str(self.basis), "BACKFILL_DAYS": str(self.backfill_days),
                "MONTH_CLOSE_DAYS": str(self.month_close_days),
-               "CAPACITY_BLOCKS": "true" if self.capacity_blocks else "false"}
+               "CAPACITY_BLOCKS": "true" if self.capacity_blocks else "false", "SPEND_SOURCE": str(self.source)}
+        if self.source == "athena":
+            env |= {"ATHENA_WORKGROUP": str(self.athena_workgroup), "ATHENA_TABLE": str(self.athena_table)}
         if self.fleet is not None:
             env["FLEET"] = str(self.fleet)
         return env
@@ -66,7 +74,14 @@ class CollectorSettings:
         blocks = read.text("CAPACITY_BLOCKS", default="true", allowed="true | false")
         if blocks not in ("true", "false"):
             raise environment.InvalidEnvironment("CAPACITY_BLOCKS", blocks, "true | false")
-        return cls(ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
+        spend = read.text("SPEND_SOURCE", default=cls.source, allowed="cost-explorer | athena")
+        if spend not in ("cost-explorer", "athena"):
+            raise environment.InvalidEnvironment("SPEND_SOURCE", spend, "cost-explorer | athena")
+        athena = spend == "athena"
+        return cls(ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE), source=spend,
+                   athena_workgroup=read.text("ATHENA_WORKGROUP", allowed="the Athena workgroup's name") if athena
+                   else "",
+                   athena_table=read.text("ATHENA_TABLE", allowed="the CUR 2.0 table, database.table") if athena else "",
                    instance_types=read.json("INSTANCE_TYPES", _nonempty_strings,
                                             allowed='a JSON list of instance types, e.g. ["trn2.48xlarge"]'),
                    lookback_days=read.whole("LOOKBACK_DAYS", default=cls.lookback_days, minimum=1, unit="days"),

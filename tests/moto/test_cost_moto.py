@@ -20,6 +20,7 @@ from moto.ce.models import ce_backends
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic, Usage
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.cur import AthenaSpend
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
 from tests.moto_support import announcements_table
@@ -538,3 +539,35 @@ def test_an_idle_announcement_that_fails_to_publish_is_made_by_the_retry(aws) ->
                      hours=6) == ["neuronfleet: 1 Neuron instance(s) went idle"]
 
 
+
+
+def test_the_collector_reads_the_cur_through_athena_and_writes_the_same_rows(aws) -> None:
+    """moto's Athena answers the two queries (usage, then adjustments) with result sets shaped as Athena returns
+    them (a header row, then text values); the ledger rows and the metric are what Cost Explorer would give."""
+    athena = boto3.client("athena", region_name=REGION)
+    athena.create_work_group(Name="nf-cur2-wg", Configuration={"ResultConfiguration": {
+        "OutputLocation": "s3://reports/results/"}})
+
+    def result(header: list[str], rows: list[list[str]]) -> dict[str, Any]:
+        return {"rows": [{"Data": [{"VarCharValue": v} for v in r]} for r in [header, *rows]],
+                "column_info": [{"Name": h, "Type": "varchar"} for h in header]}
+
+    cols = ["day", "usage_type", "fleet", "net_amortized_cost", "unblended_cost", "usage_quantity"]
+    adj = ["day", "record_type", "fleet", "net_amortized_cost", "unblended_cost", "usage_quantity"]
+    resp = requests.post("http://motoapi.amazonaws.com/moto-api/static/athena/query-results", json={
+        "region": REGION, "results": [
+            result(cols, [["2026-11-01", "USE2-BoxUsage:trn2.48xlarge", "nf-prod", "650.0", "0.0", "24.0"],
+                          ["2026-11-01", "USE2-Host:ml.inf2.xlarge", "nf-other", "27.0", "30.0", "24.0"]]),
+            result(adj, [["2026-11-01", "Credit", "nf-prod", "-300.0", "-300.0", "0"]])]}, timeout=5)
+    assert resp.status_code == 201
+    source = AthenaSpend(athena, workgroup="nf-cur2-wg", table="cur_db.cur2", sleep=lambda s: None)
+    summary = collector.collect(today=TODAY, lookback_days=3, instance_types=TYPES, ce=source,  # type: ignore[arg-type]
+                                ledger=SpendLedger(aws["table"]), metrics=SpendMetrics(aws["cw"], "NeuronFleet/Cost"),
+                                now=NOW, on_bad_row=lambda b: None, fleet="nf-prod")
+    assert (summary.ce_requests, summary.new, summary.other_fleets_rows) == (2, 2, 1)
+    rows = {i["usage"]: i for i in rows_of(aws)}
+    assert (rows["ec2"]["amount"], rows["ec2"]["unblended"], rows["credit"]["amount"]) == ("650.0", "0.0", "-300.0")
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "trainium") == 650.0
+    (execution,) = [e for e in athena.list_query_executions(WorkGroup="nf-cur2-wg")["QueryExecutionIds"]][:1]
+    sql = athena.get_query_execution(QueryExecutionId=execution)["QueryExecution"]["Query"]
+    assert "FROM cur_db.cur2" in sql and "DATE '2026-11-01'" in sql

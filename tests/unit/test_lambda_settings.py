@@ -44,7 +44,8 @@ EXAMPLES: list[Any] = [
     CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge", "ml.inf2.xlarge")),
     CollectorSettings(ledger_table="ledger", instance_types=("p5.48xlarge",), lookback_days=14,
                       metrics_namespace="Team/Cost", fleet="nf-prod", basis="unblended", backfill_days=30,
-                      month_close_days=0, capacity_blocks=False),
+                      month_close_days=0, capacity_blocks=False, source="athena", athena_workgroup="nf-cur2-wg",
+                      athena_table="cur_db.cur2"),
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC,
                    prices={"p5.48xlarge": PRICE}),
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
@@ -79,8 +80,10 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
     assert set(EXAMPLES[2].to_environment()) == {"GPU_POOL", "ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "FLEET_RESERVATIONS",
                                                  "FLEET_RESERVATION_GROUPS", "ULTRASERVER_TYPES"}
     assert set(EXAMPLES[4].to_environment()) == {"LEDGER_TABLE", "INSTANCE_TYPES", "LOOKBACK_DAYS", "METRICS_NAMESPACE",
-                                                 "COST_BASIS", "BACKFILL_DAYS", "MONTH_CLOSE_DAYS", "CAPACITY_BLOCKS"}
-    assert set(EXAMPLES[5].to_environment()) == set(EXAMPLES[4].to_environment()) | {"FLEET"}
+                                                 "COST_BASIS", "BACKFILL_DAYS", "MONTH_CLOSE_DAYS", "CAPACITY_BLOCKS",
+                                                 "SPEND_SOURCE"}
+    assert set(EXAMPLES[5].to_environment()) == set(EXAMPLES[4].to_environment()) | {
+        "FLEET", "ATHENA_WORKGROUP", "ATHENA_TABLE"}
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
                                                  "ENDPOINTS", "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE",
                                                  "COST_BASIS", "PRICE_STALE_DAYS"}

@@ -36,6 +36,11 @@ class CostMonitorSettings(Settings):
     basis: Literal["net_amortized", "unblended"] = "net_amortized"
     """The cost the dashboard and the report use: net_amortized (what finance reports: Savings Plans and
     reservations at their effective cost) or unblended (as billed). Both are in the ledger."""
+    source: Literal["cost-explorer", "athena"] = "cost-explorer"
+    """Where the collector reads spend: cost-explorer (one account, $0.01 a page) or athena (a CUR 2.0 Data Export
+    queried with Athena, for an organisation: deploy in the payer account)."""
+    athena_bytes_scanned_cutoff: Int = Field(default=10 * 2**30, ge=10_000_000, le=2**50)
+    """With source athena: the workgroup stops any query that would scan more bytes than this."""
     price_stale_days: Int = Field(default=ReportSettings.stale_after_days, ge=1, le=3650)
     """A price read longer ago than this is flagged stale in the report."""
     report_period_days: Int = Field(default=ReportSettings.period_days, ge=1, le=366)
