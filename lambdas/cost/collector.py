@@ -157,14 +157,14 @@ def publish(ledger: Ledger, metrics: SpendMetrics, *, fleet: str | None, basis: 
     the same deltas again."""
     if not days:
         return 0
-    current = totals(ledger.rows(days), basis)
-    fleets = sorted({f for (_, f, _) in current} | ({fleet} if fleet else set()))
-    if fleet is not None:
-        fleets = [fleet]
+    by_fleet: dict[str, dict[tuple[str, str], Decimal]] = {}
+    for (d, f, fam), v in totals(ledger.rows(days), basis).items():
+        by_fleet.setdefault(f, {})[(d, fam)] = v
+    fleets = [fleet] if fleet is not None else sorted(by_fleet)
     sent = 0
     for f in fleets:
         held = ledger.published(f, days)
-        want = {(d, fam): v for (d, ff, fam), v in current.items() if ff == f}
+        want = dict(by_fleet.get(f, {}))
         for key in held:  # a day/family whose rows were all retracted goes back to 0
             want.setdefault(key, Decimal(0))
         deltas = {(d, f, fam): v - held.get((d, fam), Decimal(0)) for (d, fam), v in want.items()}

@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Literal
 
 FLEET_TAG = "neuronfleet:fleet"
@@ -63,9 +64,11 @@ _FAMILIES = (
 )
 _SAGEMAKER_KINDS = (("Host", "sagemaker-hosting"), ("AsyncInf", "sagemaker-hosting"), ("Train", "sagemaker-training"),
                     ("Processing", "sagemaker-processing"), ("Transform", "sagemaker-transform"))
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _USAGE_TYPE = re.compile(r"^(?:(?P<region>[A-Z]{2,4}\d?)-)?(?P<what>[A-Za-z_-]+?):(?P<type>[a-z0-9.\-]+)$")
 
 
+@lru_cache(maxsize=4096)
 def family_of(instance_type: str) -> str | None:
     """trainium | inferentia | gpu for accelerator instance types (EC2 or ``ml.`` SageMaker names), else None."""
     for pattern, family in _FAMILIES:
@@ -74,6 +77,7 @@ def family_of(instance_type: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def usage_of(usage_type: str) -> tuple[str, str] | None:
     """(usage, instance type) of a billed usage type, or None when it is not accelerator instance time."""
     m = _USAGE_TYPE.match(usage_type)
@@ -160,10 +164,12 @@ def parse(page: Mapping[str, Any], *, adjustments: bool = False) -> Parsed:
     for period in page.get("ResultsByTime", []):
         day = str((period.get("TimePeriod") or {}).get("Start", ""))
         estimated = bool(period.get("Estimated", False))
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) and out.days is not None:
+        day_ok = _DAY.fullmatch(day) is not None
+        if day_ok and out.days is not None:
             out.days.add(day)
         for group in period.get("Groups", []):
-            row, problem = _row(day, group, estimated, adjustments)
+            row, problem = _row(day, group, estimated, adjustments) if day_ok else (
+                None, f"TimePeriod.Start: got {day!r}; allowed: a date YYYY-MM-DD")
             if row is not None:
                 out.rows.append(row)
             elif problem:
@@ -189,8 +195,6 @@ def _decimal(metrics: Mapping[str, Any], name: str, *, required: bool) -> tuple[
 
 def _row(day: str, group: Mapping[str, Any], estimated: bool, adjustments: bool) -> tuple[CostRow | None, str]:
     keys = list(group.get("Keys", []))
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
-        return None, f"TimePeriod.Start: got {day!r}; allowed: a date YYYY-MM-DD"
     what = "record type" if adjustments else "usage type"
     if len(keys) != 2:
         return None, f"Keys: got {keys!r}; allowed: [{what}, '{FLEET_TAG}$<fleet>']"

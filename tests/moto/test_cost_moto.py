@@ -20,8 +20,8 @@ from moto.ce.models import ce_backends
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic, Usage
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
-from neuronfleet.lambdas.cost.cur import AthenaSpend
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
+from neuronfleet.lambdas.cost.cur import AthenaSpend
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
 from tests.moto_support import announcements_table
 
