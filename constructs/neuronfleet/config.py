@@ -114,10 +114,13 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
     yield from _unique("endpoints", [e.name for e in fleet.endpoints], construct_id)
     for i, e in enumerate(fleet.endpoints):
-        if e.hf_model_id and not fleet.network.has_egress:
-            yield Problem(f"endpoints[{i}].hf_model_id", e.hf_model_id,
-                          "unset when network.nat_gateways is 0: the endpoint's subnets cannot reach the model hub; "
-                          "package the model to S3 (model_data_url) or give the network a NAT gateway")
+        gpu = e.gpu_variant
+        for at, hub in ((f"endpoints[{i}].hf_model_id", e.hf_model_id),
+                        (f"endpoints[{i}].gpu_variant.hf_model_id", gpu.hf_model_id if gpu else None)):
+            if hub and not fleet.network.has_egress:
+                yield Problem(at, hub, "unset when network.nat_gateways is 0: the endpoint's subnets cannot reach "
+                              "the model hub; package the model to S3 (model_data_url) or give the network a NAT "
+                              "gateway")
     if fleet.fallback.enabled:
         yield from (p.under("fallback") for p in fleet.fallback.region_problems(fleet.region))
     batch_users = [part for part, used in (("training clusters", fleet.training_clusters),

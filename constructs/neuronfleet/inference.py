@@ -1,7 +1,8 @@
-"""NeuronEndpoint: a SageMaker real-time endpoint on ml.inf2 with a Neuron serving container.
+"""NeuronEndpoint: a SageMaker real-time endpoint on ml.inf2, ml.trn1 or ml.trn2 with a Neuron serving container.
 
-One production variant on Inferentia2 (``neuron``) and room for a second on GPU (``gpu``): either a live
-variant that shares traffic by weight (the failover target) or a shadow variant that gets a copy of the
+One production variant on Neuron (``neuron``), optionally over several instance pools (Neuron types first, GPU types
+after them with a GPU model through ``ModelNameOverride``), and room for a second variant on GPU (``gpu``): either a
+live variant that shares traffic by weight (the failover target) or a shadow variant that gets a copy of the
 traffic without answering (pilot comparisons). Target-tracking autoscaling, optional schedules, alarms
 into the fleet's SNS topic, VPC config, KMS and data capture. What it serves and how it scales is one
 :class:`~neuronfleet.settings.EndpointSettings`.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 
-from aws_cdk import Aws, Duration, Names, Stack
+from aws_cdk import Annotations, Aws, Duration, Names, Stack, Tags
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -25,7 +26,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
-from .catalog import AcceleratorFamily, InstanceSpec
+from .catalog import CATALOG, InstanceSpec
 from .images import dlc_image
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 from .settings import EndpointSettings, GpuVariant, ScheduledScaling
@@ -35,19 +36,22 @@ from .tagging import tag_family
 NEURON_VARIANT = "neuron"
 GPU_VARIANT = "gpu"
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+STANDBY_TAG = "neuronfleet:gpu-standby"
+"""Endpoint tag naming the GPU standby choice (``hot``, ``warm`` or ``none``) for cost reports."""
 ROLLING_WAIT_S = 300
 """Baking time of each rolling-update batch (RollingUpdatePolicy.WaitIntervalInSeconds: 0-3600)."""
 MIN_DEPLOYMENT_S, MAX_DEPLOYMENT_S = 600, 28800
 """RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600-28800 (botocore sagemaker/2017-07-24/service-2.json,
 MaximumExecutionTimeoutInSeconds, read 2026-11-22)."""
 
-__all__ = ["GPU_VARIANT", "NEURON_VARIANT", "SERVING_CONTAINERS", "GpuVariant", "NeuronEndpoint", "ScheduledScaling"]
+__all__ = ["GPU_VARIANT", "NEURON_VARIANT", "SERVING_CONTAINERS", "STANDBY_TAG", "GpuVariant", "NeuronEndpoint",
+           "ScheduledScaling"]
 
 Variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty
 
 
 class NeuronEndpoint(Construct):
-    """A SageMaker real-time endpoint on Inferentia2.
+    """A SageMaker real-time endpoint on Inferentia2 or Trainium.
 
     Example::
 
@@ -65,8 +69,15 @@ class NeuronEndpoint(Construct):
         super().__init__(scope, construct_id)
         self.settings = settings
         self.spec: InstanceSpec = settings.spec
-        self.gpu_variant: GpuVariant | None = settings.gpu_variant
-        tag_family(self, AcceleratorFamily.INFERENTIA)
+        self.gpu_variant: GpuVariant | None = settings.live_gpu_variant
+        """The GPU variant that runs instances (hot standby, live or shadow); None without one or for a warm standby."""
+        tag_family(self, self.spec.family)
+        serving = settings.serving
+        if serving is not None and serving.status == "deprecated":
+            Annotations.of(self).add_warning_v2(
+                "neuronfleet:deprecated-container",
+                f"container {settings.container} ({serving.image}) is deprecated: {serving.note} "
+                f"Move to container: {serving.replacement}.")
         self.role = iam.Role(self, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
                              description="SageMaker endpoint execution role (least privilege)")
         self.execution_policy = execution_policy(self, "ExecutionPolicy", settings)
@@ -120,16 +131,19 @@ class NeuronEndpoint(Construct):
         vpc_config = sagemaker.CfnModel.VpcConfigProperty(
             security_group_ids=[self.security_group.security_group_id], subnets=selection.subnet_ids)
         serving = SERVING_CONTAINERS.get(settings.container)
-        neuron_image = settings.image_uri or dlc_image(self, serving.neuron_image if serving else "")
+        neuron_image = settings.image_uri or dlc_image(self, serving.image if serving else "")
         served = {NEURON_VARIANT: (neuron_image, settings, environment(settings, neuron=True))}
         gpu = settings.gpu_variant
         if gpu:
+            gpu_types = ([gpu.instance_type] if settings.live_gpu_variant else []) + list(settings.gpu_pools)
             # settings refuse a custom container without a GPU image: neuron_image is never served on GPU
-            gpu_image = gpu.image_uri or (dlc_image(self, serving.gpu_image) if serving else neuron_image)
+            gpu_image = gpu.image_uri or (dlc_image(self, serving.gpu.image) if serving and serving.gpu else neuron_image)
             gpu_settings = settings.model_copy(update={"model_data_url": gpu.model_data_url,
                                                        "hf_model_id": gpu.hf_model_id}) if gpu.own_model else settings
-            served[GPU_VARIANT] = (gpu_image, gpu_settings,
-                                   environment(gpu_settings, neuron=False, gpus=gpu.spec.accelerators))
+            for t in dict.fromkeys(gpu_types):  # one model per GPU type: each passes its own GPU count
+                key = GPU_VARIANT if t == gpu.instance_type else f"{GPU_VARIANT}-{t.removeprefix('ml.')}"
+                served[key] = (gpu_image, gpu_settings, environment(gpu_settings, neuron=False,
+                                                                    gpus=CATALOG.get(t.removeprefix("ml.")).accelerators))
             if gpu.model_data_url:
                 bucket, _, key = gpu.model_data_url.removeprefix("s3://").partition("/")
                 self.execution_policy.add_statements(iam.PolicyStatement(
@@ -140,7 +154,8 @@ class NeuronEndpoint(Construct):
             # A model from S3 needs no network: SageMaker downloads the artifact; the container runs isolated (no
             # inbound or outbound calls, CreateModel EnableNetworkIsolation). A hub model downloads itself.
             model = sagemaker.CfnModel(
-                self, f"{variant.capitalize()}Model", execution_role_arn=self.role.role_arn, vpc_config=vpc_config,
+                self, "".join(w.capitalize() for w in re.split(r"[-.]", variant)) + "Model",
+                execution_role_arn=self.role.role_arn, vpc_config=vpc_config,
                 enable_network_isolation=model_settings.model_data_url is not None,
                 primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
                     image=image, model_data_url=model_settings.model_data_url, environment=env))
@@ -150,13 +165,22 @@ class NeuronEndpoint(Construct):
     def _variants(self) -> tuple[list[Variant], list[Variant]]:
         s = self.settings
         startup, download = s.startup_health_check_timeout_s, s.model_download_timeout_s
+        pools = None
+        if len(s.pools) > 1:  # InstancePools replace InstanceType (developer guide, "Deploy to multiple instance
+            # types with instance pools", read 2026-11-22); priority 1 is tried first
+            pools = [sagemaker.CfnEndpointConfig.InstancePoolProperty(
+                instance_type=t, priority=i,
+                model_name_override=None if i == 1 or t in s.neuron_pools else self._gpu_model(t).attr_model_name)
+                for i, t in enumerate(s.pools, start=1)]
+        local = any(CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
         live = [Variant(variant_name=NEURON_VARIANT, model_name=self.models[NEURON_VARIANT].attr_model_name,
-                        instance_type=s.instance_type, initial_instance_count=s.min_instances,
-                        initial_variant_weight=1.0, volume_size_in_gb=s.volume_size_gib,
+                        instance_type=None if pools else s.instance_type, instance_pools=pools,
+                        initial_instance_count=s.min_instances,
+                        initial_variant_weight=1.0, volume_size_in_gb=None if local else s.volume_size_gib,
                         container_startup_health_check_timeout_in_seconds=startup,
                         model_data_download_timeout_in_seconds=download)]
         shadows: list[Variant] = []
-        gpu = s.gpu_variant
+        gpu = s.live_gpu_variant
         if gpu:
             variant = Variant(
                 variant_name=GPU_VARIANT, model_name=self.models[GPU_VARIANT].attr_model_name,
@@ -167,12 +191,33 @@ class NeuronEndpoint(Construct):
             (shadows if gpu.shadow else live).append(variant)
         return live, shadows
 
+    def _gpu_model(self, instance_type: str) -> sagemaker.CfnModel:
+        gpu = self.settings.gpu_variant
+        assert gpu is not None, "settings refuse GPU pools without a gpu_variant"
+        key = GPU_VARIANT if instance_type == gpu.instance_type else f"{GPU_VARIANT}-{instance_type.removeprefix('ml.')}"
+        return self.models[key]
+
+    @property
+    def standby(self) -> str:
+        """The GPU standby: ``hot`` (running GPU instances), ``warm`` (a GPU instance pool, nothing running) or
+        ``none``."""
+        gpu = self.settings.gpu_variant
+        return "none" if gpu is None or gpu.shadow else gpu.standby
+
+    def standby_usd_per_hour(self) -> float:
+        """What the GPU standby costs per hour while Neuron serves, at the catalog's price (0 for warm or none)."""
+        gpu = self.settings.gpu_variant
+        if self.standby != "hot" or gpu is None:
+            return 0.0
+        return gpu.min_instances * gpu.spec.price.usd_per_hour
+
     def _endpoint(self, capture_bucket: s3.IBucket | None) -> None:
         """KMS key, data capture, endpoint configuration and endpoint (a deterministic lower-case name)."""
         s = self.settings
         # SageMaker refuses KmsKeyId (and VolumeSizeInGB) when any variant has local NVMe storage; such
         # storage is encrypted by the instance itself.
-        local_storage = s.gpu_variant is not None and s.gpu_variant.spec.instance_storage_gb > 0
+        local_storage = (s.live_gpu_variant is not None and s.live_gpu_variant.spec.instance_storage_gb > 0) or any(
+            CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
         if s.data_capture_percent and capture_bucket is None:
             capture_bucket = secure_bucket(self, "Capture", access_logs=secure_bucket(self, "CaptureAccessLogs"),
                                            log_prefix="capture/", versioned=s.data_capture_versioning)
@@ -196,6 +241,7 @@ class NeuronEndpoint(Construct):
         self.endpoint = sagemaker.CfnEndpoint(self, "Endpoint", endpoint_name=self.endpoint_name,
                                               endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
                                               retain_all_variant_properties=True)
+        Tags.of(self.endpoint).add(STANDBY_TAG, self.standby)
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants
         for model in self.models.values():
             if default_policy is not None:
@@ -227,7 +273,7 @@ class NeuronEndpoint(Construct):
             self.scalable_target.scale_on_schedule(
                 action.name, schedule=appscaling.Schedule.expression(action.schedule),
                 min_capacity=action.min_instances, max_capacity=action.max_instances)
-        gpu = s.gpu_variant
+        gpu = s.live_gpu_variant
         # The GPU variant scales on its own traffic, between its own bounds: at weight 0 it sits at min_instances;
         # the failover raises its floor to carry the Neuron load before moving traffic (EndpointFailover).
         self.gpu_scalable_target: appscaling.ScalableTarget | None = None if gpu is None or gpu.shadow else \

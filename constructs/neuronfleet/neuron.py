@@ -184,3 +184,132 @@ def ecs_neuron_amis() -> dict[str, str]:
 def ecs_neuron_ami_record() -> dict[str, Any]:
     """The whole record: source, parameter, per-region image id, name and version."""
     return _ecs_amis()
+
+
+# --------------------------------------------------------------------------------------------- serving
+
+SERVING_STATUSES = ("current", "deprecated", "unavailable")
+ENDPOINT_SETTINGS = ("model", "tensor_parallel_degree", "batch_size", "sequence_length", "task")
+
+
+@dataclass(frozen=True)
+class GpuServing:
+    """The same server's GPU image, for the endpoint's GPU variant and GPU instance pools."""
+
+    repository: str
+    tag: str
+    settings: dict[str, str]
+    tasks: tuple[str, ...]
+    fixed: dict[str, str]
+    model_from_s3: str
+    source: str
+
+    @property
+    def image(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+
+@dataclass(frozen=True)
+class ServingImage:
+    """A serving container offered by name (``container: <name>``), as recorded in ``data/neuron_compat.json``."""
+
+    name: str
+    status: str
+    repository: str
+    tag: str | None
+    sdk: str | None
+    tasks: tuple[str, ...]
+    task_values: dict[str, str]
+    settings: dict[str, str]
+    """Endpoint setting -> the environment variable the container's documentation names for it."""
+    fixed: dict[str, str]
+    model_from_s3: str
+    """``path``: the model variable names /opt/ml/model for an S3 artifact; ``unset``: leave it out."""
+    gpu: GpuServing | None
+    replacement: str | None
+    note: str
+    """Why it is deprecated or unavailable (empty when current)."""
+    source: str
+    read: str
+
+    @property
+    def image(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+
+def _gpu(raw: dict[str, Any] | None) -> GpuServing | None:
+    if raw is None:
+        return None
+    return GpuServing(repository=raw["repository"], tag=raw["tag"], settings=dict(raw["settings"]),
+                      tasks=tuple(raw["tasks"]), fixed=dict(raw.get("fixed", {})),
+                      model_from_s3=raw.get("model_from_s3", "path"), source=raw["source"])
+
+
+@cache
+def serving_images() -> dict[str, ServingImage]:
+    out: dict[str, ServingImage] = {}
+    for name, raw in _compat()["serving"]["containers"].items():
+        out[name] = ServingImage(
+            name=name, status=raw["status"], repository=raw["repository"], tag=raw.get("tag"), sdk=raw.get("sdk"),
+            tasks=tuple(raw.get("tasks", ())), task_values=dict(raw.get("task_values", {})),
+            settings=dict(raw.get("settings", {})), fixed=dict(raw.get("fixed", {})),
+            model_from_s3=raw.get("model_from_s3", "path"), gpu=_gpu(raw.get("gpu")),
+            replacement=raw.get("replacement"), note=raw.get("deprecation") or raw.get("reason") or "",
+            source=raw["source"], read=raw["read"])
+    return out
+
+
+def serving_image(name: str) -> ServingImage:
+    try:
+        return serving_images()[name]
+    except KeyError:
+        raise KeyError(f"no serving container {name!r} recorded in neuronfleet/data/neuron_compat.json") from None
+
+
+def serving_not_available() -> dict[str, str]:
+    """Servers asked for that have no Neuron image (TEI), with the reason."""
+    return dict(_compat()["serving"]["not_available"])
+
+
+def last_serving_sdk(instance_type: str) -> str | None:
+    """The newest SDK line a family serves with (a component limit such as NxD Inference's 2.28), or None."""
+    fam = family(instance_type)
+    limits = [c["last_sdk"] for c in _compat()["component_limits"] if fam in c["families"]]
+    return min(limits, key=version) if limits else None
+
+
+def serving_sdk_fits(instance_type: str, sdk: str) -> bool:
+    """Whether a serving image of Neuron SDK ``sdk`` runs on ``instance_type``'s family (first_sdk <= sdk and, when a
+    component limit names the family, ``sdk`` within its last SDK line: 2.28.x fits a limit of 2.28)."""
+    first = support(instance_type).first_sdk
+    if version(sdk) < version(first):
+        return False
+    last = last_serving_sdk(instance_type)
+    return last is None or version(sdk)[:len(version(last))] <= version(last)
+
+
+def serving_image_problems(instance_type: str, container: str, *, image_sdk: str | None = None,
+                           field: str = "container") -> Iterator[Problem]:
+    """Why the named container (or a custom image of ``image_sdk``) cannot serve on ``instance_type``: unavailable,
+    or its Neuron SDK too old or too new for the family; names the containers that can."""
+    fam = support(instance_type)
+    last = last_serving_sdk(instance_type)
+    window = f"Neuron SDK >= {fam.first_sdk}" + (f" and <= {last}.x" if last else "")
+    runs = [f"{s.name} ({s.image}, SDK {s.sdk})" for s in serving_images().values()
+            if s.status != "unavailable" and s.sdk and serving_sdk_fits(instance_type, s.sdk)]
+    if container == "custom":
+        if image_sdk is not None and not serving_sdk_fits(instance_type, image_sdk):
+            yield Problem("image_sdk", image_sdk, f"an image with {window} on {instance_type}"
+                          + (" (NxD Inference drops this family after SDK " + last + ")" if last else ""))
+        return
+    image = serving_image(container)
+    if image.status == "unavailable":
+        yield Problem(field, container, f"a container offered on SageMaker: {image.note} Containers that run on "
+                      f"{instance_type}: {'; '.join(runs)}")
+        return
+    assert image.sdk is not None
+    if not serving_sdk_fits(instance_type, image.sdk):
+        why = "too old" if version(image.sdk) < version(fam.first_sdk) else "too new"
+        yield Problem(field, container,
+                      f"a container whose image runs on {instance_type} ({window}); {image.image} carries SDK "
+                      f"{image.sdk}, {why}. Containers that can: {'; '.join(runs) or 'none recorded'}")

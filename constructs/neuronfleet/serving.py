@@ -4,8 +4,6 @@ reads, and the execution policy that lets SageMaker pull them and the model."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
 
 from aws_cdk import ArnFormat, Aws, Stack
 from aws_cdk import aws_iam as iam
@@ -13,52 +11,37 @@ from constructs import Construct
 
 from ._nag import acknowledge_wildcards
 from .images import dlc_repository_arn
+from .neuron import ServingImage, serving_images
 from .settings import EndpointSettings
 
-
-@dataclass(frozen=True)
-class ServingContainer:
-    """A serving stack with its Neuron and GPU Deep Learning Container images (repository:tag)."""
-
-    name: str
-    neuron_image: str
-    gpu_image: str
-    server: Literal["lmi", "tgi"]
-    rolling_batch: str | None = None
-
-
-SERVING_CONTAINERS: dict[str, ServingContainer] = {
-    "lmi-neuronx": ServingContainer("lmi-neuronx", "djl-inference:0.30.0-neuronx-sdk2.20.1",
-                                    "djl-inference:0.30.0-lmi12.0.0-cu124", "lmi", "auto"),
-    "vllm-neuronx": ServingContainer("vllm-neuronx", "djl-inference:0.30.0-neuronx-sdk2.20.1",
-                                     "djl-inference:0.30.0-lmi12.0.0-cu124", "lmi", "vllm"),
-    "tgi-neuronx": ServingContainer(
-        "tgi-neuronx", "huggingface-pytorch-tgi-inference:2.1.2-optimum0.0.28-neuronx-py310-ubuntu22.04-v1.2",
-        "huggingface-pytorch-tgi-inference:2.4.0-tgi2.3.1-gpu-py311-cu124-ubuntu22.04-v2.0", "tgi"),
-}
-"""Containers chosen by name, pinned; the region's DLC registry is filled in at synth. ``custom``: bring an image."""
+SERVING_CONTAINERS: dict[str, ServingImage] = serving_images()
+"""Containers chosen by name, as recorded in ``data/neuron_compat.json`` (image, SDK, tasks, the variables each reads);
+the region's DLC registry is filled in at synth. ``custom``: bring an image."""
 
 
 def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0) -> dict[str, str]:
-    """The settings each serving container reads: tensor parallelism, batch size, sequence length."""
+    """The settings the serving container reads, under the variable names its documentation gives: the model,
+    tensor parallelism, batch size, sequence length and task; Trn2's logical NeuronCore configuration."""
     serving = SERVING_CONTAINERS.get(settings.container)
     model = settings.hf_model_id or "/opt/ml/model"
     tp = settings.tensor_parallel_degree if neuron else gpus
-    batch, seq = str(settings.batch_size), str(settings.sequence_length)
+    values = {"model": model, "tensor_parallel_degree": str(tp), "batch_size": str(settings.batch_size),
+              "sequence_length": str(settings.sequence_length)}
+    env: dict[str, str]
     if serving is None:  # custom image: pass the settings under neutral names
-        return {"MODEL_ID": model, "TENSOR_PARALLEL_DEGREE": str(tp), "BATCH_SIZE": batch, "SEQUENCE_LENGTH": seq}
-    if serving.server == "lmi":
-        env = {"HF_MODEL_ID": model, "OPTION_TENSOR_PARALLEL_DEGREE": str(tp), "OPTION_MAX_ROLLING_BATCH_SIZE": batch,
-               "OPTION_ROLLING_BATCH": serving.rolling_batch or "auto", "OPTION_MAX_MODEL_LEN": seq}
-        if neuron:
-            env["OPTION_N_POSITIONS"] = seq
-        return env
-    env = {"HF_MODEL_ID": model, "MAX_BATCH_SIZE": batch, "MAX_TOTAL_TOKENS": seq,
-           "MAX_INPUT_TOKENS": str(max(1, settings.sequence_length // 2))}
-    if neuron:  # optimum-neuron TGI: static shapes, cores to shard over
-        env |= {"HF_NUM_CORES": str(tp), "HF_BATCH_SIZE": batch, "HF_SEQUENCE_LENGTH": seq, "HF_AUTO_CAST_TYPE": "bf16"}
+        env = {"MODEL_ID": model, "TENSOR_PARALLEL_DEGREE": str(tp), "BATCH_SIZE": values["batch_size"],
+               "SEQUENCE_LENGTH": values["sequence_length"]}
     else:
-        env["SM_NUM_GPUS"] = str(gpus)
+        image = serving if neuron else serving.gpu
+        assert image is not None, "settings refuse a GPU variant for a container without a GPU image"
+        task = serving.task_values.get(settings.task or serving.tasks[0], "")
+        if task:
+            values["task"] = task
+        if settings.model_data_url and image.model_from_s3 == "unset":
+            values.pop("model")  # the container loads /opt/ml/model when its model variable is unset
+        env = {var: values[key] for key, var in image.settings.items() if key in values} | image.fixed
+    if neuron and settings.lnc:  # Trn2: the runtime reads the logical NeuronCore configuration from here
+        env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
     return env
 
 
@@ -86,7 +69,7 @@ def execution_policy(scope: Construct, construct_id: str, settings: EndpointSett
     ]
     dlc_arns: list[str] = []
     if serving:
-        repos = sorted({img.split(":")[0] for img in (serving.neuron_image, serving.gpu_image)})
+        repos = sorted({serving.repository, *([serving.gpu.repository] if serving.gpu else [])})
         dlc_arns = [dlc_repository_arn(scope, r) for r in repos]
         statements.append(iam.PolicyStatement(sid="PullDlcImages", actions=_PULL, resources=dlc_arns))
     gpu = settings.gpu_variant

@@ -27,10 +27,19 @@ CASES: dict[str, dict[str, Any]] = {
             "gpu_variant": GpuVariant(instance_type="ml.p5.48xlarge", model_data_url="s3://models/llama-70b-hf/m.tar.gz",
                                       max_instances=2, neuron_instances_per_gpu_instance=4)},
     "tgi": {"instance_type": "ml.inf2.xlarge", "container": "tgi-neuronx", "tensor_parallel_degree": 2,
-            "hf_model_id": "BAAI/bge-large-en-v1.5", "sequence_length": 512},
+            "hf_model_id": "meta-llama/Llama-3.2-1B-Instruct", "sequence_length": 512},
     "vllm": {"instance_type": "ml.inf2.24xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 12,
              "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct", "capture": True,
              "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)},
+    "embed": {"instance_type": "ml.inf2.xlarge", "container": "hf-inference-neuronx", "task": "embeddings",
+              "hf_model_id": "BAAI/bge-large-en-v1.5", "batch_size": 4, "sequence_length": 512},
+    "trn2": {"instance_type": "ml.trn2.48xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 32,
+             "model_data_url": "s3://models/llama-70b-trn2/model.tar.gz", "min_instances": 1, "max_instances": 2,
+             "instance_pools": ["ml.trn1.32xlarge"],
+             "gpu_variant": GpuVariant(instance_type="ml.p5.48xlarge", standby="warm",
+                                       model_data_url="s3://models/llama-70b-hf/model.tar.gz")},
+    "trn1": {"instance_type": "ml.trn1.32xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 32,
+             "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct"},
     "custom": {"instance_type": "ml.inf2.8xlarge", "container": "custom", "tensor_parallel_degree": 2,
                "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/my-server:1.0",
                "hf_model_id": "org/model"},
@@ -72,12 +81,15 @@ def _config(t: Template) -> dict[str, Any]:
     return c["Properties"]
 
 
-@pytest.mark.parametrize(("name", "repo"), [("lmi", "djl-inference"), ("vllm", "djl-inference"),
-                                            ("tgi", "huggingface-pytorch-tgi-inference")])
+@pytest.mark.parametrize(("name", "repo"), [("lmi", "djl-inference"), ("vllm", "huggingface-vllm-inference-neuronx"),
+                                            ("tgi", "huggingface-pytorch-tgi-inference"),
+                                            ("embed", "huggingface-pytorch-inference-neuronx"),
+                                            ("trn2", "huggingface-vllm-inference-neuronx"),
+                                            ("trn1", "huggingface-vllm-inference-neuronx")])
 def test_container_resolves_to_the_regions_dlc(templates, name: str, repo: str) -> None:
     image = json.dumps(_model(templates[name], NEURON_VARIANT)["PrimaryContainer"]["Image"])
     assert f"{DLC_ACCOUNT}.dkr.ecr." in image and "AWS::Region" in image
-    assert SERVING_CONTAINERS[CASES[name]["container"]].neuron_image in image and repo in image
+    assert SERVING_CONTAINERS[CASES[name]["container"]].image in image and repo in image
 
 
 def test_lmi_settings_reach_the_container(templates) -> None:
@@ -85,20 +97,53 @@ def test_lmi_settings_reach_the_container(templates) -> None:
     assert c["ModelDataUrl"] == "s3://models/llama-70b/model.tar.gz"
     assert c["Environment"] == {"HF_MODEL_ID": "/opt/ml/model", "OPTION_TENSOR_PARALLEL_DEGREE": "24",
                                 "OPTION_MAX_ROLLING_BATCH_SIZE": "8", "OPTION_ROLLING_BATCH": "auto",
-                                "OPTION_MAX_MODEL_LEN": "8192", "OPTION_N_POSITIONS": "8192"}
+                                "OPTION_N_POSITIONS": "8192"}
 
 
-def test_vllm_uses_lmi_with_vllm_rolling_batch(templates) -> None:
+def test_vllm_neuronx_reads_sm_on_variables(templates) -> None:
     env = _model(templates["vllm"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
-    assert (env["OPTION_ROLLING_BATCH"], env["OPTION_TENSOR_PARALLEL_DEGREE"]) == ("vllm", "12")
-    assert env["HF_MODEL_ID"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert env == {"SM_ON_MODEL": "meta-llama/Llama-3.1-8B-Instruct", "SM_ON_TENSOR_PARALLEL_SIZE": "12",
+                   "SM_ON_BATCH_SIZE": "1", "SM_ON_SEQUENCE_LENGTH": "2048", "SM_ON_TASK": "generate"}
 
 
 def test_tgi_neuronx_gets_static_shapes(templates) -> None:
     env = _model(templates["tgi"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
-    assert {k: env[k] for k in ("HF_NUM_CORES", "HF_BATCH_SIZE", "HF_SEQUENCE_LENGTH", "HF_AUTO_CAST_TYPE")} == \
-        {"HF_NUM_CORES": "2", "HF_BATCH_SIZE": "1", "HF_SEQUENCE_LENGTH": "512", "HF_AUTO_CAST_TYPE": "bf16"}
+    assert env == {"HF_MODEL_ID": "meta-llama/Llama-3.2-1B-Instruct", "HF_NUM_CORES": "2", "HF_BATCH_SIZE": "1",
+                   "HF_SEQUENCE_LENGTH": "512", "HF_AUTO_CAST_TYPE": "bf16"}
     assert "ModelDataUrl" not in _model(templates["tgi"], NEURON_VARIANT)["PrimaryContainer"]
+
+
+def test_embeddings_served_by_the_inference_toolkit(templates) -> None:
+    env = _model(templates["embed"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert env == {"HF_MODEL_ID": "BAAI/bge-large-en-v1.5", "HF_TASK": "feature-extraction",
+                   "HF_OPTIMUM_BATCH_SIZE": "4", "HF_OPTIMUM_SEQUENCE_LENGTH": "512"}
+
+
+def test_trn2_endpoint_runs_lnc2_and_pools_fall_back_to_trn1_then_gpu(templates) -> None:
+    t = templates["trn2"]
+    env = _model(t, NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert (env["SM_ON_TENSOR_PARALLEL_SIZE"], env["NEURON_LOGICAL_NC_CONFIG"], env["SM_ON_MODEL"]) == \
+        ("32", "2", "/opt/ml/model")
+    (variant,) = _config(t)["ProductionVariants"]  # warm standby: no GPU variant runs
+    assert "InstanceType" not in variant
+    pools = variant["InstancePools"]
+    assert [(p["InstanceType"], p["Priority"]) for p in pools] == [
+        ("ml.trn2.48xlarge", 1), ("ml.trn1.32xlarge", 2), ("ml.p5.48xlarge", 3)]
+    assert "ModelNameOverride" not in pools[0] and "ModelNameOverride" not in pools[1]
+    assert pools[2]["ModelNameOverride"] == {"Fn::GetAtt": [Match.string_like_regexp("^EndpointGpuModel"), "ModelName"]} \
+        or "EndpointGpuModel" in json.dumps(pools[2]["ModelNameOverride"])
+    gpu = _model(t, GPU_VARIANT)["PrimaryContainer"]
+    assert gpu["ModelDataUrl"] == "s3://models/llama-70b-hf/model.tar.gz"
+    assert gpu["Environment"]["SM_VLLM_TENSOR_PARALLEL_SIZE"] == "8" and "vllm:" in json.dumps(gpu["Image"])
+    assert "VolumeSizeInGB" not in variant and "KmsKeyId" not in _config(t)  # the p5 pool has local NVMe
+    tags = {x["Key"]: x["Value"] for x in t.find_resources("AWS::SageMaker::Endpoint").popitem()[1]["Properties"]["Tags"]}
+    assert tags["neuronfleet:gpu-standby"] == "warm" and tags["neuronfleet:accelerator-family"] == "trainium"
+    t.resource_count_is("AWS::ApplicationAutoScaling::ScalableTarget", 1)
+
+
+def test_trn1_endpoint_has_no_lnc(templates) -> None:
+    env = _model(templates["trn1"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert env["SM_ON_TENSOR_PARALLEL_SIZE"] == "32" and "NEURON_LOGICAL_NC_CONFIG" not in env
 
 
 def test_custom_image_is_used_and_pullable(templates) -> None:
@@ -127,8 +172,10 @@ def test_live_gpu_variant_shares_by_weight_and_drops_kms_for_local_nvme(template
     assert "VolumeSizeInGB" not in gpu  # p5 has local NVMe: SageMaker rejects VolumeSizeInGB and KmsKeyId
     assert "KmsKeyId" not in config
     env = _model(templates["lmi"], GPU_VARIANT)["PrimaryContainer"]["Environment"]
-    assert env["OPTION_TENSOR_PARALLEL_DEGREE"] == "8" and "OPTION_N_POSITIONS" not in env
-    assert SERVING_CONTAINERS["lmi-neuronx"].gpu_image in json.dumps(_model(templates["lmi"], GPU_VARIANT))
+    assert env["OPTION_TENSOR_PARALLEL_DEGREE"] == "8" and env["OPTION_MAX_MODEL_LEN"] == "8192"
+    assert "OPTION_N_POSITIONS" not in env and "HF_MODEL_ID" in env
+    gpu_image = SERVING_CONTAINERS["lmi-neuronx"].gpu
+    assert gpu_image is not None and gpu_image.image in json.dumps(_model(templates["lmi"], GPU_VARIANT))
 
 
 def test_shadow_variant_gets_a_copy_of_the_traffic(templates) -> None:
@@ -223,10 +270,54 @@ def _endpoint(**overrides: Any) -> None:
                                      "ml.inf2.xlarge: 1, 2"),
     ({"instance_type": "ml.inf3.xlarge"}, "instance_type: got 'ml.inf3.xlarge'; allowed: a SageMaker "
                                           "ProductionVariantInstanceType"),
-    ({"instance_type": "ml.g5.xlarge"}, "instance_type: got 'ml.g5.xlarge'; allowed: an Inferentia2 type"),
+    ({"instance_type": "ml.g5.xlarge"}, "instance_type: got 'ml.g5.xlarge'; allowed: an Inferentia2 or Trainium type"),
+    # Trainium: TP against the logical cores (trn2.48xlarge: 64 at LNC 2, 128 at LNC 1; trn1.32xlarge: 32)
+    ({"instance_type": "ml.trn2.48xlarge", "tensor_parallel_degree": 48},
+     "tensor_parallel_degree: got 48; allowed: a divisor of the 64 NeuronCores of ml.trn2.48xlarge at logical_nc_config 2"),
+    ({"instance_type": "ml.trn2.48xlarge", "logical_nc_config": 1, "tensor_parallel_degree": 96},
+     "tensor_parallel_degree: got 96; allowed: a divisor of the 128 NeuronCores of ml.trn2.48xlarge at logical_nc_config 1"),
+    ({"instance_type": "ml.trn1.32xlarge", "logical_nc_config": 2},
+     "logical_nc_config: got 2; allowed: unset: ml.trn1.32xlarge has no logical NeuronCore configuration"),
+    # images too old or too new for the family, naming the containers that can run
+    ({"instance_type": "ml.trn2.48xlarge", "container": "lmi-neuronx", "tensor_parallel_degree": 8},
+     "container: got 'lmi-neuronx'; allowed: a container whose image runs on trn2.48xlarge (Neuron SDK >= 2.21.0); "
+     "djl-inference:0.30.0-neuronx-sdk2.20.1 carries SDK 2.20.1, too old. Containers that can: vllm-neuronx"),
+    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1-neuronx-sdk2.31.0"},
+     "image_sdk: got '2.31.0'; allowed: an image with Neuron SDK >= 2.8.0 and <= 2.28.x on inf2.xlarge"),
+    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1", "image_sdk": "2.29.0"},
+     "image_sdk: got '2.29.0'; allowed: an image with Neuron SDK >= 2.8.0 and <= 2.28.x"),
+    ({"container": "neuron-vllm"}, "container: got 'neuron-vllm'; allowed: a container offered on SageMaker: "
+                                   "Neuron's own vLLM image"),
+    # the model's task against the container
+    ({"container": "tgi-neuronx", "task": "embeddings"},
+     "container: got 'tgi-neuronx'; allowed: a container that serves embeddings (task): vllm-neuronx, "
+     "hf-inference-neuronx; tgi-neuronx serves text-generation"),
+    ({"container": "hf-inference-neuronx", "tensor_parallel_degree": 2},
+     "tensor_parallel_degree: got 2; allowed: unset: hf-inference-neuronx has no tensor-parallel setting"),
+    # instance pools
+    ({"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 2,
+      "instance_pools": ["ml.inf2.24xlarge", "ml.inf2.8xlarge", "ml.inf2.xlarge", "ml.trn1.32xlarge",
+                         "ml.trn1.2xlarge"]},
+     "instance_pools: got ['ml.inf2.24xlarge', 'ml.inf2.8xlarge', 'ml.inf2.xlarge', 'ml.trn1.32xlarge',...; "
+     "allowed: at most 4 types: SageMaker takes at most 5 instance pools per variant"),
+    ({"instance_pools": ["ml.inf2.8xlarge", "ml.inf2.xlarge"]},
+     "instance_pools[1]: got 'ml.inf2.xlarge'; allowed: a type not already in the endpoint's instance pools"),
+    ({"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "instance_pools": ["ml.inf2.8xlarge"]},
+     "instance_pools[0]: got 'ml.inf2.8xlarge'; allowed: a divisor of the 2 NeuronCores of ml.inf2.8xlarge"),
+    ({"instance_pools": ["ml.g6e.12xlarge"]},
+     "instance_pools[0]: got 'ml.g6e.12xlarge'; allowed: a Neuron type, or a gpu_variant"),
+    ({"instance_pools": ["ml.g6e.12xlarge"], "gpu_variant": {"instance_type": "ml.g6e.12xlarge", "standby": "warm"}},
+     "gpu_variant.instance_type: got 'ml.g6e.12xlarge'; allowed: a type not already in the endpoint's instance pools"),
+    # GPU standby
+    ({"gpu_variant": {"instance_type": "ml.g6e.12xlarge", "standby": "cold"}},
+     "gpu_variant.standby: got 'cold'; allowed: hot or warm: cold (inference components scaled to zero instances) is "
+     "not built"),
+    ({"gpu_variant": {"instance_type": "ml.g6e.12xlarge", "standby": "warm", "shadow": True}},
+     "gpu_variant.standby: got 'warm'; allowed: hot for a shadow variant"),
     ({"min_instances": 3, "max_instances": 1}, "min_instances: got 3; allowed: at most max_instances (1)"),
     ({"startup_health_check_timeout_s": 300}, "startup_health_check_timeout_s: got 300; allowed: a number >= 600"),
-    ({"container": "triton"}, "container: got 'triton'; allowed: 'lmi-neuronx', 'tgi-neuronx', 'vllm-neuronx' or"),
+    ({"container": "triton"}, "container: got 'triton'; allowed: 'vllm-neuronx', 'hf-inference-neuronx', "
+                              "'tgi-neuronx', 'lmi-neuronx', 'neuron-vllm' or 'custom'"),
     ({"container": "custom"}, "image_uri: got None; allowed: an image URI exactly when container is 'custom'"),
     ({"model_data_url": "s3://bucket/m.tar.gz"}, "model_data_url: got 's3://bucket/m.tar.gz'; allowed: exactly one of"),
     ({"gpu_variant": {"instance_type": "ml.m5.xlarge"}}, "gpu_variant.instance_type: got 'ml.m5.xlarge'"),

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
-from .. import rules
+from .. import neuron, rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, sagemaker_instance_types, sagemaker_types
 from ..problems import Problem
 from ._base import Bool, Int, Name, Number, PositiveInt, Settings
 
-ServingContainerName = Literal["lmi-neuronx", "tgi-neuronx", "vllm-neuronx", "custom"]
+ServingContainerName = Literal["vllm-neuronx", "hf-inference-neuronx", "tgi-neuronx", "lmi-neuronx", "neuron-vllm",
+                               "custom"]
+"""Serving containers by name, resolved from ``data/neuron_compat.json`` (``neuronfleet.neuron.serving_images``)."""
+ModelTask = Literal["text-generation", "embeddings", "text-classification"]
+GpuStandby = Literal["hot", "warm", "cold"]
+MAX_INSTANCE_POOLS = 5
+"""A production variant's ``InstancePools``: 1 to 5 entries, priority 1 to 5 (botocore ``sagemaker/2017-07-24``
+InstancePoolList and InstancePoolPriority, read 2026-11-22)."""
 MIN_NEURON_TIMEOUT_S = 600
 """Neuron models load (and may compile on first start) for minutes: timeouts below 600 s fail startup."""
 MAX_TIMEOUT_S = 3600
@@ -68,11 +76,23 @@ class GpuVariant(Settings):
     artifact_is_framework_neutral: Bool = False
     """The endpoint's ``model_data_url`` holds plain weights (safetensors), not Neuron-compiled ones: the GPU variant
     may load it too."""
+    standby: GpuStandby = "hot"
+    """What the GPU standby costs while Neuron serves. ``hot``: a live variant of ``min_instances`` running instances
+    (the run-time failover's target). ``warm``: no GPU instance runs; ``instance_type`` becomes the Neuron variant's
+    last instance pool (SageMaker provisions it only when no Neuron capacity is left at creation or scale-out), and no
+    run-time failover exists for the endpoint. ``cold`` (inference components scaled to zero) is not built."""
 
     def _problems(self) -> Iterator[Problem]:
         gpus = sagemaker_types(AcceleratorFamily.GPU)
         if self.instance_type not in gpus:
             yield Problem("instance_type", self.instance_type, "a SageMaker GPU type of the catalog: " + ", ".join(gpus))
+        if self.standby == "cold":
+            yield Problem("standby", "cold", "hot or warm: cold (inference components scaled to zero instances) is not "
+                          "built by neuronfleet; warm costs nothing while Neuron serves and covers capacity at "
+                          "provisioning, hot keeps running instances for the run-time failover")
+        if self.standby == "warm" and self.shadow:
+            yield Problem("standby", "warm", "hot for a shadow variant: a shadow copy of the traffic needs running "
+                          "instances; warm makes the GPU type an instance pool of the Neuron variant")
         if self.min_instances > self.max_instances:
             yield Problem("min_instances", self.min_instances, f"at most max_instances ({self.max_instances})")
         if self.model_data_url is not None and self.hf_model_id is not None:
@@ -123,8 +143,19 @@ class EndpointSettings(Settings):
 
     what: ClassVar[str] = "endpoint"
     instance_type: Annotated[str, AfterValidator(_instance_type)]
-    container: ServingContainerName = "lmi-neuronx"
+    """An Inferentia2 or Trainium SageMaker type (``ml.inf2.*``, ``ml.trn1.*``, ``ml.trn1n.32xlarge``,
+    ``ml.trn2.48xlarge``): the first instance pool when ``instance_pools`` adds more."""
+    container: ServingContainerName = "vllm-neuronx"
     image_uri: Annotated[str, AfterValidator(rules.container_image)] | None = None
+    image_sdk: Annotated[str, AfterValidator(neuron.sdk_version)] | None = None
+    """The Neuron SDK a custom image carries, when its tag does not say (``...-sdk2.26.1-...``)."""
+    task: ModelTask | None = None
+    """What the model does; when given, the container must serve it (TGI and LMI serve text generation only)."""
+    logical_nc_config: Literal[1, 2] | None = None
+    """Trn2 only: the logical NeuronCore configuration (default 2: a trn2.48xlarge presents 64 logical cores; 1: 128)."""
+    instance_pools: tuple[Annotated[str, AfterValidator(_instance_type)], ...] = ()
+    """More instance types for the Neuron variant, in priority order after ``instance_type``: SageMaker provisions the
+    next one when the one before has no capacity (InstancePools). A GPU type serves the GPU variant's model."""
     model_data_url: Annotated[str, AfterValidator(rules.s3_uri)] | None = None
     hf_model_id: Annotated[str, AfterValidator(rules.huggingface_model_id)] | None = None
     tensor_parallel_degree: PositiveInt = 2
@@ -155,16 +186,75 @@ class EndpointSettings(Settings):
     def spec(self) -> InstanceSpec:
         return CATALOG.get(self.instance_type.removeprefix("ml."))
 
+    @property
+    def lnc(self) -> int | None:
+        """The logical NeuronCore configuration the endpoint runs (Trn2: 2 unless set; other families: none)."""
+        return self.logical_nc_config or neuron.support(self.instance_type.removeprefix("ml.")).lnc_default
+
+    def logical_cores(self, instance_type: str | None = None) -> int:
+        """NeuronCores a Neuron type presents to the server at this endpoint's LNC (inf2.48xlarge: 24; trn2.48xlarge:
+        64 at LNC 2, 128 at LNC 1; trn1.32xlarge: 32)."""
+        t = (instance_type or self.instance_type).removeprefix("ml.")
+        lnc = self.logical_nc_config or neuron.support(t).lnc_default
+        return neuron.logical_cores(t, lnc)
+
+    @property
+    def serving(self) -> neuron.ServingImage | None:
+        """The named container's record (None for ``custom``)."""
+        return None if self.container == "custom" else neuron.serving_image(self.container)
+
+    @property
+    def custom_image_sdk(self) -> str | None:
+        """A custom image's SDK: ``image_sdk``, or read from its tag (``...sdk2.26.1...``)."""
+        if self.image_sdk or not self.image_uri:
+            return self.image_sdk
+        tag = neuron.parse_image(self.image_uri).tag or ""
+        m = re.search(r"sdk(\d+\.\d+\.\d+)", tag)
+        return m.group(1) if m else None
+
+    @property
+    def neuron_pools(self) -> tuple[str, ...]:
+        """Every Neuron type of the Neuron variant, in priority order."""
+        neuron_types = sagemaker_types(AcceleratorFamily.INFERENTIA) + sagemaker_types(AcceleratorFamily.TRAINIUM)
+        return tuple(t for t in (self.instance_type, *self.instance_pools) if t in neuron_types)
+
+    @property
+    def gpu_pools(self) -> tuple[str, ...]:
+        """GPU types of the Neuron variant's pools (``instance_pools`` and a warm GPU standby), in priority order."""
+        gpus = sagemaker_types(AcceleratorFamily.GPU)
+        warm = (self.gpu_variant.instance_type,) if self.gpu_variant and self.gpu_variant.standby == "warm" else ()
+        return tuple(t for t in (*self.instance_pools, *warm) if t in gpus)
+
+    @property
+    def pools(self) -> tuple[str, ...]:
+        """The Neuron variant's instance pools in priority order; a single type means no InstancePools."""
+        warm = (self.gpu_variant.instance_type,) if self.gpu_variant and self.gpu_variant.standby == "warm" else ()
+        return (self.instance_type, *self.instance_pools, *warm)
+
+    @property
+    def live_gpu_variant(self) -> GpuVariant | None:
+        """The GPU variant that runs instances (hot, live or shadow); None for none or a warm standby."""
+        gpu = self.gpu_variant
+        return gpu if gpu is not None and gpu.standby == "hot" else None
+
     def _problems(self) -> Iterator[Problem]:
-        inf2 = sagemaker_types(AcceleratorFamily.INFERENTIA)
-        if self.instance_type not in inf2:
-            yield Problem("instance_type", self.instance_type, "an Inferentia2 type: " + ", ".join(inf2))
-        else:
-            cores = self.spec.neuron_cores
-            if cores % self.tensor_parallel_degree:
-                yield Problem("tensor_parallel_degree", self.tensor_parallel_degree,
-                              f"a divisor of the {cores} NeuronCores of {self.instance_type}: "
+        served = sagemaker_types(AcceleratorFamily.INFERENTIA) + sagemaker_types(AcceleratorFamily.TRAINIUM)
+        if self.instance_type not in served:
+            yield Problem("instance_type", self.instance_type, "an Inferentia2 or Trainium type: " + ", ".join(served))
+            return
+        yield from self._lnc_problems()
+        yield from self._pool_problems(served)
+        for i, t in enumerate(self.neuron_pools):
+            field = "instance_type" if i == 0 else f"instance_pools[{self.instance_pools.index(t)}]"
+            cores = self.logical_cores(t)
+            if self._sets("tensor_parallel_degree") and cores % self.tensor_parallel_degree:
+                lnc = f" at logical_nc_config {self.lnc}" if neuron.support(t.removeprefix("ml.")).lnc_default else ""
+                yield Problem("tensor_parallel_degree" if i == 0 else field, self.tensor_parallel_degree if i == 0 else t,
+                              f"a divisor of the {cores} NeuronCores of {t}{lnc}: "
                               + ", ".join(str(d) for d in range(1, cores + 1) if cores % d == 0))
+            yield from (p.under(field) if i else p for p in neuron.serving_image_problems(
+                t.removeprefix("ml."), self.container, image_sdk=self.custom_image_sdk))
+        yield from self._container_problems()
         if self.min_instances > self.max_instances:
             yield Problem("min_instances", self.min_instances, f"at most max_instances ({self.max_instances})")
         if (self.container == "custom") != (self.image_uri is not None):
@@ -179,6 +269,56 @@ class EndpointSettings(Settings):
             if action.name in seen:
                 yield Problem(f"scheduled_scaling[{j}].name", action.name, "a name not used by another action")
             seen.add(action.name)
+
+    def _sets(self, setting: str) -> bool:
+        """Whether the container reads ``setting`` (custom images get every setting under neutral names)."""
+        serving = self.serving
+        return serving is None or setting in serving.settings
+
+    def _lnc_problems(self) -> Iterator[Problem]:
+        fam = neuron.support(self.instance_type.removeprefix("ml."))
+        if self.logical_nc_config is not None and self.logical_nc_config not in fam.lnc_allowed:
+            yield Problem("logical_nc_config", self.logical_nc_config,
+                          f"unset: {self.instance_type} has no logical NeuronCore configuration (LNC applies to Trn2)"
+                          if not fam.lnc_allowed else "one of " + ", ".join(map(str, fam.lnc_allowed)))
+
+    def _pool_problems(self, served: list[str]) -> Iterator[Problem]:
+        pools = self.pools
+        if len(pools) > MAX_INSTANCE_POOLS:
+            yield Problem("instance_pools", list(self.instance_pools),
+                          f"at most {MAX_INSTANCE_POOLS - 1 - (len(pools) - 1 - len(self.instance_pools))} types: "
+                          f"SageMaker takes at most {MAX_INSTANCE_POOLS} instance pools per variant, instance_type "
+                          "first" + (" and the warm GPU standby last" if len(pools) > 1 + len(self.instance_pools) else ""))
+        seen: set[str] = set()
+        for i, t in enumerate(pools):
+            if t in seen:
+                at = f"instance_pools[{i - 1}]" if i <= len(self.instance_pools) else "gpu_variant.instance_type"
+                yield Problem(at, t, "a type not already in the endpoint's instance pools ("
+                              + ", ".join(dict.fromkeys(pools)) + "): each pool is one instance type")
+            seen.add(t)
+        gpus = sagemaker_types(AcceleratorFamily.GPU)
+        for i, t in enumerate(self.instance_pools):
+            if t not in served and t not in gpus:
+                yield Problem(f"instance_pools[{i}]", t, "a Neuron or GPU SageMaker type of the catalog: "
+                              + ", ".join(served + gpus))
+            elif t in gpus and self.gpu_variant is None:
+                yield Problem(f"instance_pools[{i}]", t, "a Neuron type, or a gpu_variant to give GPU pools a model "
+                              "a GPU container can load (its model_data_url, hf_model_id or image_uri)")
+
+    def _container_problems(self) -> Iterator[Problem]:
+        serving = self.serving
+        if serving is None:
+            return
+        if self.task is not None and self.task not in serving.tasks:
+            can = [s.name for s in neuron.serving_images().values() if self.task in s.tasks and s.status == "current"]
+            yield Problem("container", self.container,
+                          f"a container that serves {self.task} (task): {', '.join(can)}; {self.container} serves "
+                          + ", ".join(serving.tasks))
+        if "tensor_parallel_degree" in self.model_fields_set and not self._sets("tensor_parallel_degree") \
+                and self.tensor_parallel_degree != 1:
+            yield Problem("tensor_parallel_degree", self.tensor_parallel_degree,
+                          f"unset: {self.container} has no tensor-parallel setting (it runs the model on one "
+                          "NeuronCore)")
 
     def _volume_problems(self) -> Iterator[Problem]:
         if self.model_size_gib is None:
@@ -203,7 +343,15 @@ class EndpointSettings(Settings):
         if self.container == "custom" and gpu.image_uri is None:
             yield Problem("gpu_variant.image_uri", None,
                           "a GPU image: with container 'custom' the Neuron image_uri cannot serve on GPU")
-        if not gpu.shadow:
+        serving = self.serving
+        if serving is not None and serving.gpu is None:
+            yield Problem("gpu_variant", gpu.instance_type, f"a gpu_variant only with a container that has a GPU image; "
+                          f"{self.container} records none")
+        elif serving is not None and serving.gpu is not None and self.task is not None \
+                and self.task not in serving.gpu.tasks and gpu.image_uri is None:
+            yield Problem("gpu_variant.image_uri", None, f"a GPU image that serves {self.task}: {serving.gpu.image} "
+                          f"(the GPU image of {self.container}) serves " + ", ".join(serving.gpu.tasks))
+        if not gpu.shadow and gpu.standby == "hot":
             need = gpu.instances_for(self.max_instances)
             if gpu.max_instances < need:
                 yield Problem("gpu_variant.max_instances", gpu.max_instances,
@@ -220,7 +368,7 @@ class EndpointSettings(Settings):
         and a step must be 5% to 50% of the variant's instances: one batch size must fit every count between
         ``min_instances`` and ``max_instances``. Otherwise SageMaker's default applies (blue/green: a second fleet).
         """
-        if self.gpu_variant is not None:
-            return None
+        if self.live_gpu_variant is not None or len(self.pools) > 1:
+            return None  # instance pools: whether SageMaker rolls them is not documented in the sources read
         batch = max(1, math.ceil(ROLLING_MIN_BATCH_SHARE * self.max_instances))
         return batch if batch <= ROLLING_MAX_BATCH_SHARE * self.min_instances else None
