@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,12 +59,21 @@ def fleet_path(context: dict[str, Any]) -> Path:
 
 
 def synth(fleet: Fleet) -> None:
+    """Build and write the fleet's stacks. A FleetConfigError raised while building (what only the built stacks
+    show) leaves the output folder as it was: the assets staged so far are removed."""
     from aws_cdk import App
 
     from stacks import build_fleet
 
+    outdir = Path(os.environ.get("CDK_OUTDIR") or "cdk.out")
+    before = set(outdir.iterdir()) if outdir.is_dir() else set()
     app = App()
-    build_fleet(app, fleet)
+    try:
+        build_fleet(app, fleet)
+    except FleetConfigError:
+        for path in (set(outdir.iterdir()) if outdir.is_dir() else set()) - before:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        raise
     app.synth()
 
 
@@ -76,7 +86,11 @@ def main() -> int:
     except (ValueError, OSError) as exc:  # unreadable context: the CLI's JSON, or its overflow file
         print(f"neuronfleet: cdk context: {exc}\nNothing was synthesised.", file=sys.stderr)
         return 1
-    synth(fleet)
+    try:
+        synth(fleet)
+    except FleetConfigError as exc:  # what only the built stacks show (CloudFormation's per-stack quotas)
+        print(f"neuronfleet: {exc}\nNothing was synthesised.", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from aws_cdk import Environment, Stack
+from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
-from neuronfleet import Fleet, tag_fleet
+from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
 from neuronfleet.config import construct_id
+from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
 
 from .alerts_stack import AlertsStack
 from .cost_stack import CostStack
@@ -27,30 +28,57 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     topic = alerts.alerts.topic
     stacks: list[Stack] = [network, alerts]
     training = [TrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, cluster=c, env=env,
-                              description=f"{label}: training cluster {c.name} "
-                                          f"({c.count} x {c.instance_type}, {c.capacity.type})")
+                              description=describe(f"{label}: training cluster {c.name}",
+                                                   [f"{c.count} x {c.instance_type}", c.capacity.type]))
                 for c in fleet.training_clusters]
     stacks += training
-    inference = None
-    if fleet.endpoints:
-        inference = InferenceStack(
-            scope, fleet.stack_name("inference"), network=network.network, alerts_topic=topic, env=env,
-            endpoints={construct_id(e.name): e for e in fleet.endpoints}, failover=fleet.fallback.enabled,
-            description=f"{label}: Inferentia2 endpoints "
-                        + ", ".join(f"{e.name} ({e.instance_type})" for e in fleet.endpoints))
-        stacks.append(inference)
+    inference = [InferenceStack(
+        scope, fleet.stack_name(part), network=network.network, alerts_topic=topic, env=env,
+        endpoints={construct_id(e.name): e for e in endpoints}, failover=fleet.fallback.enabled,
+        description=describe(f"{label}: Neuron endpoints", [f"{e.name} ({e.instance_type})" for e in endpoints]))
+        for part, endpoints in fleet.inference_partitions().items()]
+    stacks += inference
     if fleet.fallback.enabled:
         stacks.append(FallbackStack(
             scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
             clusters=[t.cluster for t in training], env=env,
-            description=f"{label}: GPU fallback pool ({', '.join(fleet.fallback.instance_types)}) "
-                        "and Trainium capacity alerts"))
+            description=describe(f"{label}: GPU fallback pool and Trainium capacity alerts",
+                                 list(fleet.fallback.instance_types))))
     if fleet.cost_monitors.enabled:
         stacks.append(CostStack(
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
-            endpoint_names=[e.endpoint_name for e in inference.endpoints.values()] if inference else [],
+            endpoint_names=[e.endpoint_name for i in inference for e in i.endpoints.values()],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
+    problems = [p for stack in stacks for p in quota_problems(stack, fleet)]
+    if problems:
+        raise FleetConfigError(fleet.name, problems)
     return stacks
+
+
+def describe(what: str, items: list[str]) -> str:
+    """``what (a, b, ...)``, within the description limits of CloudFormation and aws-cdk-lib: items that do not fit
+    are counted instead."""
+    for shown in range(len(items), -1, -1):
+        rest = len(items) - shown
+        parts = items[:shown] + ([f"{rest} more"] if rest else [])
+        text = f"{what} ({', '.join(parts)})" if parts else what
+        if fits_description(text):
+            return text
+    return what[:CDK_DESCRIPTION_CHARS]
+
+
+def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
+    """What CloudFormation would refuse in ``stack`` that synth can see before it writes anything: more
+    resources than a stack may hold (counted on the construct tree, CDK's own metadata resource included)."""
+    resources = sum(isinstance(c, CfnResource) for c in stack.node.find_all()) + 1  # + AWS::CDK::Metadata
+    limit = CLOUDFORMATION_QUOTAS["resources"]
+    if resources <= limit:
+        return []
+    if stack.stack_name.startswith(fleet.stack_name("inference")):
+        return [Problem("inference_stacks", fleet.inference_stacks, (
+            f"enough stacks that each holds at most {limit} resources: {stack.stack_name} would hold {resources}. "
+            "More stacks move endpoints between them (a replacement): decide before the first deploy"))]
+    return [Problem("stacks", stack.stack_name, f"at most {limit} resources per stack; it would hold {resources}")]

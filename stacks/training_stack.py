@@ -15,7 +15,8 @@ class TrainingStack(StaticAzStack):
                  cluster: TrainiumClusterSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("a training cluster")
-        self.cluster = c = TrainiumCluster(self, "Cluster", vpc=network.vpc, subnet=network.training_subnet,
+        self.cluster = c = TrainiumCluster(self, "Cluster", vpc=network.vpc,
+                                           subnet=network.training_subnet_for(cluster.capacity),
                                            settings=cluster)
         CfnOutput(self, "JobQueueArn", value=c.job_queue.job_queue_arn,
                   description="aws batch submit-job --job-queue <this>")

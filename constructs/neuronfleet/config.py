@@ -9,6 +9,7 @@ transformation (stack names, construct ids), tags, prices, and cross-section con
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
@@ -28,12 +29,21 @@ from .settings import (
     NetworkSettings,
     TrainiumClusterSettings,
 )
-from .settings._base import Bool, Number, Settings, problems_from
+from .settings._base import Bool, Int, Number, Settings, problems_from
 
 Phase = Literal["evaluation", "pilot", "production"]
 Email = Annotated[str, AfterValidator(rules.email)]
 TagKey = Annotated[str, AfterValidator(rules.tag_key)]
 TagValue = Annotated[str, AfterValidator(rules.tag_value)]
+
+
+MAX_INFERENCE_STACKS = 64
+
+
+def partition(name: str, partitions: int) -> int:
+    """Which of ``partitions`` stacks holds the entry called ``name``: a hash of the name alone (SHA-256, so the
+    same on every machine and Python), so no other entry's arrival, removal or position moves it."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") % partitions
 
 
 class TrainingClusterEntry(TrainiumClusterSettings):
@@ -77,8 +87,23 @@ class Fleet(Settings):
     cost_monitors: CostMonitorEntry = CostMonitorEntry()
     prices: Mapping[str, PriceOverride] = Field(default_factory=dict)
 
+    inference_stacks: Int = Field(default=1, ge=1, le=MAX_INFERENCE_STACKS)
+    """How many stacks the endpoints are spread over, each endpoint by a hash of its name
+    (:meth:`inference_partitions`): adding, removing or reordering endpoints never moves an existing one to
+    another stack (which would replace it). Choose it before the first deploy: changing it moves endpoints."""
+
     def _problems(self) -> Iterator[Problem]:
         return _check(self)
+
+    def inference_partitions(self) -> dict[str, tuple[EndpointEntry, ...]]:
+        """The endpoints by the short name of the stack that holds them (``inference``, or ``inference-NN`` when
+        ``inference_stacks`` > 1), in the fleet file's order within each; stacks with no endpoint are left out."""
+        if self.inference_stacks == 1:
+            return {"inference": self.endpoints} if self.endpoints else {}
+        out: dict[str, list[EndpointEntry]] = {}
+        for e in self.endpoints:
+            out.setdefault(f"inference-{partition(e.name, self.inference_stacks):02d}", []).append(e)
+        return {k: tuple(v) for k, v in sorted(out.items())}
 
     @property
     def catalog(self) -> InstanceCatalog:
@@ -106,10 +131,10 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
         at = f"training_clusters[{i}]"
         yield from (p.under(at) for p in c.region_problems(fleet.region))
         az = c.capacity.availability_zone
-        if az and az != fleet.network.training_az:
+        if az and az not in fleet.network.availability_zones:
             yield Problem(f"{at}.capacity.availability_zone", az,
-                          f"network.training_az ({fleet.network.training_az}): the training subnet must be in "
-                          "the reservation's AZ; set network.training_az to the AZ of your reservation")
+                          f"one of network.availability_zones ({', '.join(fleet.network.availability_zones)}): the "
+                          "cluster's training subnet is the network's subnet in the reservation's AZ")
         yield from _stack_name(fleet, f"{at}.name", c.name, f"train-{c.name}")
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
     yield from _unique("endpoints", [e.name for e in fleet.endpoints], construct_id)
@@ -131,7 +156,7 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
         if t not in CATALOG and t not in sagemaker_types():
             yield Problem(f"prices.{t}", t, "an instance type of the catalog or its SageMaker ml. name: "
                           + ", ".join((*CATALOG.types(), *sagemaker_types())))
-    for part in ("network", "alerts", "inference", "fallback", "cost"):
+    for part in ("network", "alerts", "inference", "fallback", "cost", *fleet.inference_partitions()):
         yield from _stack_name(fleet, "name", fleet.name, part)
 
 

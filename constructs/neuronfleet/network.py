@@ -9,8 +9,8 @@ from constructs import Construct
 
 from ._region import check_in_region
 from .catalog import LOG_RETENTION_DAYS
-from .problems import InvalidSettings
-from .settings import NetworkSettings
+from .problems import InvalidSettings, Problem
+from .settings import Capacity, NetworkSettings
 
 INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     # Session Manager (no SSH, no bastion)
@@ -72,14 +72,27 @@ class FleetNetwork(Construct):
         _ack_named_azs(self.vpc)
         self.compute_subnets = ec2.SubnetSelection(subnet_group_name=COMPUTE_SUBNETS)
         """Private subnets in every AZ (endpoints, Lambdas, GPU pool)."""
-        selected = self.vpc.select_subnets(subnet_group_name=COMPUTE_SUBNETS, availability_zones=[settings.training_az])
-        self.training_subnet: ec2.ISubnet = selected.subnets[0]
-        """The compute subnet in ``training_az``: where training instances launch."""
+        self.training_subnet: ec2.ISubnet = self.subnet_in(settings.training_az)
+        """The compute subnet in ``training_az``: where training instances launch unless their capacity names
+        another AZ (see :meth:`training_subnet_for`)."""
         self.training_subnets = ec2.SubnetSelection(subnets=[self.training_subnet])
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
         self.endpoint_security_group: ec2.SecurityGroup | None = None
         if settings.interface_endpoints:
             self._add_interface_endpoints(settings.cidr)
+
+    def subnet_in(self, availability_zone: str) -> ec2.ISubnet:
+        """The compute subnet in ``availability_zone`` (one of the network's AZs, else InvalidSettings)."""
+        if availability_zone not in self.settings.availability_zones:
+            raise InvalidSettings([Problem("availability_zone", availability_zone, "one of the network's AZs: "
+                                           + ", ".join(self.settings.availability_zones))], what=self.settings.what)
+        return self.vpc.select_subnets(subnet_group_name=COMPUTE_SUBNETS,
+                                       availability_zones=[availability_zone]).subnets[0]
+
+    def training_subnet_for(self, capacity: Capacity) -> ec2.ISubnet:
+        """Where a cluster on ``capacity`` launches: the subnet of the reservation's AZ when it names one (Capacity
+        Blocks and ODCRs live in one AZ each, and a large fleet buys them in several), else ``training_az``'s."""
+        return self.subnet_in(capacity.availability_zone or self.settings.training_az)
 
     def require_aws_api_access(self, what: str) -> None:
         """Raise InvalidSettings naming ``what`` when the compute subnets reach neither a NAT gateway nor the

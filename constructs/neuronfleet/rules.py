@@ -327,6 +327,20 @@ _NAME_WORDS = {
 }
 
 
+CLOUDFORMATION_QUOTAS = {"resources": 500, "template_bytes": 1_000_000, "description_bytes": 1024}
+"""Per stack: resources, template body from S3 (bytes), template description (bytes). CloudFormation user guide,
+"Understand CloudFormation quotas" (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/
+cloudformation-limits.html, read 2026-11-22). CDK uploads every template to S3, so the S3 body limit applies."""
+CDK_DESCRIPTION_CHARS = 512
+"""aws-cdk-lib 2.275.0 refuses a stack description longer than 512 characters (core/lib/stack.js:
+``props.description.length>512``, with a message that says 1024 bytes), stricter than CloudFormation for ASCII."""
+
+
+def fits_description(text: str) -> bool:
+    """Whether ``text`` is a stack description both CloudFormation and aws-cdk-lib take."""
+    return len(text) <= CDK_DESCRIPTION_CHARS and len(text.encode()) <= CLOUDFORMATION_QUOTAS["description_bytes"]
+
+
 def check_resource_name(kind: str, name: str) -> str:
     """``name`` as the final name of a resource of ``kind`` (a key of :data:`RESOURCE_NAMES`)."""
     limit = RESOURCE_NAMES[kind]

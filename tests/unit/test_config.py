@@ -131,9 +131,10 @@ def test_the_base_document_is_valid() -> None:
          "training_clusters[0].ami: got {'ssm_parameter': '/a/b', 'ami_id': 'ami-0123456789abcdef0'}; "
          "allowed: either ssm_parameter or ami_id, not both"),
         ({"training_clusters__0__capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0",
-                                             "availability_zone": "us-east-2b"}},
-         "training_clusters[0].capacity.availability_zone: got 'us-east-2b'; allowed: network.training_az "
-         "(us-east-2a): the training subnet must be in the reservation's AZ"),
+                                             "availability_zone": "us-east-2c"}},
+         "training_clusters[0].capacity.availability_zone: got 'us-east-2c'; allowed: one of "
+         "network.availability_zones (us-east-2a, us-east-2b): the cluster's training subnet is the network's subnet "
+         "in the reservation's AZ"),
         ({"training_clusters__0__fsx_storage_gib": 3600},
          "training_clusters[0].fsx_storage_gib: got 3600; allowed: 1200 or a multiple of 2400"),
         ({"training_clusters__0__fsx_throughput_mib_per_tib": 200},

@@ -15,8 +15,9 @@ from ._base import Bool, NonNegativeInt, Settings
 
 
 class NetworkSettings(Settings):
-    """The VPC: private compute subnets in every AZ, the training subnet in ``training_az`` (the one AZ of the
-    reserved capacity: Capacity Blocks and ODCRs are single-AZ)."""
+    """The VPC: private compute subnets in every AZ. A training cluster launches in the subnet of its capacity's AZ
+    (Capacity Blocks and ODCRs are single-AZ, and a large fleet buys them in several AZs), or in ``training_az``'s
+    when its capacity names no AZ."""
 
     what: ClassVar[str] = "network"
     availability_zones: tuple[str, ...] = Field(min_length=2, max_length=6)

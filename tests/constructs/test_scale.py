@@ -1,0 +1,135 @@
+"""Large fleets: training capacity in several AZs, endpoints spread over stacks stably, CloudFormation's per-stack
+quotas checked before anything is written, descriptions within their limit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+import yaml
+
+from neuronfleet import FleetConfigError, parse_fleet
+from neuronfleet.config import Fleet
+from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
+from stacks.fleet import build_fleet, describe
+from tests.conftest import ROOT, new_app
+
+DEV = yaml.safe_load((ROOT / "config" / "dev.yaml").read_text())
+
+
+def fleet(**changes: Any) -> Fleet:
+    return parse_fleet({**DEV, **changes}, source="test")
+
+
+def endpoints(*names: str) -> list[dict[str, Any]]:
+    return [{**DEV["endpoints"][0], "name": n} for n in names]
+
+
+def where(f: Fleet) -> dict[str, str]:
+    """Each endpoint's stack."""
+    return {e.name: part for part, es in f.inference_partitions().items() for e in es}
+
+
+NAMES = [f"model-{i:02d}" for i in range(12)]
+
+
+def test_one_stack_by_default_named_as_before() -> None:
+    assert list(fleet(endpoints=endpoints(*NAMES[:3])).inference_partitions()) == ["inference"]
+
+
+@pytest.mark.parametrize("change", ["insert in the middle", "remove one", "reverse the order", "append"])
+def test_no_existing_endpoint_moves_when_others_come_go_or_move(change: str) -> None:
+    before = where(fleet(endpoints=endpoints(*NAMES), inference_stacks=4))
+    names = {"insert in the middle": [*NAMES[:6], "new-model", *NAMES[6:]], "remove one": NAMES[:5] + NAMES[6:],
+             "reverse the order": NAMES[::-1], "append": [*NAMES, "another-model"]}[change]
+    after = where(fleet(endpoints=endpoints(*names), inference_stacks=4))
+    assert {n: after[n] for n in before if n in after} == {n: before[n] for n in after if n in before}
+    assert len(set(before.values())) > 1  # they really are spread
+
+
+def _templates(f: Fleet) -> dict[str, dict[str, Any]]:
+    app = new_app()
+    build_fleet(app, f)
+    assembly = app.synth()
+    return {s.stack_name: s.template for s in assembly.stacks}
+
+
+def _endpoint_stacks(templates: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Endpoint (by the construct id in its logical id) -> stack that holds its AWS::SageMaker::Endpoint."""
+    out = {}
+    for stack, t in templates.items():
+        for logical, res in t["Resources"].items():
+            if res["Type"] == "AWS::SageMaker::Endpoint":
+                out[logical.split("Endpoint")[0]] = stack
+    return out
+
+
+def test_templates_keep_every_endpoint_in_its_stack_when_one_is_inserted_in_the_middle() -> None:
+    few = NAMES[:6]
+    before = _endpoint_stacks(_templates(fleet(endpoints=endpoints(*few), inference_stacks=3)))
+    after = _endpoint_stacks(_templates(fleet(endpoints=endpoints(*few[:3], "inserted", *few[3:]),
+                                              inference_stacks=3)))
+    assert len(before) == 6 and len(after) == 7 and len(set(before.values())) > 1
+    assert {k: after[k] for k in before} == before
+
+
+def test_clusters_launch_in_the_az_of_their_capacity(tmp_path: Path) -> None:
+    group = "arn:aws:resource-groups:us-east-2:111111111111:group/blocks-{}"
+    clusters = [{"name": f"c{az}", "instance_type": "trn1.32xlarge", "count": 2,
+                 "capacity": {"type": "capacity-block", "availability_zone": f"us-east-2{az}",
+                              "resource_group_arn": group.format(az)}} for az in "abc"]
+    f = fleet(network={**DEV["network"], "availability_zones": ["us-east-2a", "us-east-2b", "us-east-2c"]},
+              training_clusters=clusters, endpoints=[])
+    templates = _templates(f)
+    network = templates["nf-dev-network"]["Resources"]
+    for az in "abc":
+        (env,) = [r["Properties"] for r in templates[f"nf-dev-train-c{az}"]["Resources"].values()
+                  if r["Type"] == "AWS::Batch::ComputeEnvironment"]
+        (subnet_import,) = env["ComputeResources"]["Subnets"]
+        (subnet,) = [r for k, r in network.items()
+                     if r["Type"] == "AWS::EC2::Subnet" and k in json.dumps(subnet_import)]
+        assert subnet["Properties"]["AvailabilityZone"] == f"us-east-2{az}"
+
+
+def test_a_capacity_az_outside_the_network_is_refused() -> None:
+    clusters = [{"name": "c", "instance_type": "trn1.32xlarge", "count": 2,
+                 "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0",
+                              "availability_zone": "us-east-2c"}}]
+    with pytest.raises(FleetConfigError, match=r"training_clusters\[0\]\.capacity\.availability_zone: got "
+                                                r"'us-east-2c'; allowed: one of network\.availability_zones"):
+        fleet(training_clusters=clusters)
+
+
+def test_a_stack_over_the_resource_quota_is_refused_by_app_py_before_anything_is_written(tmp_path: Path) -> None:
+    crowded = {**DEV, "endpoints": endpoints(*(f"m{i:02d}" for i in range(40)))}
+    path = tmp_path / "crowded.yaml"
+    path.write_text(yaml.safe_dump(crowded))
+    out = tmp_path / "cdk.out"
+    env = {"CDK_CONTEXT_JSON": json.dumps({"config": str(path)}), "CDK_OUTDIR": str(out),
+           "PATH": str(Path(sys.executable).parent)}
+    result = subprocess.run([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "inference_stacks: got 1; allowed: enough stacks that each holds at most 500 resources: " \
+           "nf-dev-inference would hold" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not [p for p in out.rglob("*") if p.is_file()]  # App() makes the folder; nothing is written in it
+
+
+def test_descriptions_stay_within_cloudformations_and_cdks_limits() -> None:
+    items = [f"model-{i:03d} (ml.inf2.48xlarge)" for i in range(200)]
+    text = describe("neuronfleet nf-rainier: Neuron endpoints", items)
+    assert fits_description(text) and len(text.encode()) <= CLOUDFORMATION_QUOTAS["description_bytes"]
+    assert text.endswith(" more)") and "model-000 (ml.inf2.48xlarge)" in text
+    assert describe("short", ["a", "b"]) == "short (a, b)"
+    cdk.Stack(new_app(), "Fits", description=text)
+
+
+def test_cdk_refuses_descriptions_over_512_characters_as_recorded() -> None:
+    cdk.Stack(new_app(), "AtLimit", description="x" * CDK_DESCRIPTION_CHARS)
+    with pytest.raises(RuntimeError, match="Stack description must be <= 1024 bytes"):
+        cdk.Stack(new_app(), "Over", description="x" * (CDK_DESCRIPTION_CHARS + 1))
