@@ -64,3 +64,38 @@ def test_the_ecs_neuron_ami_is_recorded_for_every_region_a_trainium_type_is_offe
     for t in CATALOG.types(AcceleratorFamily.TRAINIUM):
         assert CATALOG.regions(t) <= set(recorded), t
     assert nx.ecs_neuron_ami_record()["parameter"].endswith("/neuron/recommended/image_id")
+
+
+# ------------------------------------------------------------------------------------------------ serving
+
+def test_every_serving_container_names_its_source_date_and_a_known_status() -> None:
+    from neuronfleet.neuron import SERVING_STATUSES, serving_images
+    for name, image in serving_images().items():
+        assert image.source and image.read == RAW["as_of"], name
+        assert image.status in SERVING_STATUSES, name
+        if image.status != "current":
+            assert image.replacement in serving_images() and image.note, name
+        if image.status != "unavailable":
+            assert image.tag and image.sdk and image.tasks and "model" in image.settings, name
+
+
+def test_a_tag_that_names_its_sdk_agrees_with_the_recorded_one() -> None:
+    import re
+
+    from neuronfleet.neuron import serving_images
+    for image in serving_images().values():
+        m = re.search(r"sdk(\d+\.\d+\.\d+)", image.tag or "")
+        if m:
+            assert m.group(1) == image.sdk, image.name
+
+
+def test_inf2_serving_is_pinned_to_2_28_and_trn2_needs_2_21() -> None:
+    from neuronfleet.neuron import serving_sdk_fits
+    assert serving_sdk_fits("inf2.xlarge", "2.28.1") and not serving_sdk_fits("inf2.xlarge", "2.29.0")
+    assert serving_sdk_fits("trn2.48xlarge", "2.32.0") and not serving_sdk_fits("trn2.48xlarge", "2.20.1")
+    assert not serving_sdk_fits("trn1.32xlarge", "2.31.0")
+
+
+def test_tei_has_no_neuron_image_and_says_why() -> None:
+    from neuronfleet.neuron import serving_not_available
+    assert "text-embeddings-inference" in serving_not_available()["tei-neuronx"]
