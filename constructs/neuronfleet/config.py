@@ -86,7 +86,6 @@ class Fleet(Settings):
     fallback: FallbackEntry = FallbackEntry()
     cost_monitors: CostMonitorEntry = CostMonitorEntry()
     prices: Mapping[str, PriceOverride] = Field(default_factory=dict)
-
     inference_stacks: Int = Field(default=1, ge=1, le=MAX_INFERENCE_STACKS)
     """How many stacks the endpoints are spread over, each endpoint by a hash of its name
     (:meth:`inference_partitions`): adding, removing or reordering endpoints never moves an existing one to
