@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_synth import EMPTY_APP, ROOT, _time_synth  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripts.bench_synth import EMPTY_APP, ROOT, _time_synth
 
 AZS = ["us-east-2a", "us-east-2b", "us-east-2c"]
 ULTRASERVER = 4  # trn2u.48xlarge instances per Trn2 UltraServer (the catalog's ultraserver_size)
