@@ -46,8 +46,6 @@ from neuronfleet.offline.moto_patches import (
 )
 from neuronfleet.offline.standins import Prepared, prepare_template, sagemaker_types_note
 
-FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-
 SERVER_GAPS = {
     "outputs": "moto (server): a stack created through a change set gets no outputs or exports and cannot "
                "Fn::ImportValue; given them from its template after ExecuteChangeSet, as CloudFormation does",
@@ -58,12 +56,14 @@ SERVER_GAPS = {
                   "CloudFormation's does while the stack exists",
     "delete": "moto: DeleteStack passes over route tables, NAT gateways (and their interfaces), EIPs, internet "
               "gateways and their attachments, flow logs, VPC endpoints and Batch queues, compute environments and job "
-              "definitions, so the VPC keeps dependencies and is left; deleted through moto's EC2 and Batch "
+              "definitions and KMS keys, so the VPC keeps dependencies and is left; deleted through moto's EC2 and Batch "
               "backends, dependents first, as CloudFormation does",
     "no_update": "moto: {type} has no update in moto's CloudFormation; a changed one keeps its old properties "
                  "although the stack says UPDATE_COMPLETE (template tests and `cdk diff` show the change)",
     "layers": "moto: AWS::Lambda::Function is created without its Layers (moto's CloudFormation ignores them), but an "
               "update refuses layers moto does not hold (AWS's public Powertools layer); updated without them too",
+    "deleted_outputs": "moto: a deleted stack's outputs are evaluated again when it is described, which creates the "
+                       "exported resources (VPC, subnets, topic) anew; a deleted stack has no outputs here",
     "previous_value": "moto (server): UsePreviousValue gives an SSM-typed parameter's resolved value (the CLI's "
                       "BootstrapVersion), which moto then looks up as a parameter name; given the previous input "
                       "value, as CloudFormation does",
@@ -89,12 +89,20 @@ class MotoServer:
     _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def access_key(self) -> str:
+        """Fake, and one per server: moto remembers the keys of roles assumed through an earlier server's STS."""
+        return f"AKIANF{self.account}{self.url.rsplit(':', 1)[1]}"
+
+    def _credentials(self) -> dict[str, str]:
+        return {"aws_access_key_id": self.access_key, "aws_secret_access_key": "testing"}
+
     def cli_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The environment for the CDK CLI (or any AWS SDK): this server, fake credentials, no profile or config
         file that could reach a real account, the fleet's region."""
         env = {k: v for k, v in (os.environ if base is None else base).items()
                if not k.startswith("AWS_") and k not in ("CDK_DEFAULT_ACCOUNT", "CDK_DEFAULT_REGION")}
-        env.update(FAKE_CREDENTIALS)
+        env.update({"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": "testing"})
         env.update({"AWS_ENDPOINT_URL": self.url, "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region,
                     "AWS_EC2_METADATA_DISABLED": "true",
                     "AWS_CONFIG_FILE": os.path.join(self._home, "config"),
@@ -110,7 +118,7 @@ class MotoServer:
         with self._lock:
             if key not in self._clients:
                 self._clients[key] = boto3.client(
-                    service, region_name=key[1], endpoint_url=self.url, **_boto3_credentials())
+                    service, region_name=key[1], endpoint_url=self.url, **self._credentials())
             return self._clients[key]
 
     def resource(self, service: str, region: str | None = None) -> Any:
@@ -118,7 +126,7 @@ class MotoServer:
         import boto3
 
         return boto3.resource(service, region_name=region or self.region, endpoint_url=self.url,
-                              **_boto3_credentials())
+                              **self._credentials())
 
     def deployed(self, regions: list[str] | None = None) -> DeployResult:
         """Every stack in the server (the fleet's region and any other a stack went to), as deploy_assembly
@@ -193,25 +201,22 @@ class MotoServer:
         found |= {f"sagemaker:endpoint-config:{e['EndpointConfigName']}" for e in
                   sm.list_endpoint_configs()["EndpointConfigs"]}
         found |= {f"sagemaker:model:{m['ModelName']}" for m in sm.list_models()["Models"]}
-        kms = c("kms")
-        found |= {f"kms:key:{k['KeyId']}" for k in kms.list_keys()["Keys"]
-                  if _key_state(kms, k["KeyId"]) != "PendingDeletion"}
+        found |= {f"kms:key:{k['KeyId']}" for k in c("kms").list_keys()["Keys"]
+                  if _key_state(self.account, region or self.region, k["KeyId"]) != "PendingDeletion"}
         found |= {f"ssm:parameter:{p['Name']}" for p in c("ssm").describe_parameters()["Parameters"]}
         found |= {f"cloudwatch:dashboard:{d['DashboardName']}"
                   for d in c("cloudwatch").list_dashboards()["DashboardEntries"]}
         return found
 
 
-def _key_state(kms: Any, key_id: str) -> str:
-    try:
-        return str(kms.describe_key(KeyId=key_id)["KeyMetadata"]["KeyState"])
-    except Exception:  # moto fails DescribeKey on a key whose policy it holds as a document (CDK's bootstrap key)
-        return "unknown"
+def _key_state(account: str, region: str, key_id: str) -> str:
+    # read from moto's backend: its DescribeKey fails (HTTP 500) on a key whose policy came from a template as a
+    # document rather than a string
+    from moto.kms.models import kms_backends
+
+    return str(kms_backends[account][region].keys[key_id].key_state)
 
 
-def _boto3_credentials() -> dict[str, str]:
-    return {"aws_access_key_id": FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            "aws_secret_access_key": FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}
 
 
 def _free_port() -> int:
@@ -456,6 +461,18 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
 
     patch.set(parsing, "parse_and_update_resource", parse_and_update_resource)
 
+    # --- a deleted stack keeps its outputs' values, never re-evaluates them --------------------------------------
+    own_stack_delete = models.Stack.__dict__["delete"]
+
+    def stack_delete(self: Any) -> None:
+        # moto evaluates outputs lazily: DescribeStacks on the deleted stack (the CLI's last poll) would create the
+        # exported VPC, subnets and topic again from the template
+        own_stack_delete(self)
+        self.output_map = models.OutputMap(self.resource_map, {"Outputs": {}}, self.stack_id)
+        note(SERVER_GAPS["deleted_outputs"])
+
+    patch.set(models.Stack, "delete", stack_delete)
+
     # --- deletion: dependents first ------------------------------------------------------------------------
     own_delete = parsing.ResourceMap.__dict__["delete"]
 
@@ -574,6 +591,7 @@ def _deleters() -> dict[str, Callable[[Any, Any], None]]:
         "AWS::Batch::JobQueue": lambda b, queue: b.batch.delete_job_queue(queue.arn),
         "AWS::Batch::ComputeEnvironment": lambda b, env: b.batch.delete_compute_environment(env.arn),
         "AWS::Batch::JobDefinition": lambda b, definition: b.batch.deregister_job_definition(definition.arn),
+        "AWS::KMS::Key": lambda b, key: b.kms.schedule_key_deletion(key.id, 7),  # as CloudFormation does
     }
 
 
@@ -583,8 +601,10 @@ class _Backends:
     def __init__(self, account: str, region: str) -> None:
         from moto.batch.models import batch_backends
         from moto.ec2.models import ec2_backends
+        from moto.kms.models import kms_backends
 
         self.ec2, self.batch = ec2_backends[account][region], batch_backends[account][region]
+        self.kms = kms_backends[account][region]
 
 
 def _delete_dependents_first(resource_map: Any, own_delete: Callable[[Any], None], note: Callable[[str], None]) -> None:
