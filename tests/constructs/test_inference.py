@@ -343,9 +343,13 @@ def test_prod_has_inf2_endpoints_wired_to_the_alerts_topic(synth_fleet) -> None:
     prod = synth_fleet("prod")
     t = prod.template("inference")
     t.resource_count_is("AWS::SageMaker::Endpoint", 2)
-    instance_types = {v["InstanceType"] for c in t.find_resources("AWS::SageMaker::EndpointConfig").values()
-                      for v in c["Properties"]["ProductionVariants"]}
-    assert {"ml.inf2.48xlarge", "ml.inf2.xlarge", "ml.p5.48xlarge"} == instance_types
+    variants = [v for c in t.find_resources("AWS::SageMaker::EndpointConfig").values()
+                for v in c["Properties"]["ProductionVariants"]]
+    instance_types = {v["InstanceType"] for v in variants if "InstanceType" in v}
+    assert {"ml.inf2.xlarge", "ml.p5.48xlarge"} == instance_types
+    (pooled,) = [v["InstancePools"] for v in variants if "InstancePools" in v]  # chat: inf2 first, then a GPU pool
+    assert [(p["InstanceType"], p["Priority"]) for p in pooled] == [("ml.inf2.48xlarge", 1), ("ml.p5en.48xlarge", 2)]
+    assert "ModelNameOverride" not in pooled[0] and "ModelNameOverride" in pooled[1]
     for alarm in t.find_resources("AWS::CloudWatch::Alarm").values():
         assert "Fn::ImportValue" in json.dumps(alarm["Properties"]["AlarmActions"])
     prod.template("alerts").has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})

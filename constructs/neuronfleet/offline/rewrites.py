@@ -91,6 +91,14 @@ def moto_compat(template: dict[str, Any], region: str, note: Callable[[str], Non
             # CloudFormation's SSM tags are a map; moto reads a Key/Value list
             props["Tags"] = [{"Key": k, "Value": v} for k, v in props["Tags"].items()]
             note("moto: AWS::SSM::Parameter tags passed as a Key/Value list")
+        if res["Type"] == "AWS::SageMaker::EndpointConfig":
+            for variant in props.get("ProductionVariants", []):
+                if "InstancePools" in variant and "InstanceType" not in variant:
+                    # InstancePools replace InstanceType in SageMaker; moto requires InstanceType and knows no pools
+                    first = min(variant.pop("InstancePools"), key=lambda p: p.get("Priority", 0))
+                    variant["InstanceType"] = first["InstanceType"]
+                    note("moto: SageMaker has no InstancePools; the variant created on its first pool's type "
+                         "(template tests cover the pools)")
         compute = props.get("ComputeResources", {})
         if res["Type"] == "AWS::Batch::ComputeEnvironment" and "SecurityGroupIds" not in compute:
             # AWS takes the groups from the launch template's interfaces; moto requires them on the environment
