@@ -59,9 +59,9 @@ def assert_destroy_leaves_only_retained(server: MotoServer, before: set[str], as
     assert set(kinds) <= set(RETAINED_KINDS), sorted(left)
     kept = retained(assembly)
     for kind, n in kinds.items():
-        # KNOWN GAP (not yet diagnosed): one KMS key more than the templates retain stays enabled after destroy
-        allowance = 1 if kind == "kms:key" else 0
-        assert n <= kept[RETAINED_KINDS[kind]] + allowance, (kind, n, sorted(left))
+        # (the extra key once counted here was moto's AWS-managed aws/dynamodb key, which AWS creates on first use
+        # of a table encrypted with it and never deletes; inventory() leaves AWS-managed keys out)
+        assert n <= kept[RETAINED_KINDS[kind]], (kind, n, sorted(left))
     stacks = server.client("cloudformation").describe_stacks()["Stacks"]
     assert [s["StackName"] for s in stacks] == ["CDKToolkit"]
 

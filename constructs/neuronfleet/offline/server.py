@@ -201,8 +201,11 @@ class MotoServer:
         found |= {f"sagemaker:endpoint-config:{e['EndpointConfigName']}" for e in
                   sm.list_endpoint_configs()["EndpointConfigs"]}
         found |= {f"sagemaker:model:{m['ModelName']}" for m in sm.list_models()["Models"]}
-        found |= {f"kms:key:{k['KeyId']}" for k in c("kms").list_keys()["Keys"]
-                  if _key_state(self.account, region or self.region, k["KeyId"]) != "PendingDeletion"}
+        kms = c("kms")
+        aws_managed = {a["TargetKeyId"] for a in kms.list_aliases()["Aliases"]  # AWS creates these on first use
+                       if a["AliasName"].startswith("alias/aws/") and "TargetKeyId" in a}  # (aws/dynamodb, ...)
+        found |= {f"kms:key:{k['KeyId']}" for k in kms.list_keys()["Keys"] if k["KeyId"] not in aws_managed
+                  and _key_state(self.account, region or self.region, k["KeyId"]) != "PendingDeletion"}
         found |= {f"ssm:parameter:{p['Name']}" for p in c("ssm").describe_parameters()["Parameters"]}
         found |= {f"cloudwatch:dashboard:{d['DashboardName']}"
                   for d in c("cloudwatch").list_dashboards()["DashboardEntries"]}
