@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
@@ -73,7 +75,7 @@ def describe(what: str, items: list[str]) -> str:
 def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
     """What CloudFormation would refuse in ``stack`` that synth can see before it writes anything: more
     resources than a stack may hold (counted on the construct tree, CDK's own metadata resource included)."""
-    resources = sum(isinstance(c, CfnResource) for c in stack.node.find_all()) + 1  # + AWS::CDK::Metadata
+    resources = sum(_is_resource(type(c)) for c in stack.node.find_all()) + 1  # + AWS::CDK::Metadata
     limit = CLOUDFORMATION_QUOTAS["resources"]
     if resources <= limit:
         return []
@@ -82,3 +84,9 @@ def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
             f"enough stacks that each holds at most {limit} resources: {stack.stack_name} would hold {resources}. "
             "More stacks move endpoints between them (a replacement): decide before the first deploy"))]
     return [Problem("stacks", stack.stack_name, f"at most {limit} resources per stack; it would hold {resources}")]
+
+
+@cache
+def _is_resource(kind: type) -> bool:
+    """issubclass once per class: isinstance on jsii proxies walks ABC subclass checks for every node."""
+    return issubclass(kind, CfnResource)
