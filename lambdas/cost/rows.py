@@ -96,7 +96,7 @@ def usage_of(usage_type: str) -> tuple[str, str] | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CostRow:
     day: str
     fleet: str
@@ -179,13 +179,17 @@ def parse(page: Mapping[str, Any], *, adjustments: bool = False) -> Parsed:
     return out
 
 
+_ZERO = Decimal(0)
+
+
 def _decimal(metrics: Mapping[str, Any], name: str, *, required: bool) -> tuple[Decimal | None, str]:
-    raw = (metrics.get(name) or {}).get("Amount")
+    entry = metrics.get(name)
+    raw = entry.get("Amount") if entry else None
     if raw is None:
         return (None, f"Metrics.{name}.Amount: got nothing; allowed: a decimal number of USD") if required else \
-            (Decimal(0), "")
+            (_ZERO, "")
     try:
-        value = Decimal(str(raw))
+        value = Decimal(raw if type(raw) is str else str(raw))
     except InvalidOperation:
         return None, f"Metrics.{name}.Amount: got {raw!r}; allowed: a decimal number of USD"
     if not value.is_finite():
