@@ -9,6 +9,7 @@ from constructs import Construct
 
 from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
 from neuronfleet.config import construct_id
+from neuronfleet.cost import endpoint_model
 from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
 
 from .alerts_stack import AlertsStack
@@ -51,6 +52,8 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             endpoint_names=[e.endpoint_name for i in inference for e in i.endpoints.values()],
+            endpoint_models=[endpoint_model(e.endpoint_name, e.settings) for i in inference
+                             for e in i.endpoints.values()],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))

@@ -25,6 +25,7 @@ from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
 from .cur import CurAnalytics
 from .functions import FleetFunction
+from .lambdas.cost.economics import EndpointModel
 from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from .lambdas.namespaces import (
     NEURON_CORE_UTILIZATION,
@@ -40,6 +41,17 @@ from .storage import secure_bucket
 from .tagging import FLEET_TAG
 
 
+def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
+    """An endpoint's model as the report sees it, from its settings (neuronfleet.settings.EndpointSettings): the Neuron
+    variant's types, the GPU variant's type and role (``baseline`` when weighted, ``standby`` at weight 0, ``shadow``),
+    and the GPU pools of the Neuron variant (capacity fallback, with a warm standby's type)."""
+    gpu = settings.live_gpu_variant
+    role = "" if gpu is None else "shadow" if gpu.shadow else "baseline" if gpu.initial_weight > 0 else "standby"
+    return EndpointModel(endpoint=endpoint_name, neuron_types=tuple(settings.neuron_pools),
+                         gpu_type=gpu.instance_type if gpu is not None else "", gpu_role=role,
+                         gpu_pool_types=tuple(settings.gpu_pools))
+
+
 class CostMonitors(Construct):
     """Example::
 
@@ -49,12 +61,15 @@ class CostMonitors(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
-                 endpoint_names: Sequence[str] = (), price_overrides: Mapping[str, Any] | None = None) -> None:
+                 endpoint_names: Sequence[str] = (), price_overrides: Mapping[str, Any] | None = None,
+                 endpoint_models: Sequence[EndpointModel] = ()) -> None:
         check_argument("fleet_name", fleet_name, name_rule)
         settings = settings or CostMonitorSettings()
         super().__init__(scope, construct_id)
         self.fleet_name = fleet_name
         self.settings = settings
+        self.endpoint_models = tuple(endpoint_models)
+        """The fleet's endpoints as models (variant types, what the GPU variant is for): the report's per-model costs."""
         self._storage()
         self.cur: CurAnalytics | None = None
         """With ``source="athena"``: the CUR 2.0 export, Glue table and Athena workgroup the collector reads."""
@@ -105,7 +120,7 @@ class CostMonitors(Construct):
                                        prices=self.prices, endpoints=list(endpoint_names),
                                        period_days=settings.report_period_days, tokens_namespace=WORKLOAD_NAMESPACE,
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
-                                       ).to_environment(to_json=to_json))
+                                       models=self.endpoint_models).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: idle NeuronCores (announced when they start and stop)",

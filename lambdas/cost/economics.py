@@ -7,7 +7,7 @@ and go out with them, so every figure in a report can be traced.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
@@ -60,49 +60,242 @@ class Spend:
         return sum((v for (_, f), v in self.by.items() if f == family), Decimal(0))
 
 
-def cost_per_million(spend: Decimal, units: Decimal) -> Decimal | None:
-    return _money(spend / units * 1_000_000) if units > 0 else None
+@dataclass(frozen=True)
+class Quotient:
+    """A division that may not be possible: ``value`` (full precision) or None with ``reason``."""
+
+    value: Decimal | None
+    reason: str = ""
 
 
-def unit_economics(spend: Spend, invocations: Mapping[str, Decimal], tokens: Mapping[str, Decimal]) -> dict[str, Any]:
-    """Cost per million inferences and per million tokens, Neuron (Inferentia) vs GPU, and the savings of
-    the Neuron work against what it would have cost at the GPU unit cost (the GPU baseline)."""
-    neuron_spend, gpu_spend = spend.get("inference", "inferentia"), spend.get("inference", "gpu")
-    out: dict[str, Any] = {}
-    for unit, counts in (("inferences", invocations), ("tokens", tokens)):
-        n, g = Decimal(counts.get("neuron", 0)), Decimal(counts.get("gpu", 0))
-        neuron_cpm, gpu_cpm = cost_per_million(neuron_spend, n), cost_per_million(gpu_spend, g)
-        entry: dict[str, Any] = {"neuron_units": str(n), "gpu_units": str(g),
-                                 "neuron_usd_per_million": _s(neuron_cpm), "gpu_usd_per_million": _s(gpu_cpm)}
-        if neuron_cpm is not None and gpu_cpm is not None:
-            baseline = _money(n * gpu_cpm / 1_000_000)
-            saved = baseline - _money(neuron_spend)
-            entry |= {"gpu_baseline_usd": str(baseline), "savings_usd": str(saved),
-                      "savings_percent": str(_money(saved / baseline * 100)) if baseline > 0 else None}
-        out[unit] = entry
+def divide(numerator: Decimal, denominator: Decimal, *, why_not: str) -> Quotient:
+    """``numerator / denominator`` at full precision; None with ``why_not`` when the denominator is 0 or not finite."""
+    if not denominator.is_finite() or not numerator.is_finite():
+        return Quotient(None, f"{why_not} (not a finite number)")
+    if denominator == 0:
+        return Quotient(None, why_not)
+    return Quotient(numerator / denominator)
+
+
+def cost_per_million(spend: Decimal, units: Decimal, *, what: str = "units") -> Quotient:
+    """USD per million ``units``, unrounded (rounding is for display only: :func:`show`)."""
+    q = divide(spend, units, why_not=f"no {what} recorded")
+    return q if q.value is None else Quotient(q.value * MILLION)
+
+
+MILLION = Decimal(1_000_000)
+
+
+def show(value: Decimal | None, places: int = 2) -> str | None:
+    """For display only: ``places`` decimals. Never fed back into a computation."""
+    if value is None:
+        return None
+    return str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def show_unit(value: Decimal | None, places: int = 2) -> str | None:
+    """A unit cost for display only: ``places`` decimals, or 4 significant digits below 1 (a cost per million of
+    $0.0049 stays visible instead of reading 0.00). Never fed back into a computation."""
+    if value is None:
+        return None
+    if value != 0 and abs(value) < 1:
+        exponent = value.adjusted() - 3
+        return str(value.quantize(Decimal(1).scaleb(min(exponent, -places)), rounding=ROUND_HALF_UP))
+    return str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+@dataclass(frozen=True)
+class EndpointModel:
+    """What the report needs to know of one endpoint (one model): the instance types of its variants and what its GPU
+    variant is for. ``gpu_role``: ``baseline`` (a weighted GPU variant serving the same model: a comparison),
+    ``standby`` (weight 0: the failover target; its spend is insurance, its traffic a failover), ``shadow`` (a copy
+    of the traffic: costs, serves nobody), ``""`` (no GPU variant)."""
+
+    endpoint: str
+    neuron_types: tuple[str, ...]
+    gpu_type: str = ""
+    gpu_role: str = ""
+    gpu_pool_types: tuple[str, ...] = ()
+    """GPU instance pools of the Neuron variant (and a warm standby's type): capacity fallback, shown apart."""
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> EndpointModel:
+        return cls(endpoint=str(doc["endpoint"]), neuron_types=tuple(str(t) for t in doc.get("neuron_types", ())),
+                   gpu_type=str(doc.get("gpu_type") or ""), gpu_role=str(doc.get("gpu_role") or ""),
+                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint, "neuron_types": list(self.neuron_types), "gpu_type": self.gpu_type,
+                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types)}
+
+
+Counts = Mapping[tuple[str, str, str], Decimal]
+"""(endpoint, variant neuron|gpu, day) -> count (SageMaker Invocations, or the workloads' Tokens)."""
+
+
+def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
+                      ) -> tuple[dict[tuple[str, str, str], Decimal], dict[str, str]]:
+    """SageMaker hosting spend per (endpoint, variant, day), from the ledger's rows per instance type: a type that
+    exactly one endpoint variant uses is that variant's. Cost Explorer has no per-endpoint figure (rows are per usage
+    type), so a type two endpoints share cannot be split honestly (splitting by invocations is what made a cheap
+    embeddings endpoint subsidise a chat model): its spend is listed as not attributed, with the reason."""
+    owners: dict[str, list[tuple[str, str]]] = {}
+    for m in models:
+        for t in m.neuron_types:
+            owners.setdefault(t, []).append((m.endpoint, "neuron"))
+        if m.gpu_type:
+            owners.setdefault(m.gpu_type, []).append((m.endpoint, "gpu"))
+        for t in m.gpu_pool_types:
+            owners.setdefault(t, []).append((m.endpoint, "gpu-pool"))
+    out: dict[tuple[str, str, str], Decimal] = {}
+    unattributed: dict[str, Decimal] = {}
+    for r in rows:
+        if r.usage != "sagemaker-hosting":
+            continue
+        who = owners.get(r.instance_type, [])
+        if len(who) == 1:
+            key = (*who[0], r.day)
+            out[key] = out.get(key, Decimal(0)) + r.amount
+        else:
+            unattributed[r.instance_type] = unattributed.get(r.instance_type, Decimal(0)) + r.amount
+    reasons = {}
+    for t, amount in sorted(unattributed.items()):
+        users = owners.get(t, [])
+        why = (f"shared by {', '.join(f'{e}/{v}' for e, v in users)}: Cost Explorer has no per-endpoint figure"
+               if users else "no endpoint of this fleet is configured on this type")
+        reasons[t] = f"${show(amount)} not attributed to a model: {why}"
+    return out, reasons
+
+
+def _sum(values: Mapping[tuple[str, str, str], Decimal], endpoint: str, variant: str,
+         days: Iterable[str] | None = None) -> Decimal:
+    wanted = None if days is None else set(days)
+    return sum((v for (e, var, d), v in values.items() if e == endpoint and var == variant
+                and (wanted is None or d in wanted)), Decimal(0))
+
+
+def per_model(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, str], Decimal], invocations: Counts,
+              tokens: Counts) -> list[dict[str, Any]]:
+    """Cost per million inferences and tokens per model (endpoint): its Neuron variant against the GPU variant that
+    served the same model. A GPU standby is never a baseline: its standby days and its failover days (days it served
+    traffic) are shown apart, and no savings are claimed from them."""
+    out = []
+    for m in models:
+        entry: dict[str, Any] = {"endpoint": m.endpoint, "neuron_types": list(m.neuron_types), "gpu_type": m.gpu_type,
+                                 "gpu_role": m.gpu_role or "none"}
+        n_spend = _sum(spend, m.endpoint, "neuron")
+        g_spend = _sum(spend, m.endpoint, "gpu")
+        entry["neuron_spend_usd"] = show(n_spend)
+        entry["gpu_spend_usd"] = show(g_spend)
+        if m.gpu_pool_types:
+            entry["capacity_fallback"] = {"types": list(m.gpu_pool_types),
+                                          "usd": show(_sum(spend, m.endpoint, "gpu-pool")),
+                                          "note": "the Neuron variant on its GPU instance pools (no Neuron capacity): "
+                                                  "shown apart, not a baseline"}
+        gpu_days = {d for (e, v, d) in spend if e == m.endpoint and v == "gpu"}
+        served = {d for (e, v, d), n in invocations.items() if e == m.endpoint and v == "gpu" and n > 0}
+        units: dict[str, Any] = {}
+        for unit, counts in (("inferences", invocations), ("tokens", tokens)):
+            n_units = _sum(counts, m.endpoint, "neuron")
+            n_cpm = cost_per_million(n_spend, n_units, what=f"Neuron {unit}")
+            u: dict[str, Any] = {"neuron_units": str(n_units), "neuron_usd_per_million": show_unit(n_cpm.value)}
+            if n_cpm.value is None:
+                u["neuron_why_none"] = n_cpm.reason
+            if m.gpu_role == "baseline":
+                g_units = _sum(counts, m.endpoint, "gpu")
+                g_cpm = cost_per_million(g_spend, g_units, what=f"GPU {unit}")
+                u |= {"gpu_units": str(g_units), "gpu_usd_per_million": show_unit(g_cpm.value)}
+                if g_cpm.value is None:
+                    u["comparison"] = None
+                    u["why_none"] = g_cpm.reason
+                elif n_cpm.value is None:
+                    u["comparison"] = None
+                    u["why_none"] = n_cpm.reason
+                else:
+                    baseline = n_units * g_cpm.value / MILLION
+                    saved = baseline - n_spend
+                    pct = divide(saved * 100, baseline, why_not="the GPU baseline is $0")
+                    u["comparison"] = {"gpu_baseline_usd": show(baseline), "savings_usd": show(saved),
+                                       "savings_percent": show(pct.value), "why_none": pct.reason or None,
+                                       "_saved": saved}
+            units[unit] = u
+        entry["units"] = units
+        if m.gpu_role in ("standby", "shadow"):
+            failover_days = sorted(served & gpu_days) if m.gpu_role == "standby" else []
+            standby_days = sorted(gpu_days - set(failover_days))
+            f_spend = _sum(spend, m.endpoint, "gpu", failover_days)
+            f_calls = _sum(invocations, m.endpoint, "gpu", failover_days)
+            f_cpm = cost_per_million(f_spend, f_calls, what="GPU inferences during the failover")
+            entry[m.gpu_role] = {
+                "days": len(standby_days), "usd": show(_sum(spend, m.endpoint, "gpu", standby_days)),
+                "note": ("the GPU standby's cost while Neuron served: insurance for the failover, not a baseline "
+                         "and never savings" if m.gpu_role == "standby" else
+                         "a shadow copy of the traffic: its responses serve nobody, its cost is the pilot's")}
+            if m.gpu_role == "standby":
+                entry["failover"] = {"days": failover_days, "usd": show(f_spend), "inferences": str(f_calls),
+                                     "gpu_usd_per_million": show_unit(f_cpm.value),
+                                     "note": "days the standby served traffic: shown apart, never as savings"}
+        out.append(entry)
     return out
 
 
-def _s(value: Decimal | None) -> str | None:
-    return None if value is None else str(value)
+def unit_economics(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, str], Decimal],
+                   invocations: Counts, tokens: Counts) -> dict[str, Any]:
+    """Per model, plus the savings summed over the models that have a GPU baseline (never a pooled cost per
+    million: an embeddings endpoint's cheap calls would make a chat model look free)."""
+    models_out = per_model(models, spend, invocations, tokens)
+    totals: dict[str, Any] = {}
+    for unit in ("inferences", "tokens"):
+        compared = [m for m in models_out if (m["units"][unit].get("comparison") or {}).get("_saved") is not None]
+        saved = sum((m["units"][unit]["comparison"]["_saved"] for m in compared), Decimal(0))
+        totals[unit] = {"models_compared": [m["endpoint"] for m in compared],
+                        "savings_usd": show(saved) if compared else None,
+                        "why_none": None if compared else "no model has both a Neuron and a GPU baseline variant "
+                                                          "with work recorded"}
+    for m in models_out:
+        for u in m["units"].values():
+            if u.get("comparison"):
+                u["comparison"].pop("_saved", None)
+    return {"models": models_out, "compared": totals}
 
 
-def verdict(spend: Spend, days: int) -> list[str]:
-    """The migration guide's verdict from a period's spend, scaled to 30 days."""
+def recorded_days(rows: Iterable[CostRow]) -> int:
+    """The days of the period the ledger holds rows for (the days actually recorded)."""
+    return len({r.day for r in rows if r.day})
+
+
+def verdict(spend: Spend, days: int, *, standby_usd: Decimal = Decimal(0), period_days: int | None = None) -> list[str]:
+    """The migration guide's verdict on GPU spend that could move, per workload kind, as a monthly rate over the
+    ``days`` actually recorded (30 / days). Inferentia and Trainium spend is already on Neuron; a GPU standby's
+    cost (``standby_usd``) is the failover's insurance and stays after a migration."""
+    of = f" of {period_days}" if period_days is not None else ""
+    if days <= 0:
+        return [f"No verdict: 0{of} days of spend recorded (no days to scale a monthly rate from)."]
     scale = Decimal(30) / Decimal(days)
-    inference = _money(spend.workload("inference") * scale)
-    training_gpu = _money(spend.get("training", "gpu") * scale)
+    basis = f"monthly rate from {days}{of} recorded days"
+    gpu_inference = max(spend.get("inference", "gpu") - standby_usd, Decimal(0)) * scale
+    neuron_inference = (spend.get("inference", "inferentia") + spend.get("inference", "trainium")) * scale
+    training_gpu = spend.get("training", "gpu") * scale
+    processing_gpu = spend.get("processing", "gpu") * scale
     lines = []
-    if inference > INFERENCE_LARGE_USD:
-        lines.append(f"Inference spend ${inference}/month is over ${INFERENCE_LARGE_USD:,}: expect 40-50% lower cost "
-                     "on Inferentia2.")
-    elif inference > INFERENCE_PAYS_USD:
-        lines.append(f"Inference spend ${inference}/month is over ${INFERENCE_PAYS_USD:,}: migrating inference pays.")
+    if gpu_inference == 0:
+        lines.append(f"No GPU inference spend to move ({basis}); Neuron inference ${show(neuron_inference)}/month is "
+                     "already on Neuron" + (f"; the GPU standby (${show(standby_usd * scale)}/month) stays as the "
+                                            "failover's insurance" if standby_usd else "") + ".")
+    elif gpu_inference > INFERENCE_LARGE_USD:
+        lines.append(f"GPU inference spend ${show(gpu_inference)}/month ({basis}) is over ${INFERENCE_LARGE_USD:,}: "
+                     "expect 40-50% lower cost on Inferentia2.")
+    elif gpu_inference > INFERENCE_PAYS_USD:
+        lines.append(f"GPU inference spend ${show(gpu_inference)}/month ({basis}) is over ${INFERENCE_PAYS_USD:,}: "
+                     "migrating inference pays.")
     else:
-        lines.append(f"Inference spend ${inference}/month is under ${INFERENCE_PAYS_USD:,}: migration effort may not "
-                     "pay back yet.")
+        lines.append(f"GPU inference spend ${show(gpu_inference)}/month ({basis}) is under ${INFERENCE_PAYS_USD:,}: "
+                     "migration effort may not pay back yet.")
     if training_gpu > 0:
-        lines.append(f"GPU training spend ${training_gpu}/month: expect 30-50% lower cost on Trainium.")
+        lines.append(f"GPU training spend ${show(training_gpu)}/month ({basis}): expect 30-50% lower cost on Trainium "
+                     "(the GPU fallback pool's share may be CUDA-only work that cannot move).")
+    if processing_gpu > 0:
+        lines.append(f"GPU processing spend ${show(processing_gpu)}/month ({basis}): the guide gives no figure for it.")
     return lines
 
 
@@ -182,17 +375,37 @@ def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_a
     return notes
 
 
+def _model_line(m: Mapping[str, Any], unit: str) -> str:
+    u = m["units"][unit]
+    text = f"{m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit}"
+    if u.get("neuron_why_none"):
+        text += f" ({u['neuron_why_none']})"
+    if m["gpu_role"] == "baseline":
+        c = u.get("comparison")
+        text += f", GPU ${u.get('gpu_usd_per_million')}/M"
+        text += (f", saves ${c['savings_usd']} ({c['savings_percent']}%) against the GPU baseline" if c
+                 else f" (no comparison: {u.get('why_none')})")
+    elif m["gpu_role"] == "standby":
+        f = m["failover"]
+        text += (f"; GPU standby ${m['standby']['usd']} over {m['standby']['days']} days (insurance, not savings)"
+                 + (f"; failover on {len(f['days'])} days: ${f['usd']}, {f['inferences']} inferences, GPU "
+                    f"${f['gpu_usd_per_million']}/M (apart, never savings)" if f["days"] else ""))
+    elif m["gpu_role"] == "shadow":
+        text += f"; GPU shadow ${m['shadow']['usd']} (the pilot's cost)"
+    return text
+
+
 def summary_text(report: Mapping[str, Any]) -> str:
     spend = report["spend_usd"]
-    inferences = report["unit_economics"]["inferences"]
-    lines = [f"neuronfleet migration report, {report['period']['start']} to {report['period']['end']}",
+    econ = report["unit_economics"]
+    lines = [f"neuronfleet migration report, {report['period']['start']} to {report['period']['end']} "
+             f"({report['period']['recorded_days']} of {report['period']['days']} days recorded)",
              f"Cost basis: {report.get('basis', 'net_amortized')}",
-             "Spend by family: " + ", ".join(f"{k} ${v}" for k, v in sorted(spend["by_family"].items())),
-             f"Cost per million inferences: Neuron {inferences['neuron_usd_per_million']}, "
-             f"GPU {inferences['gpu_usd_per_million']}"]
-    if inferences.get("savings_usd") is not None:
-        lines.append(f"Savings against the GPU baseline: ${inferences['savings_usd']} "
-                     f"({inferences['savings_percent']}%)")
+             "Spend by family: " + ", ".join(f"{k} ${v}" for k, v in sorted(spend["by_family"].items()))]
+    lines += [f"Cost per million, per model: {_model_line(m, 'inferences')}" for m in econ["models"]]
+    lines += [f"Cost per million tokens: {_model_line(m, 'tokens')}" for m in econ["models"]
+              if m["units"]["tokens"]["neuron_units"] != "0"]
+    lines += [f"Not attributed: {t}: {why}" for t, why in report.get("unattributed", {}).items()]
     if report.get("adjustments_usd"):
         lines.append("Kept apart (credits, refunds, taxes): "
                      + ", ".join(f"{k} ${v}" for k, v in report["adjustments_usd"].items()))
@@ -208,6 +421,8 @@ def summary_text(report: Mapping[str, Any]) -> str:
     if est and est["lines"]:
         lines.append(f"Evaluation estimate: GPU work ${est['gpu_spend_usd']} would cost ${est['neuron_estimate_usd']} "
                      f"on Neuron ({est['savings_percent']}% less; {est['assumption']}).")
+    if report.get("synthetic"):
+        lines.insert(0, f"SYNTHETIC USAGE: {report['synthetic']}")
     return "\n".join(lines)
 
 
@@ -217,10 +432,8 @@ def render_html(report: Mapping[str, Any]) -> str:
     rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
                    for k, v in sorted(report["spend_usd"]["by_family"].items()))
     econ = report["unit_economics"]
-    econ_rows = "".join(
-        f"<tr><td>{e(unit)}</td><td>{e(str(v['neuron_usd_per_million']))}</td><td>{e(str(v['gpu_usd_per_million']))}</td>"
-        f"<td>{e(str(v.get('savings_usd')))}</td><td>{e(str(v.get('savings_percent')))}</td></tr>"
-        for unit, v in econ.items())
+    econ_rows = "".join(f"<tr><td>{e(m['endpoint'])}</td><td>{e(unit)}</td><td>{e(_model_line(m, unit))}</td></tr>"
+                        for m in econ["models"] for unit in ("inferences", "tokens"))
     est = report.get("evaluation_estimate") or {"lines": []}
     est_rows = "".join(
         f"<tr><td>{e(line['gpu_type'])}</td><td>{e(line['neuron_type'])}</td><td>{e(line['instance_hours'])}</td>"
@@ -241,7 +454,9 @@ def render_html(report: Mapping[str, Any]) -> str:
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:right}}td:first-child{{text-align:left}}</style></head>
 <body><h1>Migration report: {e(report['fleet'])}</h1>
-<p>{e(report['period']['start'])} to {e(report['period']['end'])} ({e(str(report['period']['days']))} days).
+<p>{e(report['period']['start'])} to {e(report['period']['end'])} ({e(str(report['period']['days']))} days,
+{e(str(report['period'].get('recorded_days')))} recorded).
+{e((report.get('synthetic') and 'SYNTHETIC USAGE: ' + report['synthetic']) or '')}
 Figures from the cost ledger (Cost Explorer, {e(report.get('basis_description', report.get('basis', '')))}, USD).
 Estimated days (Cost Explorer may still revise): {e(", ".join(report['period'].get('estimated_days', [])) or "none")}.
 </p>
@@ -250,8 +465,8 @@ Estimated days (Cost Explorer may still revise): {e(", ".join(report['period'].g
 <h2>Capacity Blocks</h2><table><tr><th>block</th><th>type</th><th>days</th><th>fee (amortised)</th>
 <th>instance-hours used</th></tr>{block_rows}</table>
 <h2>Spend by accelerator family</h2><table><tr><th>family</th><th>spend</th></tr>{rows}</table>
-<h2>Cost per million units</h2><table><tr><th>unit</th><th>Neuron</th><th>GPU</th><th>savings USD</th>
-<th>savings %</th></tr>{econ_rows}</table>
+<h2>Cost per million units, per model</h2><table><tr><th>model (endpoint)</th><th>unit</th><th>Neuron against
+the GPU that served the same model</th></tr>{econ_rows}</table>
 <h2>Verdict</h2><ul>{verdict_items}</ul>
 <h2>Evaluation estimate</h2><p>{e(est.get('assumption', ''))}</p><table><tr><th>GPU type</th><th>Neuron type</th>
 <th>hours</th><th>GPU spend</th><th>Neuron estimate</th><th>price used</th></tr>{est_rows}</table>

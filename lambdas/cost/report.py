@@ -20,11 +20,25 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ._shared import namespaces
-from .adapters import ReportStore, Topic, Usage
-from .economics import Spend, estimate, price_notes, render_html, summary_text, unit_economics, verdict
+from .adapters import ReportStore, Topic
+from .economics import (
+    Counts,
+    EndpointModel,
+    Spend,
+    attribute_hosting,
+    estimate,
+    price_notes,
+    recorded_days,
+    render_html,
+    show,
+    summary_text,
+    unit_economics,
+    verdict,
+)
 from .ledger import Ledger
 from .rows import Basis, CostRow
 from .settings import ReportSettings
+from .work import Work
 
 logger = Logger(service="neuronfleet-cost-report")
 
@@ -36,7 +50,7 @@ BASIS_LABEL = {"net_amortized": "net amortized cost (NetAmortizedCost: Savings P
 
 
 def _usd(value: Decimal) -> str:
-    return str(value.quantize(Decimal("0.01")))
+    return str(show(value))
 
 
 def capacity_block_use(rows: Sequence[CostRow]) -> list[dict[str, Any]]:
@@ -58,9 +72,11 @@ def capacity_block_use(rows: Sequence[CostRow]) -> list[dict[str, Any]]:
     return out
 
 
-def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invocations: Mapping[str, Decimal],
-          tokens: Mapping[str, Decimal], prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized",
-          price_notes: Sequence[str] = ()) -> dict[str, Any]:
+def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invocations: Counts, tokens: Counts,
+          prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized", price_notes: Sequence[str] = (),
+          models: Sequence[EndpointModel] = (), synthetic: str = "") -> dict[str, Any]:
+    """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
+    and their variants' types. Figures are computed at full precision and rounded only where they are shown."""
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
     usage = [r for r in mine if r.family]
     adjustments = [r for r in mine if not r.family]
@@ -72,30 +88,42 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     by_adjustment: dict[str, Decimal] = {}
     for r in adjustments:
         by_adjustment[r.usage] = by_adjustment.get(r.usage, Decimal(0)) + r.amount
-    return {
+    hosting, unattributed = attribute_hosting(usage, models)
+    kept = {m.endpoint for m in models if m.gpu_role in ("standby", "shadow")}
+    standby = sum((v for (e, var, _), v in hosting.items() if (e in kept and var == "gpu") or var == "gpu-pool"),
+                  Decimal(0))
+    recorded = recorded_days(mine)
+    report: dict[str, Any] = {
         "fleet": fleet,
         "basis": basis,
         "basis_description": BASIS_LABEL[basis],
-        "period": {"start": start.isoformat(), "end": end.isoformat(), "days": days,
+        "period": {"start": start.isoformat(), "end": end.isoformat(), "days": days, "recorded_days": recorded,
                    "estimated_days": sorted({r.day for r in mine if r.estimated})},
         "spend_usd": {
             "total": _usd(sum((r.amount for r in usage), Decimal(0))),
             "by_family": {f: _usd(spend.family(f)) for f in ("trainium", "inferentia", "gpu")},
             "by_workload_family": {f"{w}/{f}": _usd(v) for (w, f), v in sorted(spend.by.items())},
             "by_usage": {k: _usd(v) for k, v in sorted(by_usage.items())},
+            "gpu_standby_shadow_and_pools": _usd(standby),
         },
         "adjustments_usd": {k: _usd(v) for k, v in sorted(by_adjustment.items())},
         "capacity_blocks": capacity_block_use(mine),
-        "unit_economics": unit_economics(spend, invocations, tokens),
-        "verdict": verdict(spend, days),
+        "unit_economics": unit_economics(models, hosting, invocations, tokens),
+        "unattributed": unattributed,
+        "verdict": verdict(spend, recorded, standby_usd=standby, period_days=days),
         "evaluation_estimate": estimate([r for r in usage if r.family == "gpu"], prices),
         "price_notes": list(price_notes),
         "sources": {"spend": f"Cost Explorer {BASIS_LABEL[basis].split(' (')[0]} via the ledger; credits, refunds "
-                             "and taxes apart (adjustments_usd); Capacity Block fees amortised per day over the block",
-                    "inferences": "AWS/SageMaker Invocations (variants neuron and gpu)",
-                    "tokens": f"{namespaces.WORKLOAD_NAMESPACE} {namespaces.TOKENS_METRIC} published by the workloads",
+                             "and taxes apart (adjustments_usd); Capacity Block fees amortised per day over the block; "
+                             "SageMaker hosting attributed to a model by its variant's instance type",
+                    "inferences": "AWS/SageMaker Invocations per endpoint and variant (neuron, gpu), per day",
+                    "tokens": f"{namespaces.WORKLOAD_NAMESPACE} {namespaces.TOKENS_METRIC} (Fleet, Endpoint, Variant) "
+                              "published by the workloads",
                     "prices": "neuronfleet price table (each price carries its source and date; see price_notes)"},
     }
+    if synthetic:
+        report["synthetic"] = synthetic
+    return report
 
 
 def publish(report: Mapping[str, Any], *, store: ReportStore, topic: Topic) -> dict[str, str]:
@@ -108,15 +136,18 @@ def publish(report: Mapping[str, Any], *, store: ReportStore, topic: Topic) -> d
 
 
 def run(*, today: date, fleet: str, period_days: int, endpoints: Sequence[str], prices: Mapping[str, Any],
-        ledger: Ledger, usage: Usage, s3: Any, bucket: str, sns: Any, topic_arn: str,
-        basis: Basis = "net_amortized", stale_after_days: int = 180) -> dict[str, Any]:
+        ledger: Ledger, usage: Work, s3: Any, bucket: str, sns: Any, topic_arn: str,
+        basis: Basis = "net_amortized", stale_after_days: int = 180, models: Sequence[EndpointModel] = (),
+        synthetic: str = "") -> dict[str, Any]:
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
     t1 = datetime.combine(today, datetime.min.time(), UTC)
+    names = sorted({*endpoints, *(m.endpoint for m in models)})
     report = build(fleet=fleet, rows=ledger.rows(days), start=start, end=today,
-                   invocations=usage.invocations(endpoints, t0, t1), tokens=usage.tokens(fleet, t0, t1), prices=prices,
-                   basis=basis, price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days))
+                   invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
+                   prices=prices, basis=basis, models=models, synthetic=synthetic,
+                   price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days))
     report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn))
     return report
 
@@ -127,7 +158,7 @@ class Container:
 
     settings: ReportSettings
     ledger: Ledger
-    usage: Usage
+    usage: Work
     s3: Any
     sns: Any
 
@@ -136,7 +167,7 @@ class Container:
 def container() -> Container:
     settings = ReportSettings.from_environment()
     return Container(settings=settings, ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
-                     usage=Usage(boto3.client("cloudwatch"), settings.tokens_namespace), s3=boto3.client("s3"),
+                     usage=Work(boto3.client("cloudwatch"), settings.tokens_namespace), s3=boto3.client("s3"),
                      sns=boto3.client("sns"))
 
 
@@ -147,6 +178,7 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
     s = c.settings
     report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=s.endpoints,
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
-                 topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days)  # type: ignore[arg-type]
+                 topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
+                 models=s.models)
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -116,9 +116,13 @@ class ReportSettings:
     """The cost basis the report uses and names: net_amortized | unblended (``COST_BASIS``)."""
     stale_after_days: int = 180
     """A price read longer ago than this is flagged stale in the report (``PRICE_STALE_DAYS``)."""
+    models: Sequence[Any] = ()
+    """The fleet's endpoints as models: endpoint, neuron_types, gpu_type, gpu_role (``MODELS``, JSON list;
+    economics.EndpointModel)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "endpoints", tuple(self.endpoints))
+        object.__setattr__(self, "models", tuple(self.models))
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
@@ -126,7 +130,8 @@ class ReportSettings:
                 "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
                 "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(self.prices),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
-                "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days)}
+                "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
+                "MODELS": to_json([m.to_json() if hasattr(m, "to_json") else m for m in self.models])}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -146,7 +151,10 @@ class ReportSettings:
                    period_days=read.whole("PERIOD_DAYS", default=cls.period_days, minimum=1, unit="days"),
                    tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace),
                    basis=basis, stale_after_days=read.whole("PRICE_STALE_DAYS", default=cls.stale_after_days,
-                                                            minimum=1, unit="days"))
+                                                            minimum=1, unit="days"),
+                   models=read.json("MODELS", _models, default=(), allowed=(
+                       'a JSON list of {"endpoint", "neuron_types": [...], "gpu_type", "gpu_role": '
+                       'baseline | standby | shadow | ""}')))
 
 
 @dataclass(frozen=True)
@@ -190,6 +198,21 @@ def _nonempty_strings(doc: Any) -> tuple[str, ...]:
     if not out:
         raise ValueError("the list is empty")
     return out
+
+
+def _models(doc: Any) -> tuple[Any, ...]:
+    from .economics import EndpointModel
+
+    if not isinstance(doc, list):
+        raise ValueError("expected a list")
+    out = []
+    for i, m in enumerate(doc):
+        if not isinstance(m, dict) or not m.get("endpoint"):
+            raise ValueError(f"[{i}]: expected an object with endpoint")
+        if m.get("gpu_role", "") not in ("", "baseline", "standby", "shadow"):
+            raise ValueError(f"[{i}].gpu_role: got {m.get('gpu_role')!r}; allowed: baseline | standby | shadow")
+        out.append(EndpointModel.from_json(m))
+    return tuple(out)
 
 
 def _prices(doc: Any) -> dict[str, dict[str, str]]:

@@ -119,3 +119,14 @@ def test_handler_errors_alarm_and_dead_letter_queues(cost) -> None:
     for fn in properties(cost, "AWS::Lambda::Function").values():
         assert "DeadLetterConfig" in fn
     cost.resource_count_is("AWS::SQS::Queue", 3)
+
+
+def test_the_report_knows_each_model_its_variants_types_and_what_its_gpu_variant_is_for(cost) -> None:
+    _, fn = _fn(cost, "cost.report.handler")
+    models = fn["Environment"]["Variables"]["MODELS"]
+    text = json.dumps(models)
+    # chat: Neuron on ml.inf2.48xlarge, its p5en pool is capacity fallback, the weight-0 p5 variant a standby
+    for needle in ('\\"neuron_types\\":[\\"ml.inf2.48xlarge\\"]', '\\"gpu_type\\":\\"ml.p5.48xlarge\\"',
+                   '\\"gpu_role\\":\\"standby\\"', '\\"gpu_pool_types\\":[\\"ml.p5en.48xlarge\\"]',
+                   '\\"neuron_types\\":[\\"ml.inf2.xlarge\\"]'):
+        assert needle in text, needle

@@ -18,11 +18,13 @@ from moto import mock_aws
 from moto.ce.models import ce_backends
 
 from neuronfleet.lambdas.cost import collector, report, waste
-from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic, Usage
+from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.cur import AthenaSpend
+from neuronfleet.lambdas.cost.economics import EndpointModel
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
+from neuronfleet.lambdas.cost.work import Work
 from tests.moto_support import announcements_table
 
 REGION = "us-east-2"
@@ -475,23 +477,32 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
     _seed_invocations(aws, "chat", neuron=2_000_000, gpu=1_000_000)
     aws["cw"].put_metric_data(Namespace="NeuronFleet/Workload", MetricData=[{
         "MetricName": "Tokens", "Value": 5e8, "Timestamp": datetime(2026, 11, 2, 12, tzinfo=UTC),
-        "Dimensions": [{"Name": "Fleet", "Value": "nf-prod"}, {"Name": "Variant", "Value": "neuron"}]}])
+        "Dimensions": [{"Name": "Fleet", "Value": "nf-prod"}, {"Name": "Endpoint", "Value": "chat"},
+                       {"Name": "Variant", "Value": "neuron"}]}])
+    chat = EndpointModel(endpoint="chat", neuron_types=("ml.inf2.xlarge",), gpu_type="ml.p5.48xlarge",
+                         gpu_role="baseline")
     out = report.run(today=TODAY, fleet="nf-prod", period_days=3, endpoints=["chat"], prices=PRICES,
-                     ledger=SpendLedger(aws["table"]), usage=Usage(aws["cw"], "NeuronFleet/Workload"),
-                     s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"])
+                     ledger=SpendLedger(aws["table"]), usage=Work(aws["cw"], "NeuronFleet/Workload"),
+                     s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"], models=[chat])
     assert out["spend_usd"]["by_family"] == {"trainium": "2682.07", "inferentia": "47.54", "gpu": "1320.96"}
-    econ = out["unit_economics"]["inferences"]
-    # Neuron: $47.54 / 2M = $23.77 per million; GPU: $1320.96 / 1M = $1320.96 per million
+    (model,) = out["unit_economics"]["models"]
+    econ = model["units"]["inferences"]
+    # chat's Neuron variant: $47.54 / 2M = $23.77 per million; its GPU baseline: $1320.96 / 1M
     assert (econ["neuron_usd_per_million"], econ["gpu_usd_per_million"]) == ("23.77", "1320.96")
-    assert (econ["gpu_baseline_usd"], econ["savings_usd"], econ["savings_percent"]) == ("2641.92", "2594.38", "98.20")
-    assert out["unit_economics"]["tokens"]["neuron_usd_per_million"] == "0.10"
-    assert out["verdict"][0].startswith("Inference spend $13685.00/month is over $10,000: migrating inference pays")
+    assert econ["comparison"] == {"gpu_baseline_usd": "2641.92", "savings_usd": "2594.38", "savings_percent": "98.20",
+                                  "why_none": None}
+    # $47.54 / 500M tokens: $0.09508 per million, shown, not rounded to 0.10
+    assert model["units"]["tokens"]["neuron_usd_per_million"] == "0.09508"
+    assert out["period"]["recorded_days"] == 3
+    assert out["verdict"][0].startswith("GPU inference spend $13209.60/month (monthly rate from 3 of 3 recorded days) "
+                                        "is over $10,000: migrating inference pays")
     keys = sorted(o["Key"] for o in aws["s3"].list_objects_v2(Bucket="reports")["Contents"])
     assert keys == ["reports/nf-prod/2026-11-04/report.html", "reports/nf-prod/2026-11-04/report.json"]
     page_html = aws["s3"].get_object(Bucket="reports", Key=keys[0])["Body"].read().decode()
     assert "<h1>Migration report: nf-prod</h1>" in page_html and "1320.96" in page_html
     (note,) = messages(aws)
-    assert "Cost per million inferences: Neuron 23.77, GPU 1320.96" in note["Message"]
+    assert ("Cost per million, per model: chat: Neuron $23.77/M inferences, GPU $1320.96/M, saves $2594.38 (98.20%) "
+            "against the GPU baseline") in note["Message"]
     assert "s3://reports/reports/nf-prod/2026-11-04/report.html" in note["Message"]
 
 

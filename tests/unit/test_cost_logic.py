@@ -51,14 +51,16 @@ def test_ledger_plan_new_replaced_unchanged() -> None:
     ("100000.01", "over $100,000: expect 40-50% lower cost on Inferentia2"),
 ])
 def test_verdict_thresholds(monthly: str, expected: str) -> None:
-    lines = verdict(Spend.of([row("ml.inf2.xlarge", monthly, service="sagemaker")]), days=30)
+    # GPU inference spend that could move (inf2 spend is already on Neuron: test_unit_economics.py)
+    lines = verdict(Spend.of([row("ml.g6e.xlarge", monthly, service="sagemaker")]), days=30)
     assert expected in lines[0]
 
 
 def test_training_verdict_only_with_gpu_training_spend() -> None:
     assert len(verdict(Spend.of([row("trn2.48xlarge", "100")]), 30)) == 1
     (_, training) = verdict(Spend.of([row("p5.48xlarge", "300")]), 10)
-    assert training == "GPU training spend $900.00/month: expect 30-50% lower cost on Trainium."
+    assert training.startswith("GPU training spend $900.00/month (monthly rate from 10 recorded days): expect 30-50% "
+                               "lower cost on Trainium")
 
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:

@@ -1,0 +1,52 @@
+"""Work done per model and day, from CloudWatch: SageMaker ``Invocations`` per endpoint and variant, and the
+workloads' ``Tokens`` (``NeuronFleet/Workload``, dimensions Fleet, Endpoint, Variant). One GetMetricData call per
+500 queries; daily sums keyed (endpoint, variant, day) so the report can tell standby days from failover days."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from ._shared import namespaces
+
+VARIANTS = ("neuron", "gpu")
+
+
+class Work:
+    def __init__(self, client: Any, tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE) -> None:
+        self._client = client
+        self._tokens_namespace = tokens_namespace
+
+    def _daily(self, queries: list[tuple[tuple[str, str], dict[str, Any]]], start: datetime, end: datetime
+               ) -> dict[tuple[str, str, str], Decimal]:
+        out: dict[tuple[str, str, str], Decimal] = {}
+        for i in range(0, len(queries), 500):
+            chunk = queries[i:i + 500]
+            kwargs: dict[str, Any] = {"StartTime": start, "EndTime": end, "MetricDataQueries": [
+                {"Id": f"q{j}", "ReturnData": True, "MetricStat": {"Metric": metric, "Period": 86400, "Stat": "Sum"}}
+                for j, (_, metric) in enumerate(chunk)]}
+            while True:
+                page = self._client.get_metric_data(**kwargs)
+                for result in page.get("MetricDataResults", []):
+                    endpoint, variant = chunk[int(result["Id"][1:])][0]
+                    for ts, value in zip(result.get("Timestamps", []), result.get("Values", []), strict=False):
+                        key = (endpoint, variant, ts.date().isoformat())
+                        out[key] = out.get(key, Decimal(0)) + Decimal(str(value))
+                if not page.get("NextToken"):
+                    break
+                kwargs["NextToken"] = page["NextToken"]
+        return out
+
+    def invocations(self, endpoints: Sequence[str], start: datetime, end: datetime) -> dict[tuple[str, str, str], Decimal]:
+        return self._daily([((e, v), {"Namespace": "AWS/SageMaker", "MetricName": "Invocations", "Dimensions": [
+            {"Name": "EndpointName", "Value": e}, {"Name": "VariantName", "Value": v}]})
+            for e in endpoints for v in VARIANTS], start, end)
+
+    def tokens(self, fleet: str, endpoints: Sequence[str], start: datetime, end: datetime
+               ) -> dict[tuple[str, str, str], Decimal]:
+        return self._daily([((e, v), {"Namespace": self._tokens_namespace, "MetricName": namespaces.TOKENS_METRIC,
+                                      "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": e},
+                                                     {"Name": "Variant", "Value": v}]})
+                            for e in endpoints for v in VARIANTS], start, end)
