@@ -25,8 +25,8 @@ SPEND_METRIC = "Spend"
 """The metric name of spend in :data:`SPEND_NAMESPACE`."""
 
 WORKLOAD_NAMESPACE = "NeuronFleet/Workload"
-"""Published by the workloads themselves (your serving code): ``Tokens`` (count), dimensions ``Fleet`` and
-``Variant`` (neuron | gpu). Read by the migration report (``cost/report``,
+"""Published by the workloads themselves (your serving code): ``Tokens`` (count), dimensions ``Fleet``,
+``Endpoint`` and ``Variant`` (neuron | gpu). Read by the migration report (``cost/report``,
 ``ReportSettings.tokens_namespace``)."""
 
 TOKENS_METRIC = "Tokens"
@@ -46,3 +46,12 @@ CAPACITY_NAMESPACE = "NeuronFleet/Capacity"
 """Published by the capacity alerts (``capacity_alert/handler``, Powertools EMF): ``CapacityEvents`` (count,
 events announced) and ``UnknownCapacityEvents`` (count, events ignored), dimension ``service`` =
 ``neuronfleet-capacity``. (Earlier versions put them under :data:`FAILOVER_NAMESPACE`.)"""
+
+ECONOMICS_NAMESPACE = "NeuronFleet/Economics"
+"""Published by the migration report (``cost/report``, PutMetricData; its role may write only here): the unit costs
+it computed, so the dashboard shows the report's own figures: ``CostPerMillionInferences`` and
+``CostPerMillionTokens`` (USD, unit None), dimensions ``Fleet``, ``Endpoint`` and ``Variant`` (neuron | gpu; gpu only
+for a GPU variant that is a baseline, never a standby), one datapoint per report run."""
+
+COST_PER_MILLION_METRICS = {"inferences": "CostPerMillionInferences", "tokens": "CostPerMillionTokens"}
+"""The metric names in :data:`ECONOMICS_NAMESPACE` per unit."""

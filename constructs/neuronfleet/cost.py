@@ -28,6 +28,8 @@ from .functions import FleetFunction
 from .lambdas.cost.economics import EndpointModel
 from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from .lambdas.namespaces import (
+    COST_PER_MILLION_METRICS,
+    ECONOMICS_NAMESPACE,
     NEURON_CORE_UTILIZATION,
     NEURON_NAMESPACE,
     SPEND_METRIC,
@@ -177,6 +179,9 @@ class CostMonitors(Construct):
             conditions={"StringEquals": {"cloudwatch:namespace": SPEND_NAMESPACE}}))
         r.add_to_principal_policy(iam.PolicyStatement(actions=["dynamodb:Query"], resources=[table]))
         r.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:GetMetricData"], resources=["*"]))
+        r.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": ECONOMICS_NAMESPACE}}))
         objects = bucket.arn_for_objects("reports/*")
         r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
         w.add_to_principal_policy(iam.PolicyStatement(
@@ -198,26 +203,24 @@ class CostMonitors(Construct):
                                      period=Duration.days(1), label=family,
                                      dimensions_map={"Fleet": fleet, "Family": family})
 
-        def invocations(variant: str) -> cloudwatch.IMetric:
-            if not endpoint_names:
-                return cloudwatch.MathExpression(expression="0", label=variant, period=Duration.days(1))
-            parts = {f"{variant[0]}{i}": cloudwatch.Metric(
-                namespace="AWS/SageMaker", metric_name="Invocations", statistic="Sum", period=Duration.days(1),
-                dimensions_map={"EndpointName": name, "VariantName": variant}) for i, name in enumerate(endpoint_names)}
-            return cloudwatch.MathExpression(expression="+".join(parts), using_metrics=parts, label=variant,
-                                             period=Duration.days(1))
+        def unit_cost(endpoint: str, variant: str, unit: str) -> cloudwatch.Metric:
+            # the report's own figures (same quantities: hosting attributed per model, work per model)
+            return cloudwatch.Metric(namespace=ECONOMICS_NAMESPACE, metric_name=COST_PER_MILLION_METRICS[unit],
+                                     statistic="Average", period=Duration.days(7),
+                                     label=f"{endpoint} {'Neuron' if variant == 'neuron' else 'GPU baseline'}",
+                                     dimensions_map={"Fleet": fleet, "Endpoint": endpoint, "Variant": variant})
+
+        models = self.endpoint_models or tuple(EndpointModel(endpoint=n, neuron_types=()) for n in endpoint_names)
+        per_model = [unit_cost(m.endpoint, v, "inferences") for m in models
+                     for v in (("neuron", "gpu") if m.gpu_role == "baseline" else ("neuron",))]
 
         dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.days(30))
         dashboard.add_widgets(
             cloudwatch.GraphWidget(title=f"{fleet}: daily spend by accelerator family (USD)", width=12,
                                    left=[spend(f) for f in ("trainium", "inferentia", "gpu")], stacked=True),
-            cloudwatch.GraphWidget(title="Cost per million inferences: Neuron vs GPU (USD)", width=12, left=[
-                cloudwatch.MathExpression(expression="1000000 * si / ni", label="Neuron (Inferentia2)",
-                                          using_metrics={"si": spend("inferentia"), "ni": invocations("neuron")},
-                                          period=Duration.days(1)),
-                cloudwatch.MathExpression(expression="1000000 * sg / ng", label="GPU",
-                                          using_metrics={"sg": spend("gpu"), "ng": invocations("gpu")},
-                                          period=Duration.days(1))]),
+            cloudwatch.GraphWidget(title="Cost per million inferences per model, from the migration report (USD)",
+                                   width=12, left=per_model or [cloudwatch.MathExpression(
+                                       expression="0", label="no endpoints", period=Duration.days(7))]),
             cloudwatch.GraphWidget(title="NeuronCore utilisation (%)", width=12, left=[cloudwatch.MathExpression(
                 expression=f"SEARCH('{{{NEURON_NAMESPACE},InstanceId}} MetricName=\"{NEURON_CORE_UTILIZATION}\"', "
                            "'Average', 3600)", label="utilisation", period=Duration.hours(1))]),

@@ -259,6 +259,21 @@ def unit_economics(models: Sequence[EndpointModel], spend: Mapping[tuple[str, st
     return {"models": models_out, "compared": totals}
 
 
+def unit_costs(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, str], Decimal], invocations: Counts,
+               tokens: Counts) -> list[tuple[str, str, str, Decimal]]:
+    """(endpoint, variant, unit, USD per million) at full precision, from the same quantities as :func:`per_model`:
+    the Neuron variant always, the GPU variant only when it is a baseline (a standby's figure is no unit cost)."""
+    out = []
+    for m in models:
+        variants = ("neuron", "gpu") if m.gpu_role == "baseline" else ("neuron",)
+        for unit, counts in (("inferences", invocations), ("tokens", tokens)):
+            for v in variants:
+                q = cost_per_million(_sum(spend, m.endpoint, v), _sum(counts, m.endpoint, v))
+                if q.value is not None:
+                    out.append((m.endpoint, v, unit, q.value))
+    return out
+
+
 def recorded_days(rows: Iterable[CostRow]) -> int:
     """The days of the period the ledger holds rows for (the days actually recorded)."""
     return len({r.day for r in rows if r.day})

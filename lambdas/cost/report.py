@@ -32,13 +32,14 @@ from .economics import (
     render_html,
     show,
     summary_text,
+    unit_costs,
     unit_economics,
     verdict,
 )
 from .ledger import Ledger
 from .rows import Basis, CostRow
 from .settings import ReportSettings
-from .work import Work
+from .work import UnitCostMetrics, Work
 
 logger = Logger(service="neuronfleet-cost-report")
 
@@ -121,12 +122,18 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                               "published by the workloads",
                     "prices": "neuronfleet price table (each price carries its source and date; see price_notes)"},
     }
+    report["_unit_costs"] = unit_costs(models, hosting, invocations, tokens)
     if synthetic:
         report["synthetic"] = synthetic
     return report
 
 
-def publish(report: Mapping[str, Any], *, store: ReportStore, topic: Topic) -> dict[str, str]:
+def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics: UnitCostMetrics | None = None,
+            at: datetime | None = None) -> dict[str, str]:
+    """JSON and HTML to the bucket, the unit costs to CloudWatch (the dashboard's figures), a summary to the topic."""
+    exact = report.pop("_unit_costs", [])
+    if metrics is not None and at is not None:
+        metrics.publish(report["fleet"], exact, at)
     prefix = f"reports/{report['fleet']}/{report['period']['end']}"
     out = {"json": store.put(f"{prefix}/report.json", json.dumps(report, indent=1), "application/json"),
            "html": store.put(f"{prefix}/report.html", render_html(report), "text/html; charset=utf-8")}
@@ -148,7 +155,8 @@ def run(*, today: date, fleet: str, period_days: int, endpoints: Sequence[str], 
                    invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
                    prices=prices, basis=basis, models=models, synthetic=synthetic,
                    price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days))
-    report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn))
+    report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn),
+                                  metrics=UnitCostMetrics(usage.client), at=t1)
     return report
 
 

@@ -17,6 +17,8 @@ VARIANTS = ("neuron", "gpu")
 class Work:
     def __init__(self, client: Any, tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE) -> None:
         self._client = client
+        self.client = client
+        """The CloudWatch client (the report publishes its unit costs with it)."""
         self._tokens_namespace = tokens_namespace
 
     def _daily(self, queries: list[tuple[tuple[str, str], dict[str, Any]]], start: datetime, end: datetime
@@ -50,3 +52,25 @@ class Work:
                                       "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": e},
                                                      {"Name": "Variant", "Value": v}]})
                             for e in endpoints for v in VARIANTS], start, end)
+
+
+class UnitCostMetrics:
+    """The report's unit costs as metrics (``ECONOMICS_NAMESPACE``): the dashboard draws the report's own figures."""
+
+    def __init__(self, client: Any, namespace: str = namespaces.ECONOMICS_NAMESPACE) -> None:
+        self._client = client
+        self.namespace = namespace
+
+    @staticmethod
+    def data(fleet: str, unit_costs: Sequence[tuple[str, str, str, Decimal]], at: datetime) -> list[dict[str, Any]]:
+        """(endpoint, variant, unit, USD per million at full precision) -> PutMetricData entries."""
+        return [{"MetricName": namespaces.COST_PER_MILLION_METRICS[unit], "Unit": "None", "Value": float(value),
+                 "Timestamp": at, "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": e},
+                                                 {"Name": "Variant", "Value": v}]}
+                for e, v, unit, value in unit_costs]
+
+    def publish(self, fleet: str, unit_costs: Sequence[tuple[str, str, str, Decimal]], at: datetime) -> int:
+        data = self.data(fleet, unit_costs, at)
+        for i in range(0, len(data), 1000):
+            self._client.put_metric_data(Namespace=self.namespace, MetricData=data[i:i + 1000])
+        return len(data)

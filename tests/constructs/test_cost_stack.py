@@ -113,6 +113,20 @@ def test_dashboard_shows_spend_unit_cost_and_utilisation(cost, prod) -> None:
         assert needle in body, needle
 
 
+def test_the_dashboards_unit_costs_are_the_reports_not_spend_that_includes_ec2_training(cost) -> None:
+    """The Spend metric has no workload dimension: GPU spend / GPU invocations put EC2 training spend in the
+    numerator. The dashboard now draws the unit costs the report computed and published, per model."""
+    (dash,) = properties(cost, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dash["DashboardBody"])
+    widget = body[body.index("Cost per million inferences per model"):]
+    widget = widget[:widget.index("NeuronCore utilisation")]
+    assert "NeuronFleet/Economics" in widget and "CostPerMillionInferences" in widget
+    assert "NeuronFleet/Cost" not in widget and "Spend" not in widget and "1000000 *" not in widget
+    # the report may write its unit costs there and nowhere else
+    (put,) = [s for s in _statements(cost, "CostMonitorsReport") if s["Action"] == "cloudwatch:PutMetricData"]
+    assert put["Condition"] == {"StringEquals": {"cloudwatch:namespace": "NeuronFleet/Economics"}}
+
+
 def test_handler_errors_alarm_and_dead_letter_queues(cost) -> None:
     alarms = [a for a in properties(cost, "AWS::CloudWatch::Alarm").values() if a["MetricName"] == "Errors"]
     assert len(alarms) == 3 and all(len(a["AlarmActions"]) == 1 for a in alarms)

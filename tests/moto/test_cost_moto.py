@@ -496,6 +496,12 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
     assert out["period"]["recorded_days"] == 3
     assert out["verdict"][0].startswith("GPU inference spend $13209.60/month (monthly rate from 3 of 3 recorded days) "
                                         "is over $10,000: migrating inference pays")
+    # the dashboard's unit costs are the report's: published from the same quantities, at full precision
+    got = aws["cw"].get_metric_statistics(
+        Namespace="NeuronFleet/Economics", MetricName="CostPerMillionInferences", Statistics=["Average"],
+        Dimensions=[{"Name": "Fleet", "Value": "nf-prod"}, {"Name": "Endpoint", "Value": "chat"},
+                    {"Name": "Variant", "Value": "gpu"}], StartTime=NOW - timedelta(days=2), EndTime=NOW, Period=86400)
+    assert [p["Average"] for p in got["Datapoints"]] == [1320.96]
     keys = sorted(o["Key"] for o in aws["s3"].list_objects_v2(Bucket="reports")["Contents"])
     assert keys == ["reports/nf-prod/2026-11-04/report.html", "reports/nf-prod/2026-11-04/report.json"]
     page_html = aws["s3"].get_object(Bucket="reports", Key=keys[0])["Body"].read().decode()
