@@ -8,8 +8,11 @@ settings object carries it (its default is the constant here).
 """
 
 NEURON_NAMESPACE = "NeuronFleet/Neuron"
-"""Published by neuron-monitor on the Trainium/Inferentia hosts (TrainiumCluster's user data):
-``NeuronCoreUtilization`` (percent), dimension ``InstanceId``. Read by the waste detector (``cost/waste``,
+"""Published by the kit's own publisher on the Trainium/Inferentia hosts (``neuronfleet/node/utilisation.py``, fed
+by neuron-monitor's JSON; TrainiumCluster's user data runs it): ``NeuronCoreUtilization`` (unit Percent, 0-100: the
+in-use NeuronCores' utilisation summed over all the host's NeuronCores, one datapoint a minute, 0 when no Neuron
+runtime runs), dimension ``InstanceId``. The name, unit and dimension are the kit's, not neuron-monitor's.
+Read by the waste detector (``cost/waste``,
 ``WasteSettings.neuron_namespace``) and the CostMonitors dashboard."""
 
 NEURON_CORE_UTILIZATION = "NeuronCoreUtilization"

@@ -221,21 +221,22 @@ class TrainiumCluster(Construct):
             "mkdir -p /fsx",
             f"echo '{mount} /fsx lustre defaults,relatime,flock,_netdev,x-systemd.automount 0 0' >> /etc/fstab",
             "mount -a -t lustre",
-            f"# neuron-monitor -> CloudWatch ({self.metrics_namespace}): NeuronCore utilisation for the cost monitors",
+            f"# neuron-monitor -> utilisation.py -> CloudWatch ({self.metrics_namespace} NeuronCoreUtilization, Percent, "
+            "InstanceId): the kit's own metric for the cost monitors",
             "command -v neuron-monitor || dnf install -y aws-neuronx-tools",
-            "cat > /etc/systemd/system/neuron-monitor-cloudwatch.service <<'UNIT'",
+            "cat > /etc/systemd/system/neuronfleet-utilisation.service <<'UNIT'",
             "[Unit]",
-            "Description=neuron-monitor publishing to CloudWatch",
+            "Description=neuron-monitor to the neuronfleet NeuronCore utilisation metric",
             "After=network-online.target",
             "[Service]",
-            "ExecStart=/bin/bash -c '/opt/aws/neuron/bin/neuron-monitor | /opt/aws/neuron/bin/neuron-monitor-cloudwatch.py "
-            f"--namespace {self.metrics_namespace} --region {region}'",
+            f"ExecStart=/bin/bash -c '/opt/aws/neuron/bin/neuron-monitor | python3 {HOST_DIR}/utilisation.py "
+            f"--namespace {self.metrics_namespace} --region {region} --cores {self.settings.logical_cores}'",
             "Restart=always",
             "[Install]",
             "WantedBy=multi-user.target",
             "UNIT",
             "systemctl daemon-reload",
-            "systemctl enable --now neuron-monitor-cloudwatch.service",
+            "systemctl enable --now neuronfleet-utilisation.service",
         )
         # AWS Batch merges its own user data into the launch template's: it must be MIME multi-part
         multipart = ec2.MultipartUserData()

@@ -151,8 +151,8 @@ def test_host_settings(templates) -> None:
     assert data["ImageId"] == ecs_neuron_amis()["us-east-2"]
     assert not any("optimized-ami" in str(p.get("Default")) for p in t.to_json().get("Parameters", {}).values())
     user_data = json.dumps(data["UserData"])
-    for needle in ("multipart/mixed", "mount -a -t lustre", "neuron-monitor-cloudwatch.py",
-                   f"--namespace {NEURON_METRICS_NAMESPACE}", "systemctl enable --now neuron-monitor-cloudwatch"):
+    for needle in ("multipart/mixed", "mount -a -t lustre", "/opt/neuronfleet/utilisation.py",
+                   f"--namespace {NEURON_METRICS_NAMESPACE}", "systemctl enable --now neuronfleet-utilisation"):
         assert needle in user_data, needle
     tags = {(tag["Key"], tag["Value"]) for spec in data["TagSpecifications"] for tag in spec["Tags"]}
     assert ("neuronfleet:accelerator-family", "trainium") in tags
