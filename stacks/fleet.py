@@ -52,6 +52,10 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             endpoint_names=[e.endpoint_name for i in inference for e in i.endpoints.values()],
+            reservation_ids=sorted({c.capacity.reservation_id for c in fleet.training_clusters
+                                    if c.capacity.reservation_id}),
+            reservation_groups=sorted({c.capacity.resource_group_arn for c in fleet.training_clusters
+                                       if c.capacity.resource_group_arn}),
             endpoint_models=[endpoint_model(e.endpoint_name, e.settings) for i in inference
                              for e in i.endpoints.values()],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))

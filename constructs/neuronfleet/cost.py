@@ -64,11 +64,15 @@ class CostMonitors(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
                  endpoint_names: Sequence[str] = (), price_overrides: Mapping[str, Any] | None = None,
-                 endpoint_models: Sequence[EndpointModel] = ()) -> None:
+                 endpoint_models: Sequence[EndpointModel] = (),
+                 reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = ()) -> None:
         check_argument("fleet_name", fleet_name, name_rule)
         settings = settings or CostMonitorSettings()
         super().__init__(scope, construct_id)
         self.fleet_name = fleet_name
+        self.reservation_ids = tuple(reservation_ids)
+        """The fleet's capacity reservations (ids) and resource groups: their Capacity Blocks' fees are its own."""
+        self.reservation_groups = tuple(reservation_groups)
         self.settings = settings
         self.endpoint_models = tuple(endpoint_models)
         """The fleet's endpoints as models (variant types, what the GPU variant is for): the report's per-model costs."""
@@ -113,7 +117,10 @@ class CostMonitors(Construct):
                                           backfill_days=settings.backfill_days,
                                           month_close_days=settings.month_close_days, source=settings.source,
                                           athena_workgroup=self.cur.workgroup.ref if self.cur else "",
-                                          athena_table=self.cur.table_name if self.cur else "").to_environment())
+                                          athena_table=self.cur.table_name if self.cur else "",
+                                          reservation_ids=self.reservation_ids,
+                                          resource_group_arns=self.reservation_groups,
+                                          ).to_environment(to_json=Stack.of(self).to_json_string))
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
@@ -171,6 +178,9 @@ class CostMonitors(Construct):
             c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
         c.add_to_principal_policy(iam.PolicyStatement(
             actions=["ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations"], resources=["*"]))
+        if self.reservation_groups:
+            c.add_to_principal_policy(iam.PolicyStatement(actions=["resource-groups:ListGroupResources"],
+                                                          resources=list(self.reservation_groups)))
         c.add_to_principal_policy(iam.PolicyStatement(
             actions=["dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:PutItem",
                      "dynamodb:DeleteItem"], resources=[table]))

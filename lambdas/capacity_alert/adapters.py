@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._shared import announcements, topic
+from ._shared import announcements, reservations, topic
 from .logic import Block
 
 Topic = topic.Topic
@@ -24,14 +24,7 @@ class FleetBlocks:
         self._ultraserver_types = frozenset(ultraserver_types)
 
     def reservation_ids(self) -> list[str]:
-        ids = set(self._ids)
-        for arn in self._group_arns:
-            for page in self._groups.get_paginator("list_group_resources").paginate(Group=arn):
-                for item in page.get("Resources", []):
-                    resource_arn = item.get("Identifier", {}).get("ResourceArn", "")
-                    if ":capacity-reservation/" in resource_arn:
-                        ids.add(resource_arn.rsplit("/", 1)[-1])
-        return sorted(ids)
+        return sorted(set(self._ids) | reservations.group_members(self._groups, self._group_arns))
 
     def blocks(self, ids: Sequence[str] | None = None) -> list[Block]:
         """The live Capacity Blocks among ``ids`` (the fleet's by default)."""

@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from ._shared import reservations
 from .rows import FLEET_TAG, UNTAGGED, CostRow
 
 
@@ -64,10 +65,24 @@ def _tags(items: Iterable[Mapping[str, str]] | None) -> dict[str, str]:
 
 
 class CapacityBlocks:
-    """EC2 adapter: DescribeCapacityBlocks (paginated by NextToken) + DescribeCapacityReservations."""
+    """EC2 adapter: DescribeCapacityBlocks (paginated by NextToken) + DescribeCapacityReservations.
 
-    def __init__(self, client: Any) -> None:
+    Given the fleet's own reservations (``reservation_ids``, and the members of ``group_arns``: the
+    capacity-reservation resource groups its clusters target, read with Resource Groups ``groups``), a block holding
+    one of them belongs to ``fleet`` unless a tag on the block or its reservations says otherwise: UltraServer
+    blocks are bought through such groups and need no tag of their own."""
+
+    def __init__(self, client: Any, *, fleet: str | None = None, reservation_ids: Sequence[str] = (),
+                 group_arns: Sequence[str] = (), groups: Any = None) -> None:
         self._client = client
+        self._fleet, self._ids, self._group_arns, self._groups = fleet, tuple(reservation_ids), tuple(group_arns), groups
+
+    def fleet_reservations(self) -> set[str]:
+        """The reservations the fleet file names, directly or through its resource groups."""
+        if self._group_arns and self._groups is None:
+            raise ValueError("group_arns given without a Resource Groups client")
+        return set(self._ids) | (reservations.group_members(self._groups, self._group_arns) if self._group_arns
+                                 else set())
 
     def describe(self) -> list[Block]:
         raw: list[dict[str, Any]] = []
@@ -79,14 +94,17 @@ class CapacityBlocks:
                 break
             kwargs["NextToken"] = page["NextToken"]
         ids = sorted({r for b in raw for r in b.get("CapacityReservationIds", [])})
-        reservations: dict[str, dict[str, Any]] = {}
+        held: dict[str, dict[str, Any]] = {}
         for i in range(0, len(ids), 100):
             page = self._client.describe_capacity_reservations(CapacityReservationIds=ids[i:i + 100])
-            reservations |= {r["CapacityReservationId"]: r for r in page.get("CapacityReservations", [])}
+            held |= {r["CapacityReservationId"]: r for r in page.get("CapacityReservations", [])}
+        mine = self.fleet_reservations() if self._fleet else set()
         out = []
         for b in raw:
-            rs = [reservations[r] for r in b.get("CapacityReservationIds", []) if r in reservations]
+            rs = [held[r] for r in b.get("CapacityReservationIds", []) if r in held]
             tags = {k: v for r in rs for k, v in _tags(r.get("Tags")).items()} | _tags(b.get("Tags"))
+            if self._fleet and FLEET_TAG not in tags and mine & set(b.get("CapacityReservationIds", [])):
+                tags[FLEET_TAG] = self._fleet
             types = {r.get("InstanceType", "") for r in rs} - {""}
             out.append(Block(block_id=b["CapacityBlockId"], instance_type=min(types) if types else "",
                              instance_count=sum(int(r.get("TotalInstanceCount", 0)) for r in rs),

@@ -201,7 +201,11 @@ def container() -> Container:
                      else boto3.client("ce", region_name=cost_explorer.REGION),
                      ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
                      spend=SpendMetrics(boto3.client("cloudwatch"), settings.metrics_namespace),
-                     blocks=CapacityBlocks(boto3.client("ec2")) if settings.capacity_blocks else None)
+                     blocks=CapacityBlocks(boto3.client("ec2"), fleet=settings.fleet,
+                                           reservation_ids=settings.reservation_ids,
+                                           group_arns=settings.resource_group_arns,
+                                           groups=boto3.client("resource-groups") if settings.resource_group_arns
+                                           else None) if settings.capacity_blocks else None)
 
 
 def _log_bad_row(bad: BadRow) -> None:

@@ -46,9 +46,16 @@ class CollectorSettings:
     """The Athena workgroup of the CUR queries (``ATHENA_WORKGROUP``; with source athena)."""
     athena_table: str = ""
     """The CUR 2.0 table, database.table (``ATHENA_TABLE``; with source athena)."""
+    reservation_ids: Sequence[str] = ()
+    """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list): their Capacity Blocks' fees
+    are the fleet's even untagged."""
+    resource_group_arns: Sequence[str] = ()
+    """The capacity-reservation resource groups its clusters target (``FLEET_RESERVATION_GROUPS``, JSON list)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_types", tuple(self.instance_types))
+        object.__setattr__(self, "reservation_ids", tuple(self.reservation_ids))
+        object.__setattr__(self, "resource_group_arns", tuple(self.resource_group_arns))
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
@@ -57,6 +64,9 @@ class CollectorSettings:
                "COST_BASIS": str(self.basis), "BACKFILL_DAYS": str(self.backfill_days),
                "MONTH_CLOSE_DAYS": str(self.month_close_days),
                "CAPACITY_BLOCKS": "true" if self.capacity_blocks else "false", "SPEND_SOURCE": str(self.source)}
+        if self.reservation_ids or self.resource_group_arns:
+            env |= {"FLEET_RESERVATIONS": to_json(list(self.reservation_ids)),
+                    "FLEET_RESERVATION_GROUPS": to_json(list(self.resource_group_arns))}
         if self.source == "athena":
             env |= {"ATHENA_WORKGROUP": str(self.athena_workgroup), "ATHENA_TABLE": str(self.athena_table)}
         if self.fleet is not None:
@@ -91,7 +101,11 @@ class CollectorSettings:
                    backfill_days=read.whole("BACKFILL_DAYS", default=cls.backfill_days, minimum=0, unit="days"),
                    month_close_days=read.whole("MONTH_CLOSE_DAYS", default=cls.month_close_days, minimum=0,
                                                unit="days"),
-                   capacity_blocks=blocks == "true")
+                   capacity_blocks=blocks == "true",
+                   reservation_ids=read.json("FLEET_RESERVATIONS", environment.strings, default=(),
+                                             allowed="a JSON list of capacity reservation ids"),
+                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.strings, default=(),
+                                                 allowed="a JSON list of resource group ARNs"))
 
 
 @dataclass(frozen=True)

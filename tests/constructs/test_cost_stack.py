@@ -65,7 +65,9 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
     assert actions == ["ce:GetCostAndUsage", "cloudwatch:PutMetricData", "dynamodb:BatchWriteItem",
                        "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
                        "ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations",
-                       "logs:CreateLogStream", "logs:PutLogEvents", "sqs:SendMessage"]  # sqs: its dead-letter queue
+                       "logs:CreateLogStream", "logs:PutLogEvents",
+                       "resource-groups:ListGroupResources",  # the fleet's Capacity Block groups (prod's pretrain)
+                       "sqs:SendMessage"]  # sqs: its dead-letter queue
     (ddb,) = [s for s in statements if "dynamodb:PutItem" in s["Action"]]
     assert "Fn::GetAtt" in json.dumps(ddb["Resource"])  # its own ledger only
     (put,) = [s for s in statements if s["Action"] == "cloudwatch:PutMetricData"]
