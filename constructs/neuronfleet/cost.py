@@ -132,12 +132,15 @@ class CostMonitors(Construct):
                                        models=self.endpoint_models).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
-            description=f"neuronfleet {fleet_name}: idle NeuronCores (announced when they start and stop)",
+            description=f"neuronfleet {fleet_name}: waste (idle/silent instances, free reservation slots, idle "
+                        "endpoints, GPU standbys)",
             environment=WasteSettings(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
                                       neuron_namespace=NEURON_NAMESPACE,
                                       utilization_metric=NEURON_CORE_UTILIZATION,
                                       idle_percent=settings.idle_utilisation_percent,
-                                      idle_hours=settings.idle_hours).to_environment())
+                                      idle_hours=settings.idle_hours, fleet=fleet_name,
+                                      endpoints=list(endpoint_names), reservation_ids=self.reservation_ids,
+                                      ).to_environment(to_json=to_json))
 
     def _schedules(self) -> None:
         self.schedules = {
@@ -195,7 +198,12 @@ class CostMonitors(Construct):
         objects = bucket.arn_for_objects("reports/*")
         r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
         w.add_to_principal_policy(iam.PolicyStatement(
-            actions=["cloudwatch:ListMetrics", "cloudwatch:GetMetricData"], resources=["*"]))
+            actions=["cloudwatch:GetMetricData", "ec2:DescribeInstances", "ec2:DescribeCapacityReservations"],
+            resources=["*"]))
+        endpoints = Stack.of(self).format_arn(service="sagemaker", resource="endpoint", resource_name="*")
+        w.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpoint"], resources=[endpoints]))
+        acknowledge_wildcards(w, "The waste detector describes the fleet's endpoints (names generated at deploy; "
+                                 "DescribeEndpoint reads, never changes)", resources=(endpoints,))
         self.announced.grant(w)
         for role in (r, w):
             grant_publish(topic, role)

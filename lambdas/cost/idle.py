@@ -1,4 +1,19 @@
-"""Waste on paid capacity: idle NeuronCores. Pure decisions, no AWS calls.
+"""Waste where the money goes, as lasting conditions of the fleet's own resources. Pure decisions, no AWS calls.
+
+Each kind is a condition the announcements ledger opens when it starts and closes when it ends (said twice, never
+hourly in between):
+
+- ``idle-instance``: a running Neuron instance of the fleet whose every hourly NeuronCore utilisation average of the
+  last N hours is below the threshold (the kit's own metric, node/utilisation.py);
+- ``silent-instance``: a running Neuron instance of the fleet, up longer than N hours, with no utilisation datapoint
+  in the last N hours: the publisher or neuron-monitor is not running, so idleness cannot be judged. Its own
+  signal, never silence and never "fine";
+- ``unused-reservation``: an active capacity reservation of the fleet (an ODCR, billed whether used or not, or a
+  Capacity Block, paid upfront) with free slots (AvailableInstanceCount > 0);
+- ``idle-endpoint``: a SageMaker variant of the fleet's endpoints with running instances and no invocation in the
+  last N hours;
+- ``gpu-standby``: a GPU variant held at weight 0 with running instances: the failover's insurance, idle by design,
+  announced so its cost is seen (and again when it stops or starts serving).
 
 (Capacity Blocks ending are announced by the capacity alerts, lambdas/capacity_alert, timed from when their
 instances stop.)
@@ -7,20 +22,96 @@ instances stop.)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 IDLE_KIND = "idle-instance"
 """The kind of the lasting condition in the announcements ledger."""
+SILENT_KIND = "silent-instance"
+UNUSED_RESERVATION_KIND = "unused-reservation"
+IDLE_ENDPOINT_KIND = "idle-endpoint"
+GPU_STANDBY_KIND = "gpu-standby"
+KINDS = (IDLE_KIND, SILENT_KIND, UNUSED_RESERVATION_KIND, IDLE_ENDPOINT_KIND, GPU_STANDBY_KIND)
+
+
+@dataclass(frozen=True)
+class Instance:
+    instance_id: str
+    instance_type: str
+    launched: datetime
+
+
+@dataclass(frozen=True)
+class Reservation:
+    reservation_id: str
+    instance_type: str
+    total: int
+    available: int
+    kind: str
+    """``capacity-block`` or ``default`` (an On-Demand Capacity Reservation)."""
+    end: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    endpoint: str
+    variant: str
+    instances: int
+    weight: float
+    invocations: float
+    """Invocations in the last N hours."""
 
 
 def idle_instances(hourly: Mapping[str, Sequence[float]], *, threshold: float, hours: int) -> list[tuple[str, float]]:
     """Instances whose every one of the last ``hours`` hourly averages is below ``threshold`` percent.
-    An instance with fewer datapoints than ``hours`` is not judged (no evidence either way)."""
+    An instance with fewer datapoints than ``hours`` is not judged idle (see :func:`silent_instances`)."""
     out = []
     for instance, values in sorted(hourly.items()):
         recent = list(values)[-hours:]
         if len(recent) == hours and max(recent) < threshold:
             out.append((instance, round(sum(recent) / hours, 1)))
     return out
+
+
+def silent_instances(running: Sequence[Instance], hourly: Mapping[str, Sequence[float]], *, now: datetime,
+                     hours: int) -> dict[str, str]:
+    """Running instances up longer than ``hours`` with no utilisation datapoint in that window."""
+    return {i.instance_id: f"{i.instance_type}, running since {i.launched.isoformat()}, no NeuronCore utilisation "
+                           f"datapoint in the last {hours} hours (is neuronfleet-utilisation.service running?)"
+            for i in running if now - i.launched >= timedelta(hours=hours) and not hourly.get(i.instance_id)}
+
+
+def unused_reservations(reservations: Sequence[Reservation]) -> dict[str, str]:
+    out = {}
+    for r in reservations:
+        if r.available > 0:
+            paid = "paid upfront" if r.kind == "capacity-block" else "billed whether used or not"
+            out[r.reservation_id] = (f"{r.available} of {r.total} {r.instance_type} slots free ({r.kind}, {paid}"
+                                     + (f", ends {r.end.isoformat()}" if r.end else "") + ")")
+    return out
+
+
+def endpoint_waste(variants: Sequence[Variant], *, hours: int) -> tuple[dict[str, str], dict[str, str]]:
+    """(idle variants, GPU standbys): a weight-0 variant with instances is a standby, not an idle endpoint."""
+    idle, standby = {}, {}
+    for v in variants:
+        if v.instances <= 0:
+            continue
+        subject = f"{v.endpoint}/{v.variant}"
+        if v.weight == 0:
+            standby[subject] = (f"{v.instances} instance(s) at weight 0: the failover's standby, idle by design "
+                                f"({v.invocations:g} invocations in the last {hours} hours)")
+        elif v.invocations == 0:
+            idle[subject] = f"{v.instances} instance(s), no invocation in the last {hours} hours"
+    return idle, standby
+
+
+TITLES = {IDLE_KIND: ("Neuron instance(s) went idle", "Neuron instance(s) no longer idle"),
+          SILENT_KIND: ("Neuron instance(s) publish no utilisation", "Neuron instance(s) publishing utilisation again "
+                                                                      "or stopped"),
+          UNUSED_RESERVATION_KIND: ("reservation(s) with free slots", "reservation(s) fully used or ended"),
+          IDLE_ENDPOINT_KIND: ("endpoint variant(s) idle", "endpoint variant(s) serving again or scaled in"),
+          GPU_STANDBY_KIND: ("GPU standby(s) running", "GPU standby(s) no longer held at weight 0 or stopped")}
 
 
 def started_message(idle: Sequence[tuple[str, float]], *, threshold: float, hours: int) -> tuple[str, str]:
@@ -34,3 +125,13 @@ def ended_message(instances: Sequence[str], *, threshold: float) -> tuple[str, s
     return (f"neuronfleet: {len(instances)} Neuron instance(s) no longer idle",
             f"Back above {threshold}% NeuronCore utilisation, or no longer reporting (stopped):\n"
             + "\n".join(f"- {i}" for i in instances))
+
+
+def started(kind: str, fleet: str, items: Mapping[str, str]) -> tuple[str, str]:
+    return (f"neuronfleet {fleet}: {len(items)} {TITLES[kind][0]}",
+            "\n".join(f"- {s}: {d}" for s, d in sorted(items.items()))
+            + "\nEach is announced again only when the condition ends.")
+
+
+def ended(kind: str, fleet: str, subjects: Sequence[str]) -> tuple[str, str]:
+    return (f"neuronfleet {fleet}: {len(subjects)} {TITLES[kind][1]}", "\n".join(f"- {s}" for s in subjects))

@@ -185,13 +185,24 @@ class WasteSettings:
     """An instance is idle below this NeuronCore utilisation (``IDLE_PERCENT``)..."""
     idle_hours: int = 6
     """...in every one of the last this many hours (``IDLE_HOURS``)."""
+    fleet: str = ""
+    """The fleet whose instances and reservations are judged: its ``neuronfleet:fleet`` tag (``FLEET``)."""
+    endpoints: Sequence[str] = ()
+    """The fleet's SageMaker endpoints (``ENDPOINTS``, JSON list)."""
+    reservation_ids: Sequence[str] = ()
+    """Capacity reservations of the fleet besides those tagged with it (``RESERVATION_IDS``, JSON list)."""
 
-    def to_environment(self) -> dict[str, str]:
-        """The function's environment (values may be tokens: only str() here)."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "endpoints", tuple(self.endpoints))
+        object.__setattr__(self, "reservation_ids", tuple(self.reservation_ids))
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
         return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
                 "NEURON_NAMESPACE": str(self.neuron_namespace),
                 "UTILIZATION_METRIC": str(self.utilization_metric), "IDLE_PERCENT": str(self.idle_percent),
-                "IDLE_HOURS": str(self.idle_hours)}
+                "IDLE_HOURS": str(self.idle_hours), "FLEET": str(self.fleet),
+                "ENDPOINTS": to_json(list(self.endpoints)), "RESERVATION_IDS": to_json(list(self.reservation_ids))}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -204,7 +215,12 @@ class WasteSettings:
                                                 allowed="a CloudWatch metric name"),
                    idle_percent=read.number("IDLE_PERCENT", default=cls.idle_percent, above=0, at_most=100,
                                             unit="percent"),
-                   idle_hours=read.whole("IDLE_HOURS", default=cls.idle_hours, minimum=1, unit="hours"))
+                   idle_hours=read.whole("IDLE_HOURS", default=cls.idle_hours, minimum=1, unit="hours"),
+                   fleet=read.text("FLEET", allowed="the fleet's name"),
+                   endpoints=read.json("ENDPOINTS", environment.strings, default=(),
+                                       allowed="a JSON list of SageMaker endpoint names"),
+                   reservation_ids=read.json("RESERVATION_IDS", environment.strings, default=(),
+                                             allowed="a JSON list of capacity reservation ids"))
 
 
 def _nonempty_strings(doc: Any) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
-"""Hourly waste detector: idle NeuronCores on paid capacity, announced when an instance goes idle and when it stops
-being idle (the announcements ledger remembers which are open), never hourly in between.
+"""Hourly waste detector, scoped to the fleet: idle and silent Neuron instances, reservations with free slots, idle
+endpoint variants and GPU standbys (idle.py says what each is), each announced when it starts and when it ends (the
+announcements ledger remembers which are open), never hourly in between.
 
 Configuration: :class:`~.settings.WasteSettings` (read once per container): utilisation is read from its
 ``neuron_namespace`` (``NEURON_NAMESPACE`` by default). The decisions are in idle.py, the AWS calls in adapters.py.
@@ -7,6 +8,7 @@ Configuration: :class:`~.settings.WasteSettings` (read once per container): util
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -17,8 +19,24 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ._shared import announcements
-from .adapters import Ledger, Signals, Topic
-from .idle import IDLE_KIND, ended_message, idle_instances, started_message
+from .adapters import Ledger, Topic
+from .idle import (
+    GPU_STANDBY_KIND,
+    IDLE_ENDPOINT_KIND,
+    IDLE_KIND,
+    KINDS,
+    SILENT_KIND,
+    UNUSED_RESERVATION_KIND,
+    ended,
+    ended_message,
+    endpoint_waste,
+    idle_instances,
+    silent_instances,
+    started,
+    started_message,
+    unused_reservations,
+)
+from .inventory import FleetInventory
 from .settings import WasteSettings
 
 logger = Logger(service="neuronfleet-waste")
@@ -28,10 +46,22 @@ REMIND_AFTER = timedelta(days=7)
 """An instance idle for a week is announced again (its ledger entry expires)."""
 
 
-def run(*, now: datetime, signals: Signals, topic: Topic, ledger: Ledger, threshold: float, hours: int) -> list[str]:
-    """Announce the instances that went idle and those that stopped being idle since the last run; the subjects."""
-    idle = dict(idle_instances(signals.hourly_utilisation(hours, now), threshold=threshold, hours=hours))
-    change = announcements.changes({i: str(avg) for i, avg in idle.items()}, ledger.open_subjects(IDLE_KIND))
+def run(*, now: datetime, inventory: FleetInventory, topic: Topic, ledger: Ledger, threshold: float, hours: int,
+        endpoints: Sequence[str] = (), reservation_ids: Sequence[str] = ()) -> list[str]:
+    """Announce the fleet's waste conditions that started and ended since the last run; the subjects sent."""
+    fleet = inventory.fleet
+    running = inventory.running_neuron_instances()
+    hourly = inventory.hourly_utilisation([i.instance_id for i in running], hours, now)
+    idle = dict(idle_instances(hourly, threshold=threshold, hours=hours))
+    idle_variants, standbys = endpoint_waste(inventory.variants(endpoints, hours, now) if endpoints else [],
+                                             hours=hours)
+    current: dict[str, dict[str, str]] = {
+        IDLE_KIND: {i: str(avg) for i, avg in idle.items()},
+        SILENT_KIND: silent_instances(running, hourly, now=now, hours=hours),
+        UNUSED_RESERVATION_KIND: unused_reservations(inventory.reservations(reservation_ids)),
+        IDLE_ENDPOINT_KIND: idle_variants,
+        GPU_STANDBY_KIND: standbys,
+    }
     sent: list[str] = []
 
     def say(subject_message: tuple[str, str]) -> None:
@@ -39,11 +69,27 @@ def run(*, now: datetime, signals: Signals, topic: Topic, ledger: Ledger, thresh
         sent.append(subject_message[0])
 
     expires = now + REMIND_AFTER
-    ledger.start_all(IDLE_KIND, list(change.started), expires=expires, announce=lambda started: say(
-        started_message([(i, idle[i]) for i in started], threshold=threshold, hours=hours)))
-    ledger.end_all(IDLE_KIND, change.ended, expires=expires,
-                   announce=lambda ended: say(ended_message(ended, threshold=threshold)))
+    for kind in KINDS:
+        items = current[kind]
+        change = announcements.changes(items, ledger.open_subjects(kind))
+        if kind == IDLE_KIND:
+            ledger.start_all(kind, list(change.started), expires=expires, announce=lambda started_: say(
+                started_message([(i, idle[i]) for i in started_], threshold=threshold, hours=hours)))
+            ledger.end_all(kind, change.ended, expires=expires,
+                           announce=lambda ended_: say(ended_message(ended_, threshold=threshold)))
+            continue
+        ledger.start_all(kind, list(change.started), expires=expires, announce=_say_started(say, kind, fleet, items))
+        ledger.end_all(kind, change.ended, expires=expires, announce=_say_ended(say, kind, fleet))
     return sent
+
+
+def _say_started(say: Callable[[tuple[str, str]], None], kind: str, fleet: str, items: dict[str, str]
+                 ) -> Callable[[list[str]], None]:
+    return lambda subjects: say(started(kind, fleet, {s: items[s] for s in subjects}))
+
+
+def _say_ended(say: Callable[[tuple[str, str]], None], kind: str, fleet: str) -> Callable[[list[str]], None]:
+    return lambda subjects: say(ended(kind, fleet, subjects))
 
 
 @dataclass(frozen=True)
@@ -51,7 +97,7 @@ class Container:
     """What one Lambda container builds once: its settings and its adapters."""
 
     settings: WasteSettings
-    signals: Signals
+    inventory: FleetInventory
     topic: Topic
     ledger: Ledger
 
@@ -59,7 +105,9 @@ class Container:
 @cache
 def container() -> Container:
     s = WasteSettings.from_environment()
-    return Container(settings=s, signals=Signals(boto3.client("cloudwatch"), s.neuron_namespace, s.utilization_metric),
+    return Container(settings=s, inventory=FleetInventory(
+                         ec2=boto3.client("ec2"), sagemaker=boto3.client("sagemaker"), cloudwatch=boto3.client("cloudwatch"),
+                         fleet=s.fleet, namespace=s.neuron_namespace, metric=s.utilization_metric),
                      topic=Topic(boto3.client("sns"), s.topic_arn), ledger=Ledger(boto3.client("dynamodb"),
                                                                                    s.ledger_table))
 
@@ -68,8 +116,8 @@ def container() -> Container:
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> list[str]:
     c = container()
-    sent = run(now=datetime.now(UTC), signals=c.signals, topic=c.topic, ledger=c.ledger,
-               threshold=c.settings.idle_percent,
-               hours=c.settings.idle_hours)
+    sent = run(now=datetime.now(UTC), inventory=c.inventory, topic=c.topic, ledger=c.ledger,
+               threshold=c.settings.idle_percent, hours=c.settings.idle_hours, endpoints=c.settings.endpoints,
+               reservation_ids=c.settings.reservation_ids)
     logger.info("waste check", extra={"announced": sent})
     return sent

@@ -1,5 +1,5 @@
 """Work done per model and day, from CloudWatch: SageMaker ``Invocations`` per endpoint and variant, and the
-workloads' ``Tokens`` (``NeuronFleet/Workload``, dimensions Fleet, Endpoint, Variant). One GetMetricData call per
+workloads' ``Tokens`` (``namespaces.WORKLOAD_NAMESPACE``, dimensions Fleet, Endpoint, Variant). One GetMetricData call per
 500 queries; daily sums keyed (endpoint, variant, day) so the report can tell standby days from failover days."""
 
 from __future__ import annotations

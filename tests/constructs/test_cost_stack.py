@@ -146,3 +146,15 @@ def test_the_report_knows_each_model_its_variants_types_and_what_its_gpu_variant
                    '\\"gpu_role\\":\\"standby\\"', '\\"gpu_pool_types\\":[\\"ml.p5en.48xlarge\\"]',
                    '\\"neuron_types\\":[\\"ml.inf2.xlarge\\"]'):
         assert needle in text, needle
+
+
+def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(cost) -> None:
+    _, fn = _fn(cost, "cost.waste.handler")
+    env = fn["Environment"]["Variables"]
+    assert env["FLEET"] == "nf-prod"
+    assert "RESERVATION_IDS" in env and "ENDPOINTS" in env
+    actions = {a for s in _statements(cost, "CostMonitorsWaste")
+               for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert {"ec2:DescribeInstances", "ec2:DescribeCapacityReservations", "sagemaker:DescribeEndpoint",
+            "cloudwatch:GetMetricData"} <= actions
+    assert "cloudwatch:ListMetrics" not in actions  # no more listing every instance of the region

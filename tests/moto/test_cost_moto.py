@@ -18,11 +18,12 @@ from moto import mock_aws
 from moto.ce.models import ce_backends
 
 from neuronfleet.lambdas.cost import collector, report, waste
-from neuronfleet.lambdas.cost.adapters import Ledger, Signals, SpendMetrics, Topic
+from neuronfleet.lambdas.cost.adapters import Ledger, SpendMetrics, Topic
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.cur import AthenaSpend
 from neuronfleet.lambdas.cost.economics import EndpointModel
+from neuronfleet.lambdas.cost.inventory import FleetInventory
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
 from neuronfleet.lambdas.cost.work import Work
 from tests.moto_support import announcements_table
@@ -517,45 +518,134 @@ def _utilisation(aws: dict[str, Any], instance: str, values: list[float], end: d
     for back, value in enumerate(reversed(values)):
         aws["cw"].put_metric_data(Namespace="NeuronFleet/Neuron", MetricData=[{
             "MetricName": "NeuronCoreUtilization", "Value": value, "Timestamp": end - timedelta(minutes=30 + 60 * back),
-            "Dimensions": [{"Name": "InstanceId", "Value": instance}]}])
+            "Unit": "Percent", "Dimensions": [{"Name": "InstanceId", "Value": instance}]}])
 
 
-def test_idle_instances_are_announced_when_they_go_idle_and_when_they_stop_not_hourly(aws) -> None:
-    now = datetime(2026, 11, 4, 12, tzinfo=UTC)
-    _utilisation(aws, "i-idle", [5.0] * 6, now)
-    _utilisation(aws, "i-busy", [85.0] * 6, now)
-    ledger = Ledger(boto3.client("dynamodb", region_name=REGION),
-                    announcements_table(boto3.client("dynamodb", region_name=REGION)))
+class _Ec2:
+    """moto's EC2 for instances; capacity reservations (moto has none) from a botocore Stubber on the real model."""
+
+    def __init__(self, reservations: list[dict[str, Any]]) -> None:
+        self.moto = boto3.client("ec2", region_name=REGION)
+        self.stubbed = boto3.client("ec2", region_name=REGION)
+        self.stubber = Stubber(self.stubbed)
+        self.reservations = reservations
+
+    def get_paginator(self, operation: str) -> Any:
+        if operation == "describe_capacity_reservations":
+            self.stubber.add_response("describe_capacity_reservations",
+                                      {"CapacityReservations": self.reservations})
+            self.stubber.activate()
+            return self.stubbed.get_paginator(operation)
+        return self.moto.get_paginator(operation)
+
+
+class _SageMaker:
+    """DescribeEndpoint answers as SageMaker gives them (moto cannot create ml.inf2 endpoints without a stand-in)."""
+
+    exceptions = boto3.client("sagemaker", region_name=REGION).exceptions
+
+    def __init__(self, endpoints: dict[str, list[dict[str, Any]]]) -> None:
+        self.endpoints = endpoints
+
+    def describe_endpoint(self, EndpointName: str) -> dict[str, Any]:
+        return {"EndpointName": EndpointName, "ProductionVariants": self.endpoints[EndpointName]}
+
+
+def _instance(fleet: str, instance_type: str = "trn1.32xlarge") -> str:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    (i,) = ec2.run_instances(ImageId=image, InstanceType=instance_type, MinCount=1, MaxCount=1, TagSpecifications=[
+        {"ResourceType": "instance", "Tags": [{"Key": "neuronfleet:fleet", "Value": fleet}]}])["Instances"]
+    return str(i["InstanceId"])
+
+
+def _detector(aws: dict[str, Any], reservations: list[dict[str, Any]] | None = None,
+              endpoints: dict[str, list[dict[str, Any]]] | None = None) -> tuple[FleetInventory, Ledger]:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    inventory = FleetInventory(ec2=_Ec2(reservations or []), sagemaker=_SageMaker(endpoints or {}),
+                               cloudwatch=aws["cw"], fleet="nf-prod", namespace="NeuronFleet/Neuron",
+                               metric="NeuronCoreUtilization")
+    return inventory, Ledger(ddb, announcements_table(ddb))
+
+
+def test_idle_instances_of_the_fleet_are_announced_when_they_go_idle_and_when_they_stop_not_hourly(aws) -> None:
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=7)  # instances up 7 h
+    idle, busy, other = _instance("nf-prod"), _instance("nf-prod"), _instance("nf-other")
+    _utilisation(aws, idle, [5.0] * 6, now)
+    _utilisation(aws, busy, [85.0] * 6, now)
+    _utilisation(aws, other, [5.0] * 6, now)  # another fleet's idle instance: not this detector's to announce
+    inventory, ledger = _detector(aws)
 
     def check(at: datetime) -> list[str]:
-        return waste.run(now=at, signals=Signals(aws["cw"], "NeuronFleet/Neuron", "NeuronCoreUtilization"),
-                         topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20, hours=6)
+        return waste.run(now=at, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger,
+                         threshold=20, hours=6)
 
     assert check(now) == ["neuronfleet: 1 Neuron instance(s) went idle"]
     (note,) = messages(aws)
-    assert "- i-idle: 5.0% average NeuronCore utilisation" in note["Message"] and "i-busy" not in note["Message"]
+    assert f"- {idle}: 5.0% average NeuronCore utilisation" in note["Message"]
+    assert busy not in note["Message"] and other not in note["Message"]
     assert check(now) == [] and check(now + timedelta(minutes=5)) == []  # a rerun, an overlapping run: silence
-    _utilisation(aws, "i-idle", [5.0] * 6, now + timedelta(hours=1))     # still idle an hour later: silence
+    _utilisation(aws, idle, [5.0] * 6, now + timedelta(hours=1))     # still idle an hour later: silence
     assert check(now + timedelta(hours=1)) == []
-    _utilisation(aws, "i-idle", [90.0], now + timedelta(hours=2))         # busy again: said once
+    _utilisation(aws, idle, [90.0], now + timedelta(hours=2))         # busy again: said once
     assert check(now + timedelta(hours=2)) == ["neuronfleet: 1 Neuron instance(s) no longer idle"]
     assert check(now + timedelta(hours=2)) == []
     assert [m["Subject"] for m in messages(aws)] == ["neuronfleet: 1 Neuron instance(s) no longer idle"]
 
 
+def test_a_running_instance_with_no_datapoints_is_its_own_signal_never_silence(aws) -> None:
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=7)
+    silent = _instance("nf-prod")
+    inventory, ledger = _detector(aws)
+    sent = waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger,
+                     threshold=20, hours=6)
+    assert sent == ["neuronfleet nf-prod: 1 Neuron instance(s) publish no utilisation"]
+    (note,) = messages(aws)
+    assert f"- {silent}: trn1.32xlarge, running since" in note["Message"]
+    assert "no NeuronCore utilisation datapoint in the last 6 hours" in note["Message"]
+    # a freshly launched instance (under the window) is not yet judged silent
+    _instance("nf-prod")
+    assert waste.run(now=now - timedelta(hours=6, minutes=30), inventory=inventory,
+                     topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20, hours=6) == [
+        "neuronfleet nf-prod: 1 Neuron instance(s) publishing utilisation again or stopped"]
+
+
+def test_free_reservation_slots_idle_endpoints_and_the_gpu_standby_are_waste_where_the_money_goes(aws) -> None:
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    end = now + timedelta(days=3)
+    reservations = [
+        {"CapacityReservationId": "cr-0block", "InstanceType": "trn2.48xlarge", "TotalInstanceCount": 4,
+         "AvailableInstanceCount": 2, "State": "active", "ReservationType": "capacity-block", "EndDate": end},
+        {"CapacityReservationId": "cr-0full", "InstanceType": "trn2.48xlarge", "TotalInstanceCount": 4,
+         "AvailableInstanceCount": 0, "State": "active", "ReservationType": "default"}]
+    endpoints = {"chat": [{"VariantName": "neuron", "CurrentInstanceCount": 2, "CurrentWeight": 1.0},
+                          {"VariantName": "gpu", "CurrentInstanceCount": 1, "CurrentWeight": 0.0}],
+                 "embed": [{"VariantName": "neuron", "CurrentInstanceCount": 2, "CurrentWeight": 1.0}]}
+    aws["cw"].put_metric_data(Namespace="AWS/SageMaker", MetricData=[{
+        "MetricName": "Invocations", "Value": 5000, "Timestamp": now - timedelta(hours=1),
+        "Dimensions": [{"Name": "EndpointName", "Value": "chat"}, {"Name": "VariantName", "Value": "neuron"}]}])
+    inventory, ledger = _detector(aws, reservations, endpoints)
+    sent = waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger,
+                     threshold=20, hours=6, endpoints=["chat", "embed"])
+    assert sent == ["neuronfleet nf-prod: 1 reservation(s) with free slots",
+                    "neuronfleet nf-prod: 1 endpoint variant(s) idle", "neuronfleet nf-prod: 1 GPU standby(s) running"]
+    text = "\n".join(m["Message"] for m in messages(aws))
+    assert f"- cr-0block: 2 of 4 trn2.48xlarge slots free (capacity-block, paid upfront, ends {end.isoformat()})" in text
+    assert "cr-0full" not in text
+    assert "- embed/neuron: 2 instance(s), no invocation in the last 6 hours" in text
+    assert "- chat/gpu: 1 instance(s) at weight 0: the failover's standby, idle by design" in text
+    assert "chat/neuron" not in text
+
+
 def test_an_idle_announcement_that_fails_to_publish_is_made_by_the_retry(aws) -> None:
-    now = datetime(2026, 11, 4, 12, tzinfo=UTC)
-    _utilisation(aws, "i-idle", [5.0] * 6, now)
-    ddb = boto3.client("dynamodb", region_name=REGION)
-    ledger = Ledger(ddb, announcements_table(ddb))
-    signals = Signals(aws["cw"], "NeuronFleet/Neuron", "NeuronCoreUtilization")
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=7)
+    _utilisation(aws, _instance("nf-prod"), [5.0] * 6, now)
+    inventory, ledger = _detector(aws)
     with pytest.raises(ClientError):
-        waste.run(now=now, signals=signals, topic=Topic(aws["sns"], aws["topic"] + "-gone"), ledger=ledger,
+        waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"] + "-gone"), ledger=ledger,
                   threshold=20, hours=6)
-    assert waste.run(now=now, signals=signals, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20,
+    assert waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20,
                      hours=6) == ["neuronfleet: 1 Neuron instance(s) went idle"]
-
-
 
 
 def test_the_collector_reads_the_cur_through_athena_and_writes_the_same_rows(aws) -> None:

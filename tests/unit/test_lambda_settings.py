@@ -50,10 +50,9 @@ EXAMPLES: list[Any] = [
                    prices={"p5.48xlarge": PRICE}),
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
                    endpoints=("chat", "embed"), period_days=7, tokens_namespace="Team/Work"),
-    WasteSettings(topic_arn=TOPIC, ledger_table="announced"),
+    WasteSettings(topic_arn=TOPIC, ledger_table="announced", fleet="nf-prod"),
     WasteSettings(topic_arn=TOPIC, ledger_table="announced", neuron_namespace="Team/Neuron", utilization_metric="Busy",
-                  idle_percent=12.5,
-                  idle_hours=3),
+                  idle_percent=12.5, idle_hours=3, fleet="nf-prod", endpoints=("chat",), reservation_ids=("cr-1",)),
 ]
 
 
@@ -86,10 +85,10 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
         "FLEET", "ATHENA_WORKGROUP", "ATHENA_TABLE"}
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
                                                  "ENDPOINTS", "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE",
-                                                 "COST_BASIS", "PRICE_STALE_DAYS"}
+                                                 "COST_BASIS", "PRICE_STALE_DAYS", "MODELS"}
     assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "NEURON_NAMESPACE",
-                                                 "UTILIZATION_METRIC",
-                                                 "IDLE_PERCENT", "IDLE_HOURS"}
+                                                 "UTILIZATION_METRIC", "IDLE_PERCENT", "IDLE_HOURS", "FLEET",
+                                                 "ENDPOINTS", "RESERVATION_IDS"}
 
 
 def test_defaults_have_one_home() -> None:
@@ -102,7 +101,7 @@ def test_defaults_have_one_home() -> None:
     report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
                                               "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
     assert (report.period_days, report.endpoints, report.tokens_namespace) == (30, (), WORKLOAD_NAMESPACE)
-    waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t"})
+    waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t", "FLEET": "nf-prod"})
     assert (waste.idle_percent, waste.idle_hours) == (20, 6)
     assert (waste.neuron_namespace, waste.utilization_metric) == (NEURON_NAMESPACE, NEURON_CORE_UTILIZATION)
 
