@@ -43,6 +43,11 @@ from .storage import secure_bucket
 from .tagging import FLEET_TAG
 
 
+def accelerators_of(catalog: InstanceCatalog) -> dict[str, tuple[str, int]]:
+    """Instance type -> (family, accelerator memory GiB): what the evaluation estimate maps GPU work by."""
+    return {s.instance_type: (s.family.value, s.accelerator_memory_gib) for s in catalog}
+
+
 def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
     """An endpoint's model as the report sees it, from its settings (neuronfleet.settings.EndpointSettings): the Neuron
     variant's types, the GPU variant's type and role (``baseline`` when weighted, ``standby`` at weight 0, ``shadow``),
@@ -129,7 +134,8 @@ class CostMonitors(Construct):
                                        prices=self.prices, endpoints=list(endpoint_names),
                                        period_days=settings.report_period_days, tokens_namespace=WORKLOAD_NAMESPACE,
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
-                                       models=self.endpoint_models).to_environment(to_json=to_json))
+                                       models=self.endpoint_models, accelerators=accelerators_of(catalog),
+                                       ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: waste (idle/silent instances, free reservation slots, idle "

@@ -3,7 +3,10 @@
     neuronfleet-estimate --csv gpu-spend.csv [--fleet config/prod.yaml]
     neuronfleet-estimate --cost-explorer          # one paginated Cost Explorer query ($0.01 a page)
 
-The CSV has columns ``instance_type,amount_usd,hours`` (hours may be empty: spend / list price is used).
+The CSV has columns ``instance_type,amount_usd,hours`` and optionally ``workload`` (inference | training; default:
+inference for ``ml.`` types, training otherwise); hours may be empty (spend / list price is used). Inference maps to
+inference types, training to training types, each with enough accelerator memory; throughput is assumed 1:1 and
+said so (the weekly report uses the pilot's measured ratio where it has one).
 Prices are the catalog's (each with its source and date), with a fleet file's ``prices:`` overrides.
 The same logic runs in the weekly migration report.
 """
@@ -41,8 +44,15 @@ def rows_from_csv(path: Path) -> list[CostRow]:
             except InvalidOperation:
                 raise ValueError(f"{path}:{n}: amount_usd/hours: got {rec.get('amount_usd')!r}/{rec.get('hours')!r}; "
                                  "allowed: decimal numbers") from None
+            for field, value in (("amount_usd", amount), ("hours", hours)):
+                if not value.is_finite() or value < 0:
+                    raise ValueError(f"{path}:{n}: {field}: got {rec.get(field)!r}; allowed: a finite number >= 0")
+            kind = (rec.get("workload") or ("inference" if instance_type.startswith("ml.") else "training")).strip()
+            if kind not in ("inference", "training"):
+                raise ValueError(f"{path}:{n}: workload: got {kind!r}; allowed: inference | training")
             rows.append(CostRow(day="", fleet="", service="ec2", instance_type=instance_type, family="gpu",
-                                amount=amount, usage_hours=hours))
+                                amount=amount, usage_hours=hours,
+                                usage="sagemaker-hosting" if kind == "inference" else "ec2"))
     return rows
 
 
@@ -80,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"neuronfleet-estimate: {exc}", file=sys.stderr)
         return 2
-    result = estimate(rows, price_table(catalog, region, overrides))
+    from .cost import accelerators_of
+
+    result = estimate(rows, price_table(catalog, region, overrides), accelerators=accelerators_of(catalog))
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

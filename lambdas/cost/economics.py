@@ -19,17 +19,11 @@ from .rows import CostRow
 INFERENCE_PAYS_USD = Decimal(10_000)
 INFERENCE_LARGE_USD = Decimal(100_000)
 
-DEFAULT_EQUIVALENTS: dict[str, str] = {
-    # GPU type -> the Neuron type assumed to do the same work per instance-hour. An assumption to replace
-    # with the throughput ratio your pilot measures (pass your own table).
-    "p5.48xlarge": "trn2.48xlarge", "p5en.48xlarge": "trn2.48xlarge", "p4d.24xlarge": "trn1.32xlarge",
-    "g6e.48xlarge": "inf2.48xlarge", "g5.48xlarge": "inf2.48xlarge", "g6e.12xlarge": "inf2.24xlarge",
-    "g5.12xlarge": "inf2.24xlarge", "g6e.xlarge": "inf2.xlarge", "g5.xlarge": "inf2.xlarge",
-}
+INFERENCE_USAGES = ("sagemaker-hosting", "sagemaker-transform")
+"""Usages whose GPU work moves to Inferentia (inference types); everything else with a family is training work."""
 
-
-def _money(value: Decimal) -> Decimal:
-    return value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+ASSUMED_RATIO = Decimal(1)
+"""Neuron instance-hours per GPU instance-hour when the pilot measured none: an assumption, stated on every line."""
 
 
 @dataclass(frozen=True)
@@ -134,11 +128,12 @@ Counts = Mapping[tuple[str, str, str], Decimal]
 
 
 def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
-                      ) -> tuple[dict[tuple[str, str, str], Decimal], dict[str, str]]:
+                      ) -> tuple[dict[tuple[str, str, str], Decimal], dict[str, str], dict[tuple[str, str], Decimal]]:
     """SageMaker hosting spend per (endpoint, variant, day), from the ledger's rows per instance type: a type that
     exactly one endpoint variant uses is that variant's. Cost Explorer has no per-endpoint figure (rows are per usage
     type), so a type two endpoints share cannot be split honestly (splitting by invocations is what made a cheap
-    embeddings endpoint subsidise a chat model): its spend is listed as not attributed, with the reason."""
+    embeddings endpoint subsidise a chat model): its spend is listed as not attributed, with the reason. Also the
+    instance-hours per (endpoint, variant), for the pilot's measured throughput."""
     owners: dict[str, list[tuple[str, str]]] = {}
     for m in models:
         for t in m.neuron_types:
@@ -148,6 +143,7 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
         for t in m.gpu_pool_types:
             owners.setdefault(t, []).append((m.endpoint, "gpu-pool"))
     out: dict[tuple[str, str, str], Decimal] = {}
+    hours: dict[tuple[str, str], Decimal] = {}
     unattributed: dict[str, Decimal] = {}
     for r in rows:
         if r.usage != "sagemaker-hosting":
@@ -156,6 +152,7 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
         if len(who) == 1:
             key = (*who[0], r.day)
             out[key] = out.get(key, Decimal(0)) + r.amount
+            hours[who[0]] = hours.get(who[0], Decimal(0)) + r.usage_hours
         else:
             unattributed[r.instance_type] = unattributed.get(r.instance_type, Decimal(0)) + r.amount
     reasons = {}
@@ -164,7 +161,7 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
         why = (f"shared by {', '.join(f'{e}/{v}' for e, v in users)}: Cost Explorer has no per-endpoint figure"
                if users else "no endpoint of this fleet is configured on this type")
         reasons[t] = f"${show(amount)} not attributed to a model: {why}"
-    return out, reasons
+    return out, reasons, hours
 
 
 def _sum(values: Mapping[tuple[str, str, str], Decimal], endpoint: str, variant: str,
@@ -314,59 +311,129 @@ def verdict(spend: Spend, days: int, *, standby_usd: Decimal = Decimal(0), perio
     return lines
 
 
-def _price_of(prices: Mapping[str, Mapping[str, Any]], instance_type: str) -> tuple[str, Mapping[str, Any]] | None:
-    """The price entry for ``instance_type``: its own (``ml.`` SageMaker entries are their own), else None."""
-    entry = prices.get(instance_type)
-    return (instance_type, entry) if entry is not None else None
+Accelerators = Mapping[str, tuple[str, int]]
+"""EC2 instance type -> (family trainium|inferentia|gpu, accelerator memory GiB): the instance catalog's figures."""
 
 
-def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]],
-             equivalents: Mapping[str, str] = DEFAULT_EQUIVALENTS) -> dict[str, Any]:
-    """What the GPU work of ``gpu_rows`` would cost on the Neuron equivalents, at the price table's prices.
+def neuron_equivalent(gpu_type: str, *, inference: bool, accelerators: Accelerators,
+                      prices: Mapping[str, Mapping[str, Any]], need_gib: int | None = None) -> tuple[str | None, str]:
+    """The cheapest priced Neuron type for ``gpu_type``'s work: inference types (Inferentia) for inference, training
+    types (Trainium) for training, with at least the accelerator memory the work needs (``need_gib``, else the GPU
+    type's own memory: the model fits the GPU it runs on). (type or None, why)."""
+    ml = gpu_type.startswith("ml.")
+    base = gpu_type.removeprefix("ml.")
+    family = "inferentia" if inference else "trainium"
+    need = need_gib if need_gib is not None else accelerators.get(base, ("", 0))[1]
+    if need_gib is None and base not in accelerators:
+        return None, f"{base}: accelerator memory unknown (not in the instance catalog)"
+    fits = [(t, mem) for t, (fam, mem) in accelerators.items() if fam == family and mem >= need]
+    priced = [(Decimal(str(prices[f"ml.{t}" if ml else t]["usd_per_hour"])), t) for t, _ in fits
+              if (f"ml.{t}" if ml else t) in prices]
+    if not fits:
+        return None, f"no {family} type has {need} GiB of accelerator memory"
+    if not priced:
+        return None, (f"no price for {', '.join(sorted(('ml.' if ml else '') + t for t, _ in fits))} "
+                      "(set one under prices: in the fleet file)")
+    _, chosen = min(priced)
+    return (f"ml.{chosen}" if ml else chosen), f"cheapest {family} type with >= {need} GiB of accelerator memory"
 
-    SageMaker rows (``ml.`` types) are priced with SageMaker entries (``ml.<gpu>`` -> ``ml.<neuron>``), never
-    at EC2 rates; EC2 rows with EC2 entries. Instance-hours come from Cost Explorer's usage quantity (or spend /
-    list price when it is missing); each line names the prices used with their source and date. GPU types with
-    no equivalent or no price are listed as not estimated, never silently dropped.
+
+def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]], *,
+             accelerators: Accelerators | None = None, ratios: Mapping[str, Decimal] | None = None,
+             equivalents: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What the GPU work of ``gpu_rows`` would cost on Neuron, at the price table's prices.
+
+    Inference (SageMaker hosting, batch transform) maps to inference types, training (EC2, SageMaker training,
+    Capacity Block fees) to training types, each to the cheapest priced type with enough accelerator memory
+    (:func:`neuron_equivalent`; ``equivalents`` overrides per GPU type). Neuron instance-hours are the GPU
+    instance-hours times ``ratios[gpu type]`` (Neuron instance-hours per GPU instance-hour, measured by the pilot),
+    else times :data:`ASSUMED_RATIO`, and the line says which. SageMaker rows are priced with SageMaker entries,
+    never at EC2 rates. Pass only spend that could move (no GPU standby). Full precision; rounded for display.
     """
-    lines: dict[str, dict[str, Any]] = {}
+    accelerators, ratios, equivalents = accelerators or {}, ratios or {}, equivalents or {}
+    lines: dict[tuple[str, bool], dict[str, Any]] = {}
     skipped: dict[str, Decimal] = {}
+    reasons: dict[str, str] = {}
     for row in gpu_rows:
-        ml = row.instance_type.startswith("ml.")
-        base = row.instance_type.removeprefix("ml.")
-        neuron_base = equivalents.get(base)
-        gpu_price = _price_of(prices, row.instance_type)
-        neuron_price = _price_of(prices, f"ml.{neuron_base}" if ml else str(neuron_base)) if neuron_base else None
-        if gpu_price is None or neuron_price is None:
+        neuron: str | None
+        inference = row.usage in INFERENCE_USAGES
+        gpu_price = prices.get(row.instance_type)
+        if row.instance_type in equivalents:
+            neuron, why = equivalents[row.instance_type], "given equivalent"
+        else:
+            neuron, why = neuron_equivalent(row.instance_type, inference=inference, accelerators=accelerators,
+                                            prices=prices)
+        if neuron is not None and gpu_price is None and row.usage_hours <= 0:
+            neuron, why = None, f"no price for {row.instance_type} and no usage hours"
+        if neuron is None or neuron not in prices:
             skipped[row.instance_type] = skipped.get(row.instance_type, Decimal(0)) + row.amount
+            reasons[row.instance_type] = why if neuron is None else f"no price for {neuron}"
             continue
-        hours = row.usage_hours if row.usage_hours > 0 else row.amount / Decimal(str(gpu_price[1]["usd_per_hour"]))
-        line = lines.setdefault(row.instance_type, {"gpu_type": row.instance_type, "neuron_type": neuron_price[0],
-                                                    "gpu_spend": Decimal(0), "hours": Decimal(0)})
+        if row.usage_hours > 0:
+            hours = row.usage_hours
+        else:
+            q = divide(row.amount, Decimal(str(gpu_price["usd_per_hour"])) if gpu_price else Decimal(0),
+                       why_not="the GPU price is 0")
+            if q.value is None:
+                skipped[row.instance_type] = skipped.get(row.instance_type, Decimal(0)) + row.amount
+                reasons[row.instance_type] = f"no usage hours and {q.reason}"
+                continue
+            hours = q.value
+        line = lines.setdefault((row.instance_type, inference), {
+            "gpu_type": row.instance_type, "neuron_type": neuron, "workload": "inference" if inference else "training",
+            "mapping": why, "gpu_spend": Decimal(0), "hours": Decimal(0)})
         line["gpu_spend"] += row.amount
         line["hours"] += hours
     out_lines = []
     total_gpu, total_neuron = Decimal(0), Decimal(0)
-    for gpu, line in sorted(lines.items()):
+    for (gpu, _), line in sorted(lines.items()):
         used = prices[line["neuron_type"]]
-        neuron_cost = _money(line["hours"] * Decimal(str(used["usd_per_hour"])))
+        measured = ratios.get(gpu)
+        ratio = measured if measured is not None else ASSUMED_RATIO
+        neuron_cost = line["hours"] * ratio * Decimal(str(used["usd_per_hour"]))
         total_gpu += line["gpu_spend"]
         total_neuron += neuron_cost
         out_lines.append({
-            "gpu_type": gpu, "neuron_type": line["neuron_type"], "instance_hours": str(_money(line["hours"])),
-            "gpu_spend_usd": str(_money(line["gpu_spend"])), "neuron_estimate_usd": str(neuron_cost),
+            "gpu_type": gpu, "neuron_type": line["neuron_type"], "workload": line["workload"],
+            "mapping": line["mapping"], "instance_hours": show(line["hours"]),
+            "neuron_instance_hours": show(line["hours"] * ratio),
+            "throughput": (f"measured by the pilot: {measured.normalize()} Neuron instance-hours per GPU instance-hour"
+                           if measured is not None else
+                           f"assumed: {ASSUMED_RATIO} Neuron instance-hour per GPU instance-hour (no pilot measurement "
+                           "for this type)"),
+            "gpu_spend_usd": show(line["gpu_spend"]), "neuron_estimate_usd": show(neuron_cost),
             "neuron_price": {k: str(v) for k, v in used.items()},
-            "gpu_price": {k: str(v) for k, v in prices[gpu].items()},
+            "gpu_price": {k: str(v) for k, v in prices.get(gpu, {}).items()},
         })
-    saved = _money(total_gpu) - total_neuron
+    saved = total_gpu - total_neuron
+    pct = divide(saved * 100, total_gpu, why_not="no GPU spend estimated")
+    assumed = [line["gpu_type"] for line in out_lines if line["throughput"].startswith("assumed")]
     return {
-        "assumption": "one Neuron instance-hour does the work of one GPU instance-hour of the mapped type; "
-                      "replace the mapping with your pilot's measured throughput",
-        "lines": out_lines, "gpu_spend_usd": str(_money(total_gpu)), "neuron_estimate_usd": str(total_neuron),
-        "savings_usd": str(saved),
-        "savings_percent": str(_money(saved / _money(total_gpu) * 100)) if total_gpu > 0 else None,
-        "not_estimated": {k: str(_money(v)) for k, v in sorted(skipped.items())},
+        "assumption": ("throughput measured by the pilot for every line" if not assumed else
+                       f"throughput assumed 1:1 for {', '.join(assumed)} (no pilot measurement): replace with the "
+                       "pilot's measured ratio"),
+        "lines": out_lines, "gpu_spend_usd": show(total_gpu), "neuron_estimate_usd": show(total_neuron),
+        "savings_usd": show(saved), "savings_percent": show(pct.value),
+        "not_estimated": {k: show(v) for k, v in sorted(skipped.items())},
+        "not_estimated_why": dict(sorted(reasons.items())),
     }
+
+
+def measured_ratios(models: Sequence[EndpointModel], hours: Mapping[tuple[str, str], Decimal],
+                    invocations: Counts) -> dict[str, Decimal]:
+    """Neuron instance-hours per GPU instance-hour for the same work, per GPU type, from the pilot's own metrics: a
+    model whose GPU variant is a baseline (or shadow) with invocations and instance-hours on both variants.
+    ``hours``: (endpoint, variant) -> instance-hours from the ledger."""
+    out: dict[str, Decimal] = {}
+    for m in models:
+        if m.gpu_role not in ("baseline", "shadow"):
+            continue
+        n_h, g_h = hours.get((m.endpoint, "neuron"), Decimal(0)), hours.get((m.endpoint, "gpu"), Decimal(0))
+        n_c, g_c = _sum(invocations, m.endpoint, "neuron"), _sum(invocations, m.endpoint, "gpu")
+        per_neuron_hour, per_gpu_hour = divide(n_c, n_h, why_not=""), divide(g_c, g_h, why_not="")
+        if per_neuron_hour.value and per_gpu_hour.value:
+            out[m.gpu_type] = per_gpu_hour.value / per_neuron_hour.value
+    return out
 
 
 def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_after_days: int) -> list[str]:

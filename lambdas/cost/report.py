@@ -22,11 +22,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ._shared import namespaces
 from .adapters import ReportStore, Topic
 from .economics import (
+    Accelerators,
     Counts,
     EndpointModel,
     Spend,
     attribute_hosting,
     estimate,
+    measured_ratios,
     price_notes,
     recorded_days,
     render_html,
@@ -75,9 +77,11 @@ def capacity_block_use(rows: Sequence[CostRow]) -> list[dict[str, Any]]:
 
 def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invocations: Counts, tokens: Counts,
           prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized", price_notes: Sequence[str] = (),
-          models: Sequence[EndpointModel] = (), synthetic: str = "") -> dict[str, Any]:
+          models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None
+          ) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types. Figures are computed at full precision and rounded only where they are shown."""
+    accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
     usage = [r for r in mine if r.family]
     adjustments = [r for r in mine if not r.family]
@@ -89,8 +93,10 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     by_adjustment: dict[str, Decimal] = {}
     for r in adjustments:
         by_adjustment[r.usage] = by_adjustment.get(r.usage, Decimal(0)) + r.amount
-    hosting, unattributed = attribute_hosting(usage, models)
+    hosting, unattributed, hours = attribute_hosting(usage, models)
     kept = {m.endpoint for m in models if m.gpu_role in ("standby", "shadow")}
+    kept_types = {t for m in models for t in ((m.gpu_type,) if m.gpu_role in ("standby", "shadow") else ())
+                  + m.gpu_pool_types}
     standby = sum((v for (e, var, _), v in hosting.items() if (e in kept and var == "gpu") or var == "gpu-pool"),
                   Decimal(0))
     recorded = recorded_days(mine)
@@ -112,7 +118,9 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
         "unit_economics": unit_economics(models, hosting, invocations, tokens),
         "unattributed": unattributed,
         "verdict": verdict(spend, recorded, standby_usd=standby, period_days=days),
-        "evaluation_estimate": estimate([r for r in usage if r.family == "gpu"], prices),
+        "evaluation_estimate": estimate([r for r in usage if r.family == "gpu" and r.instance_type not in kept_types],
+                                        prices, accelerators=accelerators,
+                                        ratios=measured_ratios(models, hours, invocations)),
         "price_notes": list(price_notes),
         "sources": {"spend": f"Cost Explorer {BASIS_LABEL[basis].split(' (')[0]} via the ledger; credits, refunds "
                              "and taxes apart (adjustments_usd); Capacity Block fees amortised per day over the block; "
@@ -145,7 +153,7 @@ def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics
 def run(*, today: date, fleet: str, period_days: int, endpoints: Sequence[str], prices: Mapping[str, Any],
         ledger: Ledger, usage: Work, s3: Any, bucket: str, sns: Any, topic_arn: str,
         basis: Basis = "net_amortized", stale_after_days: int = 180, models: Sequence[EndpointModel] = (),
-        synthetic: str = "") -> dict[str, Any]:
+        synthetic: str = "", accelerators: Accelerators | None = None) -> dict[str, Any]:
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
@@ -153,7 +161,7 @@ def run(*, today: date, fleet: str, period_days: int, endpoints: Sequence[str], 
     names = sorted({*endpoints, *(m.endpoint for m in models)})
     report = build(fleet=fleet, rows=ledger.rows(days), start=start, end=today,
                    invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
-                   prices=prices, basis=basis, models=models, synthetic=synthetic,
+                   prices=prices, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
                    price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days))
     report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn),
                                   metrics=UnitCostMetrics(usage.client), at=t1)
@@ -187,6 +195,6 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
     report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=s.endpoints,
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
-                 models=s.models)
+                 models=s.models, accelerators=s.accelerators)
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from ._shared import environment, namespaces
@@ -133,6 +133,9 @@ class ReportSettings:
     models: Sequence[Any] = ()
     """The fleet's endpoints as models: endpoint, neuron_types, gpu_type, gpu_role (``MODELS``, JSON list;
     economics.EndpointModel)."""
+    accelerators: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """EC2 type -> [family, accelerator memory GiB] from the instance catalog (``ACCELERATORS``, JSON): the evaluation
+    estimate maps GPU work to Neuron types with enough accelerator memory."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "endpoints", tuple(self.endpoints))
@@ -145,7 +148,8 @@ class ReportSettings:
                 "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(self.prices),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
                 "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
-                "MODELS": to_json([m.to_json() if hasattr(m, "to_json") else m for m in self.models])}
+                "MODELS": to_json([m.to_json() if hasattr(m, "to_json") else m for m in self.models]),
+                "ACCELERATORS": to_json({k: list(v) for k, v in self.accelerators.items()})}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -168,7 +172,9 @@ class ReportSettings:
                                                             minimum=1, unit="days"),
                    models=read.json("MODELS", _models, default=(), allowed=(
                        'a JSON list of {"endpoint", "neuron_types": [...], "gpu_type", "gpu_role": '
-                       'baseline | standby | shadow | ""}')))
+                       'baseline | standby | shadow | ""}')),
+                   accelerators=read.json("ACCELERATORS", _accelerators, default=dict[str, tuple[str, int]](), allowed=(
+                       'a JSON object {instance type: ["trainium" | "inferentia" | "gpu", <GiB>]}')))
 
 
 @dataclass(frozen=True)
@@ -243,6 +249,18 @@ def _models(doc: Any) -> tuple[Any, ...]:
             raise ValueError(f"[{i}].gpu_role: got {m.get('gpu_role')!r}; allowed: baseline | standby | shadow")
         out.append(EndpointModel.from_json(m))
     return tuple(out)
+
+
+def _accelerators(doc: Any) -> dict[str, tuple[str, int]]:
+    if not isinstance(doc, dict):
+        raise ValueError("expected an object")
+    out = {}
+    for t, v in doc.items():
+        if (not isinstance(v, list) or len(v) != 2 or v[0] not in ("trainium", "inferentia", "gpu")
+                or not isinstance(v[1], int)):
+            raise ValueError(f"{t}: expected [family, GiB]")
+        out[t] = (v[0], v[1])
+    return out
 
 
 def _prices(doc: Any) -> dict[str, dict[str, str]]:

@@ -64,30 +64,38 @@ def test_training_verdict_only_with_gpu_training_spend() -> None:
 
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:
+    from neuronfleet.cost import accelerators_of
+
     prices = price_table()
     result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("g6e.xlarge", "18.61"),
-                       row("g4dn.xlarge", "50.00")], prices)
+                       row("g4dn.xlarge", "50.00")], prices, accelerators=accelerators_of(CATALOG))
     by_type = {line["gpu_type"]: line for line in result["lines"]}
     trn2 = CATALOG.get("trn2.48xlarge").price
-    assert by_type["p5.48xlarge"]["neuron_type"] == "trn2.48xlarge"
+    assert by_type["p5.48xlarge"]["neuron_type"] == "trn2.48xlarge"  # 1,536 GiB >= p5's 640; trn1 (512) too small
     assert by_type["p5.48xlarge"]["neuron_estimate_usd"] == str((Decimal(str(trn2.usd_per_hour)) * 100).quantize(
         Decimal("0.01")))
+    assert by_type["p5.48xlarge"]["throughput"].startswith("assumed: 1 Neuron instance-hour per GPU instance-hour")
     assert by_type["p5.48xlarge"]["neuron_price"]["source"].startswith("unsourced: no public On-Demand rate")
     assert by_type["p5.48xlarge"]["neuron_price"]["sourced"] == "false"
     assert by_type["p5.48xlarge"]["gpu_price"]["source"] == CATALOG.get("p5.48xlarge").price.source
     assert by_type["p5.48xlarge"]["neuron_price"]["as_of"] == trn2.as_of.isoformat()
-    # no usage hours: spend / the GPU list price (18.61 / 1.861 = 10 h of inf2.xlarge)
+    # no usage hours: spend / the GPU list price (18.61 / 1.861 = 10 h); training work: a training type with >= 44 GiB
     assert by_type["g6e.xlarge"]["instance_hours"] == "10.00"
+    assert by_type["g6e.xlarge"]["neuron_type"] == "trn1.32xlarge"
     assert result["not_estimated"] == {"g4dn.xlarge": "50.00"}
+    assert result["not_estimated_why"]["g4dn.xlarge"].startswith("g4dn.xlarge: accelerator memory unknown")
 
 
 def test_estimate_cli_reads_a_csv(tmp_path, capsys) -> None:
     csv = tmp_path / "gpu.csv"
-    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\ng6e.48xlarge,301.31,10\n")
+    csv.write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n"
+                   "g6e.48xlarge,301.31,10,inference\n")
     assert estimate_cli(["--csv", str(csv), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["gpu_spend_usd"] == "5805.31"
-    assert [line["neuron_type"] for line in result["lines"]] == ["inf2.48xlarge", "trn2.48xlarge"]
+    # inference to an inference type with enough memory (inf2.48xlarge 384 GiB >= 357), training to training
+    assert [(line["neuron_type"], line["workload"]) for line in result["lines"]] == [
+        ("inf2.48xlarge", "inference"), ("trn2.48xlarge", "training")]
     assert estimate_cli(["--csv", str(csv)]) == 0
     assert "total: GPU $5805.31 -> Neuron $" in capsys.readouterr().out
 
@@ -100,6 +108,9 @@ def test_estimate_cli_rejects_a_bad_csv_naming_line_field_and_value(tmp_path, ca
     csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,lots,1\n")
     assert estimate_cli(["--csv", str(csv)]) == 2
     assert "amount_usd/hours: got 'lots'/'1'; allowed: decimal numbers" in capsys.readouterr().err
+    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,10,NaN\n")  # used to end in a traceback
+    assert estimate_cli(["--csv", str(csv)]) == 2
+    assert "gpu.csv:2: hours: got 'NaN'; allowed: a finite number >= 0" in capsys.readouterr().err
 
 
 def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
@@ -139,14 +150,18 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
 
     table = price_table()
     assert "ml.inf2.xlarge" not in table  # no built-in SageMaker rate: none could be confirmed
-    result = estimate([row("ml.g6e.xlarge", "18.61", service="sagemaker")], table)
+    from neuronfleet.cost import accelerators_of
+
+    acc = accelerators_of(CATALOG)
+    result = estimate([row("ml.g6e.xlarge", "18.61", service="sagemaker")], table, accelerators=acc)
     assert result["lines"] == [] and result["not_estimated"] == {"ml.g6e.xlarge": "18.61"}
     priced = price_table(overrides={"ml.g6e.xlarge": {"usd_per_hour": 2.0, "source": "our EDP sheet",
                                                       "as_of": date(2026, 11, 1)},
-                                    "ml.inf2.xlarge": {"usd_per_hour": 1.0, "source": "our EDP sheet",
-                                                       "as_of": date(2026, 11, 1)}}, region="us-west-2")
-    (line,) = estimate([row("ml.g6e.xlarge", "20.00", hours="10", service="sagemaker")], priced)["lines"]
-    assert (line["neuron_type"], line["neuron_estimate_usd"]) == ("ml.inf2.xlarge", "10.00")
+                                    "ml.inf2.24xlarge": {"usd_per_hour": 1.0, "source": "our EDP sheet",
+                                                         "as_of": date(2026, 11, 1)}}, region="us-west-2")
+    (line,) = estimate([row("ml.g6e.xlarge", "20.00", hours="10", service="sagemaker")], priced,
+                       accelerators=acc)["lines"]
+    assert (line["neuron_type"], line["neuron_estimate_usd"]) == ("ml.inf2.24xlarge", "10.00")
     assert "ml.inf2.xlarge" in sagemaker_types()
     from neuronfleet import FleetConfigError, load_fleet
     from tests.unit.test_config import BASE

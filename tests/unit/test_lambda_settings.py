@@ -85,7 +85,7 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
         "FLEET", "ATHENA_WORKGROUP", "ATHENA_TABLE"}
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
                                                  "ENDPOINTS", "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE",
-                                                 "COST_BASIS", "PRICE_STALE_DAYS", "MODELS"}
+                                                 "COST_BASIS", "PRICE_STALE_DAYS", "MODELS", "ACCELERATORS"}
     assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "NEURON_NAMESPACE",
                                                  "UTILIZATION_METRIC", "IDLE_PERCENT", "IDLE_HOURS", "FLEET",
                                                  "ENDPOINTS", "RESERVATION_IDS"}

@@ -123,3 +123,56 @@ def test_a_type_two_endpoints_share_is_not_split_by_invocations() -> None:
     assert out["unattributed"] == {"ml.inf2.xlarge": "$70.00 not attributed to a model: shared by a/neuron, "
                                                      "b/neuron: Cost Explorer has no per-endpoint figure"}
     assert out["unit_economics"]["models"][0]["neuron_spend_usd"] == "0.00"
+
+
+def _acc() -> dict:
+    from neuronfleet import CATALOG
+    from neuronfleet.cost import accelerators_of
+
+    return accelerators_of(CATALOG)
+
+
+def _ml_prices(*types: str) -> dict:
+    return {t: {"usd_per_hour": str(p), "source": "test sheet", "as_of": "2026-11-01"} for t, p in types}
+
+
+def test_sagemaker_inference_on_p5_is_not_mapped_to_a_training_chip() -> None:
+    from neuronfleet.lambdas.cost.economics import estimate
+
+    prices = _ml_prices(("ml.p5.48xlarge", "113"), ("ml.trn2.48xlarge", "60"), ("ml.inf2.48xlarge", "15"))
+    out = estimate([hosting("ml.p5.48xlarge", "1130")], prices, accelerators=_acc())
+    # p5 has 640 GiB; no inference type has as much: not estimated, with the reason (never ml.trn2 by default)
+    assert out["lines"] == [] and out["not_estimated_why"] == {
+        "ml.p5.48xlarge": "no inferentia type has 640 GiB of accelerator memory"}
+
+
+def test_a_g6e_xlarge_model_is_not_mapped_to_an_inf2_xlarge_with_less_memory() -> None:
+    from neuronfleet.lambdas.cost.economics import estimate
+
+    prices = _ml_prices(("ml.g6e.xlarge", "2.5"), ("ml.inf2.xlarge", "0.99"), ("ml.inf2.24xlarge", "8.9"))
+    (line,) = estimate([hosting("ml.g6e.xlarge", "60")], prices, accelerators=_acc())["lines"]
+    assert line["neuron_type"] == "ml.inf2.24xlarge"  # 44 GiB of GPU memory: inf2.xlarge/8xlarge (32) are too small
+    assert line["mapping"] == "cheapest inferentia type with >= 44 GiB of accelerator memory"
+
+
+def test_the_estimate_uses_the_pilots_measured_throughput_and_leaves_the_standby_out() -> None:
+    # pilot: chat on 2 inf2.48xlarge-days served 2M calls, its GPU baseline 1 p5-day served 4M: one p5 instance-hour
+    # does the work of 4 inf2.48xlarge instance-hours (measured), not 1 (the old 1:1 pricing of 55.04 vs 44.70)
+    rows = [CostRow(day=day(0), fleet="f", service="sagemaker", instance_type="ml.inf2.48xlarge", family="inferentia",
+                    amount=Decimal(360), usage_hours=Decimal(48), usage="sagemaker-hosting"),
+            CostRow(day=day(0), fleet="f", service="sagemaker", instance_type="ml.p5.48xlarge", family="gpu",
+                    amount=Decimal(2712), usage_hours=Decimal(24), usage="sagemaker-hosting")]
+    calls = {("chat", "neuron", day(0)): Decimal(2_000_000), ("chat", "gpu", day(0)): Decimal(4_000_000)}
+    prices = _ml_prices(("ml.p5.48xlarge", "113"), ("ml.inf2.48xlarge", "7.5"))
+    acc = {**_acc(), "p5.48xlarge": ("gpu", 320)}  # a model that needs 320 GiB: fits an inf2.48xlarge (384)
+    out = build(fleet="f", rows=rows, start=START, end=END, invocations=calls, tokens={}, prices=prices,
+                models=[CHAT], accelerators=acc)
+    (line,) = out["evaluation_estimate"]["lines"]
+    assert line["throughput"] == "measured by the pilot: 4 Neuron instance-hours per GPU instance-hour"
+    assert (line["neuron_instance_hours"], line["neuron_estimate_usd"]) == ("96.00", "720.00")
+    # the same p5 as a weight-0 standby: nothing to move, nothing estimated
+    standby = EndpointModel(endpoint="chat", neuron_types=("ml.inf2.48xlarge",), gpu_type="ml.p5.48xlarge",
+                            gpu_role="standby")
+    out = build(fleet="f", rows=rows, start=START, end=END, invocations=calls, tokens={}, prices=prices,
+                models=[standby], accelerators=acc)
+    assert out["evaluation_estimate"]["lines"] == [] and out["evaluation_estimate"]["gpu_spend_usd"] == "0.00"
