@@ -164,6 +164,11 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
     return out, reasons, hours
 
 
+def count(value: Decimal) -> str:
+    """A count for display: whole numbers without a trailing ``.0``."""
+    return str(value.quantize(Decimal(1))) if value == value.to_integral_value() else str(value)
+
+
 def _sum(values: Mapping[tuple[str, str, str], Decimal], endpoint: str, variant: str,
          days: Iterable[str] | None = None) -> Decimal:
     wanted = None if days is None else set(days)
@@ -195,13 +200,13 @@ def per_model(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, st
         for unit, counts in (("inferences", invocations), ("tokens", tokens)):
             n_units = _sum(counts, m.endpoint, "neuron")
             n_cpm = cost_per_million(n_spend, n_units, what=f"Neuron {unit}")
-            u: dict[str, Any] = {"neuron_units": str(n_units), "neuron_usd_per_million": show_unit(n_cpm.value)}
+            u: dict[str, Any] = {"neuron_units": count(n_units), "neuron_usd_per_million": show_unit(n_cpm.value)}
             if n_cpm.value is None:
                 u["neuron_why_none"] = n_cpm.reason
             if m.gpu_role == "baseline":
                 g_units = _sum(counts, m.endpoint, "gpu")
                 g_cpm = cost_per_million(g_spend, g_units, what=f"GPU {unit}")
-                u |= {"gpu_units": str(g_units), "gpu_usd_per_million": show_unit(g_cpm.value)}
+                u |= {"gpu_units": count(g_units), "gpu_usd_per_million": show_unit(g_cpm.value)}
                 if g_cpm.value is None:
                     u["comparison"] = None
                     u["why_none"] = g_cpm.reason
@@ -229,7 +234,7 @@ def per_model(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, st
                          "and never savings" if m.gpu_role == "standby" else
                          "a shadow copy of the traffic: its responses serve nobody, its cost is the pilot's")}
             if m.gpu_role == "standby":
-                entry["failover"] = {"days": failover_days, "usd": show(f_spend), "inferences": str(f_calls),
+                entry["failover"] = {"days": failover_days, "usd": show(f_spend), "inferences": count(f_calls),
                                      "gpu_usd_per_million": show_unit(f_cpm.value),
                                      "note": "days the standby served traffic: shown apart, never as savings"}
         out.append(entry)
@@ -457,7 +462,7 @@ def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_a
     return notes
 
 
-def _model_line(m: Mapping[str, Any], unit: str) -> str:
+def model_line(m: Mapping[str, Any], unit: str) -> str:
     u = m["units"][unit]
     text = f"{m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit}"
     if u.get("neuron_why_none"):
@@ -470,7 +475,7 @@ def _model_line(m: Mapping[str, Any], unit: str) -> str:
     elif m["gpu_role"] == "standby":
         f = m["failover"]
         text += (f"; GPU standby ${m['standby']['usd']} over {m['standby']['days']} days (insurance, not savings)"
-                 + (f"; failover on {len(f['days'])} days: ${f['usd']}, {f['inferences']} inferences, GPU "
+                 + (f"; failover days: {len(f['days'])}, ${f['usd']}, {f['inferences']} inferences, GPU "
                     f"${f['gpu_usd_per_million']}/M (apart, never savings)" if f["days"] else ""))
     elif m["gpu_role"] == "shadow":
         text += f"; GPU shadow ${m['shadow']['usd']} (the pilot's cost)"
@@ -484,8 +489,8 @@ def summary_text(report: Mapping[str, Any]) -> str:
              f"({report['period']['recorded_days']} of {report['period']['days']} days recorded)",
              f"Cost basis: {report.get('basis', 'net_amortized')}",
              "Spend by family: " + ", ".join(f"{k} ${v}" for k, v in sorted(spend["by_family"].items()))]
-    lines += [f"Cost per million, per model: {_model_line(m, 'inferences')}" for m in econ["models"]]
-    lines += [f"Cost per million tokens: {_model_line(m, 'tokens')}" for m in econ["models"]
+    lines += [f"Cost per million, per model: {model_line(m, 'inferences')}" for m in econ["models"]]
+    lines += [f"Cost per million tokens: {model_line(m, 'tokens')}" for m in econ["models"]
               if m["units"]["tokens"]["neuron_units"] != "0"]
     lines += [f"Not attributed: {t}: {why}" for t, why in report.get("unattributed", {}).items()]
     if report.get("adjustments_usd"):
@@ -514,7 +519,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
                    for k, v in sorted(report["spend_usd"]["by_family"].items()))
     econ = report["unit_economics"]
-    econ_rows = "".join(f"<tr><td>{e(m['endpoint'])}</td><td>{e(unit)}</td><td>{e(_model_line(m, unit))}</td></tr>"
+    econ_rows = "".join(f"<tr><td>{e(m['endpoint'])}</td><td>{e(unit)}</td><td>{e(model_line(m, unit))}</td></tr>"
                         for m in econ["models"] for unit in ("inferences", "tokens"))
     est = report.get("evaluation_estimate") or {"lines": []}
     est_rows = "".join(

@@ -34,6 +34,31 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
     assert "Warning" not in out + result.stderr and "Moto CloudFormation support" not in out + result.stderr
     assert "Error on request" not in result.stderr
     assert re.search(r"60 rows, 60 written, \d+ Cost Explorer requests \(\$0\.0\d\)", out)
-    assert "cost per million inferences Neuron $60.66  GPU $148.88" in out
-    assert "verdict: GPU training spend $15811.20/month: expect 30-50% lower cost on Trainium." in out
+    # synthetic usage from config/dev.yaml's own types and endpoints, and said to be synthetic
+    assert "synthetic: training: dev 1 x trn1.2xlarge, 24 h a day" in out
+    assert "synthetic: endpoint chat-dev: 1 x ml.inf2.xlarge, 1M inferences a day" in out
+    assert "migration report of nf-dev (SYNTHETIC usage:" in out
+    for gpu in ("g6e", "p4d"):  # the old fixed scenario, which was not the dev fleet
+        assert gpu not in out.split("feeding the cost monitors")[1]
+    assert re.search(r"per model: nfdevinference-chatdev-\w+: Neuron \$18\.20/M inferences", out)
+    assert "verdict: No GPU inference spend to move (monthly rate from 30 of 30 recorded days)" in out
     assert (ROOT / "cdk.out" / "demo-dev" / "migration-report.html").is_file()
+
+
+def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"ENV": "prod"}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    out = result.stdout.split("feeding the cost monitors")[1]
+    assert "synthetic: training: pretrain 8 x trn2u.48xlarge" in out
+    assert "synthetic: training: finetune 4 x trn2.48xlarge" in out
+    assert "synthetic: GPU fallback pool: 2 x p5.48xlarge" in out
+    assert "synthetic: endpoint chat: 2 x ml.inf2.48xlarge, GPU standby 1 x ml.p5.48xlarge" in out
+    assert "migration report of nf-prod (SYNTHETIC usage:" in out
+    assert "g6e" not in out and "p4d" not in out and "trn1" not in out
+    # the standby is insurance and its failover day apart, never savings; the verdict is on GPU spend that could move
+    assert "GPU standby $38307.84 over 29 days (insurance, not savings)" in out
+    assert "failover days: 1, $1320.96, 50000 inferences" in out
+    assert "verdict: No GPU inference spend to move (monthly rate from 30 of 30 recorded days)" in out
+    assert "evaluation estimate: p5.48xlarge (training) -> trn2.48xlarge" in out
