@@ -145,11 +145,11 @@ class ReportSettings:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
         return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
                 "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
-                "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(self.prices),
+                "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(_pack_prices(self.prices)),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
                 "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
                 "MODELS": to_json([m.to_json() if hasattr(m, "to_json") else m for m in self.models]),
-                "ACCELERATORS": to_json({k: list(v) for k, v in self.accelerators.items()})}
+                "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in self.accelerators.items()})}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -174,7 +174,8 @@ class ReportSettings:
                        'a JSON list of {"endpoint", "neuron_types": [...], "gpu_type", "gpu_role": '
                        'baseline | standby | shadow | ""}')),
                    accelerators=read.json("ACCELERATORS", _accelerators, default=dict[str, tuple[str, int]](), allowed=(
-                       'a JSON object {instance type: ["trainium" | "inferentia" | "gpu", <GiB>]}')))
+                       'a JSON object {instance type: "<t|i|g><GiB>"} (trainium, inferentia, gpu; accelerator '
+                       'memory)')))
 
 
 @dataclass(frozen=True)
@@ -251,24 +252,47 @@ def _models(doc: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
+_FAMILY_LETTER = {"t": "trainium", "i": "inferentia", "g": "gpu"}
+
+
 def _accelerators(doc: Any) -> dict[str, tuple[str, int]]:
     if not isinstance(doc, dict):
         raise ValueError("expected an object")
     out = {}
     for t, v in doc.items():
-        if (not isinstance(v, list) or len(v) != 2 or v[0] not in ("trainium", "inferentia", "gpu")
-                or not isinstance(v[1], int)):
-            raise ValueError(f"{t}: expected [family, GiB]")
-        out[t] = (v[0], v[1])
+        if not isinstance(v, str) or v[:1] not in _FAMILY_LETTER or not v[1:].isdigit():
+            raise ValueError(f"{t}: expected <t|i|g><GiB>, got {v!r}")
+        out[t] = (_FAMILY_LETTER[v[0]], int(v[1:]))
     return out
+
+
+def _pack_prices(prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The price table in less room (Lambda environments hold 4 KB in all): the most common value of each field once
+    under ``"*"``, each type with only what differs. :func:`_prices` reads both this and the plain form."""
+    common: dict[str, Any] = {}
+    for name in ("source", "as_of", "region", "sourced"):
+        values = [p.get(name) for p in prices.values() if name in p]
+        if values:
+            common[name] = max(set(map(str, values)), key=lambda v: [str(x) for x in values].count(v))
+    packed: dict[str, Any] = {"*": common}
+    for t, p in prices.items():
+        packed[t] = {k: v for k, v in p.items() if k not in common or str(v) != common[k]}
+        packed[t] |= {k: None for k in common if k not in p}  # a field the entry lacks stays absent
+    return packed
 
 
 def _prices(doc: Any) -> dict[str, dict[str, str]]:
     if not isinstance(doc, dict):
         raise ValueError("expected an object")
+    common = doc.get("*") or {}
+    if not isinstance(common, dict):
+        raise ValueError('"*": expected an object')
     out = {}
-    for instance_type, price in doc.items():
+    for instance_type, given in doc.items():
+        if instance_type == "*":
+            continue
+        price = {**common, **given} if isinstance(given, dict) else given
         if not isinstance(price, dict) or "usd_per_hour" not in price:
             raise ValueError(f"{instance_type}: expected an object with usd_per_hour")
-        out[instance_type] = {k: str(v) for k, v in price.items()}
+        out[instance_type] = {k: str(v) for k, v in price.items() if v is not None}
     return out

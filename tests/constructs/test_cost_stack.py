@@ -76,7 +76,9 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
 
 def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost) -> None:
     _, fn = _fn(cost, "cost.report.handler")
-    prices = json.loads(fn["Environment"]["Variables"]["PRICES"])
+    from neuronfleet.lambdas.cost.settings import _prices
+
+    prices = _prices(json.loads(fn["Environment"]["Variables"]["PRICES"]))  # packed: Lambda's 4 KB environment
     assert set(prices["trn2.48xlarge"]) >= {"usd_per_hour", "source", "as_of", "region", "sourced"}
     assert prices["trn2.48xlarge"]["sourced"] == "false"  # no public On-Demand rate
     assert prices["p5.48xlarge"]["region"] == "us-east-2" and "note" not in prices["p5.48xlarge"]  # prod: us-east-2
@@ -158,3 +160,17 @@ def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(c
     assert {"ec2:DescribeInstances", "ec2:DescribeCapacityReservations", "sagemaker:DescribeEndpoint",
             "cloudwatch:GetMetricData"} <= actions
     assert "cloudwatch:ListMetrics" not in actions  # no more listing every instance of the region
+
+
+def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_price_table(cost, prod) -> None:
+    from neuronfleet.lambdas.cost.settings import ReportSettings
+
+    _, fn = _fn(cost, "cost.report.handler")
+    env = fn["Environment"]["Variables"]
+    # what Lambda counts: names and values (tokens rendered as their CloudFormation text, which is longer)
+    assert sum(len(k) + len(json.dumps(v)) for k, v in env.items()) < 4096
+    plain = {k: v if isinstance(v, str) else "token" for k, v in env.items()}
+    settings = ReportSettings.from_environment({**plain, "ENDPOINTS": "[]", "MODELS": "[]"})
+    assert settings.prices["trn2.48xlarge"]["sourced"] == "false"
+    assert settings.prices["p5.48xlarge"]["source"].startswith("https://aws.amazon.com/ec2/pricing/on-demand/")
+    assert settings.accelerators["inf2.xlarge"] == ("inferentia", 32)
