@@ -137,8 +137,9 @@ def main() -> int:
 
     from neuronfleet.lambdas.cost import collector, report
     from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
-    from neuronfleet.lambdas.cost.economics import EndpointModel, model_line
+    from neuronfleet.lambdas.cost.economics import model_line
     from neuronfleet.lambdas.cost.ledger import Ledger
+    from neuronfleet.lambdas.cost.settings import ReportSettings
     from neuronfleet.lambdas.cost.work import Work
     from neuronfleet.offline import moto_server
 
@@ -203,12 +204,11 @@ def main() -> int:
 
         step("running the migration report (ledger + invocations + tokens -> S3 and SNS), configured as deployed")
         s3 = server.client("s3")
-        rep = report.run(today=today, fleet=cfg["FLEET"], period_days=int(cfg["PERIOD_DAYS"]),
-                         endpoints=json.loads(cfg["ENDPOINTS"]), prices=json.loads(cfg["PRICES"]), ledger=ledger,
-                         usage=Work(cloudwatch, cfg["TOKENS_NAMESPACE"]), s3=s3,
-                         bucket=cfg["REPORT_BUCKET"], sns=server.client("sns"), topic_arn=cfg["ALERTS_TOPIC_ARN"],
-                         models=[EndpointModel.from_json(m) for m in models], synthetic=SYNTHETIC,
-                         accelerators={k: (v[0], v[1]) for k, v in json.loads(cfg["ACCELERATORS"]).items()})
+        rs = ReportSettings.from_environment(cfg)  # the deployed function's configuration, read as it reads it
+        rep = report.run(today=today, fleet=rs.fleet, period_days=rs.period_days, endpoints=rs.endpoints,
+                         prices=rs.prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
+                         bucket=rs.report_bucket, sns=server.client("sns"), topic_arn=rs.topic_arn,
+                         models=rs.models, synthetic=SYNTHETIC, accelerators=rs.accelerators)
         html_key = rep["published"]["html"].split("/", 3)[3]
         page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
     local = out / "migration-report.html"
