@@ -59,22 +59,27 @@ def fleet_path(context: dict[str, Any]) -> Path:
 
 
 def synth(fleet: Fleet) -> None:
-    """Build and write the fleet's stacks. A FleetConfigError raised while building (what only the built stacks
-    show) leaves the output folder as it was: the assets staged so far are removed."""
+    """Build and write the fleet's stacks. What only the built stacks show (CloudFormation's per-stack quotas while
+    building; template size and Lambda environments in the written templates) raises FleetConfigError and leaves
+    the output folder as it was: what this run wrote is removed."""
     from aws_cdk import App
 
     from stacks import build_fleet
+    from stacks.fleet import template_problems
 
     outdir = Path(os.environ.get("CDK_OUTDIR") or "cdk.out")
     before = set(outdir.iterdir()) if outdir.is_dir() else set()
     app = App()
     try:
         build_fleet(app, fleet)
+        assembly = app.synth()
+        problems = [p for s in assembly.stacks for p in template_problems(s.stack_name, s.template)]
+        if problems:
+            raise FleetConfigError(fleet.name, problems)
     except FleetConfigError:
         for path in (set(outdir.iterdir()) if outdir.is_dir() else set()) - before:
             shutil.rmtree(path) if path.is_dir() else path.unlink()
         raise
-    app.synth()
 
 
 def main() -> int:

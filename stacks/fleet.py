@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
+from typing import Any
 
 from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
@@ -10,7 +12,13 @@ from constructs import Construct
 from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
 from neuronfleet.config import construct_id
 from neuronfleet.cost import endpoint_model
-from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
+from neuronfleet.rules import (
+    CDK_DESCRIPTION_CHARS,
+    CLOUDFORMATION_QUOTAS,
+    LAMBDA_ENVIRONMENT_BYTES,
+    TOKEN_ESTIMATE_CHARS,
+    fits_description,
+)
 
 from .alerts_stack import AlertsStack
 from .cost_stack import CostStack
@@ -97,3 +105,39 @@ def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
 def _is_resource(kind: type) -> bool:
     """issubclass once per class: isinstance on jsii proxies walks ABC subclass checks for every node."""
     return issubclass(kind, CfnResource)
+
+
+def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem]:
+    """What CloudFormation or Lambda would refuse in a synthesised template: a template over CloudFormation's
+    size quota, a function whose environment exceeds Lambda's 4 KB (references estimated at
+    ``TOKEN_ESTIMATE_CHARS`` each: cfn-lint counts only literal strings)."""
+    problems = []
+    size = len(json.dumps(template, separators=(",", ":")))
+    if size > CLOUDFORMATION_QUOTAS["template_bytes"]:
+        problems.append(Problem("stacks", stack_name, f"a template of at most {CLOUDFORMATION_QUOTAS['template_bytes']:,}"
+                                                      f" bytes; it would be {size:,}"))
+    for logical, res in template.get("Resources", {}).items():
+        if res.get("Type") != "AWS::Lambda::Function":
+            continue
+        variables = res.get("Properties", {}).get("Environment", {}).get("Variables", {})
+        total = sum(len(k) + _deployed_length(v) for k, v in variables.items())
+        if total > LAMBDA_ENVIRONMENT_BYTES:
+            biggest = sorted(variables, key=lambda k: -_deployed_length(variables[k]))[:3]
+            problems.append(Problem(f"{stack_name}.{logical}", f"{total:,} bytes of environment", (
+                f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
+                + ", ".join(f"{k} ({_deployed_length(variables[k]):,})" for k in biggest)
+                + ". Fewer endpoints or clusters per fleet")))
+    return problems
+
+
+def _deployed_length(value: Any) -> int:
+    """The length a template value is estimated to have once deployed."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict) and "Fn::Join" in value:
+        sep, parts = value["Fn::Join"]
+        return len(sep) * max(len(parts) - 1, 0) + sum(_deployed_length(p) for p in parts)
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (
+            "Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub"):
+        return TOKEN_ESTIMATE_CHARS
+    return len(json.dumps(value))

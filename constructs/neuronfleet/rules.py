@@ -331,6 +331,12 @@ CLOUDFORMATION_QUOTAS = {"resources": 500, "template_bytes": 1_000_000, "descrip
 """Per stack: resources, template body from S3 (bytes), template description (bytes). CloudFormation user guide,
 "Understand CloudFormation quotas" (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/
 cloudformation-limits.html, read 2026-11-22). CDK uploads every template to S3, so the S3 body limit applies."""
+LAMBDA_ENVIRONMENT_BYTES = 4096
+"""The total size of a function's environment variables (keys and values). AWS Lambda quotas
+(https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html, read 2026-11-22; cfn-lint's E3697)."""
+TOKEN_ESTIMATE_CHARS = 64
+"""What a reference (Ref, GetAtt, ImportValue) in a template value is taken to deploy as when sizes are estimated
+at synth: a physical name of up to 63 characters (a SageMaker endpoint's, for one); ARNs can be longer."""
 CDK_DESCRIPTION_CHARS = 512
 """aws-cdk-lib 2.275.0 refuses a stack description longer than 512 characters (core/lib/stack.js:
 ``props.description.length>512``, with a message that says 1024 bytes), stricter than CloudFormation for ASCII."""

@@ -16,7 +16,7 @@ import yaml
 from neuronfleet import FleetConfigError, parse_fleet
 from neuronfleet.config import Fleet
 from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
-from stacks.fleet import build_fleet, describe
+from stacks.fleet import build_fleet, describe, template_problems
 from tests.conftest import ROOT, new_app
 
 DEV = yaml.safe_load((ROOT / "config" / "dev.yaml").read_text())
@@ -133,3 +133,22 @@ def test_cdk_refuses_descriptions_over_512_characters_as_recorded() -> None:
     cdk.Stack(new_app(), "AtLimit", description="x" * CDK_DESCRIPTION_CHARS)
     with pytest.raises(RuntimeError, match="Stack description must be <= 1024 bytes"):
         cdk.Stack(new_app(), "Over", description="x" * (CDK_DESCRIPTION_CHARS + 1))
+
+
+def test_a_lambda_environment_over_4_kb_is_refused_with_its_largest_variables() -> None:
+    big = {"Resources": {"Report": {"Type": "AWS::Lambda::Function", "Properties": {"Environment": {"Variables": {
+        "MODELS": {"Fn::Join": ["", ["[", *[{"Fn::ImportValue": f"x{i}"} for i in range(70)], "]"]]},
+        "FLEET": "nf-big"}}}}}}
+    (problem,) = template_problems("nf-big-cost", big)
+    assert str(problem).startswith("nf-big-cost.Report: got '4,499 bytes of environment'; allowed: at most 4,096")
+    assert "MODELS (4,482)" in str(problem)
+    small = {"Resources": {"F": {"Type": "AWS::Lambda::Function", "Properties": {"Environment": {"Variables": {
+        "A": "x" * 4000}}}}}}
+    assert template_problems("s", small) == []
+
+
+@pytest.mark.parametrize("name", ["dev", "pilot", "prod"])
+def test_the_example_fleets_fit_every_quota(synth_fleet, name: str) -> None:
+    fleet = synth_fleet(name)
+    assert [p for s in fleet.stacks.values() for p in template_problems(s.stack_name, fleet.template_json(
+        next(k for k, v in fleet.stacks.items() if v is s)))] == []
