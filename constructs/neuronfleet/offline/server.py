@@ -250,7 +250,14 @@ def moto_server(*, account: str | None = None, region: str | None = None, port: 
             stack.enter_context(_captured(server.result))
             stack.enter_context(_quiet_werkzeug())
             stack.enter_context(sagemaker_names_from_template())
-            stack.enter_context(sagemaker_instance_types_from_botocore(on_extended=extended.append))
+
+            def on_extended(instance_type: str) -> None:
+                # noted when moto meets the type (while a change set executes), not only when the next template is
+                # prepared: the last stack the CLI deploys may be the one with the endpoint
+                extended.append(instance_type)
+                _note_types(server, extended)
+
+            stack.enter_context(sagemaker_instance_types_from_botocore(on_extended=on_extended))
             stack.enter_context(_server_side_stand_ins(server, lambda: _note_types(server, extended)))
             moto = ThreadedMotoServer(ip_address="localhost", port=port, verbose=False)
             moto.start()
