@@ -19,6 +19,7 @@ from neuronfleet.rules import (
     TOKEN_ESTIMATE_CHARS,
     fits_description,
 )
+from neuronfleet.settings import reservations
 
 from .alerts_stack import AlertsStack
 from .cost_stack import CostStack
@@ -55,15 +56,13 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
             clusters=[t.cluster for t in training], env=env,
             description=describe(f"{label}: GPU fallback pool and Trainium capacity alerts",
                                  list(fleet.fallback.instance_types))))
+    reserved = reservations(c.capacity for c in fleet.training_clusters)
     if fleet.cost_monitors.enabled:
         stacks.append(CostStack(
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             endpoint_names=[e.endpoint_name for i in inference for e in i.endpoints.values()],
-            reservation_ids=sorted({c.capacity.reservation_id for c in fleet.training_clusters
-                                    if c.capacity.reservation_id}),
-            reservation_groups=sorted({c.capacity.resource_group_arn for c in fleet.training_clusters
-                                       if c.capacity.resource_group_arn}),
+            reservation_ids=reserved[0], reservation_groups=reserved[1],
             endpoint_models=[endpoint_model(e.endpoint_name, e.settings) for i in inference
                              for e in i.endpoints.values()],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))

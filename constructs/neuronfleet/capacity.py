@@ -19,6 +19,7 @@ from .fallback import GpuPool
 from .functions import FleetFunction
 from .lambdas.capacity_alert import logic
 from .lambdas.capacity_alert.settings import CapacityAlertSettings, gpu_pool
+from .settings import reservations
 from .training import TrainiumCluster
 
 SCAN_EVERY = Duration.minutes(15)
@@ -52,16 +53,14 @@ class CapacityAlerts(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, pool: GpuPool, topic: sns.ITopic,
                  clusters: Sequence[TrainiumCluster] = ()) -> None:
         super().__init__(scope, construct_id)
-        ids = sorted({c.settings.capacity.reservation_id for c in clusters if c.settings.capacity.reservation_id})
-        groups = sorted({c.settings.capacity.resource_group_arn for c in clusters
-                         if c.settings.capacity.resource_group_arn})
+        ids, groups = reservations(c.settings.capacity for c in clusters)
         self.ledger = AnnouncementLedger(self, "Announced")
         self.function = FleetFunction(
             self, "Function", handler="capacity_alert.handler.handler", alarm_topic=topic,
             description="neuronfleet: Trainium capacity events -> GPU fallback announcement",
             environment=CapacityAlertSettings(
                 pool=gpu_pool(pool.describe()), topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
-                reservation_ids=tuple(ids), resource_group_arns=tuple(groups),
+                reservation_ids=ids, resource_group_arns=groups,
                 ultraserver_types=tuple(s.instance_type for s in CATALOG if s.ultraserver_size > 1),
             ).to_environment(to_json=Stack.of(self).to_json_string))
         grant_publish(topic, self.function.role)

@@ -129,11 +129,7 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
     for i, c in enumerate(fleet.training_clusters):
         at = f"training_clusters[{i}]"
         yield from (p.under(at) for p in c.region_problems(fleet.region))
-        az = c.capacity.availability_zone
-        if az and az not in fleet.network.availability_zones:
-            yield Problem(f"{at}.capacity.availability_zone", az,
-                          f"one of network.availability_zones ({', '.join(fleet.network.availability_zones)}): the "
-                          "cluster's training subnet is the network's subnet in the reservation's AZ")
+        yield from (p.under(at) for p in fleet.network.capacity_az_problems(c.capacity.availability_zone))
         yield from _stack_name(fleet, f"{at}.name", c.name, f"train-{c.name}")
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
     yield from _unique("endpoints", [e.name for e in fleet.endpoints], construct_id)

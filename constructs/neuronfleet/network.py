@@ -92,6 +92,9 @@ class FleetNetwork(Construct):
     def training_subnet_for(self, capacity: Capacity) -> ec2.ISubnet:
         """Where a cluster on ``capacity`` launches: the subnet of the reservation's AZ when it names one (Capacity
         Blocks and ODCRs live in one AZ each, and a large fleet buys them in several), else ``training_az``'s."""
+        problems = list(self.settings.capacity_az_problems(capacity.availability_zone))
+        if problems:
+            raise InvalidSettings(problems, what="training cluster")
         return self.subnet_in(capacity.availability_zone or self.settings.training_az)
 
     def require_aws_api_access(self, what: str) -> None:

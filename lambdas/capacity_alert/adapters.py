@@ -41,8 +41,6 @@ class FleetBlocks:
         return out
 
     def block(self, reservation_id: str) -> Block | None:
-        """The fleet's block with this id, or None if it is not the fleet's (or not a live block)."""
-        if reservation_id not in self.reservation_ids():
-            return None
+        """The live block with this id (the caller has checked it is the fleet's), or None."""
         found = self.blocks([reservation_id])
         return found[0] if found else None

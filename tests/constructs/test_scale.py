@@ -152,3 +152,20 @@ def test_the_example_fleets_fit_every_quota(synth_fleet, name: str) -> None:
     fleet = synth_fleet(name)
     assert [p for s in fleet.stacks.values() for p in template_problems(s.stack_name, fleet.template_json(
         next(k for k, v in fleet.stacks.items() if v is s)))] == []
+
+
+def test_a_capacity_az_outside_the_network_gets_the_same_message_from_the_construct_api() -> None:
+    from neuronfleet import Capacity, InvalidSettings
+    from tests.conftest import ENV, AzStack, network
+
+    stack = AzStack(new_app(), "Az", env=ENV)
+    net = network(stack)  # us-east-2a, us-east-2b
+    with pytest.raises(InvalidSettings) as raised:
+        net.training_subnet_for(Capacity.capacity_block(reservation_id="cr-0123456789abcdef0",
+                                                        availability_zone="us-east-2c"))
+    with pytest.raises(FleetConfigError) as refused:
+        fleet(training_clusters=[{"name": "c", "instance_type": "trn1.32xlarge", "count": 2, "capacity": {
+            "type": "capacity-block", "reservation_id": "cr-0123456789abcdef0", "availability_zone": "us-east-2c"}}])
+    (api,) = raised.value.problems
+    (file,) = refused.value.problems
+    assert (file.path, file.value, file.allowed) == (f"training_clusters[0].{api.path}", api.value, api.allowed)

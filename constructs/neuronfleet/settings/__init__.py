@@ -8,7 +8,7 @@ from .cost import BudgetThreshold, CostMonitorSettings
 from .fallback import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
 from .inference import EndpointAlarms, EndpointSettings, GpuVariant, ScheduledScaling
 from .network import NetworkSettings
-from .training import AmiSettings, Capacity, TrainiumClusterSettings, offered_in
+from .training import AmiSettings, Capacity, TrainiumClusterSettings, offered_in, reservations
 
 __all__ = [
     "GPU_ECS_AMI_PARAMETER",
@@ -27,4 +27,5 @@ __all__ = [
     "TrainiumClusterSettings",
     "check_argument",
     "offered_in",
+    "reservations",
 ]

@@ -47,6 +47,14 @@ class NetworkSettings(Settings):
             yield Problem("flow_logs_retention_days", self.flow_logs_retention_days,
                           "a CloudWatch Logs retention: " + ", ".join(map(str, LOG_RETENTION_DAYS)))
 
+    def capacity_az_problems(self, availability_zone: str | None) -> Iterator[Problem]:
+        """A training capacity's AZ (``capacity.availability_zone``) outside the network: its cluster would have no
+        subnet there (the one rule for the construct API and the fleet file)."""
+        if availability_zone and availability_zone not in self.availability_zones:
+            yield Problem("capacity.availability_zone", availability_zone,
+                          f"one of network.availability_zones ({', '.join(self.availability_zones)}): the "
+                          "cluster's training subnet is the network's subnet in the reservation's AZ")
+
     def region_problems(self, region: str) -> Iterator[Problem]:
         """AZs that are not AZs of ``region`` (AWS's own zone list)."""
         for i, az in enumerate(self.availability_zones):

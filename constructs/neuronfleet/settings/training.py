@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, model_validator
@@ -237,6 +237,14 @@ class TrainiumClusterSettings(Settings):
         yield from offered_in(region, self.instance_type, "instance_type", allow_unlisted=self.allow_unlisted_region)
         for p in self.capacity.region_problems(region):
             yield p.under("capacity")
+
+
+def reservations(capacities: Iterable[Capacity]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The reservation ids and capacity-reservation resource-group ARNs these capacities target, sorted, once each:
+    what a fleet's capacity alerts watch and its cost collector attributes Capacity Block fees by."""
+    capacities = list(capacities)
+    return (tuple(sorted({c.reservation_id for c in capacities if c.reservation_id})),
+            tuple(sorted({c.resource_group_arn for c in capacities if c.resource_group_arn})))
 
 
 def offered_in(region: str, instance_type: str, field: str, *, allow_unlisted: bool = False) -> Iterator[Problem]:
