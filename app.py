@@ -65,15 +65,14 @@ def synth(fleet: Fleet) -> None:
     from aws_cdk import App
 
     from stacks import build_fleet
-    from stacks.fleet import template_problems
+    from stacks.fleet import assembly_problems
 
     outdir = Path(os.environ.get("CDK_OUTDIR") or "cdk.out")
     before = set(outdir.iterdir()) if outdir.is_dir() else set()
     app = App()
     try:
         build_fleet(app, fleet)
-        assembly = app.synth()
-        problems = [p for s in assembly.stacks for p in template_problems(s.stack_name, s.template)]
+        problems = assembly_problems(app.synth().directory)
         if problems:
             raise FleetConfigError(fleet.name, problems)
     except FleetConfigError:

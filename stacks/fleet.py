@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from aws_cdk import CfnResource, Environment, Stack
@@ -104,6 +105,21 @@ def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
 def _is_resource(kind: type) -> bool:
     """issubclass once per class: isinstance on jsii proxies walks ABC subclass checks for every node."""
     return issubclass(kind, CfnResource)
+
+
+def assembly_problems(directory: str | Path) -> list[Problem]:
+    """:func:`template_problems` of every stack a cloud assembly holds, read from its directory (manifest.json and the
+    template files) rather than through jsii, which would send megabytes of JSON over the kernel's pipe again."""
+    root = Path(directory)
+    manifest = json.loads((root / "manifest.json").read_text())
+    problems = []
+    for artifact_id, artifact in manifest.get("artifacts", {}).items():
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        properties = artifact.get("properties", {})
+        template = json.loads((root / properties["templateFile"]).read_text())
+        problems += template_problems(properties.get("stackName", artifact_id), template)
+    return problems
 
 
 def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem]:

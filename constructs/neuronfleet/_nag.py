@@ -8,10 +8,13 @@ from aws_cdk import Acknowledgment, Stack, Validations
 from constructs import IConstruct
 
 
-def render(stack: Stack, value: str) -> str:
+def render(scope: IConstruct, value: str) -> str:
     """Render a (possibly tokenised) string the way cdk-nag writes it in a finding id:
-    ``{"Fn::GetAtt": ["X", "Arn"]}`` as ``<X.Arn>``, ``{"Ref": "X"}`` as ``<X>``, joins concatenated."""
-    return _render(stack.resolve(value))
+    ``{"Fn::GetAtt": ["X", "Arn"]}`` as ``<X.Arn>``, ``{"Ref": "X"}`` as ``<X>``, joins concatenated. A string
+    without a token (CDK encodes string tokens as ``${Token[...]}``) is its own rendering: no jsii round trip."""
+    if "${Token[" not in value:
+        return value
+    return _render(Stack.of(scope).resolve(value))
 
 
 def _render(node: Any) -> str:
@@ -31,9 +34,8 @@ def _render(node: Any) -> str:
 def acknowledge_wildcards(scope: IConstruct, reason: str, *, resources: tuple[str, ...] = (),
                           actions: tuple[str, ...] = ()) -> None:
     """Acknowledge AwsSolutions-IAM5 findings for these wildcard resources (ARNs, tokens allowed) and actions."""
-    stack = Stack.of(scope)
     v = Validations.of(scope)
     for arn in resources:
-        v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{render(stack, arn)}]", reason=reason))
+        v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{render(scope, arn)}]", reason=reason))
     for action in actions:
         v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Action::{action}]", reason=reason))

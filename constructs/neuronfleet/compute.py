@@ -76,13 +76,14 @@ def efa_launch_template(
             root_volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True, delete_on_termination=True))],
         user_data=user_data, placement_group=placement_group,
     )
+    group_ids = [security_group.security_group_id]  # read once: every read is a jsii round trip
     interfaces = [
         {
             "NetworkCardIndex": slot.network_card,
             "DeviceIndex": slot.device_index,
             **({"InterfaceType": slot.interface_type} if slot.interface_type != "interface" else {}),
             **({"SubnetId": subnet_id} if subnet_id else {}),
-            "Groups": [security_group.security_group_id],
+            "Groups": group_ids,
             "DeleteOnTermination": True,
         }
         for slot in spec.network_interfaces()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import resources
 
-from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_events_targets as targets
@@ -17,6 +17,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
+from ._pseudo import pseudo
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 POWERTOOLS_LAYER = "AWSLambdaPowertoolsPythonV3-python313-x86_64"
@@ -65,7 +66,7 @@ class FleetFunction(Construct):
             id="AwsSolutions-SQS3", reason="This queue is the function's dead-letter queue; it needs none itself"))
         powertools = lambda_.LayerVersion.from_layer_version_arn(
             self, "Powertools",
-            f"arn:{Aws.PARTITION}:lambda:{Aws.REGION}:017000801446:layer:{POWERTOOLS_LAYER}:{POWERTOOLS_LAYER_VERSION}")
+            f"arn:{pseudo().partition}:lambda:{pseudo().region}:017000801446:layer:{POWERTOOLS_LAYER}:{POWERTOOLS_LAYER_VERSION}")
         self.function = lambda_.Function(
             self, "Function", runtime=RUNTIME, handler=handler, description=description,
             code=lambda_.Code.from_asset(lambda_source_dir(), exclude=["**/__pycache__", "*.pyc"]),

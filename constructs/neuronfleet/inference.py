@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
+from weakref import WeakKeyDictionary
 
-from aws_cdk import Annotations, Aws, Duration, Names, Stack, Tags
+from aws_cdk import Annotations, Duration, Names, Stack, Tags
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -26,6 +28,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
+from ._pseudo import pseudo
 from .catalog import CATALOG, InstanceSpec
 from .images import dlc_image
 from .serving import SERVING_CONTAINERS, environment, execution_policy
@@ -125,11 +128,8 @@ class NeuronEndpoint(Construct):
         """One SageMaker model per variant, in the VPC, created after the execution policy exists (SageMaker
         checks image and artifact access when it creates a model)."""
         settings = self.settings
-        selection = vpc.select_subnets(subnet_group_name=sel.subnet_group_name, subnet_type=sel.subnet_type,
-                                       subnets=sel.subnets, availability_zones=sel.availability_zones,
-                                       one_per_az=sel.one_per_az, subnet_filters=sel.subnet_filters)
         vpc_config = sagemaker.CfnModel.VpcConfigProperty(
-            security_group_ids=[self.security_group.security_group_id], subnets=selection.subnet_ids)
+            security_group_ids=[self.security_group.security_group_id], subnets=_subnet_ids(vpc, sel))
         serving = SERVING_CONTAINERS.get(settings.container)
         neuron_image = settings.image_uri or dlc_image(self, serving.image if serving else "")
         served = {NEURON_VARIANT: (neuron_image, settings, environment(settings, neuron=True))}
@@ -148,7 +148,7 @@ class NeuronEndpoint(Construct):
                 bucket, _, key = gpu.model_data_url.removeprefix("s3://").partition("/")
                 self.execution_policy.add_statements(iam.PolicyStatement(
                     sid="ReadGpuModelArtifact", actions=["s3:GetObject"],
-                    resources=[f"arn:{Aws.PARTITION}:s3:::{bucket}/{key}"]))
+                    resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
         self.models: dict[str, sagemaker.CfnModel] = {}
         for variant, (image, model_settings, env) in served.items():
             # A model from S3 needs no network: SageMaker downloads the artifact; the container runs isolated (no
@@ -338,9 +338,31 @@ class NeuronEndpoint(Construct):
                 alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"),
         }
         if topic is not None:
+            action = cw_actions.SnsAction(topic)
             for alarm in self.alarms.values():
-                alarm.add_alarm_action(cw_actions.SnsAction(topic))
-                alarm.add_ok_action(cw_actions.SnsAction(topic))
+                alarm.add_alarm_action(action)
+                alarm.add_ok_action(action)
+
+
+_SUBNET_IDS: WeakKeyDictionary[ec2.IVpc, dict[tuple[Any, ...], list[str]]] = WeakKeyDictionary()
+
+
+def _subnet_ids(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[str]:
+    """The selection's subnet ids, selected once per VPC and selection (a selection is seven jsii round trips;
+    a fleet's endpoints share one). Selections naming subnet objects or filters are not cached."""
+    if sel.subnets is not None or sel.subnet_filters is not None:
+        return _select(vpc, sel)
+    key = (sel.subnet_group_name, sel.subnet_type, tuple(sel.availability_zones or ()) or None, sel.one_per_az)
+    per_vpc = _SUBNET_IDS.setdefault(vpc, {})
+    if key not in per_vpc:
+        per_vpc[key] = _select(vpc, sel)
+    return list(per_vpc[key])
+
+
+def _select(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[str]:
+    return vpc.select_subnets(subnet_group_name=sel.subnet_group_name, subnet_type=sel.subnet_type,
+                              subnets=sel.subnets, availability_zones=sel.availability_zones,
+                              one_per_az=sel.one_per_az, subnet_filters=sel.subnet_filters).subnet_ids
 
 
 def _endpoint_name(scope: Construct) -> str:

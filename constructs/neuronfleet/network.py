@@ -70,6 +70,7 @@ class FleetNetwork(Construct):
         self.settings = settings
         self.vpc = self._vpc(settings)
         _ack_named_azs(self.vpc)
+        self._subnets_by_az: dict[str, ec2.ISubnet] = {}
         self.compute_subnets = ec2.SubnetSelection(subnet_group_name=COMPUTE_SUBNETS)
         """Private subnets in every AZ (endpoints, Lambdas, GPU pool)."""
         self.training_subnet: ec2.ISubnet = self.subnet_in(settings.training_az)
@@ -86,8 +87,11 @@ class FleetNetwork(Construct):
         if availability_zone not in self.settings.availability_zones:
             raise InvalidSettings([Problem("availability_zone", availability_zone, "one of the network's AZs: "
                                            + ", ".join(self.settings.availability_zones))], what=self.settings.what)
-        return self.vpc.select_subnets(subnet_group_name=COMPUTE_SUBNETS,
-                                       availability_zones=[availability_zone]).subnets[0]
+        subnet = self._subnets_by_az.get(availability_zone)
+        if subnet is None:
+            subnet = self._subnets_by_az[availability_zone] = self.vpc.select_subnets(
+                subnet_group_name=COMPUTE_SUBNETS, availability_zones=[availability_zone]).subnets[0]
+        return subnet
 
     def training_subnet_for(self, capacity: Capacity) -> ec2.ISubnet:
         """Where a cluster on ``capacity`` launches: the subnet of the reservation's AZ when it names one (Capacity

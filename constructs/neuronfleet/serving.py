@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import ArnFormat, Aws, Stack
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
+from ._pseudo import pseudo
 from .images import dlc_repository_arn
 from .neuron import ServingImage, serving_images
 from .settings import EndpointSettings
@@ -77,11 +78,11 @@ def execution_policy(scope: Construct, construct_id: str, settings: EndpointSett
         m = _ECR_URI.match(uri)
         if m:
             statements.append(iam.PolicyStatement(sid=f"PullCustomImage{i}", actions=_PULL, resources=[
-                f"arn:{Aws.PARTITION}:ecr:{m['region']}:{m['account']}:repository/{m['repo']}"]))
+                f"arn:{pseudo().partition}:ecr:{m['region']}:{m['account']}:repository/{m['repo']}"]))
     if settings.model_data_url:
         bucket, _, key = settings.model_data_url.removeprefix("s3://").partition("/")
         statements.append(iam.PolicyStatement(sid="ReadModelArtifact", actions=["s3:GetObject"],
-                                              resources=[f"arn:{Aws.PARTITION}:s3:::{bucket}/{key}"]))
+                                              resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
     policy = iam.Policy(scope, construct_id, statements=statements)
     acknowledge_wildcards(policy, "ecr:GetAuthorizationToken, cloudwatch:PutMetricData (limited to /aws/sagemaker/*) "
                                   "and the EC2 network-interface actions SageMaker's VpcConfig needs have no "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import gzip
 
-from aws_cdk import ArnFormat, Aws, Duration, RemovalPolicy, Size, Stack, Token
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Size, Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -22,6 +22,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
+from ._pseudo import pseudo
 from ._region import check_in_region
 from .catalog import AcceleratorFamily, InstanceSpec
 from .compute import (
@@ -317,7 +318,7 @@ class TrainiumCluster(Construct):
             repository_arn = dlc_repository_arn(self, ref.repository)
         elif ref.ecr_account_region:
             account, region = ref.ecr_account_region
-            repository_arn = f"arn:{Aws.PARTITION}:ecr:{region}:{account}:repository/{ref.repository}"
+            repository_arn = f"arn:{pseudo().partition}:ecr:{region}:{account}:repository/{ref.repository}"
         else:
             return
         policy = iam.Policy(self, "PullJobImage", statements=[
