@@ -34,8 +34,7 @@ def _render(node: Any) -> str:
 def acknowledge_wildcards(scope: IConstruct, reason: str, *, resources: tuple[str, ...] = (),
                           actions: tuple[str, ...] = ()) -> None:
     """Acknowledge AwsSolutions-IAM5 findings for these wildcard resources (ARNs, tokens allowed) and actions."""
-    v = Validations.of(scope)
-    for arn in resources:
-        v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{render(scope, arn)}]", reason=reason))
-    for action in actions:
-        v.acknowledge(Acknowledgment(id=f"AwsSolutions-IAM5[Action::{action}]", reason=reason))
+    findings = [f"AwsSolutions-IAM5[Resource::{render(scope, arn)}]" for arn in resources] + [
+        f"AwsSolutions-IAM5[Action::{action}]" for action in actions]
+    if findings:  # one round trip for all of them
+        Validations.of(scope).acknowledge(*(Acknowledgment(id=f, reason=reason) for f in findings))
