@@ -331,6 +331,17 @@ CLOUDFORMATION_QUOTAS = {"resources": 500, "template_bytes": 1_000_000, "descrip
 """Per stack: resources, template body from S3 (bytes), template description (bytes). CloudFormation user guide,
 "Understand CloudFormation quotas" (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/
 cloudformation-limits.html, read 2026-11-22). CDK uploads every template to S3, so the S3 body limit applies."""
+BATCH_MNP_MAX_NODES = 1000
+"""Nodes in one AWS Batch multi-node parallel job: "You can have up to 1,000 nodes in a single job. This is the default
+limit for instances in an Amazon ECS cluster. You can request to increase this limit." (AWS Batch User Guide, "Node
+groups", https://docs.aws.amazon.com/batch/latest/userguide/mnp-node-groups.html, read 2026-11-22). The ECS guide now
+gives 5,000 instances per cluster (below), so the 1,000 may be stale; nothing else publishes Batch's own figure: the
+kit refuses more unless a cluster declares a raised limit (``max_job_nodes``)."""
+ECS_MAX_INSTANCES_PER_CLUSTER = 5000
+"""EC2 instances one ECS cluster can register; a Batch compute environment is one ECS cluster, so one training
+cluster's instances. "the maximum number of Amazon EC2 instances that you can register for each cluster is 5,000"
+(Amazon ECS Developer Guide, "Handle Amazon ECS service quotas and API throttling limits",
+https://docs.aws.amazon.com/AmazonECS/latest/developerguide/operating-at-scale-service-quotas.html, read 2026-11-22)."""
 LAMBDA_ENVIRONMENT_BYTES = 4096
 """The total size of a function's environment variables (keys and values). AWS Lambda quotas
 (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html, read 2026-11-22; cfn-lint's E3697)."""

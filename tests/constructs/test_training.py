@@ -490,11 +490,25 @@ def test_lustre_client_rules_both_directions(templates) -> None:
     ({"capacity_wait_timeout_s": 300}, "capacity_wait_timeout_s: got 300; allowed: a number >= 600"),
     ({"retry_attempts": 11}, "retry_attempts: got 11; allowed: a number <= 10"),
     ({"fsx_backup_retention_days": 91}, "fsx_backup_retention_days: got 91; allowed: a number <= 90"),
+    ({"count": 1200}, "count: got 1200; allowed: a job of at most 1,000 nodes (AWS Batch's limit on nodes per "
+                      "multi-node parallel job by its guide): set job_nodes"),
+    ({"count": 2000, "job_nodes": 1500, "max_job_nodes": 1200},
+     "job_nodes: got 1500; allowed: a job of at most 1,200 nodes (AWS Batch's limit on nodes per multi-node parallel "
+     "job, as max_job_nodes says)"),
+    ({"count": 5004, "job_nodes": 400}, "count: got 5004; allowed: at most 5,000: a cluster's instances register in "
+                                        "one ECS cluster"),
 ])
 def test_refusals_name_the_field_the_value_and_what_can_run(overrides, message) -> None:
     with pytest.raises(InvalidSettings) as info:
         _cluster(**overrides)
     assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
+
+
+def test_a_cluster_larger_than_one_job_runs_jobs_of_job_nodes_or_a_raised_limit() -> None:
+    group = Capacity.capacity_block(resource_group_arn="arn:aws:resource-groups:us-east-2:111111111111:group/blocks")
+    common = {"instance_type": "trn2u.48xlarge", "count": 1200, "allow_unlisted_region": True, "capacity": group}
+    assert TrainiumClusterSettings(**common, job_nodes=400).nodes == 400
+    assert TrainiumClusterSettings(**common, max_job_nodes=2000).nodes == 1200
 
 
 def test_a_custom_image_with_a_declared_sdk_is_accepted_and_pulled_from_its_repository() -> None:

@@ -158,6 +158,9 @@ class TrainiumClusterSettings(Settings):
     NeuronCores) or 1 (128). Unset: the type's default; types without LNC (Trn1) must leave it unset."""
     job_nodes: PositiveInt | None = None
     """Nodes of the job definition's multi-node job (default: ``count``). On UltraServer types whole UltraServers."""
+    max_job_nodes: PositiveInt = rules.BATCH_MNP_MAX_NODES
+    """The most nodes AWS Batch runs in one multi-node parallel job in your account: 1,000 by AWS's guide
+    (:data:`neuronfleet.rules.BATCH_MNP_MAX_NODES`); set it once AWS has raised that limit for you."""
     retry_attempts: Int = Field(default=3, ge=1, le=10)
     """Batch attempts of a job (1 to 10, RetryStrategy ``attempts``); only host and hardware failures retry."""
     capacity_wait_timeout_s: Int | None = Field(default=3600, ge=600, le=86400)
@@ -207,8 +210,19 @@ class TrainiumClusterSettings(Settings):
             near = " or ".join(str(n) for n in (below, below + size) if n > 0)
             yield Problem("count", self.count, f"a multiple of {size} ({self.instance_type} comes in whole "
                                                f"UltraServers of {size} instances), e.g. {near}")
+        if self.count > rules.ECS_MAX_INSTANCES_PER_CLUSTER:
+            yield Problem("count", self.count, (
+                f"at most {rules.ECS_MAX_INSTANCES_PER_CLUSTER:,}: a cluster's instances register in one ECS cluster "
+                "(its Batch compute environment's), which takes no more; split it into several clusters"))
         if self.job_nodes is not None and self.job_nodes > self.count:
             yield Problem("job_nodes", self.job_nodes, f"at most count ({self.count})")
+        elif self.nodes > self.max_job_nodes:
+            field, value = ("job_nodes", self.job_nodes) if self.job_nodes is not None else ("count", self.count)
+            yield Problem(field, value, (
+                f"a job of at most {self.max_job_nodes:,} nodes (AWS Batch's limit on nodes per multi-node parallel "
+                f"job{' by its guide' if self.max_job_nodes == rules.BATCH_MNP_MAX_NODES else ', as max_job_nodes says'}"
+                "): set job_nodes to at most that (jobs then use part of the cluster), or max_job_nodes to the limit "
+                "AWS has raised for your account"))
         elif self.job_nodes is not None and self.job_nodes % size:
             yield Problem("job_nodes", self.job_nodes,
                           f"a multiple of {size}: a job on {self.instance_type} takes whole UltraServers (a job that "
