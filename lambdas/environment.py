@@ -89,3 +89,32 @@ def strings(doc: Any) -> tuple[str, ...]:
     if not isinstance(doc, list) or not all(isinstance(s, str) and s.strip() for s in doc):
         raise ValueError("expected a list of non-blank strings")
     return tuple(doc)
+
+
+TOKEN_MARKER = "${Token["
+"""How aws-cdk-lib encodes an unresolved string in a construct's values: such a string is not the deployed text."""
+
+
+def shared_prefix(values: list[str]) -> Any:
+    """``values`` as a JSON document that takes less of a function's 4 KB environment: ``{"prefix": p, "names":
+    [...]}`` when they share a prefix ending at a ``/`` or ``:`` (ARNs of one kind, account and region share
+    ``arn:aws:resource-groups:us-east-2:111111111111:group/``), else the list itself. Unresolved (token) values are
+    never split. :func:`prefixed_strings` reads either form back."""
+    if len(values) < 2 or any(TOKEN_MARKER in v for v in values):
+        return list(values)
+    first, last = min(values), max(values)
+    common = next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last)))
+    cut = max(first.rfind("/", 0, common), first.rfind(":", 0, common)) + 1
+    if cut == 0 or any(len(v) == cut for v in values):
+        return list(values)
+    return {"prefix": first[:cut], "names": [v[cut:] for v in values]}
+
+
+def prefixed_strings(doc: Any) -> tuple[str, ...]:
+    """A JSON list of non-blank strings, or ``{"prefix": p, "names": [...]}`` (:func:`shared_prefix`), as a tuple."""
+    if isinstance(doc, dict):
+        prefix, names = doc["prefix"], strings(doc["names"])
+        if not isinstance(prefix, str) or not prefix.strip():
+            raise ValueError("prefix is not a non-blank string")
+        return tuple(prefix + n for n in names)
+    return strings(doc)

@@ -31,7 +31,8 @@ class CapacityAlertSettings:
     reservation_ids: tuple[str, ...] = ()
     """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list)."""
     resource_group_arns: tuple[str, ...] = ()
-    """Capacity-reservation resource groups whose members are the fleet's (``FLEET_RESERVATION_GROUPS``)."""
+    """Capacity-reservation resource groups whose members are the fleet's (``FLEET_RESERVATION_GROUPS``: their
+    shared ARN prefix once, then the names, so that a fleet of many clusters fits Lambda's 4 KB)."""
     ultraserver_types: tuple[str, ...] = ()
     """Instance types sold as UltraServer blocks (``ULTRASERVER_TYPES``): their instances stop earlier."""
 
@@ -45,7 +46,7 @@ class CapacityAlertSettings:
                                "vcpus": t.vcpus} for t in pool.types]}),
                 "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
                 "FLEET_RESERVATIONS": to_json(list(self.reservation_ids)),
-                "FLEET_RESERVATION_GROUPS": to_json(list(self.resource_group_arns)),
+                "FLEET_RESERVATION_GROUPS": to_json(environment.shared_prefix(list(self.resource_group_arns))),
                 "ULTRASERVER_TYPES": to_json(list(self.ultraserver_types))}
 
     @classmethod
@@ -57,7 +58,8 @@ class CapacityAlertSettings:
                    topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
                    ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
                    reservation_ids=read.json("FLEET_RESERVATIONS", environment.strings, allowed=listed, default=()),
-                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.strings, allowed=listed,
+                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.prefixed_strings,
+                                                 allowed=listed + ', or {"prefix": "arn:...:group/", "names": [...]}',
                                                  default=()),
                    ultraserver_types=read.json("ULTRASERVER_TYPES", environment.strings, allowed=listed, default=()))
 

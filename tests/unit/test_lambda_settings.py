@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from neuronfleet.lambdas import environment
 from neuronfleet.lambdas.capacity_alert.logic import GpuPool, GpuType
 from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings
 from neuronfleet.lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
@@ -204,3 +205,43 @@ def test_a_missing_or_malformed_variable_is_named_with_its_value_and_what_is_all
 def test_hysteresis_is_whole_minutes() -> None:
     with pytest.raises(ValueError, match=r"FailoverSettings.canary_window: got 0:00:30; allowed: a whole number of min"):
         FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, canary_window=timedelta(seconds=30))
+
+
+GROUP_PREFIX = "arn:aws:resource-groups:us-east-2:111111111111:group/"
+
+
+def test_a_hundred_resource_groups_fit_the_capacity_functions_environment() -> None:
+    groups = tuple(f"{GROUP_PREFIX}ultra-{i:03d}" for i in range(100))
+    env = CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced",
+                                resource_group_arns=groups).to_environment()
+    assert json.loads(env["FLEET_RESERVATION_GROUPS"]) == {"prefix": GROUP_PREFIX,
+                                                          "names": [g.removeprefix(GROUP_PREFIX) for g in groups]}
+    assert sum(len(k) + len(v) for k, v in env.items()) < 4096 < len(json.dumps(list(groups)))
+    assert CapacityAlertSettings.from_environment(env).resource_group_arns == groups
+
+
+@pytest.mark.parametrize("values", [
+    [f"{GROUP_PREFIX}a"],  # one: nothing to share
+    [f"{GROUP_PREFIX}a", "${Token[TOKEN.12]}"],  # a token is never split
+    ["${Token[TOKEN.12]}", "${Token[TOKEN.13]}"],
+    ["group-a", "group-b"],  # no ARN separator to cut at
+    [GROUP_PREFIX + "a", GROUP_PREFIX],  # a value that would leave an empty name
+])
+def test_values_that_cannot_share_a_prefix_stay_a_list(values: list[str]) -> None:
+    assert environment.shared_prefix(values) == values
+
+
+def test_groups_of_two_accounts_share_the_prefix_up_to_the_region_and_round_trip() -> None:
+    groups = (f"{GROUP_PREFIX}ultra-00", f"{GROUP_PREFIX}ultra-01", "arn:aws:resource-groups:us-east-2:222222222222:group/x")
+    env = CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced",
+                                resource_group_arns=groups).to_environment()
+    assert json.loads(env["FLEET_RESERVATION_GROUPS"])["prefix"] == "arn:aws:resource-groups:us-east-2:"
+    assert CapacityAlertSettings.from_environment(env).resource_group_arns == groups
+
+
+def test_a_shared_prefix_is_cut_at_the_last_separator_they_share() -> None:
+    doc = environment.shared_prefix([f"{GROUP_PREFIX}blocks-1", f"{GROUP_PREFIX}blocks-2"])
+    assert doc == {"prefix": GROUP_PREFIX, "names": ["blocks-1", "blocks-2"]}
+    assert environment.prefixed_strings(doc) == (f"{GROUP_PREFIX}blocks-1", f"{GROUP_PREFIX}blocks-2")
+    with pytest.raises(ValueError, match="prefix"):
+        environment.prefixed_strings({"prefix": " ", "names": ["a"]})
