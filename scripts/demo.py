@@ -135,9 +135,11 @@ def main() -> int:
 
     import requests
 
+    from neuronfleet.config import construct_id
     from neuronfleet.lambdas.cost import collector, report
     from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
     from neuronfleet.lambdas.cost.economics import model_line
+    from neuronfleet.lambdas.cost.inventory import FleetEndpoints
     from neuronfleet.lambdas.cost.ledger import Ledger
     from neuronfleet.lambdas.cost.settings import ReportSettings
     from neuronfleet.lambdas.cost.work import Work
@@ -178,7 +180,17 @@ def main() -> int:
 
         functions = {f["Handler"]: f for f in server.client("lambda").list_functions()["Functions"]}
         cfg = functions["cost.report.handler"]["Environment"]["Variables"]
-        models = json.loads(cfg["MODELS"])
+        rs = ReportSettings.from_environment(cfg)  # the deployed function's configuration, read as it reads it
+        # the report's own discovery: the endpoints tagged with the fleet, each modelled from its configuration
+        found = FleetEndpoints(tagging=server.client("resourcegroupstaggingapi"), sagemaker=server.client("sagemaker"),
+                               fleet=rs.fleet).models(rs.accelerators)
+        step(f"the report finds {len(found.models)} endpoint(s) tagged neuronfleet:fleet={rs.fleet} "
+             f"({', '.join(m.endpoint for m in found.models)}), each modelled from its endpoint configuration")
+        for name, why in found.skipped.items():
+            print(f"    skipped {name}: {why}")
+        by_name = {m.endpoint: m.to_json() for m in found.models}
+        outputs = {k: v for s in result.stacks for k, v in s.outputs.items()}
+        models = [by_name[outputs[f"{construct_id(e.name)}EndpointName"]] for e in fleet.endpoints]
         step(f"feeding the cost monitors a month of SYNTHETIC usage of {fleet.name}'s own types and endpoints")
         pages, points, story = month_of_usage(fleet, models, today)
         for line in story:
@@ -204,11 +216,10 @@ def main() -> int:
 
         step("running the migration report (ledger + invocations + tokens -> S3 and SNS), configured as deployed")
         s3 = server.client("s3")
-        rs = ReportSettings.from_environment(cfg)  # the deployed function's configuration, read as it reads it
-        rep = report.run(today=today, fleet=rs.fleet, period_days=rs.period_days, endpoints=rs.endpoints,
+        rep = report.run(today=today, fleet=rs.fleet, period_days=rs.period_days, endpoints=found,
                          prices=rs.prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
                          bucket=rs.report_bucket, sns=server.client("sns"), topic_arn=rs.topic_arn,
-                         models=rs.models, synthetic=SYNTHETIC, accelerators=rs.accelerators)
+                         synthetic=SYNTHETIC, accelerators=rs.accelerators)
         html_key = rep["published"]["html"].split("/", 3)[3]
         page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
     local = out / "migration-report.html"

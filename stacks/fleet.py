@@ -12,7 +12,6 @@ from constructs import Construct
 
 from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
 from neuronfleet.config import construct_id
-from neuronfleet.cost import endpoint_model
 from neuronfleet.rules import (
     CDK_DESCRIPTION_CHARS,
     CLOUDFORMATION_QUOTAS,
@@ -62,10 +61,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
         stacks.append(CostStack(
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
-            endpoint_names=[e.endpoint_name for i in inference for e in i.endpoints.values()],
             reservation_ids=reserved[0], reservation_groups=reserved[1],
-            endpoint_models=[endpoint_model(e.endpoint_name, e.settings) for i in inference
-                             for e in i.endpoints.values()],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))

@@ -3,6 +3,11 @@
 A daily spend collector (Cost Explorer -> DynamoDB ledger -> CloudWatch), a weekly unit-economics and
 migration report (S3 JSON and HTML, SNS summary), an hourly waste detector (idle NeuronCores, Capacity
 Blocks ending), an AWS Budget per fleet, a dashboard. Handlers live in ``lambdas/cost``.
+
+The report and the waste detector find the fleet's SageMaker endpoints when they run: those tagged
+``neuronfleet:fleet`` = ``fleet_name`` (``tag_fleet`` tags every resource of the reference app; tag your own
+endpoints so). Nothing in their environment grows with the number of endpoints, and the cost stack does not
+depend on the inference stacks.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
 from .cur import CurAnalytics
 from .functions import FleetFunction
+from .lambdas.cost.discovery import ENDPOINT_RESOURCE_TYPE
 from .lambdas.cost.economics import EndpointModel
 from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from .lambdas.namespaces import (
@@ -49,9 +55,10 @@ def accelerators_of(catalog: InstanceCatalog) -> dict[str, tuple[str, int]]:
 
 
 def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
-    """An endpoint's model as the report sees it, from its settings (neuronfleet.settings.EndpointSettings): the Neuron
-    variant's types, the GPU variant's type and role (``baseline`` when weighted, ``standby`` at weight 0, ``shadow``),
-    and the GPU pools of the Neuron variant (capacity fallback, with a warm standby's type)."""
+    """An endpoint's model as its settings (neuronfleet.settings.EndpointSettings) describe it: the Neuron variant's
+    types, the GPU variant's type and role (``baseline`` when weighted, ``standby`` at weight 0, ``shadow``), and the
+    GPU pools of the Neuron variant (capacity fallback, with a warm standby's type). The report reads the same from
+    the deployed endpoint configuration (lambdas/cost/discovery.py); the tests hold the two equal."""
     gpu = settings.live_gpu_variant
     role = "" if gpu is None else "shadow" if gpu.shadow else "baseline" if gpu.initial_weight > 0 else "standby"
     return EndpointModel(endpoint=endpoint_name, neuron_types=tuple(settings.neuron_pools),
@@ -62,14 +69,16 @@ def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
 class CostMonitors(Construct):
     """Example::
 
-        CostMonitors(self, "Cost", fleet_name="nf-prod", topic=alerts.topic, endpoint_names=[chat.endpoint_name],
+        CostMonitors(self, "Cost", fleet_name="nf-prod", topic=alerts.topic,
                      settings=CostMonitorSettings(monthly_budget_usd=450_000))
+
+    The fleet's endpoints are those tagged ``neuronfleet:fleet`` = ``fleet_name`` (``tag_fleet``), found by the
+    report and the waste detector when they run; an endpoint without the tag is not in the report.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
-                 endpoint_names: Sequence[str] = (), price_overrides: Mapping[str, Any] | None = None,
-                 endpoint_models: Sequence[EndpointModel] = (),
+                 price_overrides: Mapping[str, Any] | None = None,
                  reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = ()) -> None:
         check_argument("fleet_name", fleet_name, name_rule)
         settings = settings or CostMonitorSettings()
@@ -79,8 +88,6 @@ class CostMonitors(Construct):
         """The fleet's capacity reservations (ids) and resource groups: their Capacity Blocks' fees are its own."""
         self.reservation_groups = tuple(reservation_groups)
         self.settings = settings
-        self.endpoint_models = tuple(endpoint_models)
-        """The fleet's endpoints as models (variant types, what the GPU variant is for): the report's per-model costs."""
         self._storage()
         self.cur: CurAnalytics | None = None
         """With ``source="athena"``: the CUR 2.0 export, Glue table and Athena workgroup the collector reads."""
@@ -90,11 +97,11 @@ class CostMonitors(Construct):
         self.prices = price_table(catalog, Stack.of(self).region if not Token.is_unresolved(Stack.of(self).region)
                                   else None, price_overrides)
         """The price table the report uses (instance type -> usd_per_hour, source, as_of, region, sourced)."""
-        self._functions(topic, catalog, endpoint_names)
+        self._functions(topic, catalog)
         self._grant(topic)
         self._schedules()
         self.budget = self._budget(topic)
-        self.dashboard = self._dashboard(endpoint_names)
+        self.dashboard = self._dashboard()
 
     def _storage(self) -> None:
         """The ledger (DynamoDB) and the report bucket."""
@@ -109,7 +116,7 @@ class CostMonitors(Construct):
         logs_bucket = secure_bucket(self, "ReportAccessLogs")
         self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/")
 
-    def _functions(self, topic: sns.ITopic, catalog: InstanceCatalog, endpoint_names: Sequence[str]) -> None:
+    def _functions(self, topic: sns.ITopic, catalog: InstanceCatalog) -> None:
         """The three handlers, each configured through its own settings object (shared with the handler)."""
         settings, fleet_name, to_json = self.settings, self.fleet_name, Stack.of(self).to_json_string
         accelerator_types = sorted({t for s in catalog for t in (s.instance_type, f"ml.{s.instance_type}")})
@@ -131,10 +138,10 @@ class CostMonitors(Construct):
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
             environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
                                        report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
-                                       prices=self.prices, endpoints=list(endpoint_names),
-                                       period_days=settings.report_period_days, tokens_namespace=WORKLOAD_NAMESPACE,
+                                       prices=self.prices, period_days=settings.report_period_days,
+                                       tokens_namespace=WORKLOAD_NAMESPACE,
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
-                                       models=self.endpoint_models, accelerators=accelerators_of(catalog),
+                                       accelerators=accelerators_of(catalog),
                                        ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
@@ -145,7 +152,7 @@ class CostMonitors(Construct):
                                       utilization_metric=NEURON_CORE_UTILIZATION,
                                       idle_percent=settings.idle_utilisation_percent,
                                       idle_hours=settings.idle_hours, fleet=fleet_name,
-                                      endpoints=list(endpoint_names), reservation_ids=self.reservation_ids,
+                                      reservation_ids=self.reservation_ids,
                                       ).to_environment(to_json=to_json))
 
     def _schedules(self) -> None:
@@ -206,20 +213,31 @@ class CostMonitors(Construct):
         w.add_to_principal_policy(iam.PolicyStatement(
             actions=["cloudwatch:GetMetricData", "ec2:DescribeInstances", "ec2:DescribeCapacityReservations"],
             resources=["*"]))
-        endpoints = Stack.of(self).format_arn(service="sagemaker", resource="endpoint", resource_name="*")
-        w.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpoint"], resources=[endpoints]))
-        acknowledge_wildcards(w, "The waste detector describes the fleet's endpoints (names generated at deploy; "
-                                 "DescribeEndpoint reads, never changes)", resources=(endpoints,))
+        # the fleet's endpoints, found when the functions run: GetResources by the fleet tag (no resource-level
+        # permissions), then each endpoint (and, for the report, its configuration) described
+        stack = Stack.of(self)
+        endpoints = stack.format_arn(service="sagemaker", resource="endpoint", resource_name="*")
+        configs = stack.format_arn(service="sagemaker", resource="endpoint-config", resource_name="*")
+        for role in (r, w):
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["tag:GetResources"], resources=["*"]))
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpoint"],
+                                                             resources=[endpoints]))
+            acknowledge_wildcards(role, f"Describes the endpoints tagged {FLEET_TAG} with the fleet (found at run "
+                                        "time, any name; DescribeEndpoint reads, never changes)", resources=(endpoints,))
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpointConfig"], resources=[configs]))
+        acknowledge_wildcards(r, "The report reads the configuration of each endpoint of the fleet (named by the "
+                                 "endpoint at run time; DescribeEndpointConfig reads, never changes)", resources=(configs,))
         self.announced.grant(w)
         for role in (r, w):
             grant_publish(topic, role)
-        why = ("Cost Explorer, EC2 Describe* and CloudWatch metric reads/writes (writes limited by namespace) have no "
+        why = ("Cost Explorer, EC2 Describe*, CloudWatch metric reads/writes (writes limited by namespace) and "
+               f"tag:GetResources ({ENDPOINT_RESOURCE_TYPE} resources tagged {FLEET_TAG} with the fleet) have no "
                "resource-level permissions")
         for role in (c, r, w):
             acknowledge_wildcards(role, why, resources=("*",))
         acknowledge_wildcards(r, "The report writes under the reports/ prefix of its own bucket", resources=(objects,))
 
-    def _dashboard(self, endpoint_names: Sequence[str]) -> cloudwatch.Dashboard:
+    def _dashboard(self) -> cloudwatch.Dashboard:
         fleet = self.fleet_name
 
         def spend(family: str) -> cloudwatch.Metric:
@@ -227,24 +245,20 @@ class CostMonitors(Construct):
                                      period=Duration.days(1), label=family,
                                      dimensions_map={"Fleet": fleet, "Family": family})
 
-        def unit_cost(endpoint: str, variant: str, unit: str) -> cloudwatch.Metric:
-            # the report's own figures (same quantities: hosting attributed per model, work per model)
-            return cloudwatch.Metric(namespace=ECONOMICS_NAMESPACE, metric_name=COST_PER_MILLION_METRICS[unit],
-                                     statistic="Average", period=Duration.days(7),
-                                     label=f"{endpoint} {'Neuron' if variant == 'neuron' else 'GPU baseline'}",
-                                     dimensions_map={"Fleet": fleet, "Endpoint": endpoint, "Variant": variant})
-
-        models = self.endpoint_models or tuple(EndpointModel(endpoint=n, neuron_types=()) for n in endpoint_names)
-        per_model = [unit_cost(m.endpoint, v, "inferences") for m in models
-                     for v in (("neuron", "gpu") if m.gpu_role == "baseline" else ("neuron",))]
+        # the report's own figures (hosting attributed per model, work per model), for every endpoint it found: a
+        # search over the fleet's unit costs, not a list of endpoints fixed at synth (up to 500 series per search)
+        week = Duration.days(7)
+        per_model = cloudwatch.SearchExpression(
+            expression=f"SEARCH('{{{ECONOMICS_NAMESPACE},Endpoint,Fleet,Variant}} Fleet=\"{fleet}\" "
+                       f"MetricName=\"{COST_PER_MILLION_METRICS['inferences']}\"', 'Average', {week.to_seconds():.0f})",
+            label="${PROP('Dim.Endpoint')} ${PROP('Dim.Variant')}", period=week)
 
         dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.days(30))
         dashboard.add_widgets(
             cloudwatch.GraphWidget(title=f"{fleet}: daily spend by accelerator family (USD)", width=12,
                                    left=[spend(f) for f in ("trainium", "inferentia", "gpu")], stacked=True),
             cloudwatch.GraphWidget(title="Cost per million inferences per model, from the migration report (USD)",
-                                   width=12, left=per_model or [cloudwatch.MathExpression(
-                                       expression="0", label="no endpoints", period=Duration.days(7))]),
+                                   width=12, left=[per_model]),
             cloudwatch.GraphWidget(title="NeuronCore utilisation (%)", width=12, left=[cloudwatch.MathExpression(
                 expression=f"SEARCH('{{{NEURON_NAMESPACE},InstanceId}} MetricName=\"{NEURON_CORE_UTILIZATION}\"', "
                            "'Average', 3600)", label="utilisation", period=Duration.hours(1))]),

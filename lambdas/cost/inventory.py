@@ -1,20 +1,68 @@
-"""What the fleet runs and holds, for the waste detector: thin boto3 adapters (EC2, SageMaker, CloudWatch), each
-scoped to the fleet (its ``neuronfleet:fleet`` tag, its own endpoints), never the whole region."""
+"""What the fleet runs and holds, for the waste detector and the report: thin boto3 adapters (EC2, SageMaker,
+CloudWatch, Resource Groups Tagging), each scoped to the fleet (its ``neuronfleet:fleet`` tag), never the whole
+region. The decisions are elsewhere: idle.py (waste), discovery.py (which endpoints, what each one's model is)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from .discovery import ENDPOINT_RESOURCE_TYPE, Discovered, endpoint_model, fleet_endpoints, gone
+from .economics import Accelerators, EndpointModel
 from .idle import Instance, Reservation, Variant
 from .rows import FLEET_TAG, family_of
 
 
+class FleetEndpoints:
+    """The fleet's SageMaker endpoints, found at run time: those tagged ``neuronfleet:fleet`` = the fleet
+    (Resource Groups Tagging API GetResources, every page), and each one's model from DescribeEndpoint and
+    DescribeEndpointConfig. An endpoint whose description cannot be read (deleted between the listing and the
+    description) is skipped, with the reason given to ``on_skip``."""
+
+    def __init__(self, *, tagging: Any, sagemaker: Any, fleet: str,
+                 on_skip: Callable[[str, str], None] | None = None) -> None:
+        self._tagging, self._sm, self.fleet = tagging, sagemaker, fleet
+        self._on_skip = on_skip or (lambda name, reason: None)
+
+    def names(self) -> list[str]:
+        pages = self._tagging.get_paginator("get_resources").paginate(
+            ResourceTypeFilters=[ENDPOINT_RESOURCE_TYPE], TagFilters=[{"Key": FLEET_TAG, "Values": [self.fleet]}])
+        return fleet_endpoints((m for page in pages for m in page.get("ResourceTagMappingList", [])), self.fleet)
+
+    def models(self, accelerators: Accelerators, names: Sequence[str] | None = None) -> Discovered:
+        models: list[EndpointModel] = []
+        skipped: dict[str, str] = {}
+        notes: dict[str, tuple[str, ...]] = {}
+        for name in self.names() if names is None else names:
+            try:
+                endpoint = self._sm.describe_endpoint(EndpointName=name)
+                config_name = endpoint["EndpointConfigName"]
+                config = self._sm.describe_endpoint_config(EndpointConfigName=config_name)
+            except self._sm.exceptions.ClientError as exc:
+                if not gone(exc.response.get("Error", {})):
+                    raise
+                skipped[name] = f"not described (deleted since it was listed?): {exc.response['Error']['Message']}"
+                self._on_skip(name, skipped[name])
+                continue
+            model, left_out = endpoint_model(str(endpoint.get("EndpointName") or name), config, accelerators)
+            if left_out:
+                notes[name] = left_out
+            if model is None:
+                skipped[name] = f"no variant of {config_name} runs on an accelerator type of the catalog"
+                self._on_skip(name, skipped[name])
+                continue
+            models.append(model)
+        return Discovered(models=tuple(models), skipped=skipped, notes=notes)
+
+
 class FleetInventory:
-    def __init__(self, *, ec2: Any, sagemaker: Any, cloudwatch: Any, fleet: str, namespace: str, metric: str) -> None:
+    def __init__(self, *, ec2: Any, sagemaker: Any, cloudwatch: Any, tagging: Any, fleet: str, namespace: str,
+                 metric: str) -> None:
         self._ec2, self._sm, self._cw = ec2, sagemaker, cloudwatch
         self.fleet, self._namespace, self._metric = fleet, namespace, metric
+        self.endpoints = FleetEndpoints(tagging=tagging, sagemaker=sagemaker, fleet=fleet)
+        """The fleet's endpoints, found by their tag at run time."""
 
     def _tag_filter(self) -> dict[str, Any]:
         return {"Name": f"tag:{FLEET_TAG}", "Values": [self.fleet]}

@@ -2,6 +2,8 @@
 
 Configuration: :class:`~.settings.ReportSettings` (read once per container). Tokens are read from its
 ``tokens_namespace`` (``WORKLOAD_NAMESPACE`` by default: metric Tokens, dimensions Fleet and Variant neuron|gpu).
+The fleet's endpoints are found when the report runs: those tagged ``neuronfleet:fleet`` = the fleet, each modelled
+from its endpoint configuration (discovery.py; the calls in inventory.FleetEndpoints).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ._shared import namespaces
 from .adapters import ReportStore, Topic
+from .discovery import Discovered
 from .economics import (
     Accelerators,
     Counts,
@@ -38,8 +41,9 @@ from .economics import (
     unit_economics,
     verdict,
 )
+from .inventory import FleetEndpoints
 from .ledger import Ledger
-from .rows import Basis, CostRow
+from .rows import FLEET_TAG, Basis, CostRow
 from .settings import ReportSettings
 from .work import UnitCostMetrics, Work
 
@@ -77,10 +81,13 @@ def capacity_block_use(rows: Sequence[CostRow]) -> list[dict[str, Any]]:
 
 def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invocations: Counts, tokens: Counts,
           prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized", price_notes: Sequence[str] = (),
-          models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None
+          models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None,
+          skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None
           ) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
-    and their variants' types. Figures are computed at full precision and rounded only where they are shown."""
+    and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
+    what of its configuration its model leaves out. Figures are computed at full precision and rounded only where
+    they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
     usage = [r for r in mine if r.family]
@@ -115,6 +122,8 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
         },
         "adjustments_usd": {k: _usd(v) for k, v in sorted(by_adjustment.items())},
         "capacity_blocks": capacity_block_use(mine),
+        "endpoints": {"modelled": sorted(m.endpoint for m in models), "skipped": dict(sorted((skipped or {}).items())),
+                      "left_out": {k: list(v) for k, v in sorted((left_out or {}).items())}},
         "unit_economics": unit_economics(models, hosting, invocations, tokens),
         "unattributed": unattributed,
         "verdict": verdict(spend, recorded, standby_usd=standby, period_days=days),
@@ -122,7 +131,10 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                                         prices, accelerators=accelerators,
                                         ratios=measured_ratios(models, hours, invocations)),
         "price_notes": list(price_notes),
-        "sources": {"spend": f"Cost Explorer {BASIS_LABEL[basis].split(' (')[0]} via the ledger; credits, refunds "
+        "sources": {"endpoints": f"the SageMaker endpoints tagged {FLEET_TAG}={fleet} when the report ran (Resource "
+                                 "Groups Tagging API), each modelled from its endpoint configuration: variants' "
+                                 "instance types and pools, the family of each from the instance catalog",
+                    "spend": f"Cost Explorer {BASIS_LABEL[basis].split(' (')[0]} via the ledger; credits, refunds "
                              "and taxes apart (adjustments_usd); Capacity Block fees amortised per day over the block; "
                              "SageMaker hosting attributed to a model by its variant's instance type",
                     "inferences": "AWS/SageMaker Invocations per endpoint and variant (neuron, gpu), per day",
@@ -150,19 +162,22 @@ def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics
     return out
 
 
-def run(*, today: date, fleet: str, period_days: int, endpoints: Sequence[str], prices: Mapping[str, Any],
-        ledger: Ledger, usage: Work, s3: Any, bucket: str, sns: Any, topic_arn: str,
-        basis: Basis = "net_amortized", stale_after_days: int = 180, models: Sequence[EndpointModel] = (),
-        synthetic: str = "", accelerators: Accelerators | None = None) -> dict[str, Any]:
+def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any], ledger: Ledger, usage: Work,
+        s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
+        stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None) -> dict[str, Any]:
+    """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
+    stored, published and announced."""
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
     t1 = datetime.combine(today, datetime.min.time(), UTC)
-    names = sorted({*endpoints, *(m.endpoint for m in models)})
+    models = endpoints.models
+    names = sorted({m.endpoint for m in models})
     report = build(fleet=fleet, rows=ledger.rows(days), start=start, end=today,
                    invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
                    prices=prices, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
-                   price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days))
+                   price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days),
+                   skipped=endpoints.skipped, left_out=endpoints.notes)
     report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn),
                                   metrics=UnitCostMetrics(usage.client), at=t1)
     return report
@@ -173,6 +188,7 @@ class Container:
     """What one Lambda container builds once: its settings, clients and adapters."""
 
     settings: ReportSettings
+    endpoints: FleetEndpoints
     ledger: Ledger
     usage: Work
     s3: Any
@@ -182,7 +198,11 @@ class Container:
 @cache
 def container() -> Container:
     settings = ReportSettings.from_environment()
-    return Container(settings=settings, ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
+    endpoints = FleetEndpoints(tagging=boto3.client("resourcegroupstaggingapi"), sagemaker=boto3.client("sagemaker"),
+                               fleet=settings.fleet, on_skip=lambda name, reason: logger.warning(
+                                   "endpoint skipped", extra={"endpoint": name, "reason": reason}))
+    return Container(settings=settings, endpoints=endpoints,
+                     ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
                      usage=Work(boto3.client("cloudwatch"), settings.tokens_namespace), s3=boto3.client("s3"),
                      sns=boto3.client("sns"))
 
@@ -192,9 +212,12 @@ def container() -> Container:
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
     c = container()
     s = c.settings
-    report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=s.endpoints,
+    found = c.endpoints.models(s.accelerators)
+    for name, notes in found.notes.items():
+        logger.info("endpoint modelled in part", extra={"endpoint": name, "left_out": list(notes)})
+    report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=found,
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
-                 models=s.models, accelerators=s.accelerators)
+                 accelerators=s.accelerators)
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -119,9 +119,8 @@ class ReportSettings:
     topic_arn: str
     """Where the summary goes (``ALERTS_TOPIC_ARN``)."""
     prices: Mapping[str, Mapping[str, str]]
-    """Instance type -> usd_per_hour, source, as_of (``PRICES``, JSON; neuronfleet.estimate.price_table)."""
-    endpoints: Sequence[str] = ()
-    """SageMaker endpoints whose invocations count (``ENDPOINTS``, JSON list)."""
+    """Instance type -> usd_per_hour, source, as_of (``PRICES``, JSON; neuronfleet.estimate.price_table). The fleet's
+    endpoints are not configured: the report finds those tagged with the fleet when it runs (discovery.py)."""
     period_days: int = 30
     """Days per report (``PERIOD_DAYS``)."""
     tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE
@@ -130,25 +129,18 @@ class ReportSettings:
     """The cost basis the report uses and names: net_amortized | unblended (``COST_BASIS``)."""
     stale_after_days: int = 180
     """A price read longer ago than this is flagged stale in the report (``PRICE_STALE_DAYS``)."""
-    models: Sequence[Any] = ()
-    """The fleet's endpoints as models: endpoint, neuron_types, gpu_type, gpu_role (``MODELS``, JSON list;
-    economics.EndpointModel)."""
     accelerators: Mapping[str, tuple[str, int]] = field(default_factory=dict)
-    """EC2 type -> [family, accelerator memory GiB] from the instance catalog (``ACCELERATORS``, JSON): the evaluation
-    estimate maps GPU work to Neuron types with enough accelerator memory."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "endpoints", tuple(self.endpoints))
-        object.__setattr__(self, "models", tuple(self.models))
+    """EC2 type -> [family, accelerator memory GiB] from the instance catalog (``ACCELERATORS``, JSON): which of an
+    endpoint's variants is Neuron and which GPU, and the evaluation estimate maps GPU work to Neuron types with
+    enough accelerator memory."""
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
         return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
                 "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
-                "ENDPOINTS": to_json(list(self.endpoints)), "PRICES": to_json(_pack_prices(self.prices)),
+                "PRICES": to_json(_pack_prices(self.prices)),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
                 "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
-                "MODELS": to_json([m.to_json() if hasattr(m, "to_json") else m for m in self.models]),
                 "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in self.accelerators.items()})}
 
     @classmethod
@@ -164,15 +156,10 @@ class ReportSettings:
                    topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
                    prices=read.json("PRICES", _prices, allowed=(
                        'a JSON object {instance type: {"usd_per_hour": "<decimal>", "source": ..., "as_of": ...}}')),
-                   endpoints=read.json("ENDPOINTS", environment.strings, default=(),
-                                       allowed="a JSON list of SageMaker endpoint names"),
                    period_days=read.whole("PERIOD_DAYS", default=cls.period_days, minimum=1, unit="days"),
                    tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace),
                    basis=basis, stale_after_days=read.whole("PRICE_STALE_DAYS", default=cls.stale_after_days,
                                                             minimum=1, unit="days"),
-                   models=read.json("MODELS", _models, default=(), allowed=(
-                       'a JSON list of {"endpoint", "neuron_types": [...], "gpu_type", "gpu_role": '
-                       'baseline | standby | shadow | ""}')),
                    accelerators=read.json("ACCELERATORS", _accelerators, default=dict[str, tuple[str, int]](), allowed=(
                        'a JSON object {instance type: "<t|i|g><GiB>"} (trainium, inferentia, gpu; accelerator '
                        'memory)')))
@@ -193,14 +180,12 @@ class WasteSettings:
     idle_hours: int = 6
     """...in every one of the last this many hours (``IDLE_HOURS``)."""
     fleet: str = ""
-    """The fleet whose instances and reservations are judged: its ``neuronfleet:fleet`` tag (``FLEET``)."""
-    endpoints: Sequence[str] = ()
-    """The fleet's SageMaker endpoints (``ENDPOINTS``, JSON list)."""
+    """The fleet whose instances, reservations and endpoints are judged: its ``neuronfleet:fleet`` tag (``FLEET``;
+    the endpoints are found by it when the detector runs)."""
     reservation_ids: Sequence[str] = ()
     """Capacity reservations of the fleet besides those tagged with it (``RESERVATION_IDS``, JSON list)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "endpoints", tuple(self.endpoints))
         object.__setattr__(self, "reservation_ids", tuple(self.reservation_ids))
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
@@ -209,7 +194,7 @@ class WasteSettings:
                 "NEURON_NAMESPACE": str(self.neuron_namespace),
                 "UTILIZATION_METRIC": str(self.utilization_metric), "IDLE_PERCENT": str(self.idle_percent),
                 "IDLE_HOURS": str(self.idle_hours), "FLEET": str(self.fleet),
-                "ENDPOINTS": to_json(list(self.endpoints)), "RESERVATION_IDS": to_json(list(self.reservation_ids))}
+                "RESERVATION_IDS": to_json(list(self.reservation_ids))}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -224,8 +209,6 @@ class WasteSettings:
                                             unit="percent"),
                    idle_hours=read.whole("IDLE_HOURS", default=cls.idle_hours, minimum=1, unit="hours"),
                    fleet=read.text("FLEET", allowed="the fleet's name"),
-                   endpoints=read.json("ENDPOINTS", environment.strings, default=(),
-                                       allowed="a JSON list of SageMaker endpoint names"),
                    reservation_ids=read.json("RESERVATION_IDS", environment.strings, default=(),
                                              allowed="a JSON list of capacity reservation ids"))
 
@@ -235,21 +218,6 @@ def _nonempty_strings(doc: Any) -> tuple[str, ...]:
     if not out:
         raise ValueError("the list is empty")
     return out
-
-
-def _models(doc: Any) -> tuple[Any, ...]:
-    from .economics import EndpointModel
-
-    if not isinstance(doc, list):
-        raise ValueError("expected a list")
-    out = []
-    for i, m in enumerate(doc):
-        if not isinstance(m, dict) or not m.get("endpoint"):
-            raise ValueError(f"[{i}]: expected an object with endpoint")
-        if m.get("gpu_role", "") not in ("", "baseline", "standby", "shadow"):
-            raise ValueError(f"[{i}].gpu_role: got {m.get('gpu_role')!r}; allowed: baseline | standby | shadow")
-        out.append(EndpointModel.from_json(m))
-    return tuple(out)
 
 
 _FAMILY_LETTER = {"t": "trainium", "i": "inferentia", "g": "gpu"}

@@ -1,6 +1,7 @@
 """Hourly waste detector, scoped to the fleet: idle and silent Neuron instances, reservations with free slots, idle
 endpoint variants and GPU standbys (idle.py says what each is), each announced when it starts and when it ends (the
-announcements ledger remembers which are open), never hourly in between.
+announcements ledger remembers which are open), never hourly in between. The fleet's endpoints are found at run
+time by their ``neuronfleet:fleet`` tag (inventory.FleetEndpoints), not listed in the environment.
 
 Configuration: :class:`~.settings.WasteSettings` (read once per container): utilisation is read from its
 ``neuron_namespace`` (``NEURON_NAMESPACE`` by default). The decisions are in idle.py, the AWS calls in adapters.py.
@@ -47,12 +48,13 @@ REMIND_AFTER = timedelta(days=7)
 
 
 def run(*, now: datetime, inventory: FleetInventory, topic: Topic, ledger: Ledger, threshold: float, hours: int,
-        endpoints: Sequence[str] = (), reservation_ids: Sequence[str] = ()) -> list[str]:
+        reservation_ids: Sequence[str] = ()) -> list[str]:
     """Announce the fleet's waste conditions that started and ended since the last run; the subjects sent."""
     fleet = inventory.fleet
     running = inventory.running_neuron_instances()
     hourly = inventory.hourly_utilisation([i.instance_id for i in running], hours, now)
     idle = dict(idle_instances(hourly, threshold=threshold, hours=hours))
+    endpoints = inventory.endpoints.names()
     idle_variants, standbys = endpoint_waste(inventory.variants(endpoints, hours, now) if endpoints else [],
                                              hours=hours)
     current: dict[str, dict[str, str]] = {
@@ -107,7 +109,8 @@ def container() -> Container:
     s = WasteSettings.from_environment()
     return Container(settings=s, inventory=FleetInventory(
                          ec2=boto3.client("ec2"), sagemaker=boto3.client("sagemaker"), cloudwatch=boto3.client("cloudwatch"),
-                         fleet=s.fleet, namespace=s.neuron_namespace, metric=s.utilization_metric),
+                         tagging=boto3.client("resourcegroupstaggingapi"), fleet=s.fleet, namespace=s.neuron_namespace,
+                         metric=s.utilization_metric),
                      topic=Topic(boto3.client("sns"), s.topic_arn), ledger=Ledger(boto3.client("dynamodb"),
                                                                                    s.ledger_table))
 
@@ -117,7 +120,7 @@ def container() -> Container:
 def handler(event: EventBridgeEvent, context: LambdaContext) -> list[str]:
     c = container()
     sent = run(now=datetime.now(UTC), inventory=c.inventory, topic=c.topic, ledger=c.ledger,
-               threshold=c.settings.idle_percent, hours=c.settings.idle_hours, endpoints=c.settings.endpoints,
+               threshold=c.settings.idle_percent, hours=c.settings.idle_hours,
                reservation_ids=c.settings.reservation_ids)
     logger.info("waste check", extra={"announced": sent})
     return sent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -113,8 +114,10 @@ def test_dashboard_shows_spend_unit_cost_and_utilisation(cost, prod) -> None:
     (dash,) = properties(cost, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dash["DashboardBody"])
     for needle in ("daily spend by accelerator family", "Cost per million inferences", "NeuronCore utilisation",
-                   "NeuronFleet/Cost", prod.stacks["inference"].endpoints["Chat"].endpoint_name):
+                   "NeuronFleet/Cost"):
         assert needle in body, needle
+    # no endpoint is named at synth: the unit costs are a search over what the report publishes
+    assert prod.stacks["inference"].endpoints["Chat"].endpoint_name not in body
 
 
 def test_the_dashboards_unit_costs_are_the_reports_not_spend_that_includes_ec2_training(cost) -> None:
@@ -126,6 +129,14 @@ def test_the_dashboards_unit_costs_are_the_reports_not_spend_that_includes_ec2_t
     widget = widget[:widget.index("NeuronCore utilisation")]
     assert "NeuronFleet/Economics" in widget and "CostPerMillionInferences" in widget
     assert "NeuronFleet/Cost" not in widget and "Spend" not in widget and "1000000 *" not in widget
+    # every endpoint the report found and published, whatever their number: a search on the fleet's unit costs
+    parts = dash["DashboardBody"]["Fn::Join"][1]
+    widgets = json.loads("".join(p if isinstance(p, str) else "region" for p in parts))["widgets"]
+    (unit_costs,) = [w["properties"] for w in widgets if w["properties"].get("title", "").startswith("Cost per million")]
+    assert unit_costs["metrics"] == [[{
+        "expression": "SEARCH('{NeuronFleet/Economics,Endpoint,Fleet,Variant} Fleet=\"nf-prod\" "
+                      "MetricName=\"CostPerMillionInferences\"', 'Average', 604800)",
+        "label": "${PROP('Dim.Endpoint')} ${PROP('Dim.Variant')}", "period": 604800}]]
     # the report may write its unit costs there and nowhere else
     (put,) = [s for s in _statements(cost, "CostMonitorsReport") if s["Action"] == "cloudwatch:PutMetricData"]
     assert put["Condition"] == {"StringEquals": {"cloudwatch:namespace": "NeuronFleet/Economics"}}
@@ -139,26 +150,66 @@ def test_handler_errors_alarm_and_dead_letter_queues(cost) -> None:
     cost.resource_count_is("AWS::SQS::Queue", 3)
 
 
-def test_the_report_knows_each_model_its_variants_types_and_what_its_gpu_variant_is_for(cost) -> None:
-    _, fn = _fn(cost, "cost.report.handler")
-    models = fn["Environment"]["Variables"]["MODELS"]
-    text = json.dumps(models)
-    # chat: Neuron on ml.inf2.48xlarge, its p5en pool is capacity fallback, the weight-0 p5 variant a standby
-    for needle in ('\\"neuron_types\\":[\\"ml.inf2.48xlarge\\"]', '\\"gpu_type\\":\\"ml.p5.48xlarge\\"',
-                   '\\"gpu_role\\":\\"standby\\"', '\\"gpu_pool_types\\":[\\"ml.p5en.48xlarge\\"]',
-                   '\\"neuron_types\\":[\\"ml.inf2.xlarge\\"]'):
-        assert needle in text, needle
+def test_the_report_reads_each_model_from_the_endpoint_configuration_as_the_settings_describe_it(prod) -> None:
+    """What the report finds at run time (discovery.endpoint_model on the deployed endpoint configuration, here the
+    synthesised one: CloudFormation's properties are the API's) is what the fleet file says (cost.endpoint_model):
+    chat on ml.inf2.48xlarge with its p5en pool as capacity fallback and the weight-0 p5 variant a standby."""
+    from neuronfleet.catalog import CATALOG
+    from neuronfleet.cost import accelerators_of, endpoint_model
+    from neuronfleet.lambdas.cost.discovery import endpoint_model as discovered
+
+    inference = prod.template_json("inference")["Resources"]
+    models = {}
+    for cid, endpoint in prod.stacks["inference"].endpoints.items():
+        (res,) = [r for k, r in inference.items() if r["Type"] == "AWS::SageMaker::EndpointConfig" and k.startswith(cid)]
+        cfg = json.loads(json.dumps(res["Properties"]))  # model names are tokens; the types and weights are literal
+        models[cid], notes = discovered("ep", cfg, accelerators_of(CATALOG))
+        assert notes == ()
+        assert models[cid] == endpoint_model("ep", endpoint.settings), cid
+    assert models["Chat"].gpu_role == "standby" and models["Chat"].gpu_pool_types == ("ml.p5en.48xlarge",)
+    assert models["Chat"].neuron_types == ("ml.inf2.48xlarge",) and models["Embed"].gpu_type == ""
+
+
+def test_every_endpoint_carries_the_fleet_tag_the_cost_monitors_find_it_by(prod) -> None:
+    endpoints = [r for name in prod.stacks for r in prod.template_json(name)["Resources"].values()
+                 if r["Type"] == "AWS::SageMaker::Endpoint"]
+    assert len(endpoints) == 2
+    for e in endpoints:
+        assert {"Key": "neuronfleet:fleet", "Value": "nf-prod"} in e["Properties"]["Tags"]
+
+
+def test_the_cost_stack_depends_on_no_inference_stack(prod) -> None:
+    assert [s.stack_name for s in prod.stacks["cost"].dependencies] == ["nf-prod-alerts"]  # the topic
+    imports = re.findall(r'"Fn::ImportValue": "([^"]+)"', json.dumps(prod.template_json("cost")))
+    assert imports and all(i.startswith("nf-prod-alerts:") for i in imports), imports
+
+
+def test_the_report_and_the_waste_detector_find_the_endpoints_with_least_privilege(cost) -> None:
+    for prefix, handler in (("CostMonitorsReport", "cost.report.handler"), ("CostMonitorsWaste", "cost.waste.handler")):
+        env = _fn(cost, handler)[1]["Environment"]["Variables"]
+        assert "ENDPOINTS" not in env and "MODELS" not in env
+        by_action = {a: json.dumps(s["Resource"]) for s in _statements(cost, prefix)
+                     for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+        assert by_action["tag:GetResources"] == '"*"'  # no resource-level permissions (acknowledged for cdk-nag)
+        # any endpoint of the fleet's account and region (names are found at run time); reads only
+        assert by_action["sagemaker:DescribeEndpoint"] == '"arn:aws:sagemaker:us-east-2:333333333333:endpoint/*"'
+    report = {a: json.dumps(s["Resource"]) for s in _statements(cost, "CostMonitorsReport")
+              for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert report["sagemaker:DescribeEndpointConfig"] == '"arn:aws:sagemaker:us-east-2:333333333333:endpoint-config/*"'
+    waste = {a for s in _statements(cost, "CostMonitorsWaste")
+             for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert "sagemaker:DescribeEndpointConfig" not in waste  # the detector reads variants, not configurations
 
 
 def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(cost) -> None:
     _, fn = _fn(cost, "cost.waste.handler")
     env = fn["Environment"]["Variables"]
     assert env["FLEET"] == "nf-prod"
-    assert "RESERVATION_IDS" in env and "ENDPOINTS" in env
+    assert "RESERVATION_IDS" in env and "ENDPOINTS" not in env  # the endpoints are found by the fleet tag
     actions = {a for s in _statements(cost, "CostMonitorsWaste")
                for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
     assert {"ec2:DescribeInstances", "ec2:DescribeCapacityReservations", "sagemaker:DescribeEndpoint",
-            "cloudwatch:GetMetricData"} <= actions
+            "tag:GetResources", "cloudwatch:GetMetricData"} <= actions
     assert "cloudwatch:ListMetrics" not in actions  # no more listing every instance of the region
 
 
@@ -170,7 +221,8 @@ def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_pric
     # what Lambda counts: names and values (tokens rendered as their CloudFormation text, which is longer)
     assert sum(len(k) + len(json.dumps(v)) for k, v in env.items()) < 4096
     plain = {k: v if isinstance(v, str) else "token" for k, v in env.items()}
-    settings = ReportSettings.from_environment({**plain, "ENDPOINTS": "[]", "MODELS": "[]"})
+    assert "ENDPOINTS" not in env and "MODELS" not in env  # found at run time, by the fleet tag
+    settings = ReportSettings.from_environment(plain)
     assert settings.prices["trn2.48xlarge"]["sourced"] == "false"
     assert settings.prices["p5.48xlarge"]["source"].startswith("https://aws.amazon.com/ec2/pricing/on-demand/")
     assert settings.accelerators["inf2.xlarge"] == ("inferentia", 32)

@@ -169,3 +169,34 @@ def test_a_capacity_az_outside_the_network_gets_the_same_message_from_the_constr
     (api,) = raised.value.problems
     (file,) = refused.value.problems
     assert (file.path, file.value, file.allowed) == (f"training_clusters[0].{api.path}", api.value, api.allowed)
+
+
+def _function_environments(template: dict[str, Any]) -> dict[str, int]:
+    """Handler -> bytes of its environment, as template_problems estimates them."""
+    from stacks.fleet import _deployed_length
+
+    return {r["Properties"]["Handler"]: sum(len(k) + _deployed_length(v) for k, v in
+                                            r["Properties"]["Environment"]["Variables"].items())
+            for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"}
+
+
+def test_a_fleet_of_100_endpoints_synthesises_with_its_cost_monitors() -> None:
+    """The report and the waste detector find the fleet's endpoints by its tag when they run: nothing in their
+    environment grows with the endpoints, and the cost stack imports nothing from the inference stacks."""
+    from scripts.bench_scale import rainier
+
+    prod = yaml.safe_load((ROOT / "config" / "prod.yaml").read_text())
+
+    def cost_template(endpoints: int) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        mapping = rainier(clusters=1, ultraservers=2, endpoints=endpoints)
+        mapping["cost_monitors"] = prod["cost_monitors"]  # bench_scale's fleet, with the cost monitors
+        templates = _templates(parse_fleet(mapping, source="test"))
+        return templates, templates["nf-rainier-cost"]
+
+    templates, cost = cost_template(100)
+    assert sum(r["Type"] == "AWS::SageMaker::Endpoint" for t in templates.values() for r in t["Resources"].values()) == 100
+    assert [p for name, t in templates.items() for p in template_problems(name, t)] == []
+    sizes = _function_environments(cost)
+    assert sizes["cost.report.handler"] < 2_500 and sizes["cost.waste.handler"] < 500, sizes
+    assert "Fn::ImportValue" not in json.dumps(cost).replace('"Fn::ImportValue": "nf-rainier-alerts:', "")
+    assert _function_environments(cost_template(1)[1]) == sizes  # the same for 1 endpoint as for 100

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -22,11 +23,12 @@ from neuronfleet.lambdas.cost.adapters import Ledger, SpendMetrics, Topic
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.cur import AthenaSpend
+from neuronfleet.lambdas.cost.discovery import Discovered
 from neuronfleet.lambdas.cost.economics import EndpointModel
-from neuronfleet.lambdas.cost.inventory import FleetInventory
+from neuronfleet.lambdas.cost.inventory import FleetEndpoints, FleetInventory
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
 from neuronfleet.lambdas.cost.work import Work
-from tests.moto_support import announcements_table
+from tests.moto_support import announcements_table, sagemaker_instance_types_from_botocore
 
 REGION = "us-east-2"
 TODAY = date(2026, 11, 4)
@@ -482,9 +484,10 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
                        {"Name": "Variant", "Value": "neuron"}]}])
     chat = EndpointModel(endpoint="chat", neuron_types=("ml.inf2.xlarge",), gpu_type="ml.p5.48xlarge",
                          gpu_role="baseline")
-    out = report.run(today=TODAY, fleet="nf-prod", period_days=3, endpoints=["chat"], prices=PRICES,
+    out = report.run(today=TODAY, fleet="nf-prod", period_days=3, prices=PRICES,
                      ledger=SpendLedger(aws["table"]), usage=Work(aws["cw"], "NeuronFleet/Workload"),
-                     s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"], models=[chat])
+                     s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"],
+                     endpoints=Discovered(models=(chat,)))
     assert out["spend_usd"]["by_family"] == {"trainium": "2682.07", "inferentia": "47.54", "gpu": "1320.96"}
     (model,) = out["unit_economics"]["models"]
     econ = model["units"]["inferences"]
@@ -540,7 +543,7 @@ class _Ec2:
 
 
 class _SageMaker:
-    """DescribeEndpoint answers as SageMaker gives them (moto cannot create ml.inf2 endpoints without a stand-in)."""
+    """DescribeEndpoint answers as SageMaker gives them (moto drops CurrentWeight 0: it copies only truthy weights)."""
 
     exceptions = boto3.client("sagemaker", region_name=REGION).exceptions
 
@@ -549,6 +552,22 @@ class _SageMaker:
 
     def describe_endpoint(self, EndpointName: str) -> dict[str, Any]:
         return {"EndpointName": EndpointName, "ProductionVariants": self.endpoints[EndpointName]}
+
+
+class _Tagging:
+    """GetResources on the real service model (botocore Stubber): the fleet's endpoints as tagged with it."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def get_paginator(self, operation: str) -> Any:
+        client = boto3.client("resourcegroupstaggingapi", region_name=REGION)  # one answer per run
+        stubber = Stubber(client)
+        stubber.add_response("get_resources", {"ResourceTagMappingList": [{
+            "ResourceARN": f"arn:aws:sagemaker:{REGION}:123456789012:endpoint/{n}",
+            "Tags": [{"Key": "neuronfleet:fleet", "Value": "nf-prod"}]} for n in self.names]})
+        stubber.activate()
+        return client.get_paginator(operation)
 
 
 def _instance(fleet: str, instance_type: str = "trn1.32xlarge") -> str:
@@ -563,7 +582,8 @@ def _detector(aws: dict[str, Any], reservations: list[dict[str, Any]] | None = N
               endpoints: dict[str, list[dict[str, Any]]] | None = None) -> tuple[FleetInventory, Ledger]:
     ddb = boto3.client("dynamodb", region_name=REGION)
     inventory = FleetInventory(ec2=_Ec2(reservations or []), sagemaker=_SageMaker(endpoints or {}),
-                               cloudwatch=aws["cw"], fleet="nf-prod", namespace="NeuronFleet/Neuron",
+                               cloudwatch=aws["cw"], tagging=_Tagging(sorted(endpoints or {})), fleet="nf-prod",
+                               namespace="NeuronFleet/Neuron",
                                metric="NeuronCoreUtilization")
     return inventory, Ledger(ddb, announcements_table(ddb))
 
@@ -626,7 +646,7 @@ def test_free_reservation_slots_idle_endpoints_and_the_gpu_standby_are_waste_whe
         "Dimensions": [{"Name": "EndpointName", "Value": "chat"}, {"Name": "VariantName", "Value": "neuron"}]}])
     inventory, ledger = _detector(aws, reservations, endpoints)
     sent = waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger,
-                     threshold=20, hours=6, endpoints=["chat", "embed"])
+                     threshold=20, hours=6)
     assert sent == ["neuronfleet nf-prod: 1 reservation(s) with free slots",
                     "neuronfleet nf-prod: 1 endpoint variant(s) idle", "neuronfleet nf-prod: 1 GPU standby(s) running"]
     text = "\n".join(m["Message"] for m in messages(aws))
@@ -678,3 +698,112 @@ def test_the_collector_reads_the_cur_through_athena_and_writes_the_same_rows(aws
     (execution,) = [e for e in athena.list_query_executions(WorkGroup="nf-cur2-wg")["QueryExecutionIds"]][:1]
     sql = athena.get_query_execution(QueryExecutionId=execution)["QueryExecution"]["Query"]
     assert "FROM cur_db.cur2" in sql and "DATE '2026-11-01'" in sql
+
+
+# --- the fleet's endpoints, found by their tag when the functions run ------------------------------------------------
+
+
+@pytest.fixture
+def fleets(aws) -> Iterator[dict[str, Any]]:
+    """Endpoints of two fleets in moto, tagged as tag_fleet tags them: nf-prod's chat (Neuron and a weighted GPU
+    variant: a baseline), embed (Neuron only) and stale (its configuration deleted since), nf-other's chat."""
+    with sagemaker_instance_types_from_botocore():
+        sm = boto3.client("sagemaker", region_name=REGION)
+        sm.create_model(ModelName="m", ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker",
+                        PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-2.amazonaws.com/serve:1"})
+        for name, fleet, gpu in (("nf-prod-chat", "nf-prod", True), ("nf-prod-embed", "nf-prod", False),
+                                 ("nf-prod-stale", "nf-prod", False), ("nf-other-chat", "nf-other", True)):
+            _endpoint(sm, name, fleet, gpu=gpu)
+        sm.delete_endpoint_config(EndpointConfigName="nf-prod-stale-config")
+        yield {**aws, "sagemaker": sm, "tagging": boto3.client("resourcegroupstaggingapi", region_name=REGION)}
+
+
+def _endpoint(sm: Any, name: str, fleet: str, *, gpu: bool = False, config: str | None = None) -> None:
+    if config is None:
+        config = f"{name}-config"
+        variants = [{"VariantName": "neuron", "ModelName": "m", "InstanceType": "ml.inf2.xlarge",
+                     "InitialInstanceCount": 1, "InitialVariantWeight": 1.0}]
+        if gpu:
+            variants.append({"VariantName": "gpu", "ModelName": "m", "InstanceType": "ml.p5.48xlarge",
+                             "InitialInstanceCount": 1, "InitialVariantWeight": 1.0})
+        sm.create_endpoint_config(EndpointConfigName=config, ProductionVariants=variants)
+    sm.create_endpoint(EndpointName=name, EndpointConfigName=config,
+                       Tags=[{"Key": "neuronfleet:fleet", "Value": fleet}, {"Key": "team", "Value": "ml"}])
+
+
+@pytest.fixture
+def report_env(fleets, monkeypatch) -> Iterator[dict[str, Any]]:
+    """The report function's environment as CostMonitors writes it (no endpoint in it), its container fresh."""
+    from neuronfleet.catalog import CATALOG
+    from neuronfleet.cost import accelerators_of
+    from neuronfleet.lambdas.cost.settings import ReportSettings
+
+    env = ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=fleets["topic"],
+                         prices=PRICES, period_days=3, accelerators=accelerators_of(CATALOG)).to_environment()
+    assert "ENDPOINTS" not in env and "MODELS" not in env
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    report.container.cache_clear()
+    yield fleets
+    report.container.cache_clear()
+
+
+def test_the_report_handler_models_the_endpoints_tagged_with_its_fleet_and_only_those(report_env, caplog) -> None:
+    aws = report_env
+    for name in ("nf-prod-chat", "nf-other-chat"):
+        _seed_invocations(aws, name, neuron=1000, gpu=10)
+    context = SimpleNamespace(function_name="nf-prod-report", memory_limit_in_mb=512, aws_request_id="r-1",
+                              invoked_function_arn=f"arn:aws:lambda:{REGION}:123456789012:function:nf-prod-report")
+    published = report.handler({"version": "0", "id": "1", "detail-type": "Scheduled Event", "source": "aws.events",
+                                "account": "123456789012", "time": "2026-11-02T07:00:00Z", "region": REGION,
+                                "resources": [], "detail": {}}, context)
+    key = published["json"].split("/", 3)[3]
+    got = json.loads(aws["s3"].get_object(Bucket="reports", Key=key)["Body"].read())
+    models = {m["endpoint"]: m for m in got["unit_economics"]["models"]}
+    assert sorted(models) == ["nf-prod-chat", "nf-prod-embed"]  # nf-other's chat is not this fleet's
+    assert (models["nf-prod-chat"]["gpu_type"], models["nf-prod-chat"]["gpu_role"]) == ("ml.p5.48xlarge", "baseline")
+    assert (models["nf-prod-embed"]["neuron_types"], models["nf-prod-embed"]["gpu_role"]) == (["ml.inf2.xlarge"], "none")
+    assert got["endpoints"]["modelled"] == ["nf-prod-chat", "nf-prod-embed"]
+    (reason,) = got["endpoints"]["skipped"].values()
+    assert list(got["endpoints"]["skipped"]) == ["nf-prod-stale"]
+    assert reason.startswith("not described (deleted since it was listed?): Could not find endpoint configuration")
+    (skip,) = [r for r in caplog.records if r.getMessage() == "endpoint skipped"]  # logged, not a crash
+    assert (skip.levelname, getattr(skip, "endpoint", None), getattr(skip, "reason", None)) == (
+        "WARNING", "nf-prod-stale", reason)
+    assert "Endpoint not in the report: nf-prod-stale" in messages(aws)[0]["Message"]
+
+
+def test_the_waste_detector_judges_the_endpoints_tagged_with_its_fleet_and_only_those(fleets) -> None:
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    inventory = FleetInventory(ec2=_Ec2([]), sagemaker=fleets["sagemaker"], cloudwatch=fleets["cw"],
+                               tagging=fleets["tagging"], fleet="nf-prod", namespace="NeuronFleet/Neuron",
+                               metric="NeuronCoreUtilization")
+    sent = waste.run(now=now, inventory=inventory, topic=Topic(fleets["sns"], fleets["topic"]),
+                     ledger=Ledger(ddb, announcements_table(ddb)), threshold=20, hours=6)
+    assert sent == ["neuronfleet nf-prod: 4 endpoint variant(s) idle"]
+    (note,) = messages(fleets)
+    idle = sorted(line.split(":")[0] for line in note["Message"].splitlines() if line.startswith("- "))
+    # the stale endpoint still runs (only its configuration is gone): its instances are waste too
+    assert idle == ["- nf-prod-chat/gpu", "- nf-prod-chat/neuron", "- nf-prod-embed/neuron", "- nf-prod-stale/neuron"]
+    assert "nf-other" not in note["Message"]
+
+
+def test_every_page_of_tagged_endpoints_is_read(aws) -> None:
+    """moto answers GetResources 50 resources a page (its default ResourcesPerPage, as AWS's maximum is 100)."""
+    with sagemaker_instance_types_from_botocore():
+        sm = boto3.client("sagemaker", region_name=REGION)
+        sm.create_model(ModelName="m", ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker",
+                        PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-2.amazonaws.com/serve:1"})
+        _endpoint(sm, "nf-prod-000", "nf-prod")
+        for i in range(1, 120):
+            _endpoint(sm, f"nf-prod-{i:03d}" if i % 10 else f"nf-other-{i:03d}", "nf-prod" if i % 10 else "nf-other",
+                      config="nf-prod-000-config")
+        tagging = boto3.client("resourcegroupstaggingapi", region_name=REGION)
+        pages = list(tagging.get_paginator("get_resources").paginate(ResourceTypeFilters=["sagemaker:endpoint"]))
+        assert len(pages) >= 3  # the listing really is paged
+        found = FleetEndpoints(tagging=tagging, sagemaker=sm, fleet="nf-prod")
+        names = found.names()
+        assert names == [f"nf-prod-{i:03d}" for i in range(120) if i % 10 or i == 0]  # 109, over 3 pages
+        assert FleetEndpoints(tagging=tagging, sagemaker=sm, fleet="nf-other").names() == [
+            f"nf-other-{i:03d}" for i in range(10, 120, 10)]

@@ -50,10 +50,10 @@ EXAMPLES: list[Any] = [
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC,
                    prices={"p5.48xlarge": PRICE}),
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
-                   endpoints=("chat", "embed"), period_days=7, tokens_namespace="Team/Work"),
+                   period_days=7, tokens_namespace="Team/Work", accelerators={"inf2.xlarge": ("inferentia", 32)}),
     WasteSettings(topic_arn=TOPIC, ledger_table="announced", fleet="nf-prod"),
     WasteSettings(topic_arn=TOPIC, ledger_table="announced", neuron_namespace="Team/Neuron", utilization_metric="Busy",
-                  idle_percent=12.5, idle_hours=3, fleet="nf-prod", endpoints=("chat",), reservation_ids=("cr-1",)),
+                  idle_percent=12.5, idle_hours=3, fleet="nf-prod", reservation_ids=("cr-1",)),
 ]
 
 
@@ -84,12 +84,13 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
                                                  "SPEND_SOURCE"}
     assert set(EXAMPLES[5].to_environment()) == set(EXAMPLES[4].to_environment()) | {
         "FLEET", "ATHENA_WORKGROUP", "ATHENA_TABLE"}
+    # no endpoint list: the report and the waste detector find the fleet's endpoints by its tag when they run
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
-                                                 "ENDPOINTS", "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE",
-                                                 "COST_BASIS", "PRICE_STALE_DAYS", "MODELS", "ACCELERATORS"}
+                                                 "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE",
+                                                 "COST_BASIS", "PRICE_STALE_DAYS", "ACCELERATORS"}
     assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "NEURON_NAMESPACE",
                                                  "UTILIZATION_METRIC", "IDLE_PERCENT", "IDLE_HOURS", "FLEET",
-                                                 "ENDPOINTS", "RESERVATION_IDS"}
+                                                 "RESERVATION_IDS"}
 
 
 def test_defaults_have_one_home() -> None:
@@ -101,7 +102,7 @@ def test_defaults_have_one_home() -> None:
     assert (collector.lookback_days, collector.metrics_namespace) == (3, SPEND_NAMESPACE)
     report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
                                               "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
-    assert (report.period_days, report.endpoints, report.tokens_namespace) == (30, (), WORKLOAD_NAMESPACE)
+    assert (report.period_days, report.accelerators, report.tokens_namespace) == (30, {}, WORKLOAD_NAMESPACE)
     waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t", "FLEET": "nf-prod"})
     assert (waste.idle_percent, waste.idle_hours) == (20, 6)
     assert (waste.neuron_namespace, waste.utilization_metric) == (NEURON_NAMESPACE, NEURON_CORE_UTILIZATION)
@@ -122,9 +123,9 @@ def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder(
     env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN, ledger_table=TOKEN).to_environment(to_json=to_json_string)
     assert env["ANNOUNCEMENTS_TABLE"] == TOKEN
     assert calls[-4]["queue_arn"] == TOKEN and calls[-4]["cuda_only_workloads"] == []
-    env = ReportSettings(fleet=TOKEN, ledger_table=TOKEN, report_bucket=TOKEN, topic_arn=TOKEN, prices={},
-                         endpoints=(TOKEN,)).to_environment()
-    assert json.loads(env["ENDPOINTS"]) == [TOKEN] and env["REPORT_BUCKET"] == TOKEN
+    env = ReportSettings(fleet=TOKEN, ledger_table=TOKEN, report_bucket=TOKEN, topic_arn=TOKEN,
+                         prices={}).to_environment()
+    assert env["FLEET"] == TOKEN and env["REPORT_BUCKET"] == TOKEN
     assert CollectorSettings(ledger_table=TOKEN, instance_types=("x",)).to_environment()["LEDGER_TABLE"] == TOKEN
     assert WasteSettings(topic_arn=TOKEN, ledger_table=TOKEN).to_environment()["ALERTS_TOPIC_ARN"] == TOKEN
 
@@ -185,7 +186,8 @@ def _without(env: dict[str, str], name: str) -> dict[str, str]:
     (ReportSettings, _without(REPORT_ENV, "PRICES"), "PRICES", 'allowed: a JSON object {instance type: {"usd_per_hour"'),
     (ReportSettings, {**REPORT_ENV, "PRICES": '{"p5.48xlarge": {"source": "x"}}'}, "PRICES",
      "(p5.48xlarge: expected an object with usd_per_hour)"),
-    (ReportSettings, {**REPORT_ENV, "ENDPOINTS": '["chat", 3]'}, "ENDPOINTS", "(expected a list of non-blank strings)"),
+    (ReportSettings, {**REPORT_ENV, "ACCELERATORS": '{"inf2.xlarge": "x32"}'}, "ACCELERATORS",
+     "got '{\"inf2.xlarge\": \"x32\"}'"),
     (ReportSettings, {**REPORT_ENV, "PERIOD_DAYS": "a month"}, "PERIOD_DAYS", "got 'a month'"),
     (WasteSettings, {}, "ALERTS_TOPIC_ARN", "got nothing"),
     (WasteSettings, {**WASTE_ENV, "IDLE_PERCENT": "120"}, "IDLE_PERCENT",
