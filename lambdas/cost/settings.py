@@ -50,7 +50,8 @@ class CollectorSettings:
     """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list): their Capacity Blocks' fees
     are the fleet's even untagged."""
     resource_group_arns: Sequence[str] = ()
-    """The capacity-reservation resource groups its clusters target (``FLEET_RESERVATION_GROUPS``, JSON list)."""
+    """The capacity-reservation resource groups its clusters target (``FLEET_RESERVATION_GROUPS``: their shared ARN
+    prefix once, then the names, as the capacity alerts' function has them)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_types", tuple(self.instance_types))
@@ -66,7 +67,7 @@ class CollectorSettings:
                "CAPACITY_BLOCKS": "true" if self.capacity_blocks else "false", "SPEND_SOURCE": str(self.source)}
         if self.reservation_ids or self.resource_group_arns:
             env |= {"FLEET_RESERVATIONS": to_json(list(self.reservation_ids)),
-                    "FLEET_RESERVATION_GROUPS": to_json(list(self.resource_group_arns))}
+                    "FLEET_RESERVATION_GROUPS": to_json(environment.shared_prefix(list(self.resource_group_arns)))}
         if self.source == "athena":
             env |= {"ATHENA_WORKGROUP": str(self.athena_workgroup), "ATHENA_TABLE": str(self.athena_table)}
         if self.fleet is not None:
@@ -104,8 +105,9 @@ class CollectorSettings:
                    capacity_blocks=blocks == "true",
                    reservation_ids=read.json("FLEET_RESERVATIONS", environment.strings, default=(),
                                              allowed="a JSON list of capacity reservation ids"),
-                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.strings, default=(),
-                                                 allowed="a JSON list of resource group ARNs"))
+                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.prefixed_strings, default=(),
+                                                 allowed='a JSON list of resource group ARNs, or {"prefix": '
+                                                         '"arn:...:group/", "names": [...]}'))
 
 
 @dataclass(frozen=True)

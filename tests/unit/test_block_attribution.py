@@ -4,6 +4,7 @@ tag on the block or its reservations says otherwise. EC2 and Resource Groups stu
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,6 +14,7 @@ from botocore.stub import Stubber
 
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.settings import CollectorSettings
+from neuronfleet.lambdas.environment import prefixed_strings
 
 REGION = "us-east-2"
 GROUP = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2u-blocks"
@@ -90,7 +92,7 @@ def test_the_prod_collector_knows_the_pretrain_group_and_may_list_it(synth_fleet
     (env,) = [r["Properties"]["Environment"]["Variables"] for r in cost.values()
               if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == "cost.collector.handler"]
     groups = {c.capacity.resource_group_arn for c in prod.fleet.training_clusters if c.capacity.resource_group_arn}
-    assert groups and all(g in env["FLEET_RESERVATION_GROUPS"] for g in groups)
+    assert groups and set(prefixed_strings(json.loads(env["FLEET_RESERVATION_GROUPS"]))) == groups
     statements = [s for r in cost.values() if r["Type"] == "AWS::IAM::Policy"
                   for s in r["Properties"]["PolicyDocument"]["Statement"]]
     (listing,) = [s for s in statements if s["Action"] == "resource-groups:ListGroupResources"]

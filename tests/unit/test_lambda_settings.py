@@ -222,6 +222,15 @@ def test_a_hundred_resource_groups_fit_the_capacity_functions_environment() -> N
     assert CapacityAlertSettings.from_environment(env).resource_group_arns == groups
 
 
+def test_the_collector_reads_a_hundred_resource_groups_from_their_shared_prefix() -> None:
+    groups = tuple(f"{GROUP_PREFIX}ultra-{i:03d}" for i in range(100))
+    env = CollectorSettings(ledger_table="ledger", instance_types=("trn2u.48xlarge",),
+                            resource_group_arns=groups).to_environment()
+    assert json.loads(env["FLEET_RESERVATION_GROUPS"])["prefix"] == GROUP_PREFIX
+    assert sum(len(k) + len(v) for k, v in env.items()) < 4096
+    assert CollectorSettings.from_environment(env).resource_group_arns == groups
+
+
 @pytest.mark.parametrize("values", [
     [f"{GROUP_PREFIX}a"],  # one: nothing to share
     [f"{GROUP_PREFIX}a", "${Token[TOKEN.12]}"],  # a token is never split
