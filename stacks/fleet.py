@@ -137,7 +137,8 @@ def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem
             problems.append(Problem(f"{stack_name}.{logical}", f"{total:,} bytes of environment", (
                 f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
                 + ", ".join(f"{k} ({_deployed_length(variables[k]):,})" for k in biggest)
-                + ". Fewer endpoints or clusters per fleet")))
+                + ". What grows with a fleet there is its reservations and resource groups: fewer per fleet, or "
+                  "two fleet files")))
     return problems
 
 

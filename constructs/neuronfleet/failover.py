@@ -35,7 +35,7 @@ def watched_endpoint(endpoint: NeuronEndpoint) -> WatchedEndpoint:
     s, gpu = endpoint.settings, endpoint.settings.gpu_variant
     assert gpu is not None
     return WatchedEndpoint(
-        alarms=[a.alarm_name for a in endpoint.alarms.values()], latency_limit_ms=s.alarms.latency_p99_ms,
+        alarms=list(endpoint.alarm_names.values()), latency_limit_ms=s.alarms.latency_p99_ms,
         capacity=Capacity(neuron_min=s.min_instances, neuron_max=s.max_instances, gpu_min=gpu.min_instances,
                           gpu_max=gpu.max_instances,
                           neuron_instances_per_gpu_instance=gpu.neuron_instances_per_gpu_instance))

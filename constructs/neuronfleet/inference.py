@@ -31,6 +31,7 @@ from ._nag import acknowledge_wildcards
 from ._pseudo import pseudo
 from .catalog import CATALOG, InstanceSpec
 from .images import dlc_image
+from .lambdas.failover.settings import NEURON_ALARMS, alarm_name
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 from .settings import EndpointSettings, GpuVariant, ScheduledScaling
 from .storage import secure_bucket
@@ -323,18 +324,22 @@ class NeuronEndpoint(Construct):
         five = Duration.minutes(5)
         at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
         missing = cloudwatch.TreatMissingData.NOT_BREACHING
+        self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS}
+        """The Neuron variant's alarms by kind -> their names (set, not generated: ``<endpoint name>-<suffix>``)."""
         self.alarms: dict[str, cloudwatch.Alarm] = {
             "latency": self.metric_model_latency(statistic="p99").create_alarm(
-                self, "LatencyP99Alarm", threshold=a.latency_p99_ms * 1000, evaluation_periods=5,
-                datapoints_to_alarm=3, treat_missing_data=missing,
+                self, "LatencyP99Alarm", alarm_name=self.alarm_names["latency"],
+                threshold=a.latency_p99_ms * 1000, evaluation_periods=5, datapoints_to_alarm=3, treat_missing_data=missing,
                 alarm_description=f"p99 model latency above {a.latency_p99_ms} ms on the Neuron variant"),
             "errors5xx": self.metric("Invocation5XXErrors", period=five).create_alarm(
-                self, "Errors5xxAlarm", threshold=a.errors_5xx_per_5min, evaluation_periods=1,
-                treat_missing_data=missing, comparison_operator=at_least,
+                self, "Errors5xxAlarm", alarm_name=self.alarm_names["errors5xx"],
+                threshold=a.errors_5xx_per_5min, evaluation_periods=1, treat_missing_data=missing,
+                comparison_operator=at_least,
                 alarm_description=f"{a.errors_5xx_per_5min}+ 5XX errors in 5 minutes on the Neuron variant"),
             "modelErrors": self.metric("InvocationModelErrors", period=five).create_alarm(
-                self, "ModelErrorsAlarm", threshold=a.model_errors_per_5min, evaluation_periods=1,
-                treat_missing_data=missing, comparison_operator=at_least,
+                self, "ModelErrorsAlarm", alarm_name=self.alarm_names["modelErrors"],
+                threshold=a.model_errors_per_5min, evaluation_periods=1, treat_missing_data=missing,
+                comparison_operator=at_least,
                 alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"),
         }
         if topic is not None:

@@ -32,6 +32,21 @@ MAX_CANARY_ERROR_PERCENT = 50.0
 """A canary that fails half its requests is no evidence of health."""
 
 
+NEURON_ALARMS = {"latency": "latency-p99", "errors5xx": "errors-5xx", "modelErrors": "model-errors"}
+"""The Neuron variant's alarms of an endpoint (NeuronEndpoint.alarms keys) -> the suffix of their names."""
+
+
+def alarm_name(endpoint_name: str, kind: str) -> str:
+    """The name NeuronEndpoint gives the alarm ``kind`` of an endpoint: ``<endpoint name>-<suffix>`` (at most 63 + 14
+    characters; CloudWatch allows 255). Names set, not generated, so that the failover's environment need not carry
+    them: it derives them from the endpoint's name."""
+    return f"{endpoint_name}-{NEURON_ALARMS[kind]}"
+
+
+def default_alarms(endpoint_name: str) -> tuple[str, ...]:
+    return tuple(alarm_name(endpoint_name, kind) for kind in NEURON_ALARMS)
+
+
 @dataclass(frozen=True)
 class WatchedEndpoint:
     """One endpoint the failover watches."""
@@ -56,19 +71,23 @@ class WatchedEndpoint:
         if not self.latency_limit_ms > 0:
             raise ValueError(f"latency_limit_ms must be above 0, got {self.latency_limit_ms}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, name: str = "") -> dict[str, Any]:
+        """The endpoint's entry in ``FAILOVER_ENDPOINTS``; its alarms are left out when they are the ones
+        :func:`default_alarms` derives from ``name`` (a hundred endpoints' alarm names fill Lambda's 4 KB)."""
         c = self.capacity
-        return {"alarms": list(self.alarms), "latency_limit_ms": self.latency_limit_ms,
+        alarms = {} if name and self.alarms == default_alarms(name) else {"alarms": list(self.alarms)}
+        return {**alarms, "latency_limit_ms": self.latency_limit_ms,
                 "neuron": {"min": c.neuron_min, "max": c.neuron_max},
                 "gpu": {"min": c.gpu_min, "max": c.gpu_max},
                 "neuron_instances_per_gpu_instance": c.neuron_instances_per_gpu_instance}
 
     @classmethod
-    def from_json(cls, doc: Any) -> Self:
+    def from_json(cls, doc: Any, name: str = "") -> Self:
         if not isinstance(doc, dict):
             raise ValueError("expected an object")
         n, g = doc["neuron"], doc["gpu"]
-        return cls(alarms=environment.strings(doc["alarms"]), latency_limit_ms=float(doc["latency_limit_ms"]),
+        alarms = environment.strings(doc["alarms"]) if "alarms" in doc or not name else default_alarms(name)
+        return cls(alarms=alarms, latency_limit_ms=float(doc["latency_limit_ms"]),
                    capacity=Capacity(neuron_min=_whole(n["min"]), neuron_max=_whole(n["max"]),
                                      gpu_min=_whole(g["min"]), gpu_max=_whole(g["max"]),
                                      neuron_instances_per_gpu_instance=float(doc["neuron_instances_per_gpu_instance"])))
@@ -127,7 +146,7 @@ class FailoverSettings:
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when names are tokens."""
-        return {"FAILOVER_ENDPOINTS": to_json({name: e.to_json() for name, e in self.endpoints.items()}),
+        return {"FAILOVER_ENDPOINTS": to_json({name: e.to_json(name) for name, e in self.endpoints.items()}),
                 "ALERTS_TOPIC_ARN": str(self.topic_arn),
                 "MIN_DWELL_MINUTES": str(self.min_dwell // _MINUTE),
                 "CAPACITY_TIMEOUT_MINUTES": str(self.capacity_timeout // _MINUTE),
@@ -146,9 +165,9 @@ class FailoverSettings:
 
         return cls(
             endpoints=read.json("FAILOVER_ENDPOINTS", _endpoints, allowed=(
-                'a JSON object {endpoint name: {"alarms": [alarm name, ...], "latency_limit_ms": N, "neuron": '
-                '{"min": N, "max": N}, "gpu": {"min": N, "max": N}, "neuron_instances_per_gpu_instance": N}} of at '
-                "least one endpoint")),
+                'a JSON object {endpoint name: {"alarms": [alarm name, ...] (default: <endpoint name>-latency-p99, '
+                '-errors-5xx, -model-errors), "latency_limit_ms": N, "neuron": {"min": N, "max": N}, "gpu": '
+                '{"min": N, "max": N}, "neuron_instances_per_gpu_instance": N}} of at least one endpoint')),
             topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
             min_dwell=minutes("MIN_DWELL_MINUTES", MIN_DWELL),
             capacity_timeout=minutes("CAPACITY_TIMEOUT_MINUTES", CAPACITY_TIMEOUT, minimum=1),
@@ -167,7 +186,7 @@ def _endpoints(doc: Any) -> dict[str, WatchedEndpoint]:
     out = {}
     for name, entry in doc.items():
         try:
-            out[name] = WatchedEndpoint.from_json(entry)
+            out[name] = WatchedEndpoint.from_json(entry, name)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"endpoint {name!r}: {exc}") from None
     return out

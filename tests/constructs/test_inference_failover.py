@@ -18,6 +18,7 @@ from aws_cdk.assertions import Template
 
 from neuronfleet import EndpointFailover, EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
 from neuronfleet.inference import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
+from neuronfleet.lambdas.failover.settings import FailoverSettings
 from neuronfleet.settings.inference import (
     MAX_VOLUME_SIZE_GIB,
     ROLLING_MAX_BATCH_SHARE,
@@ -182,6 +183,20 @@ def test_failover_runs_one_decision_at_a_time_and_knows_each_endpoints_capacity(
     for needle in ('\\"neuron\\":{\\"min\\":2,\\"max\\":8}', '\\"gpu\\":{\\"min\\":1,\\"max\\":2}',
                    '\\"neuron_instances_per_gpu_instance\\":4', '\\"latency_limit_ms\\":8000'):
         assert needle in watched, watched
+
+
+def test_alarms_are_named_after_their_endpoint_so_the_failover_environment_need_not_carry_them(synth) -> None:
+    chat = synth["chat"]
+    names = {p.get("AlarmName") for p in properties(synth["t"], "AWS::CloudWatch::Alarm").values()}
+    assert {f"{chat.endpoint_name}-latency-p99", f"{chat.endpoint_name}-errors-5xx",
+            f"{chat.endpoint_name}-model-errors"} <= names
+    (fn,) = [f for f in properties(synth["t"], "AWS::Lambda::Function").values()
+             if f["Handler"] == "failover.handler.handler"]
+    variables = fn["Environment"]["Variables"]  # a literal now: no alarm references left in it
+    assert isinstance(variables["FAILOVER_ENDPOINTS"], str) and "alarms" not in variables["FAILOVER_ENDPOINTS"]
+    env = {k: v for k, v in variables.items() if isinstance(v, str)} | {"ALERTS_TOPIC_ARN": "arn:aws:sns:x"}
+    (watched,) = FailoverSettings.from_environment(env).endpoints.values()
+    assert watched.alarms == tuple(chat.alarm_names.values()) and len(watched.alarms) == 3
 
 
 def test_failover_may_resize_tag_and_scale_only_what_it_must(synth) -> None:

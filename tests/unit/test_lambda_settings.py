@@ -15,7 +15,7 @@ from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings
 from neuronfleet.lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet.lambdas.environment import InvalidEnvironment
 from neuronfleet.lambdas.failover.logic import Capacity, Policy
-from neuronfleet.lambdas.failover.settings import FailoverSettings, WatchedEndpoint
+from neuronfleet.lambdas.failover.settings import FailoverSettings, WatchedEndpoint, default_alarms
 from neuronfleet.lambdas.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
 
 TOPIC = "arn:aws:sns:us-east-2:123456789012:alerts"
@@ -256,3 +256,22 @@ def test_a_shared_prefix_is_cut_at_the_last_separator_they_share() -> None:
     assert environment.prefixed_strings(doc) == (f"{GROUP_PREFIX}blocks-1", f"{GROUP_PREFIX}blocks-2")
     with pytest.raises(ValueError, match="prefix"):
         environment.prefixed_strings({"prefix": " ", "names": ["a"]})
+
+
+def test_the_failover_derives_alarm_names_it_is_not_given_and_keeps_others() -> None:
+    name = "nfprodinference-chat-04507f82"
+    derived = WatchedEndpoint(alarms=default_alarms(name), capacity=CAPACITY, latency_limit_ms=800)
+    own = WatchedEndpoint(alarms=("team-latency",), capacity=CAPACITY, latency_limit_ms=800)
+    env = FailoverSettings(endpoints={name: derived, "other": own}, topic_arn=TOPIC).to_environment()
+    doc = json.loads(env["FAILOVER_ENDPOINTS"])
+    assert "alarms" not in doc[name] and doc["other"]["alarms"] == ["team-latency"]
+    assert default_alarms(name) == (f"{name}-latency-p99", f"{name}-errors-5xx", f"{name}-model-errors")
+    assert FailoverSettings.from_environment(env).endpoints == {name: derived, "other": own}
+
+
+def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment() -> None:
+    endpoints = {f"{'x' * 58}-{i:04d}": WatchedEndpoint(alarms=default_alarms(f"{'x' * 58}-{i:04d}"),
+                                                        capacity=CAPACITY, latency_limit_ms=12345.5)
+                 for i in range(18)}  # (carrying the alarm names: 8)
+    env = FailoverSettings(endpoints=endpoints, topic_arn=TOPIC).to_environment()
+    assert sum(len(k) + len(v) for k, v in env.items()) < 4096
