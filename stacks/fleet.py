@@ -137,8 +137,9 @@ def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem
             problems.append(Problem(f"{stack_name}.{logical}", f"{total:,} bytes of environment", (
                 f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
                 + ", ".join(f"{k} ({_deployed_length(variables[k]):,})" for k in biggest)
-                + ". What grows with a fleet there is its reservations and resource groups: fewer per fleet, or "
-                  "two fleet files")))
+                + ". What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: "
+                  "more inference_stacks), reservations and resource groups (capacity alerts, cost collector: "
+                  "fewer per fleet file)")))
     return problems
 
 
