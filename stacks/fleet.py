@@ -15,6 +15,7 @@ from neuronfleet.config import construct_id
 from neuronfleet.rules import (
     CDK_DESCRIPTION_CHARS,
     CLOUDFORMATION_QUOTAS,
+    IAM_ROLE_INLINE_POLICY_CHARS,
     LAMBDA_ENVIRONMENT_BYTES,
     TOKEN_ESTIMATE_CHARS,
     fits_description,
@@ -119,9 +120,10 @@ def assembly_problems(directory: str | Path) -> list[Problem]:
 
 
 def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem]:
-    """What CloudFormation or Lambda would refuse in a synthesised template: a template over CloudFormation's
-    size quota, a function whose environment exceeds Lambda's 4 KB (references estimated at
-    ``TOKEN_ESTIMATE_CHARS`` each: cfn-lint counts only literal strings)."""
+    """What CloudFormation, Lambda or IAM would refuse in a synthesised template: a template over CloudFormation's
+    size quota, a function whose environment exceeds Lambda's 4 KB, a role whose inline policies exceed IAM's
+    10,240 characters (references estimated at ``TOKEN_ESTIMATE_CHARS`` each: cfn-lint counts only literal
+    strings)."""
     problems = []
     size = len(json.dumps(template, separators=(",", ":")))
     if size > CLOUDFORMATION_QUOTAS["template_bytes"]:
@@ -140,7 +142,46 @@ def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem
                 + ". What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: "
                   "more inference_stacks), reservations and resource groups (capacity alerts, cost collector: "
                   "fewer per fleet file)")))
+    for role, size in sorted(_inline_policy_sizes(template).items()):
+        if size > IAM_ROLE_INLINE_POLICY_CHARS:
+            problems.append(Problem(f"{stack_name}.{role}", f"{size:,} characters of inline policies", (
+                f"at most {IAM_ROLE_INLINE_POLICY_CHARS:,} (IAM's limit for one role's inline policies); what grows "
+                "with a fleet there: resource groups and reservations the role may read (fewer per fleet file)")))
     return problems
+
+
+_REFERENCES = ("Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub")
+"""Intrinsics whose deployed value is estimated at ``TOKEN_ESTIMATE_CHARS``."""
+
+
+def _inline_policy_sizes(template: dict[str, Any]) -> dict[str, int]:
+    """Role (logical id) -> the estimated size of its inline policies (its own ``Policies`` and the AWS::IAM::Policy
+    resources attached to it in this template), as compact JSON with references at their estimated length."""
+    sizes: dict[str, int] = {}
+    resources = template.get("Resources", {})
+    for logical, res in resources.items():
+        props = res.get("Properties", {})
+        if res.get("Type") == "AWS::IAM::Role":
+            sizes[logical] = sizes.get(logical, 0) + sum(_compact_length(p.get("PolicyDocument", {}))
+                                                         for p in props.get("Policies", []))
+        elif res.get("Type") == "AWS::IAM::Policy":
+            for role in props.get("Roles", []):
+                if isinstance(role, dict) and role.get("Ref") in resources:
+                    sizes[role["Ref"]] = sizes.get(role["Ref"], 0) + _compact_length(props.get("PolicyDocument", {}))
+    return sizes
+
+
+def _compact_length(document: Any) -> int:
+    """Characters of ``document`` as compact JSON once deployed (IAM does not count whitespace)."""
+    def deployed(value: Any) -> Any:
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (*_REFERENCES, "Fn::Join"):
+            return "x" * _deployed_length(value)
+        if isinstance(value, dict):
+            return {k: deployed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [deployed(v) for v in value]
+        return value
+    return len(json.dumps(deployed(document), separators=(",", ":")))
 
 
 def _deployed_length(value: Any) -> int:
@@ -150,7 +191,6 @@ def _deployed_length(value: Any) -> int:
     if isinstance(value, dict) and "Fn::Join" in value:
         sep, parts = value["Fn::Join"]
         return len(sep) * max(len(parts) - 1, 0) + sum(_deployed_length(p) for p in parts)
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (
-            "Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub"):
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _REFERENCES:
         return TOKEN_ESTIMATE_CHARS
     return len(json.dumps(value))

@@ -342,6 +342,12 @@ ECS_MAX_INSTANCES_PER_CLUSTER = 5000
 cluster's instances. "the maximum number of Amazon EC2 instances that you can register for each cluster is 5,000"
 (Amazon ECS Developer Guide, "Handle Amazon ECS service quotas and API throttling limits",
 https://docs.aws.amazon.com/AmazonECS/latest/developerguide/operating-at-scale-service-quotas.html, read 2026-11-22)."""
+IAM_ROLE_INLINE_POLICY_CHARS = 10240
+"""The inline policies of one IAM role together (CDK writes a role's grants as AWS::IAM::Policy resources, which are
+inline policies): IAM refuses more with "Maximum policy size of 10240 bytes exceeded for role ..." (LimitExceeded,
+HTTP 409), IAM's own message as reported against aws/aws-cdk (issue 12403) and many other tools; IAM's quotas page
+(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html) gives the figure, counted without
+whitespace. Its text was not read here, only IAM's message: read 2026-11-22."""
 LAMBDA_ENVIRONMENT_BYTES = 4096
 """The total size of a function's environment variables (keys and values). AWS Lambda quotas
 (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html, read 2026-11-22; cfn-lint's E3697)."""

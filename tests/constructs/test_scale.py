@@ -147,6 +147,21 @@ def test_a_lambda_environment_over_4_kb_is_refused_with_its_largest_variables() 
     assert template_problems("s", small) == []
 
 
+def test_a_role_whose_inline_policies_pass_iams_limit_is_refused() -> None:
+    def policy(i: int, groups: int) -> dict[str, Any]:
+        return {"Type": "AWS::IAM::Policy", "Properties": {"Roles": [{"Ref": "CollectorRole"}], "PolicyDocument": {
+            "Statement": [{"Action": "resource-groups:ListGroupResources", "Effect": "Allow", "Resource": [
+                {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
+                                   f":resource-groups:us-east-2:111111111111:group/g{i}-{g}"]]}
+                for g in range(groups)]}]}}}
+    role = {"Type": "AWS::IAM::Role", "Properties": {"Policies": [{"PolicyDocument": {"Statement": []}}]}}
+    big = {"Resources": {"CollectorRole": role, "P1": policy(1, 60), "P2": policy(2, 60),
+                         "Other": {**policy(3, 60), "Properties": {**policy(3, 60)["Properties"], "Roles": ["imported"]}}}}
+    (problem,) = template_problems("nf-big-cost", big)
+    assert str(problem).startswith("nf-big-cost.CollectorRole: got '14,") and "allowed: at most 10,240" in str(problem)
+    assert template_problems("nf-big-cost", {"Resources": {"CollectorRole": role, "P1": policy(1, 60)}}) == []
+
+
 @pytest.mark.parametrize("name", ["dev", "pilot", "prod"])
 def test_the_example_fleets_fit_every_quota(synth_fleet, name: str) -> None:
     fleet = synth_fleet(name)
