@@ -11,7 +11,7 @@ from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
 from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
-from neuronfleet.config import construct_id
+from neuronfleet.config import construct_id, partition
 from neuronfleet.rules import (
     CDK_DESCRIPTION_CHARS,
     CLOUDFORMATION_QUOTAS,
@@ -67,9 +67,36 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
     problems = [p for stack in stacks for p in quota_problems(stack, fleet)]
+    if any(p.path == "inference_stacks" for p in problems):
+        fits = fitting_partitions(fleet, inference)
+        problems = [Problem(p.path, p.value, p.allowed + (
+            f"; {fits} stacks would fit this fleet (its endpoints' resources counted)" if fits else
+            "; no number of stacks fits it") if p.path == "inference_stacks" else p.allowed) for p in problems]
     if problems:
         raise FleetConfigError(fleet.name, problems)
     return stacks
+
+
+def fitting_partitions(fleet: Fleet, inference: list[InferenceStack]) -> int | None:
+    """The fewest ``inference_stacks`` (above the fleet's) whose partitions each hold at most CloudFormation's
+    resources per stack: every endpoint's resources counted on the built tree, a partition's own (failover,
+    capture bucket, CDK's metadata) taken as the largest any partition has now. None if even one endpoint per
+    stack would not fit."""
+    names = {construct_id(e.name): e.name for e in fleet.endpoints}
+    own = {names[cid]: _resources(endpoint) for stack in inference for cid, endpoint in stack.endpoints.items()}
+    shared = max(_resources(stack) + 1 - sum(own[names[cid]] for cid in stack.endpoints) for stack in inference)
+    limit = CLOUDFORMATION_QUOTAS["resources"]
+    for count in range(fleet.inference_stacks + 1, len(own) + 1):
+        sizes: dict[int, int] = {}
+        for name, resources in own.items():
+            sizes[partition(name, count)] = sizes.get(partition(name, count), 0) + resources
+        if max(sizes.values()) + shared <= limit:
+            return count
+    return None
+
+
+def _resources(scope: Construct) -> int:
+    return sum(_is_resource(type(c)) for c in scope.node.find_all())
 
 
 def describe(what: str, items: list[str]) -> str:
@@ -87,7 +114,7 @@ def describe(what: str, items: list[str]) -> str:
 def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
     """What CloudFormation would refuse in ``stack`` that synth can see before it writes anything: more
     resources than a stack may hold (counted on the construct tree, CDK's own metadata resource included)."""
-    resources = sum(_is_resource(type(c)) for c in stack.node.find_all()) + 1  # + AWS::CDK::Metadata
+    resources = _resources(stack) + 1  # + AWS::CDK::Metadata
     limit = CLOUDFORMATION_QUOTAS["resources"]
     if resources <= limit:
         return []

@@ -4,6 +4,7 @@ quotas checked before anything is written, descriptions within their limit."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,8 +117,23 @@ def test_a_stack_over_the_resource_quota_is_refused_by_app_py_before_anything_is
     assert result.returncode == 1, result.stderr
     assert "inference_stacks: got 1; allowed: enough stacks that each holds at most 500 resources: " \
            "nf-dev-inference would hold" in result.stderr
+    (fits,) = re.findall(r"; (\d+) stacks would fit this fleet", result.stderr)
+    at_fits, below = ({**crowded, "inference_stacks": n} for n in (int(fits), int(fits) - 1))
+    assert _largest_inference_stack(at_fits) <= 500 < _largest_inference_stack(below)
     assert "Traceback" not in result.stderr
     assert not [p for p in out.rglob("*") if p.is_file()]  # App() makes the folder; nothing is written in it
+
+
+def _largest_inference_stack(mapping: dict[str, Any]) -> int:
+    """Resources of the largest inference stack of a fleet file, built (CDK's metadata resource included)."""
+    from stacks.fleet import _resources
+
+    app = new_app()
+    try:
+        stacks = build_fleet(app, parse_fleet(mapping, source="test"))
+    except FleetConfigError:
+        return 501
+    return max(_resources(s) + 1 for s in stacks if "-inference" in s.stack_name)
 
 
 def test_descriptions_stay_within_cloudformations_and_cdks_limits() -> None:
