@@ -97,6 +97,21 @@ def test_clusters_launch_in_the_az_of_their_capacity(tmp_path: Path) -> None:
         assert subnet["Properties"]["AvailabilityZone"] == f"us-east-2{az}"
 
 
+def test_a_clusters_resources_do_not_grow_with_its_instances() -> None:
+    group = "arn:aws:resource-groups:us-east-2:111111111111:group/blocks-{}"
+    clusters = [{"name": f"n{count}", "instance_type": "trn2u.48xlarge", "count": count, "job_nodes": min(count, 1000),
+                 "allow_unlisted_region": True, "capacity": {"type": "capacity-block",
+                                                             "resource_group_arn": group.format(count)}}
+                for count in (4, 4000)]
+    templates = _templates(fleet(training_clusters=clusters, endpoints=[]))
+    kinds = {count: sorted(r["Type"] for r in templates[f"nf-dev-train-n{count}"]["Resources"].values())
+             for count in (4, 4000)}
+    assert kinds[4] == kinds[4000] and len(kinds[4]) > 20
+    (big,) = [r["Properties"] for r in templates["nf-dev-train-n4000"]["Resources"].values()
+              if r["Type"] == "AWS::Batch::ComputeEnvironment"]
+    assert big["ComputeResources"]["MaxvCpus"] == 4000 * 192  # the count lives in values, not in resources
+
+
 def test_a_capacity_az_outside_the_network_is_refused() -> None:
     clusters = [{"name": "c", "instance_type": "trn1.32xlarge", "count": 2,
                  "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0",
