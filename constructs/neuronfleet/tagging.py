@@ -6,8 +6,8 @@ from aws_cdk import Tags
 from constructs import IConstruct
 
 from .catalog import AcceleratorFamily
+from .lambdas.cost.rows import FLEET_TAG  # one home: the cost handlers group spend and find endpoints by it
 
-FLEET_TAG = "neuronfleet:fleet"
 PHASE_TAG = "neuronfleet:phase"
 FAMILY_TAG = "neuronfleet:accelerator-family"
 
