@@ -18,7 +18,7 @@ from moto import mock_aws
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.handler import run
 from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
-from tests.moto_support import announcements_table
+from tests.moto_support import alerts_inbox, announcements_table
 
 REGION = "us-east-2"
 END = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -34,10 +34,7 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     with mock_aws():
         sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
-        topic = sns.create_topic(Name="alerts")["TopicArn"]
-        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
+        topic, queue = alerts_inbox(sns, sqs)
         ddb = boto3.client("dynamodb", region_name=REGION)
         yield {"sns": sns, "sqs": sqs, "topic": topic, "inbox": queue, "ledger": Ledger(ddb, announcements_table(ddb))}
 

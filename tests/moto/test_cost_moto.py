@@ -28,7 +28,7 @@ from neuronfleet.lambdas.cost.economics import EndpointModel
 from neuronfleet.lambdas.cost.inventory import FleetEndpoints, FleetInventory
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
 from neuronfleet.lambdas.cost.work import Work
-from tests.moto_support import announcements_table, sagemaker_instance_types_from_botocore
+from tests.moto_support import alerts_inbox, announcements_table, sagemaker_instance_types_from_botocore
 
 REGION = "us-east-2"
 TODAY = date(2026, 11, 4)
@@ -98,10 +98,7 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
                                  AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                                        {"AttributeName": "sk", "AttributeType": "S"}])
         sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
-        topic = sns.create_topic(Name="alerts")["TopicArn"]
-        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
+        topic, queue = alerts_inbox(sns, sqs)
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket="reports", CreateBucketConfiguration={"LocationConstraint": REGION})
         yield {"table": table, "other": other, "ce": boto3.client("ce", region_name="us-east-1"),

@@ -31,7 +31,7 @@ from neuronfleet.lambdas.failover.adapters import (
 from neuronfleet.lambdas.failover.handler import Adapters, run
 from neuronfleet.lambdas.failover.logic import Capacity, Policy
 from neuronfleet.lambdas.failover.settings import WatchedEndpoint
-from tests.moto_support import sagemaker_instance_types_from_botocore
+from tests.moto_support import alerts_inbox, sagemaker_instance_types_from_botocore
 
 REGION = "us-east-2"
 ACCOUNT = "123456789012"
@@ -51,10 +51,7 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
         clients = {name: boto3.client(name, region_name=REGION)
                    for name in ("sagemaker", "cloudwatch", "sns", "sqs", "application-autoscaling")}
         sns, sqs, cw = clients["sns"], clients["sqs"], clients["cloudwatch"]
-        topic = sns.create_topic(Name="alerts")["TopicArn"]
-        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+        topic, queue = alerts_inbox(sns, sqs)
         for name in ALARMS:
             cw.put_metric_alarm(AlarmName=name, MetricName="ModelLatency", Namespace="AWS/SageMaker", Period=60,
                                 EvaluationPeriods=1, Threshold=1, ComparisonOperator="GreaterThanThreshold",
