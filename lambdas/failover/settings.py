@@ -38,7 +38,8 @@ NEURON_ALARMS = {"latency": "latency-p99", "errors5xx": "errors-5xx", "modelErro
 
 def alarm_name(endpoint_name: str, kind: str) -> str:
     """The name NeuronEndpoint gives the alarm ``kind`` of an endpoint: ``<endpoint name>-<suffix>`` (at most 63 + 14
-    characters; CloudWatch allows 255). Names set, not generated, so that the failover's environment need not carry
+    characters; CloudWatch allows 255: botocore's cloudwatch and sagemaker models, EndpointName and AlarmName, read
+    2026-11-22, pinned by a test). Names set, not generated, so that the failover's environment need not carry
     them: it derives them from the endpoint's name."""
     return f"{endpoint_name}-{NEURON_ALARMS[kind]}"
 

@@ -18,7 +18,7 @@ from aws_cdk.assertions import Template
 
 from neuronfleet import EndpointFailover, EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
 from neuronfleet.inference import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
-from neuronfleet.lambdas.failover.settings import FailoverSettings
+from neuronfleet.lambdas.failover.settings import NEURON_ALARMS, FailoverSettings, alarm_name
 from neuronfleet.settings.inference import (
     MAX_VOLUME_SIZE_GIB,
     ROLLING_MAX_BATCH_SHARE,
@@ -197,6 +197,15 @@ def test_alarms_are_named_after_their_endpoint_so_the_failover_environment_need_
     env = {k: v for k, v in variables.items() if isinstance(v, str)} | {"ALERTS_TOPIC_ARN": "arn:aws:sns:x"}
     (watched,) = FailoverSettings.from_environment(env).endpoints.values()
     assert watched.alarms == tuple(chat.alarm_names.values()) and len(watched.alarms) == 3
+
+
+def test_the_longest_endpoint_name_with_the_longest_alarm_suffix_is_a_valid_alarm_name() -> None:
+    import botocore.session
+
+    session = botocore.session.get_session()
+    longest_endpoint = session.get_service_model("sagemaker").shape_for("EndpointName").metadata["max"]  # 63
+    limit = session.get_service_model("cloudwatch").shape_for("AlarmName").metadata["max"]  # 255
+    assert len(alarm_name("e" * longest_endpoint, max(NEURON_ALARMS, key=lambda k: len(NEURON_ALARMS[k])))) <= limit
 
 
 def test_failover_may_resize_tag_and_scale_only_what_it_must(synth) -> None:

@@ -84,6 +84,9 @@ SETTINGS_CASES: list[tuple[str, type[Any], dict[str, Any], dict[str, Any]]] = [
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"ami": {"ami_id": "ami-zz"}}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"ami": {"ssm_parameter": "no/slash"}}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"training_image": "my image"}),
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"count": 1002}),  # Batch's 1,000 nodes
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),
+     {"count": 5002, "job_nodes": 1000}),  # ECS's 5,000 instances per cluster
     ("endpoints[0]", EndpointSettings, without_name(ENDPOINT), {"batch_size": 0}),
     ("endpoints[0]", EndpointSettings, without_name(ENDPOINT), {"volume_size_gib": 0}),
     ("endpoints[0]", EndpointSettings, without_name(ENDPOINT), {"target_invocations_per_instance": -1}),
