@@ -89,7 +89,8 @@ def fitting_partitions(fleet: Fleet, inference: list[InferenceStack]) -> int | N
     for count in range(fleet.inference_stacks + 1, len(own) + 1):
         sizes: dict[int, int] = {}
         for name, resources in own.items():
-            sizes[partition(name, count)] = sizes.get(partition(name, count), 0) + resources
+            stack = partition(name, count)
+            sizes[stack] = sizes.get(stack, 0) + resources
         if max(sizes.values()) + shared <= limit:
             return count
     return None
@@ -166,15 +167,18 @@ def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem
             problems.append(Problem(f"{stack_name}.{logical}", f"{total:,} bytes of environment", (
                 f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
                 + ", ".join(f"{k} ({_deployed_length(variables[k]):,})" for k in biggest)
-                + ". What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: "
-                  "more inference_stacks), reservations and resource groups (capacity alerts, cost collector: "
-                  "fewer per fleet file)")))
+                + ". " + _WHAT_GROWS)))
     for role, size in sorted(_inline_policy_sizes(template).items()):
         if size > IAM_ROLE_INLINE_POLICY_CHARS:
             problems.append(Problem(f"{stack_name}.{role}", f"{size:,} characters of inline policies", (
-                f"at most {IAM_ROLE_INLINE_POLICY_CHARS:,} (IAM's limit for one role's inline policies); what grows "
-                "with a fleet there: resource groups and reservations the role may read (fewer per fleet file)")))
+                f"at most {IAM_ROLE_INLINE_POLICY_CHARS:,} (IAM's limit for one role's inline policies). "
+                + _WHAT_GROWS)))
     return problems
+
+
+_WHAT_GROWS = ("What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: more "
+               "inference_stacks), reservations and resource groups (capacity alerts, cost collector: fewer per "
+               "fleet file)")
 
 
 _REFERENCES = ("Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub")
