@@ -6,6 +6,7 @@ from aws_cdk import Tags
 from constructs import IConstruct
 
 from .catalog import AcceleratorFamily
+from .lambdas.cost.idle import CAPACITY_TAG  # one home: the waste detector reads it off the instances
 from .lambdas.cost.rows import FLEET_TAG  # one home: the cost handlers group spend and find endpoints by it
 
 PHASE_TAG = "neuronfleet:phase"
@@ -24,3 +25,9 @@ def tag_fleet(scope: IConstruct, *, fleet: str, phase: str, extra: dict[str, str
 def tag_family(scope: IConstruct, family: AcceleratorFamily) -> None:
     """Tag everything below ``scope`` with its accelerator family (trainium | inferentia | gpu)."""
     Tags.of(scope).add(FAMILY_TAG, family.value)
+
+
+def tag_capacity(scope: IConstruct, capacity_type: str) -> None:
+    """Tag everything below ``scope`` (a launch template: its instances) with the capacity it targets, so the waste
+    detector can tell an instance that runs outside its reservation (``on-demand``, ``odcr``, ``capacity-block``)."""
+    Tags.of(scope).add(CAPACITY_TAG, capacity_type)

@@ -13,7 +13,12 @@ hourly in between):
 - ``idle-endpoint``: a SageMaker variant of the fleet's endpoints with running instances and no invocation in the
   last N hours;
 - ``gpu-standby``: a GPU variant held at weight 0 with running instances: the failover's insurance, idle by design,
-  announced so its cost is seen (and again when it stops or starts serving).
+  announced so its cost is seen (and again when it stops or starts serving);
+- ``off-reservation``: a running instance of the fleet whose launch template targets a reservation (its
+  ``neuronfleet:capacity`` tag says ``capacity-block`` or ``odcr``) but which holds none (DescribeInstances gives no
+  ``CapacityReservationId``): it runs, and bills, On-Demand. The guard on an unconfirmed fact: AWS Batch's user guide
+  lists instance market options among the launch-template settings it ignores, which is how the kit targets Capacity
+  Blocks; this says at once, on a real account, when Batch did not honour it.
 
 (Capacity Blocks ending are announced by the capacity alerts, lambdas/capacity_alert, timed from when their
 instances stop.)
@@ -31,7 +36,13 @@ SILENT_KIND = "silent-instance"
 UNUSED_RESERVATION_KIND = "unused-reservation"
 IDLE_ENDPOINT_KIND = "idle-endpoint"
 GPU_STANDBY_KIND = "gpu-standby"
-KINDS = (IDLE_KIND, SILENT_KIND, UNUSED_RESERVATION_KIND, IDLE_ENDPOINT_KIND, GPU_STANDBY_KIND)
+OFF_RESERVATION_KIND = "off-reservation"
+KINDS = (IDLE_KIND, SILENT_KIND, UNUSED_RESERVATION_KIND, IDLE_ENDPOINT_KIND, GPU_STANDBY_KIND, OFF_RESERVATION_KIND)
+
+CAPACITY_TAG = "neuronfleet:capacity"
+"""The capacity a training instance's launch template targets (``on-demand``, ``odcr``, ``capacity-block``), tagged
+on its instances so the waste detector can tell one launched outside its reservation (TrainiumCluster sets it)."""
+RESERVED_CAPACITIES = ("odcr", "capacity-block")
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,12 @@ class Instance:
     instance_id: str
     instance_type: str
     launched: datetime
+    capacity: str = ""
+    """What its launch template targets (the ``neuronfleet:capacity`` tag); empty when untagged."""
+    reservation_id: str = ""
+    """The capacity reservation it runs in (DescribeInstances ``CapacityReservationId``); empty when none."""
+    lifecycle: str = ""
+    """DescribeInstances ``InstanceLifecycle`` (``capacity-block``, ``spot``, ...; absent for On-Demand)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +98,17 @@ def silent_instances(running: Sequence[Instance], hourly: Mapping[str, Sequence[
             for i in running if now - i.launched >= timedelta(hours=hours) and not hourly.get(i.instance_id)}
 
 
+def off_reservation(running: Sequence[Instance]) -> dict[str, str]:
+    """Instances meant for a reservation (their capacity tag) that hold none: they bill at the On-Demand rate."""
+    return {i.instance_id: f"{i.instance_type} targets {i.capacity} but runs outside any capacity reservation "
+                           "(no CapacityReservationId): billed On-Demand. AWS Batch's user guide lists instance "
+                           "market options among the launch-template settings it ignores; check the compute "
+                           "environment's instances against the reservation (aws ec2 describe-instances "
+                           f"--instance-ids {i.instance_id} --query 'Reservations[].Instances[].CapacityReservationId')"
+            for i in running
+            if i.capacity in RESERVED_CAPACITIES and not i.reservation_id and i.lifecycle != "capacity-block"}
+
+
 def unused_reservations(reservations: Sequence[Reservation]) -> dict[str, str]:
     out = {}
     for r in reservations:
@@ -111,7 +139,9 @@ TITLES = {IDLE_KIND: ("Neuron instance(s) went idle", "Neuron instance(s) no lon
                                                                       "or stopped"),
           UNUSED_RESERVATION_KIND: ("reservation(s) with free slots", "reservation(s) fully used or ended"),
           IDLE_ENDPOINT_KIND: ("endpoint variant(s) idle", "endpoint variant(s) serving again or scaled in"),
-          GPU_STANDBY_KIND: ("GPU standby(s) running", "GPU standby(s) no longer held at weight 0 or stopped")}
+          GPU_STANDBY_KIND: ("GPU standby(s) running", "GPU standby(s) no longer held at weight 0 or stopped"),
+          OFF_RESERVATION_KIND: ("instance(s) running outside their reservation",
+                                 "instance(s) outside their reservation stopped")}
 
 
 def started_message(idle: Sequence[tuple[str, float]], *, threshold: float, hours: int) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from .discovery import ENDPOINT_RESOURCE_TYPE, Discovered, endpoint_model, fleet_endpoints, gone
 from .economics import Accelerators, EndpointModel
-from .idle import Instance, Reservation, Variant
+from .idle import CAPACITY_TAG, Instance, Reservation, Variant
 from .rows import FLEET_TAG, family_of
 
 
@@ -74,7 +74,11 @@ class FleetInventory:
             for reservation in page.get("Reservations", []):
                 for i in reservation.get("Instances", []):
                     if family_of(i["InstanceType"]) in ("trainium", "inferentia"):
-                        out.append(Instance(i["InstanceId"], i["InstanceType"], i["LaunchTime"]))
+                        tags = {t.get("Key"): t.get("Value", "") for t in i.get("Tags", [])}
+                        out.append(Instance(i["InstanceId"], i["InstanceType"], i["LaunchTime"],
+                                            capacity=tags.get(CAPACITY_TAG, ""),
+                                            reservation_id=i.get("CapacityReservationId") or "",
+                                            lifecycle=i.get("InstanceLifecycle") or ""))
         return out
 
     def hourly_utilisation(self, instance_ids: Sequence[str], hours: int, now: datetime) -> dict[str, list[float]]:

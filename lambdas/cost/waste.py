@@ -1,7 +1,8 @@
 """Hourly waste detector, scoped to the fleet: idle and silent Neuron instances, reservations with free slots, idle
-endpoint variants and GPU standbys (idle.py says what each is), each announced when it starts and when it ends (the
-announcements ledger remembers which are open), never hourly in between. The fleet's endpoints are found at run
-time by their ``neuronfleet:fleet`` tag (inventory.FleetEndpoints), not listed in the environment.
+endpoint variants, GPU standbys, instances running outside the reservation they target (idle.py says what each
+is), each announced when it starts and when it ends (the announcements ledger remembers which are open), never
+hourly in between. The fleet's endpoints are found at run time by their ``neuronfleet:fleet`` tag
+(inventory.FleetEndpoints), not listed in the environment.
 
 Configuration: :class:`~.settings.WasteSettings` (read once per container): utilisation is read from its
 ``neuron_namespace`` (``NEURON_NAMESPACE`` by default). The decisions are in idle.py, the AWS calls in adapters.py.
@@ -26,12 +27,14 @@ from .idle import (
     IDLE_ENDPOINT_KIND,
     IDLE_KIND,
     KINDS,
+    OFF_RESERVATION_KIND,
     SILENT_KIND,
     UNUSED_RESERVATION_KIND,
     ended,
     ended_message,
     endpoint_waste,
     idle_instances,
+    off_reservation,
     silent_instances,
     started,
     started_message,
@@ -63,6 +66,7 @@ def run(*, now: datetime, inventory: FleetInventory, topic: Topic, ledger: Ledge
         UNUSED_RESERVATION_KIND: unused_reservations(inventory.reservations(reservation_ids)),
         IDLE_ENDPOINT_KIND: idle_variants,
         GPU_STANDBY_KIND: standbys,
+        OFF_RESERVATION_KIND: off_reservation(running),
     }
     sent: list[str] = []
 

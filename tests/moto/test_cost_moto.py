@@ -627,6 +627,30 @@ def test_a_running_instance_with_no_datapoints_is_its_own_signal_never_silence(a
         "neuronfleet nf-prod: 1 Neuron instance(s) publishing utilisation again or stopped"]
 
 
+def test_an_instance_meant_for_a_capacity_block_that_runs_outside_it_is_announced_once(aws) -> None:
+    """moto launches every instance On-Demand (no CapacityReservationId), as Batch would if it ignored the launch
+    template's market options: the instance tagged for a Capacity Block is announced, once; the untagged one is not."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    ec2 = boto3.client("ec2", region_name=REGION)
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    (off,) = ec2.run_instances(ImageId=image, InstanceType="trn2.48xlarge", MinCount=1, MaxCount=1,
+                               TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                   {"Key": "neuronfleet:fleet", "Value": "nf-prod"},
+                                   {"Key": "neuronfleet:capacity", "Value": "capacity-block"}]}])["Instances"]
+    plain = _instance("nf-prod")
+    inventory, ledger = _detector(aws)
+
+    def check() -> list[str]:
+        return waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger,
+                         threshold=20, hours=6)
+
+    assert check() == ["neuronfleet nf-prod: 1 instance(s) running outside their reservation"]
+    assert check() == []  # a rerun: silence
+    (note,) = messages(aws)
+    assert f"- {off['InstanceId']}: trn2.48xlarge targets capacity-block" in note["Message"]
+    assert plain not in note["Message"]
+
+
 def test_free_reservation_slots_idle_endpoints_and_the_gpu_standby_are_waste_where_the_money_goes(aws) -> None:
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     end = now + timedelta(days=3)
