@@ -40,7 +40,7 @@ from .node.health_gate import EXIT_HARDWARE_FAULT
 from .problems import InvalidSettings, Problem
 from .settings import Capacity, TrainiumClusterSettings
 from .storage import secure_bucket
-from .tagging import tag_family
+from .tagging import tag_capacity, tag_family
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
 """The ECS-optimized Amazon Linux 2023 Neuron AMI: what AWS Batch container instances need. Followed only with
@@ -172,6 +172,7 @@ class TrainiumCluster(Construct):
             instance_profile=self.instance_profile, security_group=self.security_group,
             user_data=self._user_data(), root_volume_gib=settings.root_volume_gib, subnet_id=subnet.subnet_id,
             placement_group=self.placement_group, extra_data=settings.capacity.launch_template_data())
+        tag_capacity(self.launch_template, settings.capacity.type)
 
     def _machine_image(self) -> tuple[ec2.IMachineImage, bool]:
         """The AMI and whether it is pinned (a redeploy never moves it) or follows an SSM parameter."""

@@ -539,3 +539,13 @@ def test_the_training_stack_refuses_an_isolated_network_without_aws_endpoints() 
     with pytest.raises(InvalidSettings, match=r"interface_endpoints: got False; allowed: true when nat_gateways is 0"):
         TrainingStack(stack.node.scope, "Train", network=net, env=ENV,  # type: ignore[arg-type]
                       cluster=TrainiumClusterSettings(instance_type="trn2.48xlarge", count=2))
+
+
+@pytest.mark.parametrize(("name", "capacity"), [("trn2", "on-demand"), ("trn2u-block", "capacity-block"),
+                                                ("trn1", "odcr"), ("trn1n-block", "capacity-block")])
+def test_instances_carry_the_capacity_their_launch_template_targets(templates, name: str, capacity: str) -> None:
+    """The waste detector's off-reservation signal reads this tag off the instances (the guard on Batch honouring
+    the launch template's market options, which its user guide lists among the settings it ignores)."""
+    (instance_tags,) = [s["Tags"] for s in _lt_data(templates[name])["TagSpecifications"]
+                        if s["ResourceType"] == "instance"]
+    assert {"Key": "neuronfleet:capacity", "Value": capacity} in instance_tags
