@@ -34,6 +34,7 @@ from .logic import (
     Start,
     block_warnings,
     decide,
+    detail_type,
 )
 from .settings import CapacityAlertSettings
 
@@ -45,7 +46,7 @@ metrics = Metrics(namespace=namespaces.CAPACITY_NAMESPACE, service=SERVICE)
 def run(event: Mapping[str, Any], *, pool: GpuPool, alerts: Topic, ledger: Ledger, blocks: FleetBlocks,
         now: datetime) -> dict[str, Any]:
     """Decide what the event means and announce it at most once. Returns what was announced and skipped."""
-    kind = event.get("detail-type")
+    kind = detail_type(event)
     if kind == SCHEDULED:
         actions: list[Action] = list(block_warnings(blocks.blocks(), now))
     elif kind in EC2_EVENTS:

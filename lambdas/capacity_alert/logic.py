@@ -20,6 +20,11 @@ The facts below were read on 2026-11-22:
   Service cannot fulfill the capacity requested for instance type [...]``, job_stuck_in_runnable_capacity.html).
 - "EC2 Instance Launch Unsuccessful"/"... Successful" (EC2 Auto Scaling, ``detail.AutoScalingGroupName``,
   ``detail.StatusMessage``): EC2's capacity refusal reads "We currently do not have sufficient <type> capacity ...".
+
+Each event's documented example is copied verbatim in tests/data/events (README there names each source, read
+2026-11-23) and run through :func:`decide`. The Capacity Block page's examples are not EventBridge envelopes: they
+spell the event name ``detail_type`` (and carry ``customer_event_id``), where every envelope EventBridge delivers,
+and the rules match, has ``detail-type``: :func:`detail_type` reads either.
 """
 
 from __future__ import annotations
@@ -202,9 +207,16 @@ def _with_pool(subject: str, happened: str, pool: GpuPool) -> Say:
     return Say(subject[:100], "\n".join([f"Trainium capacity: {happened}", *_pool_lines(pool)]))
 
 
+def detail_type(event: Mapping[str, Any]) -> str | None:
+    """The event's name: the envelope's ``detail-type``, else the ``detail_type`` of the EC2 guide's Capacity Block
+    examples."""
+    kind = event.get("detail-type", event.get("detail_type"))
+    return None if kind is None else str(kind)
+
+
 def decide(event: Mapping[str, Any], *, pool: GpuPool, now: datetime, block: Block | None = None) -> list[Action]:
     """What one event means. ``block`` is the fleet's Capacity Block the event names, if it names one."""
-    kind = event.get("detail-type")
+    kind = detail_type(event)
     detail = event.get("detail") or {}
     if kind in EC2_EVENTS:
         return [_reservation_event(str(kind), detail, pool=pool, now=now, block=block)]

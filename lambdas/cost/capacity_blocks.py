@@ -3,17 +3,21 @@
 Capacity Blocks for ML are paid upfront at purchase; the instances in them bill $0 of usage (Linux), so a fleet
 that trains on Capacity Blocks spends its money in the fee (EC2 user guide, "Capacity Blocks pricing and
 billing", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-pricing-billing.html, read
-2026-11-22). Cost Explorer books the fee once, on the purchase day, as usage type
-``<region>-CapacityBlockFee:<instance type>``, record type ``Upfront``, service "EC2 - Other", and does not
-amortise it (grafana/cloudcost-exporter, pkg/aws/client/billing.go, read 2026-11-22).
+2026-11-22). Cost Explorer books the fee once, as usage type ``<region>-CapacityBlockFee:<instance type>``, record
+type ``Upfront``, service "EC2 - Other", and does not amortise it; a cancelled block's refund carries the same usage
+type, negative (grafana/cloudcost-exporter pkg/aws/client/billing.go at 68b7680f, read 2026-11-23). On which day:
+cloudcost-exporter reads it on the block's start day ("Cost Explorer ... dates the fee to the reservation's
+StartDate", pkg/aws/ec2/capacity_block_pricing_map.go at 68b7680f); AWS documents neither that nor the purchase day.
+A fee row is matched to the blocks of its instance type that start on its day, else to those bought on its day
+(:data:`FEE_DAY`); a row neither matches (a refund on a later day, for one) stays on its own day, never lost.
 
 EC2 ``DescribeCapacityBlocks`` gives each block's id, start, end, creation time, capacity reservations and tags
 but **no fee** (botocore 1.44.5 service model, ec2 ``CapacityBlock`` shape: CapacityBlockId, UltraserverType,
 AvailabilityZone, CapacityReservationIds, StartDate, EndDate, CreateDate, State, Tags); the instance type and
 count come from ``DescribeCapacityReservations`` of its reservations. So a fee row from Cost Explorer is matched
-to the blocks bought that day of that instance type, and the fee is spread over each block's hours, day by day
-(UTC). The fleet is the ``neuronfleet:fleet`` tag of the block, else of its capacity reservations, else of the
-fee row itself (a cost allocation tag on the reservation), else ``(untagged)``.
+to the blocks of that instance type that start (else were bought) on its day, and the fee is spread over each
+block's hours, day by day (UTC). The fleet is the ``neuronfleet:fleet`` tag of the block, else of its capacity
+reservations, else of the fee row itself (a cost allocation tag on the reservation), else ``(untagged)``.
 """
 
 from __future__ import annotations
@@ -119,23 +123,28 @@ def _utc(value: datetime) -> datetime:
 
 
 _CENT = Decimal("0.000001")
+FEE_DAY = ("start", "purchase")
+"""The block days a fee row's day is matched to, in order (see the module docstring: neither is documented)."""
 
 
 def amortise(fees: Sequence[CostRow], blocks: Sequence[Block]) -> tuple[list[CostRow], list[CostRow]]:
     """Per-day rows of each fee spread over the blocks it paid for; and the fee rows no block matched (kept on
-    their purchase day, so spend is never lost).
+    their own day, so spend is never lost).
 
-    A fee row (purchase day, instance type) pays for the blocks of that type created that day, split by
-    instance-hours when there are several; each block's share is spread over its hours per UTC day. Amounts
-    are rounded to 1e-6 USD and the last day takes the remainder, so the days sum to the fee exactly.
+    A fee row (day, instance type) pays for the blocks of that type that start that day (UTC), else for those
+    created that day (``FEE_DAY``), split by instance-hours when there are several; each block's share is spread
+    over its hours per UTC day. Amounts are rounded to 1e-6 USD and the last day takes the remainder, so the days
+    sum to the fee exactly.
     """
-    by_purchase: dict[tuple[str, str], list[Block]] = {}
+    by_day: dict[str, dict[tuple[str, str], list[Block]]] = {"start": {}, "purchase": {}}
     for b in blocks:
-        by_purchase.setdefault((b.created.date().isoformat(), b.instance_type), []).append(b)
+        by_day["start"].setdefault((b.start.date().isoformat(), b.instance_type), []).append(b)
+        by_day["purchase"].setdefault((b.created.date().isoformat(), b.instance_type), []).append(b)
     out: list[CostRow] = []
     unmatched: list[CostRow] = []
     for fee in fees:
-        paid = sorted(by_purchase.get((fee.day, fee.instance_type), []), key=lambda b: b.block_id)
+        paid = next((found for found in (by_day[k].get((fee.day, fee.instance_type)) for k in FEE_DAY) if found), [])
+        paid = sorted(paid, key=lambda b: b.block_id)
         if not paid:
             unmatched.append(replace(fee, detail="unmatched"))
             continue

@@ -3,9 +3,12 @@
 Two queries per run for the whole account, never one per fleet (each page is billed $0.01, endpoint us-east-1
 only, two group-bys at most: botocore 1.44.5 ce model, GetCostAndUsage GroupBy):
 
-- usage: grouped by USAGE_TYPE and the fleet tag, record types of usage (and Upfront for Capacity Block fees),
-  NetAmortizedCost, UnblendedCost and UsageQuantity in the same request;
-- adjustments: grouped by RECORD_TYPE and the fleet tag, record types Credit, Refund and Tax, kept apart.
+- usage: grouped by USAGE_TYPE and the fleet tag, record types of usage (and Upfront for Capacity Block fees, with
+  the Refunds of "EC2 - Other", so a cancelled block's refund nets its fee in the same group), NetAmortizedCost,
+  UnblendedCost and UsageQuantity in the same request;
+- adjustments: grouped by RECORD_TYPE and the fleet tag, record types Credit, Refund and Tax, kept apart; refunds of
+  "EC2 - Other" are left to the usage query (counted once; those that are not accelerator time, EBS or NAT, are
+  not the kit's spend and are ignored there).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from .rows import ADJUSTMENT_RECORD_TYPES, FLEET_TAG, SERVICES, USAGE_RECORD_TYPES
+from .rows import ADJUSTMENT_RECORD_TYPES, FEE_SERVICE, FLEET_TAG, SERVICES, USAGE_RECORD_TYPES
 
 REGION = "us-east-1"
 """Cost Explorer's only endpoint."""
@@ -34,11 +37,15 @@ def usage_query(start: date, end: date, instance_types: Sequence[str]) -> dict[s
         "GroupBy": [{"Type": "DIMENSION", "Key": "USAGE_TYPE"}, {"Type": "TAG", "Key": FLEET_TAG}],
         "Filter": {"And": [
             {"Dimensions": {"Key": "SERVICE", "Values": sorted(SERVICES)}},
-            {"Dimensions": {"Key": "RECORD_TYPE", "Values": list(USAGE_RECORD_TYPES)}},
-            # Capacity Block fee rows are asked for by record type: whether Cost Explorer gives them an
-            # INSTANCE_TYPE is not documented; other Upfront rows are ignored by usage type when parsed.
-            {"Or": [{"Dimensions": {"Key": "INSTANCE_TYPE", "Values": sorted(instance_types)}},
-                    {"Dimensions": {"Key": "RECORD_TYPE", "Values": ["Upfront"]}}]},
+            {"Or": [
+                {"And": [{"Dimensions": {"Key": "RECORD_TYPE", "Values": list(USAGE_RECORD_TYPES)}},
+                         {"Dimensions": {"Key": "INSTANCE_TYPE", "Values": sorted(instance_types)}}]},
+                # Capacity Block fee rows are asked for by record type: whether Cost Explorer gives them an
+                # INSTANCE_TYPE is not documented; other Upfront rows are ignored by usage type when parsed.
+                {"Dimensions": {"Key": "RECORD_TYPE", "Values": ["Upfront"]}},
+                {"And": [{"Dimensions": {"Key": "RECORD_TYPE", "Values": ["Refund"]}},
+                         {"Dimensions": {"Key": "SERVICE", "Values": [FEE_SERVICE]}}]},
+            ]},
         ]},
     }
 
@@ -49,7 +56,11 @@ def adjustments_query(start: date, end: date) -> dict[str, Any]:
         "Granularity": "DAILY",
         "Metrics": METRICS,
         "GroupBy": [{"Type": "DIMENSION", "Key": "RECORD_TYPE"}, {"Type": "TAG", "Key": FLEET_TAG}],
-        "Filter": {"Dimensions": {"Key": "RECORD_TYPE", "Values": list(ADJUSTMENT_RECORD_TYPES)}},
+        "Filter": {"Or": [
+            {"Dimensions": {"Key": "RECORD_TYPE", "Values": [t for t in ADJUSTMENT_RECORD_TYPES if t != "Refund"]}},
+            {"And": [{"Dimensions": {"Key": "RECORD_TYPE", "Values": ["Refund"]}},
+                     {"Not": {"Dimensions": {"Key": "SERVICE", "Values": [FEE_SERVICE]}}}]},
+        ]},
     }
 
 

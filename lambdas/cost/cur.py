@@ -6,6 +6,13 @@ map column (``resource_tags``), keyed by the cost allocation tag's column-safe n
 and answers with pages shaped like Cost Explorer's (``ResultsByTime``/``Groups``/``Keys``/``Metrics``), so the
 collector writes the same rows from either source.
 
+Capacity Block fees (usage type ``<region>-CapacityBlockFee:<type>``, line item type ``Fee`` assumed, as CE's
+``Upfront``) are read on ``line_item_unblended_cost`` for both bases, with the ``Refund`` lines of the same usage type
+netted in (and left out of the adjustments query): see rows.py. CUR's line item types (Credit, DiscountedUsage, Fee,
+Refund, RIFee, Tax, Usage, and the SavingsPlan* types) are those of AWS's CUR user guide, "Line Item Details"
+(lineItem/LineItemType: "Fee - Any upfront annual fee that you paid for subscriptions", "Refund - Negative charges
+for which AWS refunded money to you"), read 2026-11-23; which type AWS gives a Capacity Block fee is not documented.
+
 Cost bases from CUR line items: unblended = ``line_item_unblended_cost``; net amortized = Savings Plan covered usage
 at ``savings_plan_savings_plan_effective_cost``, reservation usage at ``reservation_effective_cost``, Savings Plan
 negation and upfront/recurring plan fees at 0 on the usage side, everything else at
@@ -36,14 +43,18 @@ FLEET_TAG_COLUMN = "user_neuronfleet_fleet"
 """The CUR map key of the ``neuronfleet:fleet`` cost allocation tag. CUR turns tag keys into column-safe names
 (``user_`` prefix, ``:`` to ``_``); check your export's schema and set ``fleet_tag_key`` if it differs."""
 
-_AMORTIZED = """CASE line_item_line_item_type
-      WHEN 'SavingsPlanCoveredUsage' THEN savings_plan_savings_plan_effective_cost
-      WHEN 'SavingsPlanNegation' THEN 0
-      WHEN 'DiscountedUsage' THEN reservation_effective_cost
+_BLOCK_FEE = "COALESCE(line_item_usage_type, '') LIKE '%CapacityBlockFee:%'"
+"""A Capacity Block fee line (or its refund): read on line_item_unblended_cost for both bases (rows.FEE_METRIC)."""
+
+_AMORTIZED = f"""CASE WHEN {_BLOCK_FEE} THEN line_item_unblended_cost
+      WHEN line_item_line_item_type = 'SavingsPlanCoveredUsage' THEN savings_plan_savings_plan_effective_cost
+      WHEN line_item_line_item_type = 'SavingsPlanNegation' THEN 0
+      WHEN line_item_line_item_type = 'DiscountedUsage' THEN reservation_effective_cost
       ELSE COALESCE(line_item_net_unblended_cost, line_item_unblended_cost) END"""
 
-_USAGE_FILTER = """line_item_product_code IN ('AmazonEC2', 'AmazonSageMaker')
-  AND line_item_line_item_type IN ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage', 'SavingsPlanNegation', 'Fee')
+_USAGE_FILTER = f"""line_item_product_code IN ('AmazonEC2', 'AmazonSageMaker')
+  AND (line_item_line_item_type IN ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage', 'SavingsPlanNegation', 'Fee')
+       OR (line_item_line_item_type = 'Refund' AND {_BLOCK_FEE}))
   AND regexp_like(split_part(line_item_usage_type, ':', 2), '^(ml\\.)?(trn|inf|p|g)[0-9]+[a-z]*\\.')"""
 
 QUERIES: dict[str, str] = {
@@ -60,16 +71,17 @@ WHERE line_item_usage_start_date >= DATE '{{start}}' AND line_item_usage_start_d
   AND {_USAGE_FILTER}
 GROUP BY 1, 2, 3
 ORDER BY 1, 2, 3""",
-    "adjustments_by_fleet_day": """-- neuronfleet: credits, refunds and taxes per day and fleet, kept apart
+    "adjustments_by_fleet_day": f"""-- neuronfleet: credits, refunds and taxes per day and fleet, kept apart
 SELECT CAST(line_item_usage_start_date AS DATE) AS day,
        line_item_line_item_type AS record_type,
-       COALESCE(element_at(resource_tags, '{fleet_tag_key}'), '') AS fleet,
+       COALESCE(element_at(resource_tags, '{{fleet_tag_key}}'), '') AS fleet,
        SUM(line_item_unblended_cost) AS net_amortized_cost,
        SUM(line_item_unblended_cost) AS unblended_cost,
        0 AS usage_quantity
-FROM {table}
-WHERE line_item_usage_start_date >= DATE '{start}' AND line_item_usage_start_date < DATE '{end}'
+FROM {{table}}
+WHERE line_item_usage_start_date >= DATE '{{start}}' AND line_item_usage_start_date < DATE '{{end}}'
   AND line_item_line_item_type IN ('Credit', 'Refund', 'Tax')
+  AND NOT (line_item_line_item_type = 'Refund' AND {_BLOCK_FEE})
 GROUP BY 1, 2, 3
 ORDER BY 1, 2, 3""",
     "spend_by_fleet_family_kind_day": f"""-- neuronfleet: spend per day, fleet, accelerator family and kind (ad hoc)

@@ -17,6 +17,14 @@ grafana/cloudcost-exporter pkg/aws/client/billing.go (getCapacityBlockCosts) and
 types: AWS Price List offer file usage types such as ``USE1-Host:ml.g6e.2xlarge`` and Cost Explorer filters
 quoted in public FinOps guides (``USE1-Train:ml.p3.2xlarge``, ``USE1-Host:ml.m5.large``).
 
+Capacity Block fees are read on UnblendedCost for both bases (``FEE_METRIC``): an upfront fee may read 0 on
+NetAmortizedCost (as Reserved Instance upfront fees do, amortised into usage that a block's $0 instances never
+carry), and the kit amortises the fee itself over the block's hours (capacity_blocks.py). A refund of a cancelled
+block carries the fee's usage type with a negative amount and is netted into the fee's group (grafana/cloudcost-
+exporter pkg/aws/client/billing.go at 68b7680f, getCapacityBlockCosts: RECORD_TYPE Upfront and Refund, UnblendedCost,
+summed per usage type "so summing nets out cancelled reservations"; read 2026-11-23). Not documented by AWS: see
+the README's "Capacity Block fees" for the one check on a real account.
+
 Credits, refunds and taxes are kept apart by record type (Cost Explorer RECORD_TYPE): they are rows of usage
 ``credit``/``refund``/``tax`` with no instance type or family, never netted into a family's spend.
 
@@ -47,6 +55,13 @@ CE_METRIC: dict[Basis, str] = {"net_amortized": "NetAmortizedCost", "unblended":
 USAGE_RECORD_TYPES = ("Usage", "DiscountedUsage", "SavingsPlanCoveredUsage", "SavingsPlanNegation", "Upfront")
 """Record types read per usage type. SavingsPlanNegation nets SP-covered usage to about $0 in UnblendedCost; in
 NetAmortizedCost the covered usage carries the plan's effective cost. Upfront carries Capacity Block fees."""
+FEE_METRIC = "UnblendedCost"
+"""The metric a Capacity Block fee row is read on, for both bases (see the module docstring)."""
+FEE_RECORD_TYPES = ("Upfront", "Refund")
+"""Record types of Capacity Block fee rows: the fee and the refund of a cancelled block (cloudcost-exporter)."""
+FEE_SERVICE = "EC2 - Other"
+"""The Cost Explorer SERVICE of Capacity Block fees (a public billing note, see above): refunds are asked for there
+only, so no other refund of accelerator usage reaches the usage rows."""
 ADJUSTMENT_RECORD_TYPES = {"Credit": "credit", "Refund": "refund", "Tax": "tax"}
 """Record types read apart, per fleet, never netted into usage."""
 
@@ -112,7 +127,7 @@ class CostRow:
     estimated: bool = False
     """Cost Explorer marks the day Estimated (it may still change)."""
     source_day: str = ""
-    """The Cost Explorer day this row derives from (a Capacity Block's purchase day for its amortised days)."""
+    """The Cost Explorer day this row derives from (a Capacity Block fee's day for its amortised days)."""
     detail: str = ""
     """What else identifies the row (a Capacity Block's id)."""
 
@@ -218,8 +233,9 @@ def _row(day: str, group: Mapping[str, Any], estimated: bool, adjustments: bool)
         family = family_of(instance_type) or ""
         service = "sagemaker" if instance_type.startswith("ml.") else "ec2"
     metrics = group.get("Metrics") or {}
+    # a Capacity Block fee: FEE_METRIC (the fee net of its refunds) for both bases, whatever NetAmortizedCost says
     amortized, problem = _decimal(metrics, "NetAmortizedCost", required=False) if "NetAmortizedCost" in metrics \
-        else _decimal(metrics, "UnblendedCost", required=True)
+        and usage != "capacity-block" else _decimal(metrics, FEE_METRIC, required=True)
     if amortized is None:
         return None, problem
     unblended, problem = _decimal(metrics, "UnblendedCost", required=True)

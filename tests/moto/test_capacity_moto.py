@@ -19,6 +19,7 @@ from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Top
 from neuronfleet.lambdas.capacity_alert.handler import run
 from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
 from tests.moto_support import alerts_inbox, announcements_table
+from tests.publisher_examples import event
 
 REGION = "us-east-2"
 END = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -122,10 +123,11 @@ def test_a_late_first_scan_gives_the_most_urgent_warning_only(aws) -> None:
 
 
 def block_event(rid: str, kind: str = "Capacity Block Expiration Warning") -> dict[str, Any]:
-    # the shape of EC2's documented event (capacity-blocks-monitor.html)
-    return {"version": "0", "detail-type": kind, "source": "aws.ec2", "account": "111111111111", "region": REGION,
-            "resources": [f"arn:aws:ec2:{REGION}:111111111111:capacity-reservation/{rid}"],
-            "detail": {"capacity-reservation-id": rid, "end-date": END.isoformat()}}
+    """EC2's documented example (tests/data/events), its placeholders filled in and its name set to ``kind``."""
+    out = event("capacity-block-reservation-expiration-warning")
+    out |= {"detail_type": kind, "resources": [f"arn:aws:ec2:{REGION}:111111111111:capacity-reservation/{rid}"]}
+    out["detail"] |= {"capacity-reservation-id": rid, "end-date": END.isoformat()}
+    return out
 
 
 def deliver(aws: dict[str, Any], fleet: Fleet, event: dict[str, Any], describes: int = 1) -> dict[str, Any]:
@@ -158,11 +160,14 @@ def test_blocks_bought_through_a_resource_group_are_the_fleets(aws) -> None:
 
 
 def job_event(kind: str, status: str, queue: str = QUEUE, reason: str = "") -> dict[str, Any]:
-    # the shape of AWS Batch's documented events (batch-job-queue-blocked-events.html)
-    return {"version": "0", "detail-type": kind, "source": "aws.batch", "account": "111111111111", "region": REGION,
-            "resources": [f"arn:aws:batch:{REGION}:111111111111:job/j-1", queue],
-            "detail": {"jobName": "pretrain", "jobId": "j-1", "jobQueue": queue, "status": status,
-                       "statusReason": reason}}
+    """AWS Batch's documented example of ``kind`` (tests/data/events), its values set to this fleet's."""
+    out = event("batch-job-queue-blocked" if kind == "Batch Job Queue Blocked" else "batch-job-state-change")
+    assert out["detail-type"] == kind
+    out["resources"] = [f"arn:aws:batch:{REGION}:111111111111:job/j-1", queue]
+    out["detail"] |= {"jobName": "pretrain", "jobId": "j-1", "jobQueue": queue, "status": status}
+    if reason:
+        out["detail"]["statusReason"] = reason
+    return out
 
 
 def test_a_blocked_queue_is_announced_when_it_blocks_and_when_it_moves_again(aws) -> None:
@@ -183,10 +188,13 @@ def test_a_blocked_queue_is_announced_when_it_blocks_and_when_it_moves_again(aws
 
 
 def launch_event(kind: str, message: str = "") -> dict[str, Any]:
-    return {"version": "0", "detail-type": kind, "source": "aws.autoscaling", "account": "111111111111",
-            "detail": {"StatusCode": "Failed" if "Unsuccessful" in kind else "InProgress",
-                       "AutoScalingGroupName": "ComputeEnvironment-abc-asg-1234", "StatusMessage": message,
-                       "EC2InstanceId": "i-0123"}}
+    """EC2 Auto Scaling's documented "EC2 Instance Launch Unsuccessful" example (tests/data/events), values set;
+    a successful launch's event differs in its name, StatusCode and StatusMessage."""
+    out = event("autoscaling-launch-unsuccessful") | {"detail-type": kind}
+    out["detail"] |= {"StatusCode": "Failed" if "Unsuccessful" in kind else "InProgress",
+                      "AutoScalingGroupName": "ComputeEnvironment-abc-asg-1234", "StatusMessage": message,
+                      "EC2InstanceId": "i-0123"}
+    return out
 
 
 @pytest.mark.parametrize(("message", "subject"), [

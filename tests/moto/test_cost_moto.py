@@ -163,7 +163,10 @@ def test_collects_the_fleets_rows_with_one_request_a_page_into_the_ledger_and_me
     assert usage["Filter"]["And"][0]["Dimensions"]["Values"] == \
         ["Amazon Elastic Compute Cloud - Compute", "Amazon SageMaker", "EC2 - Other"]
     assert [g["Key"] for g in adjustments["GroupBy"]] == ["RECORD_TYPE", "neuronfleet:fleet"]
-    assert adjustments["Filter"]["Dimensions"]["Values"] == ["Credit", "Refund", "Tax"]
+    # credits and taxes; refunds but those of "EC2 - Other", which the usage query nets into Capacity Block fees
+    assert adjustments["Filter"]["Or"][0]["Dimensions"]["Values"] == ["Credit", "Tax"]
+    assert adjustments["Filter"]["Or"][1]["And"] == [{"Dimensions": {"Key": "RECORD_TYPE", "Values": ["Refund"]}},
+                                                     {"Not": {"Dimensions": {"Key": "SERVICE", "Values": ["EC2 - Other"]}}}]
     items = rows_of(aws)
     assert {i["fleet"] for i in items} == {"nf-prod"}
     trn = [i for i in items if i["day"] == "2026-11-03" and i["instance_type"] == "trn2.48xlarge"]
@@ -513,6 +516,72 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
     assert "s3://reports/reports/nf-prod/2026-11-04/report.html" in note["Message"]
 
 
+def test_the_report_takes_live_prices_caches_them_in_the_ledger_and_notes_its_prices_once(aws) -> None:
+    """Price List answers stubbed with botocore's Stubber (moto has no pricing service), the cache on moto's
+    DynamoDB: overrides > live > catalog, one line on stale/unsourced prices, one on what the API did not answer."""
+    from neuronfleet.lambdas.cost.pricelist import LivePrices, PriceCache, PriceListApi, filters
+    from tests.unit.test_price_list import derived
+
+    inject(MONTH)
+    run_collector(aws)
+    prices = {**PRICES, "ml.p5.48xlarge": {"usd_per_hour": "100", "source": "our EDP", "as_of": "2026-10-01",
+                                           "override": "true"}}
+    accelerators = {"trn2.48xlarge": ("trainium", 1536), "inf2.xlarge": ("inferentia", 32),
+                    "p5.48xlarge": ("gpu", 640)}
+    pricing = boto3.client("pricing", region_name="us-east-1")
+
+    def expect(stub: Stubber, instance_type: str, *texts: str) -> None:
+        service = "AmazonSageMaker" if instance_type.startswith("ml.") else "AmazonEC2"
+        stub.add_response("get_products", {"FormatVersion": "aws_v1", "PriceList": list(texts)},
+                          {"ServiceCode": service, "Filters": filters(instance_type, REGION),
+                           "FormatVersion": "aws_v1", "MaxResults": 100})
+
+    trn2 = [derived(sku=f"SKU{i}", attributes={"instanceType": "trn2.48xlarge"}, prices={"USD": usd})
+            for i, usd in ((1, "44.7013"), (2, "46.00"))]
+    chat = EndpointModel(endpoint="chat", neuron_types=("ml.inf2.xlarge",), gpu_type="ml.p5.48xlarge",
+                         gpu_role="baseline")
+
+    def run(live: LivePrices) -> dict[str, Any]:
+        return report.run(today=TODAY, fleet="nf-prod", period_days=3, prices=prices,
+                          ledger=SpendLedger(aws["table"]), usage=Work(aws["cw"], "NeuronFleet/Workload"),
+                          s3=aws["s3"], bucket="reports", sns=aws["sns"], topic_arn=aws["topic"],
+                          endpoints=Discovered(models=(chat,)), accelerators=accelerators, live=live, now=NOW)
+
+    with Stubber(pricing) as stub:  # asked in order: the types of nf-prod's rows and the Neuron candidates
+        expect(stub, "inf2.xlarge", derived(attributes={"instanceType": "inf2.xlarge"}, prices={"USD": "0.76"}))
+        expect(stub, "ml.inf2.xlarge", derived(attributes={"instanceName": "ml.inf2.xlarge"}, prices={"USD": "0.99"}))
+        expect(stub, "ml.trn2.48xlarge")
+        expect(stub, "trn2.48xlarge", *trn2)
+        out = run(LivePrices(api=PriceListApi(pricing), region=REGION, cache=PriceCache(aws["table"])))
+        stub.assert_no_pending_responses()
+    assert out["price_origins"] == {"inf2.xlarge": "live", "ml.inf2.xlarge": "live", "ml.p5.48xlarge": "override",
+                                    "trn2.48xlarge": "catalog"}
+    assert out["price_list"]["requests"] == 4 and out["price_list"]["cached"] == []
+    stale, live_line = out["price_notes"]
+    assert stale.startswith("1 of 4 prices need a look: 1 stale (read over 180 days ago, the oldest on 2025-10-01): "
+                            "catalog: trn2.48xlarge. The 4 prices came from: live 2, catalog 1, override 1.")
+    assert live_line == (
+        "Price List API: no live price for 2 of 4 types (the catalog's or an override used): ml.trn2.48xlarge: no "
+        "product in the Price List for ml.trn2.48xlarge in us-east-2 (AmazonSageMaker); trn2.48xlarge: ambiguous: 2 "
+        "products for trn2.48xlarge in us-east-2 with different prices (SKU SKU1 44.7013 USD/h, SKU SKU2 46.00 USD/h); "
+        "none used: override it (prices: in the fleet file)")
+    held = {i["sk"]: i for i in aws["table"].scan()["Items"] if i["pk"] == f"PRICE#{REGION}"}
+    assert {t: i["usd_per_hour"] for t, i in held.items()} == {"inf2.xlarge": "0.76", "ml.inf2.xlarge": "0.99"}
+    assert held["inf2.xlarge"]["read_at"] == NOW.isoformat()
+    (note,) = messages(aws)
+    assert note["Message"].count("Price note: ") == 2  # not one per type
+    # the next run (another container, within the week) reads the ledger's prices; it asks again what had none
+    with Stubber(pricing) as stub:
+        expect(stub, "ml.trn2.48xlarge")
+        expect(stub, "trn2.48xlarge", trn2[0])
+        again = run(LivePrices(api=PriceListApi(pricing), region=REGION, cache=PriceCache(aws["table"])))
+        stub.assert_no_pending_responses()
+    assert again["price_list"]["cached"] == ["inf2.xlarge", "ml.inf2.xlarge"] and again["price_list"]["requests"] == 2
+    assert again["price_origins"]["trn2.48xlarge"] == "live"
+    (line,) = [n for n in again["price_notes"] if n.startswith("Price List API")]
+    assert line.startswith("Price List API: no live price for 1 of 4 types")
+
+
 def _utilisation(aws: dict[str, Any], instance: str, values: list[float], end: datetime) -> None:
     """Hourly NeuronCore utilisation, the last value in the hour before ``end``."""
     for back, value in enumerate(reversed(values)):
@@ -792,6 +861,12 @@ def test_the_report_handler_models_the_endpoints_tagged_with_its_fleet_and_only_
     assert (skip.levelname, getattr(skip, "endpoint", None), getattr(skip, "reason", None)) == (
         "WARNING", "nf-prod-stale", reason)
     assert "Endpoint not in the report: nf-prod-stale" in messages(aws)[0]["Message"]
+    # moto has no pricing service (it answers 404 "Not yet implemented"): the report is published with the catalog's
+    # prices, says so once, and asks no further type after the first failure
+    assert got["price_list"]["requests"] == 1
+    assert set(got["price_list"]["not_live"].values()) == {
+        "the API failed (404: Not yet implemented); no further type asked this run"}
+    assert [n for n in got["price_notes"] if n.startswith("Price List API")] == [got["price_notes"][-1]]
 
 
 def test_the_waste_detector_judges_the_endpoints_tagged_with_its_fleet_and_only_those(fleets) -> None:

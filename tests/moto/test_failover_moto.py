@@ -32,6 +32,7 @@ from neuronfleet.lambdas.failover.handler import Adapters, run
 from neuronfleet.lambdas.failover.logic import Capacity, Policy
 from neuronfleet.lambdas.failover.settings import WatchedEndpoint
 from tests.moto_support import alerts_inbox, sagemaker_instance_types_from_botocore
+from tests.publisher_examples import event
 
 REGION = "us-east-2"
 ACCOUNT = "123456789012"
@@ -139,7 +140,10 @@ def check(aws: dict[str, Any], now: datetime, event: dict[str, Any] | None = Non
 
 
 def alarm_event(name: str) -> dict[str, Any]:
-    return {"source": "aws.cloudwatch", "detail-type": "CloudWatch Alarm State Change", "detail": {"alarmName": name}}
+    """CloudWatch's documented alarm state change (tests/data/events), for the alarm ``name``."""
+    out = event("cloudwatch-alarm-state-change")
+    out["detail"]["alarmName"] = name
+    return out
 
 
 def canary_traffic(aws: dict[str, Any], start: datetime, *, invocations: int, errors: int = 0,

@@ -40,6 +40,11 @@ LINES: list[tuple[Any, ...]] = [
     ("2026-11-01 00:00:00", "AmazonEC2", "Usage", "USE2-BoxUsage:m5.large", 24, 2.3, None, None, None, PROD),
     ("2026-11-01 00:00:00", "AmazonEC2", "Usage", "USE2-EBS:VolumeUsage.gp3", 100, 8.0, None, None, None, PROD),
     ("2026-11-02 00:00:00", "AmazonEC2", "Usage", "USE2-BoxUsage:trn2.48xlarge", 24, 1072.83, None, None, None, {}),
+    # a cancelled block's refund (same usage type, negative: grafana/cloudcost-exporter) nets its fee in the usage
+    # query; a refund of instance usage stays an adjustment
+    ("2026-11-02 00:00:00", "AmazonEC2", "Refund", "USE2-CapacityBlockFee:p5.48xlarge", 0, -996.67, None, None, None,
+     PROD),
+    ("2026-11-01 00:00:00", "AmazonEC2", "Refund", "USE2-BoxUsage:trn2.48xlarge", 0, -50.0, None, None, None, PROD),
     ("2026-11-01 00:00:00", "AWS", "Credit", "", 0, -300.0, None, None, None, PROD),
     ("2026-11-01 00:00:00", "AmazonEC2", "Tax", "", 0, 12.0, None, None, None, PROD),
     ("2026-10-31 00:00:00", "AmazonEC2", "Usage", "USE2-BoxUsage:trn2.48xlarge", 24, 999.0, None, None, None, PROD),
@@ -83,12 +88,13 @@ def test_usage_query_gives_both_bases_per_day_usage_type_and_fleet(db) -> None:
         ("2026-11-01", "USE2-BoxUsage:p5.48xlarge", "nf-prod"): (0.0, 0.0, 24.0),  # in the block: $0 usage
         ("2026-11-01", "USE2-BoxUsage:p5.48xlarge", "nf-other"): (550.4, 550.4, 10.0),
         ("2026-11-02", "USE2-BoxUsage:trn2.48xlarge", ""): (1072.83, 1072.83, 24.0),  # untagged
+        ("2026-11-02", "USE2-CapacityBlockFee:p5.48xlarge", "nf-prod"): (-996.67, -996.67, 0.0),  # the refund
     }  # m5.large and EBS are not accelerator time; 10-31 is outside the window; credits and taxes apart
 
 
 def test_adjustments_query_keeps_credits_and_taxes_apart(db) -> None:
     got = {(r["record_type"], r["fleet"]): r["unblended_cost"] for r in run(db, "adjustments_by_fleet_day")}
-    assert got == {("Credit", "nf-prod"): -300.0, ("Tax", "nf-prod"): 12.0}
+    assert got == {("Credit", "nf-prod"): -300.0, ("Refund", "nf-prod"): -50.0, ("Tax", "nf-prod"): 12.0}
 
 
 def test_family_kind_query(db) -> None:
@@ -111,7 +117,10 @@ def test_results_become_the_same_ledger_rows_as_cost_explorer(db) -> None:
     assert by[("2026-11-02", "ec2", "trn2.48xlarge", "(untagged)")].family == "trainium"
     adj = parse(pages_of([{k: str(v) for k, v in r.items()} for r in run(db, "adjustments_by_fleet_day")],
                          adjustments=True)[0], adjustments=True)
-    assert sorted((r.usage, r.amount) for r in adj.rows) == [("credit", Decimal("-300.0")), ("tax", Decimal("12.0"))]
+    assert sorted((r.usage, r.amount) for r in adj.rows) == [
+        ("credit", Decimal("-300.0")), ("refund", Decimal("-50.0")), ("tax", Decimal("12.0"))]
+    refund = by[("2026-11-02", "capacity-block", "p5.48xlarge", "nf-prod")]
+    assert (refund.cost("net_amortized"), refund.cost("unblended")) == (Decimal("-996.67"), Decimal("-996.67"))
 
 
 @pytest.mark.parametrize(("table", "key"), [("cur; DROP TABLE x", "user_neuronfleet_fleet"), ("cur", "a'b")])
