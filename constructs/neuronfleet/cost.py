@@ -25,6 +25,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ._nag import acknowledge_wildcards
+from ._region import check_in_region
 from .alerts import grant_publish
 from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
@@ -83,6 +84,7 @@ class CostMonitors(Construct):
         check_argument("fleet_name", fleet_name, name_rule)
         settings = settings or CostMonitorSettings()
         super().__init__(scope, construct_id)
+        check_in_region(self, settings.what, settings.region_problems)
         self.fleet_name = fleet_name
         self.reservation_ids = tuple(reservation_ids)
         """The fleet's capacity reservations (ids) and resource groups: their Capacity Blocks' fees are its own."""
@@ -90,7 +92,9 @@ class CostMonitors(Construct):
         self.settings = settings
         self._storage()
         self.cur: CurAnalytics | None = None
-        """With ``source="athena"``: the CUR 2.0 export, Glue table and Athena workgroup the collector reads."""
+        """With ``source="athena"``: the bucket, Glue table and Athena workgroup the collector reads, and the CUR 2.0
+        export in a us-east-1 stack; elsewhere give it its export: ``CurExport(stack_in_us_east_1, "CurExport",
+        analytics=monitors.cur)`` (see neuronfleet.cur)."""
         if settings.source == "athena":
             self.cur = CurAnalytics(self, "Cur", export_name=f"{fleet_name}-cur2",
                                     bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff)
@@ -141,7 +145,8 @@ class CostMonitors(Construct):
                                        prices=self.prices, period_days=settings.report_period_days,
                                        tokens_namespace=WORKLOAD_NAMESPACE,
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
-                                       accelerators=accelerators_of(catalog),
+                                       accelerators=accelerators_of(catalog), live_prices=settings.live_prices,
+                                       price_cache_days=settings.price_cache_days,
                                        ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
@@ -204,6 +209,11 @@ class CostMonitors(Construct):
             actions=["cloudwatch:PutMetricData"], resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": SPEND_NAMESPACE}}))
         r.add_to_principal_policy(iam.PolicyStatement(actions=["dynamodb:Query"], resources=[table]))
+        if self.settings.live_prices:  # current On-Demand prices, cached in the ledger under PRICE#<region> only
+            r.add_to_principal_policy(iam.PolicyStatement(actions=["pricing:GetProducts"], resources=["*"]))
+            r.add_to_principal_policy(iam.PolicyStatement(
+                actions=["dynamodb:BatchWriteItem"], resources=[table],
+                conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PRICE#*"]}}))
         r.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:GetMetricData"], resources=["*"]))
         r.add_to_principal_policy(iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"], resources=["*"],
@@ -233,8 +243,11 @@ class CostMonitors(Construct):
         why = ("Cost Explorer, EC2 Describe*, CloudWatch metric reads/writes (writes limited by namespace) and "
                f"tag:GetResources ({ENDPOINT_RESOURCE_TYPE} resources tagged {FLEET_TAG} with the fleet) have no "
                "resource-level permissions")
-        for role in (c, r, w):
+        for role in (c, w):
             acknowledge_wildcards(role, why, resources=("*",))
+        acknowledge_wildcards(r, why + "; nor has pricing:GetProducts (the AWS Price List Query API: public list "
+                                       "prices, no resource to name)" if self.settings.live_prices else why,
+                              resources=("*",))
         acknowledge_wildcards(r, "The report writes under the reports/ prefix of its own bucket", resources=(objects,))
 
     def _dashboard(self) -> cloudwatch.Dashboard:

@@ -441,24 +441,70 @@ def measured_ratios(models: Sequence[EndpointModel], hours: Mapping[tuple[str, s
     return out
 
 
-def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_after_days: int) -> list[str]:
-    """Warnings about the prices a report used: unsourced ones, and ones read longer ago than the threshold."""
-    notes = []
+ORIGINS = ("live", "catalog", "override")
+"""Where a price comes from: the AWS Price List Query API at run time, the kit's catalog, the fleet file."""
+
+
+def origin_of(price: Mapping[str, Any]) -> str:
+    """live | catalog | override (an entry without ``origin`` is the catalog's unless it is an override)."""
+    return str(price.get("origin") or ("override" if price.get("override") == "true" else "catalog"))
+
+
+def _by_origin(types: Sequence[tuple[str, str]]) -> str:
+    groups: dict[str, list[str]] = {}
+    for t, origin in types:
+        groups.setdefault(origin, []).append(t)
+    return "; ".join(f"{o}: {', '.join(sorted(ts))}" for o, ts in sorted(groups.items(), key=lambda g: ORIGINS.index(g[0])
+                                                                         if g[0] in ORIGINS else len(ORIGINS)))
+
+
+def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_after_days: int,
+                live_note: str = "") -> list[str]:
+    """What the report says about its prices, once, however many there are: one line on the prices that are stale
+    (read longer ago than the threshold), unsourced, undated or read in another region (how many, which types and
+    where each came from: live, catalog, override; the oldest date), and ``live_note`` (what the Price List lookup
+    could not answer) when there is one."""
+    stale: list[tuple[str, str]] = []
+    unsourced: list[tuple[str, str]] = []
+    undated: list[tuple[str, str]] = []
+    elsewhere: list[tuple[str, str]] = []
+    oldest: date | None = None
     for instance_type, p in sorted(prices.items()):
+        origin = origin_of(p)
         source, as_of = str(p.get("source") or ""), str(p.get("as_of") or "")
         if p.get("note"):
-            notes.append(f"{instance_type}: {p['note']}")
+            elsewhere.append((instance_type, origin))
         if not source or source.lower().startswith("unsourced") or p.get("sourced") == "false":
-            notes.append(f"{instance_type}: price {p.get('usd_per_hour')} USD/h is unsourced"
-                         + (f" ({source})" if source else "") + "; override it with your own (prices: in the fleet file)")
+            unsourced.append((instance_type, origin))
         try:
-            age = (today - date.fromisoformat(as_of)).days
+            read = date.fromisoformat(as_of)
         except ValueError:
-            notes.append(f"{instance_type}: price has no valid as_of date (got {as_of!r})")
+            undated.append((instance_type, origin))
             continue
-        if age > stale_after_days:
-            notes.append(f"{instance_type}: price read {as_of}, {age} days ago (over {stale_after_days}): stale, "
-                         "refresh or override it")
+        if (today - read).days > stale_after_days:
+            stale.append((instance_type, origin))
+            oldest = read if oldest is None else min(oldest, read)
+    flagged = {t for group in (stale, unsourced, undated, elsewhere) for t, _ in group}
+    notes = []
+    if flagged:
+        parts = []
+        if stale:
+            parts.append(f"{len(stale)} stale (read over {stale_after_days} days ago, the oldest on {oldest}): "
+                         f"{_by_origin(stale)}")
+        if unsourced:
+            parts.append(f"{len(unsourced)} unsourced (no public source): {_by_origin(unsourced)}")
+        if undated:
+            parts.append(f"{len(undated)} without a valid as_of date: {_by_origin(undated)}")
+        if elsewhere:
+            regions = sorted({str(prices[t].get("region") or "?") for t, _ in elsewhere})
+            parts.append(f"{len(elsewhere)} read in another region than the fleet's ({', '.join(regions)}; the price "
+                         f"may differ): {_by_origin(elsewhere)}")
+        counts = {o: sum(1 for p in prices.values() if origin_of(p) == o) for o in ORIGINS}
+        notes.append(f"{len(flagged)} of {len(prices)} prices need a look: " + "; ".join(parts)
+                     + f". The {len(prices)} prices came from: " + ", ".join(f"{o} {n}" for o, n in counts.items())
+                     + ". Refresh them or override them (prices: in the fleet file).")
+    if live_note:
+        notes.append(live_note)
     return notes
 
 

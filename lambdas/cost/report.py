@@ -43,6 +43,7 @@ from .economics import (
 )
 from .inventory import FleetEndpoints
 from .ledger import Ledger
+from .pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
 from .rows import FLEET_TAG, Basis, CostRow
 from .settings import ReportSettings
 from .work import UnitCostMetrics, Work
@@ -140,7 +141,9 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                     "inferences": "AWS/SageMaker Invocations per endpoint and variant (neuron, gpu), per day",
                     "tokens": f"{namespaces.WORKLOAD_NAMESPACE} {namespaces.TOKENS_METRIC} (Fleet, Endpoint, Variant) "
                               "published by the workloads",
-                    "prices": "neuronfleet price table (each price carries its source and date; see price_notes)"},
+                    "prices": "each price's origin: the fleet file's override, else the AWS Price List Query API "
+                              "(pricing:GetProducts, read when the report ran or cached up to a week), else the "
+                              "neuronfleet catalog; each carries its source and date (see price_notes)"},
     }
     report["_unit_costs"] = unit_costs(models, hosting, invocations, tokens)
     if synthetic:
@@ -164,20 +167,33 @@ def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics
 
 def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any], ledger: Ledger, usage: Work,
         s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
-        stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None) -> dict[str, Any]:
+        stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None,
+        live: LivePrices | None = None, now: datetime | None = None) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
-    stored, published and announced."""
+    stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
+    Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types)."""
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
     t1 = datetime.combine(today, datetime.min.time(), UTC)
     models = endpoints.models
     names = sorted({m.endpoint for m in models})
-    report = build(fleet=fleet, rows=ledger.rows(days), start=start, end=today,
+    rows = ledger.rows(days)
+    wanted = wanted_types(prices, {r.instance_type for r in rows if r.fleet == fleet}, accelerators or {})
+    found = live.lookup(wanted, now or datetime.now(UTC)) if live is not None else None
+    table = resolve(prices, found.prices if found else {})
+    used = {t: table[t] for t in sorted(set(wanted) | {t for t, p in table.items() if p["origin"] == "override"})
+            if t in table}
+    report = build(fleet=fleet, rows=rows, start=start, end=today,
                    invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
-                   prices=prices, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
-                   price_notes=price_notes(prices, today=today, stale_after_days=stale_after_days),
+                   prices=table, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
+                   price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
+                                           live_note=found.note() if found else ""),
                    skipped=endpoints.skipped, left_out=endpoints.notes)
+    report["price_origins"] = {t: p["origin"] for t, p in used.items()}
+    if found is not None:
+        report["price_list"] = {"requests": found.requests, "cached": sorted(found.from_cache),
+                                "not_live": dict(sorted(found.failed.items()))}
     report["published"] = publish(report, store=ReportStore(s3, bucket), topic=Topic(sns, topic_arn),
                                   metrics=UnitCostMetrics(usage.client), at=t1)
     return report
@@ -193,6 +209,25 @@ class Container:
     usage: Work
     s3: Any
     sns: Any
+    live: LivePrices | None = None
+
+
+def live_prices(settings: ReportSettings, table: Any) -> LivePrices | None:
+    """The Price List lookup of this container (None when the settings turn it off): the endpoint nearest the
+    function's region (botocore's list), botocore's standard retries for throttling, the ledger as its cache."""
+    if not settings.live_prices:
+        return None
+    session = boto3.session.Session()
+    region = session.region_name
+    endpoint, why = plan_endpoint(region, session)
+    api = None
+    if endpoint is not None:
+        from botocore.config import Config
+
+        api = PriceListApi(session.client("pricing", region_name=endpoint,
+                                          config=Config(retries={"mode": "standard", "max_attempts": 5})))
+    return LivePrices(api=api, region=region or "", cache=PriceCache(table),
+                      max_age=timedelta(days=settings.price_cache_days), unavailable=why)
 
 
 @cache
@@ -201,10 +236,10 @@ def container() -> Container:
     endpoints = FleetEndpoints(tagging=boto3.client("resourcegroupstaggingapi"), sagemaker=boto3.client("sagemaker"),
                                fleet=settings.fleet, on_skip=lambda name, reason: logger.warning(
                                    "endpoint skipped", extra={"endpoint": name, "reason": reason}))
-    return Container(settings=settings, endpoints=endpoints,
-                     ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
+    table = boto3.resource("dynamodb").Table(settings.ledger_table)
+    return Container(settings=settings, endpoints=endpoints, ledger=Ledger(table),
                      usage=Work(boto3.client("cloudwatch"), settings.tokens_namespace), s3=boto3.client("s3"),
-                     sns=boto3.client("sns"))
+                     sns=boto3.client("sns"), live=live_prices(settings, table))
 
 
 @logger.inject_lambda_context
@@ -218,6 +253,6 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
     report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=found,
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
-                 accelerators=s.accelerators)
+                 accelerators=s.accelerators, live=c.live)
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -135,10 +135,17 @@ class ReportSettings:
     """EC2 type -> [family, accelerator memory GiB] from the instance catalog (``ACCELERATORS``, JSON): which of an
     endpoint's variants is Neuron and which GPU, and the evaluation estimate maps GPU work to Neuron types with
     enough accelerator memory."""
+    live_prices: bool = True
+    """Read current On-Demand prices from the AWS Price List Query API when the report runs (``LIVE_PRICES``:
+    true | false); the fleet file's overrides stay on top, the catalog is the fallback (pricelist.py)."""
+    price_cache_days: int = 7
+    """A live price is read again after this many days (``PRICE_CACHE_DAYS``); until then the container's copy or
+    the ledger's is used."""
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
         return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
+                "LIVE_PRICES": "true" if self.live_prices else "false", "PRICE_CACHE_DAYS": str(self.price_cache_days),
                 "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
                 "PRICES": to_json(_pack_prices(self.prices)),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
@@ -152,7 +159,13 @@ class ReportSettings:
         basis = read.text("COST_BASIS", default=cls.basis, allowed=" | ".join(BASES))
         if basis not in BASES:
             raise environment.InvalidEnvironment("COST_BASIS", basis, " | ".join(BASES))
+        live = read.text("LIVE_PRICES", default="true", allowed="true | false")
+        if live not in ("true", "false"):
+            raise environment.InvalidEnvironment("LIVE_PRICES", live, "true | false")
         return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
+                   live_prices=live == "true",
+                   price_cache_days=read.whole("PRICE_CACHE_DAYS", default=cls.price_cache_days, minimum=1,
+                                               unit="days"),
                    ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
                    report_bucket=read.text("REPORT_BUCKET", allowed="the name of the report bucket"),
                    topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
@@ -236,18 +249,21 @@ def _accelerators(doc: Any) -> dict[str, tuple[str, int]]:
     return out
 
 
+_PROVENANCE = ("source", "as_of", "region", "sourced")
+
+
 def _pack_prices(prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The price table in less room (Lambda environments hold 4 KB in all): the most common value of each field once
-    under ``"*"``, each type with only what differs. :func:`_prices` reads both this and the plain form."""
-    common: dict[str, Any] = {}
-    for name in ("source", "as_of", "region", "sourced"):
-        values = [p.get(name) for p in prices.values() if name in p]
-        if values:
-            common[name] = max(set(map(str, values)), key=lambda v: [str(x) for x in values].count(v))
-    packed: dict[str, Any] = {"*": common}
+    """The price table in less room (Lambda environments hold 4 KB in all): each distinct provenance (source, as_of,
+    region, sourced) once in the list under ``"*"``, each type with its price and the index ``"p"`` of its
+    provenance (none for the first). :func:`_prices` reads this, the older single-object ``"*"`` and the plain form."""
+    profiles: list[dict[str, Any]] = []
+    packed: dict[str, Any] = {"*": profiles}
     for t, p in prices.items():
-        packed[t] = {k: v for k, v in p.items() if k not in common or str(v) != common[k]}
-        packed[t] |= {k: None for k in common if k not in p}  # a field the entry lacks stays absent
+        profile = {k: p[k] for k in _PROVENANCE if k in p}  # a field the entry lacks stays absent
+        if profile not in profiles:
+            profiles.append(profile)
+        index = profiles.index(profile)
+        packed[t] = {k: v for k, v in p.items() if k not in _PROVENANCE} | ({"p": index} if index else {})
     return packed
 
 
@@ -255,13 +271,19 @@ def _prices(doc: Any) -> dict[str, dict[str, str]]:
     if not isinstance(doc, dict):
         raise ValueError("expected an object")
     common = doc.get("*") or {}
-    if not isinstance(common, dict):
-        raise ValueError('"*": expected an object')
+    profiles = common if isinstance(common, list) else [common]
+    if not all(isinstance(p, dict) for p in profiles):
+        raise ValueError('"*": expected an object or a list of objects')
     out = {}
     for instance_type, given in doc.items():
         if instance_type == "*":
             continue
-        price = {**common, **given} if isinstance(given, dict) else given
+        price = given
+        if isinstance(given, dict):
+            index = given.get("p", 0)
+            if not isinstance(index, int) or not 0 <= index < len(profiles):
+                raise ValueError(f'{instance_type}: "p" must index the list under "*"')
+            price = {**profiles[index], **{k: v for k, v in given.items() if k != "p"}}
         if not isinstance(price, dict) or "usd_per_hour" not in price:
             raise ValueError(f"{instance_type}: expected an object with usd_per_hour")
         out[instance_type] = {k: str(v) for k, v in price.items() if v is not None}

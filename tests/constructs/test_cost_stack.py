@@ -201,6 +201,26 @@ def test_the_report_and_the_waste_detector_find_the_endpoints_with_least_privile
     assert "sagemaker:DescribeEndpointConfig" not in waste  # the detector reads variants, not configurations
 
 
+def test_the_report_reads_the_price_list_and_caches_prices_under_its_own_keys_only(cost, prod) -> None:
+    env = _fn(cost, "cost.report.handler")[1]["Environment"]["Variables"]
+    assert (env["LIVE_PRICES"], env["PRICE_CACHE_DAYS"]) == ("true", "7")
+    statements = _statements(cost, "CostMonitorsReport")
+    (get,) = [s for s in statements if "pricing:GetProducts" in s["Action"]]
+    assert get["Resource"] == "*" and "Condition" not in get  # the Price List has no resource-level permissions
+    (write,) = [s for s in statements if s["Action"] == "dynamodb:BatchWriteItem"]
+    assert write["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PRICE#*"]}}
+    assert "Fn::GetAtt" in json.dumps(write["Resource"])  # its own ledger; never the spend rows (DAY#...)
+    from pathlib import Path
+
+    stack = prod.stacks["cost"].stack_name
+    metadata = json.loads((Path(prod.assembly.directory) / f"{stack}.metadata.json").read_text())
+    (acks,) = [e["data"] for e in metadata[f"/{stack}/CostMonitors/Report/Role"]
+               if e["type"] == "aws:cdk:acknowledged-rules" and "Annotation::AwsSolutions-IAM5[Resource::*]" in e["data"]]
+    reason = acks["Annotation::AwsSolutions-IAM5[Resource::*]"]
+    assert reason.endswith("; nor has pricing:GetProducts (the AWS Price List Query API: public list prices, no "
+                           "resource to name)")
+
+
 def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(cost) -> None:
     _, fn = _fn(cost, "cost.waste.handler")
     env = fn["Environment"]["Variables"]

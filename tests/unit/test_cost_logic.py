@@ -26,7 +26,7 @@ def row(instance_type: str, amount: str, hours: str = "0", service: str = "ec2",
 @pytest.mark.parametrize(("instance_type", "family"), [
     ("trn2u.48xlarge", "trainium"), ("trn1n.32xlarge", "trainium"), ("ml.inf2.xlarge", "inferentia"),
     ("inf2.48xlarge", "inferentia"), ("p5en.48xlarge", "gpu"), ("ml.g6e.12xlarge", "gpu"), ("m5.large", None),
-    ("NoInstanceType", None)])
+    ("p6-b200.48xlarge", "gpu"), ("ml.p6e-gb200.36xlarge", "gpu"), ("c6-x.large", None), ("NoInstanceType", None)])
 def test_family_of(instance_type: str, family: str | None) -> None:
     assert family_of(instance_type) == family
 
@@ -79,9 +79,11 @@ def test_estimate_uses_hours_and_names_its_prices() -> None:
     assert by_type["p5.48xlarge"]["neuron_price"]["sourced"] == "false"
     assert by_type["p5.48xlarge"]["gpu_price"]["source"] == CATALOG.get("p5.48xlarge").price.source
     assert by_type["p5.48xlarge"]["neuron_price"]["as_of"] == trn2.as_of.isoformat()
-    # no usage hours: spend / the GPU list price (18.61 / 1.861 = 10 h); training work: a training type with >= 44 GiB
+    # no usage hours: spend / the GPU list price (18.61 / 1.861 = 10 h); training work: the cheapest training type with
+    # >= 44 GiB, trn2.3xlarge (one Trainium2 chip, 96 GiB; its price unsourced, and the line says so)
     assert by_type["g6e.xlarge"]["instance_hours"] == "10.00"
-    assert by_type["g6e.xlarge"]["neuron_type"] == "trn1.32xlarge"
+    assert by_type["g6e.xlarge"]["neuron_type"] == "trn2.3xlarge"
+    assert by_type["g6e.xlarge"]["neuron_price"]["sourced"] == "false"
     assert result["not_estimated"] == {"g4dn.xlarge": "50.00"}
     assert result["not_estimated_why"]["g4dn.xlarge"].startswith("g4dn.xlarge: accelerator memory unknown")
 
@@ -175,15 +177,16 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
         load_fleet(fleet)
 
 
-def test_price_notes_mark_unsourced_other_region_and_stale_prices() -> None:
+def test_price_notes_mark_unsourced_other_region_and_stale_prices_in_one_line() -> None:
     from datetime import date
 
     from neuronfleet.lambdas.cost.economics import price_notes
     from neuronfleet.prices import price_table
 
-    notes = price_notes(price_table(region="us-west-2"), today=date(2026, 11, 22), stale_after_days=180)
-    assert any(n.startswith("trn2.48xlarge: price 44.7013 USD/h is unsourced") for n in notes)
-    assert "p5.48xlarge: read in us-east-2; the fleet runs in us-west-2, where the price may differ" in notes
-    assert any(n.startswith("p5.48xlarge: price read 2025-10-01, 417 days ago (over 180): stale") for n in notes)
-    fresh = price_notes(price_table(region="us-east-2"), today=date(2025, 10, 2), stale_after_days=180)
-    assert not any("p5.48xlarge" in n for n in fresh)
+    (line,) = price_notes(price_table(region="us-west-2"), today=date(2026, 11, 22), stale_after_days=180)
+    assert "unsourced (no public source): catalog: " in line and "trn2.48xlarge" in line
+    assert "read in another region than the fleet's (" in line and "us-east-2" in line
+    assert "stale (read over 180 days ago, the oldest on 2025-10-01): catalog: " in line
+    assert "p5.48xlarge" in line.split(" stale ")[1].split(";")[0]
+    (fresh,) = price_notes(price_table(region="us-east-2"), today=date(2025, 10, 2), stale_after_days=180)
+    assert "p5.48xlarge" not in fresh and " stale " not in fresh  # only the unsourced ones remain

@@ -50,7 +50,8 @@ EXAMPLES: list[Any] = [
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC,
                    prices={"p5.48xlarge": PRICE}),
     ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
-                   period_days=7, tokens_namespace="Team/Work", accelerators={"inf2.xlarge": ("inferentia", 32)}),
+                   period_days=7, tokens_namespace="Team/Work", accelerators={"inf2.xlarge": ("inferentia", 32)},
+                   live_prices=False, price_cache_days=2),
     WasteSettings(topic_arn=TOPIC, ledger_table="announced", fleet="nf-prod"),
     WasteSettings(topic_arn=TOPIC, ledger_table="announced", neuron_namespace="Team/Neuron", utilization_metric="Busy",
                   idle_percent=12.5, idle_hours=3, fleet="nf-prod", reservation_ids=("cr-1",)),
@@ -87,7 +88,8 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
     # no endpoint list: the report and the waste detector find the fleet's endpoints by its tag when they run
     assert set(EXAMPLES[6].to_environment()) == {"FLEET", "LEDGER_TABLE", "REPORT_BUCKET", "ALERTS_TOPIC_ARN",
                                                  "PRICES", "PERIOD_DAYS", "TOKENS_NAMESPACE",
-                                                 "COST_BASIS", "PRICE_STALE_DAYS", "ACCELERATORS"}
+                                                 "COST_BASIS", "PRICE_STALE_DAYS", "ACCELERATORS", "LIVE_PRICES",
+                                                 "PRICE_CACHE_DAYS"}
     assert set(EXAMPLES[8].to_environment()) == {"ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "NEURON_NAMESPACE",
                                                  "UTILIZATION_METRIC", "IDLE_PERCENT", "IDLE_HOURS", "FLEET",
                                                  "RESERVATION_IDS"}
@@ -103,6 +105,7 @@ def test_defaults_have_one_home() -> None:
     report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
                                               "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
     assert (report.period_days, report.accelerators, report.tokens_namespace) == (30, {}, WORKLOAD_NAMESPACE)
+    assert (report.live_prices, report.price_cache_days) == (True, 7)  # live prices, read again after a week
     waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t", "FLEET": "nf-prod"})
     assert (waste.idle_percent, waste.idle_hours) == (20, 6)
     assert (waste.neuron_namespace, waste.utilization_metric) == (NEURON_NAMESPACE, NEURON_CORE_UTILIZATION)
@@ -189,6 +192,8 @@ def _without(env: dict[str, str], name: str) -> dict[str, str]:
     (ReportSettings, {**REPORT_ENV, "ACCELERATORS": '{"inf2.xlarge": "x32"}'}, "ACCELERATORS",
      "got '{\"inf2.xlarge\": \"x32\"}'"),
     (ReportSettings, {**REPORT_ENV, "PERIOD_DAYS": "a month"}, "PERIOD_DAYS", "got 'a month'"),
+    (ReportSettings, {**REPORT_ENV, "LIVE_PRICES": "yes"}, "LIVE_PRICES", "got 'yes'; allowed: true | false"),
+    (ReportSettings, {**REPORT_ENV, "PRICE_CACHE_DAYS": "0"}, "PRICE_CACHE_DAYS", "at least 1"),
     (WasteSettings, {}, "ALERTS_TOPIC_ARN", "got nothing"),
     (WasteSettings, {**WASTE_ENV, "IDLE_PERCENT": "120"}, "IDLE_PERCENT",
      "got '120'; allowed: a number of percent above 0 and at most 100"),
@@ -275,3 +280,20 @@ def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment(
                  for i in range(18)}  # (carrying the alarm names: 8)
     env = FailoverSettings(endpoints=endpoints, topic_arn=TOPIC).to_environment()
     assert sum(len(k) + len(v) for k, v in env.items()) < 4096
+
+
+def test_the_price_table_packs_each_provenance_once_and_unpacks_to_itself() -> None:
+    """Each distinct (source, as_of, region, sourced) travels once: a type added with a provenance already seen costs
+    only its price. The older single-object ``"*"`` still reads."""
+    from neuronfleet.lambdas.cost.settings import _pack_prices, _prices
+    from neuronfleet.prices import price_table
+
+    table = price_table(region="us-east-2")
+    packed = json.loads(json.dumps(_pack_prices(table)))
+    assert _prices(packed) == table
+    provenances = {tuple(p.get(k) for k in ("source", "as_of", "region", "sourced")) for p in table.values()}
+    assert len(packed["*"]) == len(provenances) < len(table)
+    assert _prices({"*": {"source": "s", "as_of": "2026-01-01"}, "x.large": {"usd_per_hour": "1", "as_of": None}}) \
+        == {"x.large": {"source": "s", "usd_per_hour": "1"}}
+    with pytest.raises(ValueError, match='"p" must index'):
+        _prices({"*": [{"source": "s"}], "x.large": {"usd_per_hour": "1", "p": 3}})

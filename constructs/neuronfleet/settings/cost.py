@@ -2,12 +2,44 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from ..lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
-from ._base import Int, Number, Settings
+from ..problems import Problem
+from ._base import Bool, Int, Number, Settings
+
+CUR_EXPORT_REGION = "us-east-1"
+"""Where a CUR 2.0 Data Export (``AWS::BCMDataExports::Export``) is created, whatever the fleet's region.
+
+Sources (read 2026-11-23): botocore 1.44.5's bcm-data-exports model ("The Data Exports API provides the following
+endpoint: https://bcm-data-exports.us-east-1.api.aws"); AWS Data Exports user guide, "Setting up an Amazon S3 bucket
+for data exports" (https://docs.aws.amazon.com/cur/latest/userguide/dataexports-s3-bucket.html: the bucket policy
+admits exports ``arn:aws:bcm-data-exports:us-east-1:<account>:export/*``); cfn-lint 1.58.0's region schemas list
+the type in us-east-1 and not in us-east-2, where CDK's validator refuses it. The destination bucket may be in
+another region (the export's required ``S3Region``). tests/unit/test_cur_mnp_facts.py pins these."""
+
+AWS_PARTITION_REGIONS = re.compile(r"^(us|eu|ap|sa|ca|me|af|il|mx)\-\w+\-\d+$")
+"""The regions of the ``aws`` partition (botocore 1.44.5 ``data/partitions.json`` ``regionRegex``): those whose
+export the kit creates in :data:`CUR_EXPORT_REGION`. Other partitions (China, GovCloud, ISO) are not covered."""
+
+
+def cur_export_region(region: str) -> str | None:
+    """The region that holds the CUR 2.0 export of a fleet in ``region`` (None: none the kit knows)."""
+    return CUR_EXPORT_REGION if AWS_PARTITION_REGIONS.match(region) else None
+
+
+def cur_export_placement_problems(region: str) -> Iterator[Problem]:
+    """The export itself must be created in :data:`CUR_EXPORT_REGION` (the construct API's rule: the reference app
+    always places it there)."""
+    if region != CUR_EXPORT_REGION:
+        yield Problem("region", region, (
+            f"{CUR_EXPORT_REGION}: AWS::BCMDataExports::Export and the Data Exports API are served from "
+            f"{CUR_EXPORT_REGION} only; create the export in a stack of its own there (CurExport(stack_in_"
+            f"{CUR_EXPORT_REGION.replace('-', '_')}, ..., analytics=cur)), its bucket and Athena stay in {region}"))
 
 
 class BudgetThreshold(Settings):
@@ -43,7 +75,20 @@ class CostMonitorSettings(Settings):
     """With source athena: the workgroup stops any query that would scan more bytes than this."""
     price_stale_days: Int = Field(default=ReportSettings.stale_after_days, ge=1, le=3650)
     """A price read longer ago than this is flagged stale in the report."""
+    live_prices: Bool = ReportSettings.live_prices
+    """The report reads current On-Demand prices (EC2 and SageMaker hosting) from the AWS Price List Query API
+    (pricing:GetProducts) when it runs; the fleet file's prices override them, the catalog is the fallback."""
+    price_cache_days: Int = Field(default=ReportSettings.price_cache_days, ge=1, le=90)
+    """Days a live price is kept (in the function's container and the cost ledger) before it is read again."""
     report_period_days: Int = Field(default=ReportSettings.period_days, ge=1, le=366)
     budget_thresholds: tuple[BudgetThreshold, ...] = (
         BudgetThreshold(kind="FORECASTED", percent=80), BudgetThreshold(kind="FORECASTED", percent=100),
         BudgetThreshold(kind="ACTUAL", percent=100))
+
+    def region_problems(self, region: str) -> Iterator[Problem]:
+        """With source athena, the fleet's region must be one whose CUR 2.0 export the kit can create
+        (:func:`cur_export_region`): the fleet file and CostMonitors give the same message."""
+        if self.source == "athena" and cur_export_region(region) is None:
+            yield Problem("source", "athena", (
+                f"cost-explorer in {region}: the kit creates a CUR 2.0 Data Export in {CUR_EXPORT_REGION} for "
+                f"fleets of the aws partition only, and {region} is not in it"))
