@@ -82,6 +82,14 @@ class NeuronEndpoint(Construct):
                 "neuronfleet:deprecated-container",
                 f"container {settings.container} ({serving.image}) is deprecated: {serving.note} "
                 f"Move to container: {serving.replacement}.")
+        for field, model, revision in settings.hub_models:
+            if revision is None:
+                Annotations.of(self).add_warning_v2(
+                    "neuronfleet:unpinned-model",
+                    f"{field}: {model} is not pinned to a revision: every instance start (creation, scale-out, "
+                    f"replacement) loads whatever its default branch holds then. Set "
+                    f"{'gpu_variant.revision' if field == 'gpu_variant.hf_model_id' else 'revision'} to a commit "
+                    "(40 hex digits).")
         self.role = iam.Role(self, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
                              description="SageMaker endpoint execution role (least privilege)")
         self.execution_policy = execution_policy(self, "ExecutionPolicy", settings)
@@ -139,8 +147,8 @@ class NeuronEndpoint(Construct):
             gpu_types = ([gpu.instance_type] if settings.live_gpu_variant else []) + list(settings.gpu_pools)
             # settings refuse a custom container without a GPU image: neuron_image is never served on GPU
             gpu_image = gpu.image_uri or (dlc_image(self, serving.gpu.image) if serving and serving.gpu else neuron_image)
-            gpu_settings = settings.model_copy(update={"model_data_url": gpu.model_data_url,
-                                                       "hf_model_id": gpu.hf_model_id}) if gpu.own_model else settings
+            gpu_settings = settings.model_copy(update={"model_data_url": gpu.model_data_url, "hf_model_id": gpu.hf_model_id,
+                                                       "revision": gpu.revision}) if gpu.own_model else settings
             for t in dict.fromkeys(gpu_types):  # one model per GPU type: each passes its own GPU count
                 key = GPU_VARIANT if t == gpu.instance_type else f"{GPU_VARIANT}-{t.removeprefix('ml.')}"
                 served[key] = (gpu_image, gpu_settings, environment(gpu_settings, neuron=False,
@@ -176,6 +184,7 @@ class NeuronEndpoint(Construct):
         local = any(CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
         live = [Variant(variant_name=NEURON_VARIANT, model_name=self.models[NEURON_VARIANT].attr_model_name,
                         instance_type=None if pools else s.instance_type, instance_pools=pools,
+                        variant_instance_provision_timeout_in_seconds=s.provision_timeout_s,
                         initial_instance_count=s.min_instances,
                         initial_variant_weight=1.0, volume_size_in_gb=None if local else s.volume_size_gib,
                         container_startup_health_check_timeout_in_seconds=startup,

@@ -89,10 +89,16 @@ def logical_cores(instance_type: str, lnc: int | None) -> int:
 
 @dataclass(frozen=True)
 class TrainingImage:
+    reference: str
+    """``repository:tag`` (DLC shorthand, resolved to AWS's DLC registry) or a full reference."""
     tag: str
     sdk: str
     released: str | None
-    min_host_driver: str | None
+    runtime_lib: str
+    """The Neuron Runtime Library (aws-neuronx-runtime-lib) the image carries."""
+    families: tuple[str, ...]
+    confirmed: bool
+    """False: the reference is derived, not printed by a source read (``unconfirmed`` says how to check)."""
     note: str
 
 
@@ -119,17 +125,42 @@ class ImageRef:
 
 
 TRAINING_REPOSITORY: str = _compat()["training_images"]["repository"]
-DEFAULT_TRAINING_TAG: str = _compat()["training_images"]["default_tag"]
-DEFAULT_TRAINING_IMAGE = f"{TRAINING_REPOSITORY}:{DEFAULT_TRAINING_TAG}"
-"""The newest pytorch-training-neuronx DLC that AWS published (see data/neuron_compat.json for why no newer)."""
 
 
+@cache
 def training_images() -> tuple[TrainingImage, ...]:
-    return tuple(TrainingImage(**t) for t in _compat()["training_images"]["tags"])
+    """Every recorded training image, newest SDK first: the pytorch-training-neuronx tags and the TorchNeuron DLC."""
+    raw = _compat()["training_images"]
+    out = [TrainingImage(reference=f"{TRAINING_REPOSITORY}:{t['tag']}", tag=t["tag"], sdk=t["sdk"],
+                         released=t["released"], runtime_lib=t["runtime_lib"], families=tuple(t["families"]),
+                         confirmed=True, note=t["note"]) for t in raw["tags"]]
+    tn = raw["torchneuron"]
+    out.append(TrainingImage(reference=tn["image"], tag=tn["image"].rsplit(":", 1)[1], sdk=tn["sdk"],
+                             released=tn["released"], runtime_lib=tn["runtime_lib"], families=tuple(tn["families"]),
+                             confirmed=bool(tn["confirmed"]), note=tn["unconfirmed"]))
+    return tuple(sorted(out, key=lambda i: version(i.sdk), reverse=True))
 
 
-def training_image(tag: str) -> TrainingImage | None:
-    return next((t for t in training_images() if t.tag == tag), None)
+def training_image(reference: str) -> TrainingImage | None:
+    """The recorded image a reference names (its tag, in the recorded repository, from any registry)."""
+    ref = parse_image(reference)
+    for image in training_images():
+        known = parse_image(image.reference)
+        if ref.tag == known.tag and ref.repository.rsplit("/", 1)[-1] == known.repository.rsplit("/", 1)[-1]:
+            return image
+    return None
+
+
+def default_training_image(instance_type: str) -> TrainingImage:
+    """The newest recorded training image whose families include the type's (data/neuron_compat.json
+    ``training_images.default_rule``); synth still checks it against the AMI's driver."""
+    fam = family(instance_type)
+    return next(i for i in training_images() if fam in i.families)
+
+
+DEFAULT_TRAINING_IMAGE = default_training_image("trn2.48xlarge").reference
+"""The default training image of Trn2 (trn2/trn2u): the TorchNeuron DLC, the only one that runs on the pinned ECS
+Neuron AMI's driver. Other families: :func:`default_training_image`."""
 
 
 def sdk_from_tag(tag: str | None) -> str | None:
@@ -152,7 +183,8 @@ def parse_image(reference: str) -> ImageRef:
 
 def image_problems(instance_type: str, image: str, declared_sdk: str | None, *,
                    field: str = "training_image") -> Iterator[Problem]:
-    """Why ``image`` cannot run on ``instance_type``: an unknown SDK, or an SDK older than the family needs."""
+    """Why ``image`` cannot run on ``instance_type``: an unknown SDK, an SDK older than the family needs, or a
+    recorded image not built for the family."""
     ref = parse_image(image)
     fam = support(instance_type)
     sdk = ref.sdk or declared_sdk
@@ -163,14 +195,21 @@ def image_problems(instance_type: str, image: str, declared_sdk: str | None, *,
     if sdk is None:
         yield Problem(field, image,
                       "an image whose Neuron SDK is known: a Neuron DLC tag (<framework>-neuronx-<py>-sdk<X.Y.Z>-"
-                      "<os>, e.g. " + DEFAULT_TRAINING_IMAGE + "), or declare the SDK your custom image carries "
-                      "in training_image_sdk (e.g. '2.30.0')")
+                      "<os>, e.g. " + default_training_image(instance_type).reference + "), or declare the SDK your "
+                      "custom image carries in training_image_sdk (e.g. '2.31.0')")
         return
+    known = training_image(image)
     if version(sdk) < version(fam.first_sdk):
-        can = [t.tag for t in training_images() if version(t.sdk) >= version(fam.first_sdk)]
+        can = [t.reference for t in training_images() if version(t.sdk) >= version(fam.first_sdk)
+               and fam.family in t.families]
         yield Problem(field, image,
                       f"an image with Neuron SDK >= {fam.first_sdk} ({instance_type} needs it; this one carries "
-                      f"{sdk}); {TRAINING_REPOSITORY} tags that can: {', '.join(can[:4])}")
+                      f"{sdk}); images that can: {', '.join(can[:4])}")
+    elif known is not None and fam.family not in known.families:
+        can = [t.reference for t in training_images() if fam.family in t.families]
+        yield Problem(field, image,
+                      f"an image built for {fam.family} ({known.reference} runs on {', '.join(known.families)} only); "
+                      f"images that can: {', '.join(can[:4])}")
 
 
 # ------------------------------------------------------------------------------------------- ECS Neuron AMI
@@ -184,6 +223,184 @@ def ecs_neuron_amis() -> dict[str, str]:
 def ecs_neuron_ami_record() -> dict[str, Any]:
     """The whole record: source, parameter, per-region image id, name and version."""
     return _ecs_amis()
+
+
+# ----------------------------------------------------------------------------------- driver <-> runtime
+
+
+def line(text: str) -> tuple[int, int]:
+    """A Neuron driver or runtime version's major.minor (``2.30.2.0`` -> (2, 30)): the release notes' rules speak
+    in lines (``Driver 2.29``, ``Runtime Library 2.33``)."""
+    v = version(text) if text.count(".") else (int(text), 0)
+    return v[0], v[1]
+
+
+def _dotted(v: tuple[int, int]) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+@dataclass(frozen=True)
+class DriverWindow:
+    """The Neuron driver lines a host may run: ``low`` up to ``high`` (None: no upper bound known)."""
+
+    low: tuple[int, int]
+    high: tuple[int, int] | None
+    why: str
+
+    def describe(self) -> str:
+        if self.high == self.low:
+            return f"Neuron driver {_dotted(self.low)}"
+        return f"Neuron driver {_dotted(self.low)}" + (f" to {_dotted(self.high)}" if self.high else " or later")
+
+
+@dataclass(frozen=True)
+class RuntimeWindow:
+    """The driver lines a runtime library runs with: at least ``driver_min``, below ``driver_below``."""
+
+    runtime_lib: str
+    driver_min: tuple[int, int] | None
+    driver_below: tuple[int, int] | None
+    reasons: tuple[str, ...]
+
+    def describe(self) -> str:
+        bounds = [f">= {_dotted(self.driver_min)}" if self.driver_min else "",
+                  f"< {_dotted(self.driver_below)}" if self.driver_below else ""]
+        return "drivers " + (" and ".join(b for b in bounds if b) or "of any version recorded")
+
+    def runs_on(self, window: DriverWindow) -> bool:
+        """True when every driver the window allows runs this runtime."""
+        if self.driver_min and window.low < self.driver_min:
+            return False
+        return not (self.driver_below and (window.high is None or window.high >= self.driver_below))
+
+
+def _driver_runtime() -> dict[str, Any]:
+    return dict(_compat()["driver_runtime"])
+
+
+def runtime_window(runtime_lib: str, instance_type: str | None = None) -> RuntimeWindow:
+    """The driver window ``runtime_lib`` runs with, from the release notes' rules (both bounds)."""
+    rt, fam = line(runtime_lib), family(instance_type) if instance_type else None
+    low: tuple[int, int] | None = None
+    below: tuple[int, int] | None = None
+    reasons = []
+    for rule in _driver_runtime()["rules"]:
+        if rule["families"] and fam not in rule["families"]:
+            continue
+        if "when_driver_at_least" in rule:
+            if rt < line(rule["runtime_at_least"]):
+                d = line(rule["when_driver_at_least"])
+                below = d if below is None else min(below, d)
+                reasons.append(f"driver {rule['when_driver_at_least']} or later needs runtime "
+                               f"{rule['runtime_at_least']} or later, else {rule['effect']}")
+        elif rt >= line(rule["when_runtime_at_least"]) and (
+                rule["when_runtime_below"] is None or rt < line(rule["when_runtime_below"])):
+            d = line(rule["driver_at_least"])
+            low = d if low is None else max(low, d)
+            reasons.append(f"runtime {_dotted(rt)} needs driver {rule['driver_at_least']} or later"
+                           + (f" on {'/'.join(rule['families'])}" if rule["families"] else "")
+                           + f", else {rule['effect']}")
+    return RuntimeWindow(runtime_lib, low, below, tuple(reasons))
+
+
+def release_runtime(sdk: str) -> str | None:
+    """The runtime library a Neuron SDK release ships (its own patch, else its line's newest recorded)."""
+    releases = _driver_runtime()["releases"]
+    exact = next((r for r in releases if r["sdk"] == sdk), None)
+    if exact:
+        return str(exact["runtime_lib"])
+    same_line = [r for r in releases if version(r["sdk"])[:2] == version(sdk)[:2]]
+    return str(max(same_line, key=lambda r: version(r["sdk"]))["runtime_lib"]) if same_line else None
+
+
+def image_runtime(image: str, declared_sdk: str | None) -> str | None:
+    """The runtime library an image carries: recorded for a known image, else the release of its SDK."""
+    known = training_image(image)
+    if known:
+        return known.runtime_lib
+    sdk = parse_image(image).sdk or declared_sdk
+    return release_runtime(sdk) if sdk else None
+
+
+def _driver_dates() -> list[tuple[str, tuple[int, int]]]:
+    return sorted((r["released"], line(r["driver"])) for r in _driver_runtime()["releases"] if r["released"])
+
+
+def ami_driver_window(image_version: str) -> DriverWindow:
+    """The driver an ECS Neuron AMI (``2023.0.YYYYMMDD``) installed: its build installs the newest aws-neuronx-dkms,
+    so the newest recorded driver released on or before the build date, at least the one released before it.
+    Inferred, not confirmed (data ``driver_runtime.ecs_neuron_ami``)."""
+    m = re.search(r"(\d{4})(\d{2})(\d{2})$", image_version)
+    if not m:
+        raise ValueError(f"an ECS AMI version such as 2023.0.20260922, not {image_version!r}")
+    built = "-".join(m.groups())
+    dates = _driver_dates()
+    before = [d for when, d in dates if when < built]
+    on_or_before = [d for when, d in dates if when <= built]
+    if not on_or_before:
+        raise ValueError(f"no Neuron driver recorded before {built} (AMI {image_version})")
+    low, high = (max(before) if before else min(on_or_before)), max(on_or_before)
+    newer = [when for when, _ in dates if when > built]
+    return DriverWindow(low, high if newer else None,
+                        f"ECS Neuron AMI {image_version}: the newest aws-neuronx-dkms on {built} (inferred)")
+
+
+def ami_driver(region: str | None, *, follow_latest: bool = False, pinned_id: bool = False) -> DriverWindow | None:
+    """The driver window of the cluster's AMI: the recorded AMI of ``region`` (every recorded region's when None);
+    AWS's newest (follow_latest): the newest recorded driver or later; None for the user's own AMI (unknown)."""
+    if pinned_id:
+        return None
+    if follow_latest:
+        dates = _driver_dates()
+        return DriverWindow(max(d for _, d in dates), None,
+                            "the ECS Neuron AMI AWS publishes now (follow_latest): the newest driver or later")
+    regions = _ecs_amis()["regions"]
+    chosen = [regions[region]] if region else list(regions.values())
+    if region and region not in regions:
+        return None
+    windows = [ami_driver_window(r["image_version"]) for r in chosen]
+    if len(windows) == 1:
+        return windows[0]
+    highs = [w.high for w in windows]
+    return DriverWindow(min(w.low for w in windows), None if None in highs else max(h for h in highs if h),
+                        "the recorded ECS Neuron AMIs of every region (an environment-agnostic stack)")
+
+
+def driver_problems(instance_type: str, image: str, declared_sdk: str | None, window: DriverWindow | None, *,
+                    field: str = "training_image") -> Iterator[Problem]:
+    """Why ``image``'s runtime library cannot run on the AMI's driver window; names the images that can."""
+    runtime = image_runtime(image, declared_sdk)
+    if window is None or runtime is None:
+        return
+    needs = runtime_window(runtime, instance_type)
+    if needs.runs_on(window):
+        return
+    fam = family(instance_type)
+    can = [i.reference for i in training_images() if fam in i.families
+           and runtime_window(i.runtime_lib, instance_type).runs_on(window)]
+    fix = (f"images that run there: {', '.join(can)}" if can else
+           f"no published training image for {fam} runs there: build one on Neuron SDK >= 2.31 (runtime library "
+           ">= 2.33; torch-neuronx 2.9 shipped last in 2.31) and set training_image and training_image_sdk, or set "
+           "ami.ami_id to an ECS Neuron AMI whose driver the image runs with")
+    yield Problem(field, image,
+                  f"an image whose Neuron runtime library runs on {window.describe()} ({window.why}): this one "
+                  f"carries runtime {runtime}, which runs with {needs.describe()} (Neuron's release notes: "
+                  f"{'; '.join(needs.reasons)}); {fix}")
+
+
+def runtime_environment(instance_type: str, image: str, declared_sdk: str | None) -> dict[str, str]:
+    """What the health gate needs to tell a driver/runtime mismatch (a configuration error) from a hardware fault:
+    the image's runtime library and the driver window it runs with."""
+    runtime = image_runtime(image, declared_sdk)
+    if runtime is None:
+        return {}
+    needs = runtime_window(runtime, instance_type)
+    env = {"NEURONFLEET_RUNTIME_LIB": runtime}
+    if needs.driver_min:
+        env["NEURONFLEET_DRIVER_MIN"] = _dotted(needs.driver_min)
+    if needs.driver_below:
+        env["NEURONFLEET_DRIVER_BELOW"] = _dotted(needs.driver_below)
+    return env
 
 
 # --------------------------------------------------------------------------------------------- serving
@@ -225,6 +442,14 @@ class ServingImage:
     fixed: dict[str, str]
     model_from_s3: str
     """``path``: the model variable names /opt/ml/model for an S3 artifact; ``unset``: leave it out."""
+    library: str | None
+    """The Neuron serving library the image serves with (a ``component_limits`` library: ``torch-neuronx``, ...)."""
+    flags: tuple[str, ...]
+    """Settings the container takes as bare flags: set to the empty string when on, left out when off."""
+    shapes_from_container: bool
+    """Unset shapes are the container's choice (a compiled artifact's, or a cached entry's), not neuronfleet's."""
+    compile_targets: dict[str, str]
+    """Instance family -> the target a model compiled by this server runs on (inf2/trn1 share ``trn1``)."""
     gpu: GpuServing | None
     replacement: str | None
     note: str
@@ -253,7 +478,9 @@ def serving_images() -> dict[str, ServingImage]:
             name=name, status=raw["status"], repository=raw["repository"], tag=raw.get("tag"), sdk=raw.get("sdk"),
             tasks=tuple(raw.get("tasks", ())), task_values=dict(raw.get("task_values", {})),
             settings=dict(raw.get("settings", {})), fixed=dict(raw.get("fixed", {})),
-            model_from_s3=raw.get("model_from_s3", "path"), gpu=_gpu(raw.get("gpu")),
+            model_from_s3=raw.get("model_from_s3", "path"), library=raw.get("library"),
+            flags=tuple(raw.get("flags", ())), shapes_from_container=bool(raw.get("shapes_from_container")),
+            compile_targets=dict(raw.get("compile_targets", {})), gpu=_gpu(raw.get("gpu")),
             replacement=raw.get("replacement"), note=raw.get("deprecation") or raw.get("reason") or "",
             source=raw["source"], read=raw["read"])
     return out
@@ -271,36 +498,80 @@ def serving_not_available() -> dict[str, str]:
     return dict(_compat()["serving"]["not_available"])
 
 
-def last_serving_sdk(instance_type: str) -> str | None:
-    """The newest SDK line a family serves with (a component limit such as NxD Inference's 2.28), or None."""
+@dataclass(frozen=True)
+class LibraryWindow:
+    """Where a Neuron serving library runs: one ``component_limits`` entry (families, first and last SDK line)."""
+
+    library: str
+    component: str
+    families: tuple[str, ...]
+    first_sdk: str | None
+    last_sdk: str | None
+    note: str
+    source: str
+
+    def fits(self, sdk: str) -> bool:
+        """``sdk`` within the window; a limit of ``2.28`` takes every 2.28.x."""
+        v = version(sdk)
+        if self.first_sdk and v[:len(version(self.first_sdk))] < version(self.first_sdk):
+            return False
+        return self.last_sdk is None or v[:len(version(self.last_sdk))] <= version(self.last_sdk)
+
+    def describe(self) -> str:
+        bounds = " and ".join(b for b in (f">= {self.first_sdk}" if self.first_sdk else "",
+                                          f"<= {self.last_sdk}.x" if self.last_sdk else "") if b)
+        return f"{self.component}: SDK {bounds}" if bounds else self.component
+
+
+SERVING_LIBRARIES = ("nxd-inference", "torch-neuronx", "torchneuron", "vllm-neuron")
+"""The Neuron serving libraries ``component_limits`` records, by the name a custom image declares (``image_library``)."""
+
+
+def library_windows(instance_type: str, library: str | None = None) -> tuple[LibraryWindow, ...]:
+    """The libraries (or the one named) that run on the type's family, each with its SDK window."""
     fam = family(instance_type)
-    limits = [c["last_sdk"] for c in _compat()["component_limits"] if fam in c["families"]]
-    return min(limits, key=version) if limits else None
+    out = []
+    for c in _compat()["component_limits"]:
+        if fam in c["families"] and (library is None or c["library"] == library):
+            out.append(LibraryWindow(library=c["library"], component=c["component"], families=tuple(c["families"]),
+                                     first_sdk=c.get("first_sdk"), last_sdk=c.get("last_sdk"), note=c["note"],
+                                     source=c["source"]))
+    return tuple(out)
 
 
-def serving_sdk_fits(instance_type: str, sdk: str) -> bool:
-    """Whether a serving image of Neuron SDK ``sdk`` runs on ``instance_type``'s family (first_sdk <= sdk and, when a
-    component limit names the family, ``sdk`` within its last SDK line: 2.28.x fits a limit of 2.28)."""
-    first = support(instance_type).first_sdk
-    if version(sdk) < version(first):
+def serving_sdk_fits(instance_type: str, sdk: str, library: str | None = None) -> bool:
+    """Whether a serving image of Neuron SDK ``sdk`` runs on ``instance_type``'s family: first_sdk <= sdk, and the
+    image's library (any recorded library when None) runs on the family with ``sdk`` in its window."""
+    if version(sdk) < version(support(instance_type).first_sdk):
         return False
-    last = last_serving_sdk(instance_type)
-    return last is None or version(sdk)[:len(version(last))] <= version(last)
+    return any(w.fits(sdk) for w in library_windows(instance_type, library))
+
+
+def compile_target(container: str, instance_type: str) -> str | None:
+    """The target a model compiled by ``container``'s server for ``instance_type`` carries (None: not recorded)."""
+    image = serving_images().get(container)
+    return image.compile_targets.get(family(instance_type)) if image else None
 
 
 def serving_image_problems(instance_type: str, container: str, *, image_sdk: str | None = None,
-                           field: str = "container") -> Iterator[Problem]:
-    """Why the named container (or a custom image of ``image_sdk``) cannot serve on ``instance_type``: unavailable,
-    or its Neuron SDK too old or too new for the family; names the containers that can."""
+                           image_library: str | None = None, field: str = "container") -> Iterator[Problem]:
+    """Why the named container (or a custom image of ``image_sdk`` serving with ``image_library``) cannot serve on
+    ``instance_type``: unavailable, its Neuron SDK too old for the family, or outside its library's window there
+    (NxD Inference on Inf2/Trn1 after 2.28, torch-neuronx after 2.31, TorchNeuron and vLLM Neuron off Trn2);
+    names the containers that can. A custom image that names no library fits when any recorded library fits."""
     fam = support(instance_type)
-    last = last_serving_sdk(instance_type)
-    window = f"Neuron SDK >= {fam.first_sdk}" + (f" and <= {last}.x" if last else "")
     runs = [f"{s.name} ({s.image}, SDK {s.sdk})" for s in serving_images().values()
-            if s.status != "unavailable" and s.sdk and serving_sdk_fits(instance_type, s.sdk)]
+            if s.status != "unavailable" and s.sdk and serving_sdk_fits(instance_type, s.sdk, s.library)]
     if container == "custom":
-        if image_sdk is not None and not serving_sdk_fits(instance_type, image_sdk):
-            yield Problem("image_sdk", image_sdk, f"an image with {window} on {instance_type}"
-                          + (" (NxD Inference drops this family after SDK " + last + ")" if last else ""))
+        if image_sdk is None or serving_sdk_fits(instance_type, image_sdk, image_library):
+            return
+        windows = library_windows(instance_type, image_library)
+        libs = "; ".join(w.describe() for w in windows) or (
+            f"none: {image_library} does not run on {family(instance_type)}" if image_library else "none recorded")
+        which = f"serving with {image_library}" if image_library else "serving with any recorded Neuron library"
+        yield Problem("image_sdk", image_sdk, f"an image {which} on {instance_type}: Neuron SDK >= {fam.first_sdk} "
+                      f"and within the library's window ({libs})"
+                      + ("" if image_library else "; declare image_library to check one library's window"))
         return
     image = serving_image(container)
     if image.status == "unavailable":
@@ -308,8 +579,10 @@ def serving_image_problems(instance_type: str, container: str, *, image_sdk: str
                       f"{instance_type}: {'; '.join(runs)}")
         return
     assert image.sdk is not None
-    if not serving_sdk_fits(instance_type, image.sdk):
-        why = "too old" if version(image.sdk) < version(fam.first_sdk) else "too new"
+    if not serving_sdk_fits(instance_type, image.sdk, image.library):
+        why = "too old" if version(image.sdk) < version(fam.first_sdk) else "outside its library's window"
+        bounds = "; ".join(w.describe() for w in library_windows(instance_type, image.library)) or "none"
         yield Problem(field, container,
-                      f"a container whose image runs on {instance_type} ({window}); {image.image} carries SDK "
-                      f"{image.sdk}, {why}. Containers that can: {'; '.join(runs) or 'none recorded'}")
+                      f"a container whose image runs on {instance_type} (Neuron SDK >= {fam.first_sdk}; "
+                      f"{bounds}); {image.image} carries SDK {image.sdk}, {why}. "
+                      f"Containers that can: {'; '.join(runs) or 'none recorded'}")

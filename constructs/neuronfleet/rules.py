@@ -408,6 +408,36 @@ def huggingface_model_id(s: str) -> str:
     return s
 
 
+_HF_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def huggingface_revision(s: str) -> str:
+    """A commit of a Hugging Face Hub model repository: 40 lower-case hex digits (a branch or tag moves, a commit
+    does not). The hub's snapshots are named by commit (``models--org--name/snapshots/<sha>``)."""
+    if not isinstance(s, str) or not _HF_COMMIT.fullmatch(s):
+        raise ValueError("a commit sha of the model repository: 40 lower-case hex digits (e.g. "
+                         "5a8abab4a5d6f164389b1079fb721cfab8d7126c), not a branch or tag, which move; find it on the "
+                         "model's 'Files and versions' history page or with huggingface_hub's HfApi().model_info(id).sha")
+    return s
+
+
+SECRET_NAME_MAX = 512
+"""Secrets Manager's secret name: 1-512 characters, ASCII letters, digits and /_+=.@- (botocore secretsmanager
+NameType and CreateSecret Name, 1.44.5); its ARN ends in the name, a hyphen and six random characters."""
+_SECRET_ARN = re.compile(r"arn:aws(?:-[a-z]+)*:secretsmanager:[a-z]{2}(?:-[a-z]+)+-\d:\d{12}:secret:"
+                         r"(?P<name>[A-Za-z0-9/_+=.@-]+)-[A-Za-z0-9]{6}")
+
+
+def secret_arn(s: str) -> str:
+    """The complete ARN of a Secrets Manager secret (with the six characters Secrets Manager appends): IAM grants
+    name exactly that secret."""
+    m = _SECRET_ARN.fullmatch(s) if isinstance(s, str) else None
+    if not m or len(m["name"]) > SECRET_NAME_MAX:
+        raise ValueError("the complete ARN of a Secrets Manager secret, arn:aws:secretsmanager:<region>:<account>:"
+                         "secret:<name>-<6 characters> (as the console and DescribeSecret show it)")
+    return s
+
+
 _S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 

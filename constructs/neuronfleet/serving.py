@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import ArnFormat, SecretValue, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -20,18 +20,37 @@ SERVING_CONTAINERS: dict[str, ServingImage] = serving_images()
 the region's DLC registry is filled in at synth. ``custom``: bring an image."""
 
 
+CUSTOM_SETTINGS = {"model": "MODEL_ID", "revision": "MODEL_REVISION", "tensor_parallel_degree": "TENSOR_PARALLEL_DEGREE",
+                   "batch_size": "BATCH_SIZE", "sequence_length": "SEQUENCE_LENGTH"}
+"""The neutral names a custom image gets its settings under."""
+HF_TOKEN_SECRET_ARN = "HF_TOKEN_SECRET_ARN"
+"""A custom image gets the token secret's ARN under this name and reads the secret itself (its role may)."""
+
+
+def hf_token_reference(secret_arn: str) -> str:
+    """A CloudFormation dynamic reference to the whole SecretString: CloudFormation resolves it at deploy, the template
+    holds only the ARN ("The secretsmanager dynamic reference can be used in all resource properties", CloudFormation
+    user guide, dynamic-references-secretsmanager, read 2026-11-23)."""
+    return SecretValue.secrets_manager(secret_arn).unsafe_unwrap()
+
+
 def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0) -> dict[str, str]:
-    """The settings the serving container reads, under the variable names its documentation gives: the model,
-    tensor parallelism, batch size, sequence length and task; Trn2's logical NeuronCore configuration."""
+    """The settings the serving container reads, under the variable names its documentation gives: the model and its
+    revision, the shapes (:attr:`EndpointSettings.shapes`; on GPU the GPU count is the tensor parallelism), the task,
+    the non-cached-model flag, the Hugging Face token of a gated hub model; Trn2's logical NeuronCore configuration."""
     serving = SERVING_CONTAINERS.get(settings.container)
     model = settings.hf_model_id or "/opt/ml/model"
-    tp = settings.tensor_parallel_degree if neuron else gpus
-    values = {"model": model, "tensor_parallel_degree": str(tp), "batch_size": str(settings.batch_size),
-              "sequence_length": str(settings.sequence_length)}
+    values = {k: str(v) for k, v in settings.shapes.items()} | {"model": model}
+    if not neuron:
+        values["tensor_parallel_degree"] = str(gpus)
+    if settings.hf_model_id and settings.revision:
+        values["revision"] = settings.revision
+    hub = settings.hf_model_id is not None
     env: dict[str, str]
     if serving is None:  # custom image: pass the settings under neutral names
-        env = {"MODEL_ID": model, "TENSOR_PARALLEL_DEGREE": str(tp), "BATCH_SIZE": values["batch_size"],
-               "SEQUENCE_LENGTH": values["sequence_length"]}
+        env = {var: values[key] for key, var in CUSTOM_SETTINGS.items() if key in values}
+        if hub and settings.hf_token_secret_arn:
+            env[HF_TOKEN_SECRET_ARN] = settings.hf_token_secret_arn
     else:
         image = serving if neuron else serving.gpu
         assert image is not None, "settings refuse a GPU variant for a container without a GPU image"
@@ -40,6 +59,10 @@ def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0) -> d
             values["task"] = task
         if settings.model_data_url and image.model_from_s3 == "unset":
             values.pop("model")  # the container loads /opt/ml/model when its model variable is unset
+        if neuron and settings.allow_non_cached_model and "allow_non_cached_model" in serving.flags:
+            values["allow_non_cached_model"] = ""  # the entrypoint turns an empty SM_ON_ variable into a bare flag
+        if hub and settings.hf_token_secret_arn:
+            values["hf_token"] = hf_token_reference(settings.hf_token_secret_arn)
         env = {var: values[key] for key, var in image.settings.items() if key in values} | image.fixed
     if neuron and settings.lnc:  # Trn2: the runtime reads the logical NeuronCore configuration from here
         env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
@@ -83,6 +106,10 @@ def execution_policy(scope: Construct, construct_id: str, settings: EndpointSett
         bucket, _, key = settings.model_data_url.removeprefix("s3://").partition("/")
         statements.append(iam.PolicyStatement(sid="ReadModelArtifact", actions=["s3:GetObject"],
                                               resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
+    if settings.hf_token_secret_arn and serving is None:  # a custom image reads the secret itself; the named
+        # containers get it from CloudFormation (hf_token_reference) and their role needs no access to it
+        statements.append(iam.PolicyStatement(sid="ReadHfTokenSecret", actions=["secretsmanager:GetSecretValue"],
+                                              resources=[settings.hf_token_secret_arn]))
     policy = iam.Policy(scope, construct_id, statements=statements)
     acknowledge_wildcards(policy, "ecr:GetAuthorizationToken, cloudwatch:PutMetricData (limited to /aws/sagemaker/*) "
                                   "and the EC2 network-interface actions SageMaker's VpcConfig needs have no "

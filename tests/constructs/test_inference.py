@@ -8,7 +8,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_sns as sns
-from aws_cdk.assertions import Capture, Match, Template
+from aws_cdk.assertions import Annotations, Capture, Match, Template
 
 from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint, ScheduledScaling
 from neuronfleet.inference import GPU_VARIANT, NEURON_VARIANT, SERVING_CONTAINERS
@@ -16,6 +16,9 @@ from neuronfleet.storage import secure_bucket
 from tests.conftest import ENV, AzStack, network, new_app
 
 DLC_ACCOUNT = "763104351884"
+LLAMA_8B_SHA = "0e9e39f249a16976918f6564b8830bc894c89659"
+"""A commit of meta-llama/Llama-3.1-8B-Instruct: the hub snapshot directory many public projects name."""
+TOKEN_ARN = "arn:aws:secretsmanager:us-east-2:111111111111:secret:nf/hf-token-Ab12Cd"
 """CDK's regional fact for us-east-2 (aws_cdk.region_info, FactName.DLC_REPOSITORY_ACCOUNT)."""
 
 CASES: dict[str, dict[str, Any]] = {
@@ -29,20 +32,22 @@ CASES: dict[str, dict[str, Any]] = {
     "tgi": {"instance_type": "ml.inf2.xlarge", "container": "tgi-neuronx", "tensor_parallel_degree": 2,
             "hf_model_id": "meta-llama/Llama-3.2-1B-Instruct", "sequence_length": 512},
     "vllm": {"instance_type": "ml.inf2.24xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 12,
-             "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct", "capture": True,
+             "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct", "capture": True, "allow_non_cached_model": False,
+             "revision": LLAMA_8B_SHA, "hf_token_secret_arn": TOKEN_ARN,
              "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)},
     "embed": {"instance_type": "ml.inf2.xlarge", "container": "hf-inference-neuronx", "task": "embeddings",
               "hf_model_id": "BAAI/bge-large-en-v1.5", "batch_size": 4, "sequence_length": 512},
     "trn2": {"instance_type": "ml.trn2.48xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 32,
+             "batch_size": 4, "sequence_length": 4096,
              "model_data_url": "s3://models/llama-70b-trn2/model.tar.gz", "min_instances": 1, "max_instances": 2,
-             "instance_pools": ["ml.trn1.32xlarge"],
              "gpu_variant": GpuVariant(instance_type="ml.p5.48xlarge", standby="warm",
                                        model_data_url="s3://models/llama-70b-hf/model.tar.gz")},
-    "trn1": {"instance_type": "ml.trn1.32xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 32,
-             "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct"},
+    "trn1": {"instance_type": "ml.trn1.32xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 8,
+             "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct", "allow_non_cached_model": True,
+             "revision": LLAMA_8B_SHA, "instance_pools": ["ml.inf2.48xlarge"]},
     "custom": {"instance_type": "ml.inf2.8xlarge", "container": "custom", "tensor_parallel_degree": 2,
                "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/my-server:1.0",
-               "hf_model_id": "org/model"},
+               "hf_model_id": "org/model", "hf_token_secret_arn": TOKEN_ARN},
 }
 
 
@@ -100,10 +105,58 @@ def test_lmi_settings_reach_the_container(templates) -> None:
                                 "OPTION_N_POSITIONS": "8192"}
 
 
-def test_vllm_neuronx_reads_sm_on_variables(templates) -> None:
+def test_vllm_neuronx_reads_sm_on_variables_and_gets_only_the_declared_shapes(templates) -> None:
+    # cached only (no SM_ON_ALLOW_NON_CACHED_MODEL); batch and sequence length unset: the server takes the largest
+    # cached entry at TP 12 instead of neuronfleet passing 1 / 2048 that the cache may not hold
     env = _model(templates["vllm"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
     assert env == {"SM_ON_MODEL": "meta-llama/Llama-3.1-8B-Instruct", "SM_ON_TENSOR_PARALLEL_SIZE": "12",
-                   "SM_ON_BATCH_SIZE": "1", "SM_ON_SEQUENCE_LENGTH": "2048", "SM_ON_TASK": "generate"}
+                   "SM_ON_TASK": "generate", "SM_ON_REVISION": LLAMA_8B_SHA,
+                   "HF_TOKEN": f"{{{{resolve:secretsmanager:{TOKEN_ARN}:SecretString:::}}}}"}
+
+
+def test_a_gated_hub_model_gets_its_token_from_cloudformation_never_in_the_template(templates) -> None:
+    t = templates["vllm"]
+    text = json.dumps(t.to_json())
+    assert text.count("{{resolve:secretsmanager:" + TOKEN_ARN + ":SecretString:::}}") == 2  # Neuron and GPU models
+    gpu = _model(t, GPU_VARIANT)["PrimaryContainer"]["Environment"]
+    assert (gpu["SM_VLLM_MODEL"], gpu["SM_VLLM_REVISION"]) == ("meta-llama/Llama-3.1-8B-Instruct", LLAMA_8B_SHA)
+    assert gpu["HF_TOKEN"].startswith("{{resolve:secretsmanager:")
+    assert "secretsmanager:GetSecretValue" not in text  # the named DLCs never call Secrets Manager
+
+
+def test_a_custom_image_gets_the_secret_arn_and_read_on_that_one_secret(templates) -> None:
+    t = templates["custom"]
+    env = _model(t, NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert env == {"MODEL_ID": "org/model", "TENSOR_PARALLEL_DEGREE": "2", "BATCH_SIZE": "1",
+                   "SEQUENCE_LENGTH": "2048", "HF_TOKEN_SECRET_ARN": TOKEN_ARN}
+    t.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Sid": "ReadHfTokenSecret", "Action": "secretsmanager:GetSecretValue",
+                           "Resource": TOKEN_ARN})])}})
+
+
+def test_non_cached_models_compile_at_start_with_the_longest_health_check(templates) -> None:
+    t = templates["trn1"]
+    env = _model(t, NEURON_VARIANT)["PrimaryContainer"]["Environment"]
+    assert env["SM_ON_ALLOW_NON_CACHED_MODEL"] == ""  # the entrypoint turns an empty SM_ON_ variable into a bare flag
+    assert "SM_ON_BATCH_SIZE" not in env and "SM_ON_SEQUENCE_LENGTH" not in env
+    (variant,) = _config(t)["ProductionVariants"]
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 3600
+    # a hub model compiles for each pool's own target: trn1 and inf2 pools may mix
+    assert [p["InstanceType"] for p in variant["InstancePools"]] == ["ml.trn1.32xlarge", "ml.inf2.48xlarge"]
+    assert variant["VariantInstanceProvisionTimeoutInSeconds"] == 1800
+
+
+def test_unpinned_hub_models_are_warned_about_at_synth() -> None:
+    app = new_app()
+    stack = AzStack(app, "Unpinned", env=ENV)
+    net = network(stack)
+    NeuronEndpoint(stack, "E", vpc=net.vpc, settings=EndpointSettings(
+        instance_type="ml.inf2.xlarge", hf_model_id="org/model", allow_non_cached_model=True,
+        gpu_variant=GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True, hf_model_id="org/gpu-model",
+                               revision=LLAMA_8B_SHA)))
+    warnings = [w.entry.data for w in Annotations.from_stack(stack).find_warning("*", Match.any_value())]
+    unpinned = [w for w in warnings if "not pinned to a revision" in str(w)]
+    assert len(unpinned) == 1 and "hf_model_id: org/model" in str(unpinned[0])
 
 
 def test_tgi_neuronx_gets_static_shapes(templates) -> None:
@@ -119,19 +172,21 @@ def test_embeddings_served_by_the_inference_toolkit(templates) -> None:
                    "HF_OPTIMUM_BATCH_SIZE": "4", "HF_OPTIMUM_SEQUENCE_LENGTH": "512"}
 
 
-def test_trn2_endpoint_runs_lnc2_and_pools_fall_back_to_trn1_then_gpu(templates) -> None:
+def test_trn2_endpoint_runs_lnc2_and_pools_fall_back_to_gpu(templates) -> None:
     t = templates["trn2"]
     env = _model(t, NEURON_VARIANT)["PrimaryContainer"]["Environment"]
     assert (env["SM_ON_TENSOR_PARALLEL_SIZE"], env["NEURON_LOGICAL_NC_CONFIG"], env["SM_ON_MODEL"]) == \
         ("32", "2", "/opt/ml/model")
+    # a compiled artifact: the shapes it declares, passed as declared
+    assert (env["SM_ON_BATCH_SIZE"], env["SM_ON_SEQUENCE_LENGTH"]) == ("4", "4096")
     (variant,) = _config(t)["ProductionVariants"]  # warm standby: no GPU variant runs
     assert "InstanceType" not in variant
     pools = variant["InstancePools"]
-    assert [(p["InstanceType"], p["Priority"]) for p in pools] == [
-        ("ml.trn2.48xlarge", 1), ("ml.trn1.32xlarge", 2), ("ml.p5.48xlarge", 3)]
-    assert "ModelNameOverride" not in pools[0] and "ModelNameOverride" not in pools[1]
-    assert pools[2]["ModelNameOverride"] == {"Fn::GetAtt": [Match.string_like_regexp("^EndpointGpuModel"), "ModelName"]} \
-        or "EndpointGpuModel" in json.dumps(pools[2]["ModelNameOverride"])
+    assert [(p["InstanceType"], p["Priority"]) for p in pools] == [("ml.trn2.48xlarge", 1), ("ml.p5.48xlarge", 2)]
+    assert variant["VariantInstanceProvisionTimeoutInSeconds"] == 1800
+    assert "ModelNameOverride" not in pools[0]
+    assert pools[1]["ModelNameOverride"] == {"Fn::GetAtt": [Match.string_like_regexp("^EndpointGpuModel"), "ModelName"]} \
+        or "EndpointGpuModel" in json.dumps(pools[1]["ModelNameOverride"])
     gpu = _model(t, GPU_VARIANT)["PrimaryContainer"]
     assert gpu["ModelDataUrl"] == "s3://models/llama-70b-hf/model.tar.gz"
     assert gpu["Environment"]["SM_VLLM_TENSOR_PARALLEL_SIZE"] == "8" and "vllm:" in json.dumps(gpu["Image"])
@@ -143,7 +198,7 @@ def test_trn2_endpoint_runs_lnc2_and_pools_fall_back_to_trn1_then_gpu(templates)
 
 def test_trn1_endpoint_has_no_lnc(templates) -> None:
     env = _model(templates["trn1"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
-    assert env["SM_ON_TENSOR_PARALLEL_SIZE"] == "32" and "NEURON_LOGICAL_NC_CONFIG" not in env
+    assert env["SM_ON_TENSOR_PARALLEL_SIZE"] == "8" and "NEURON_LOGICAL_NC_CONFIG" not in env
 
 
 def test_custom_image_is_used_and_pullable(templates) -> None:
@@ -161,6 +216,7 @@ def test_neuron_timeouts_volume_and_variant(templates) -> None:
     assert variant["ModelDataDownloadTimeoutInSeconds"] == 1800
     assert variant["VolumeSizeInGB"] == 64
     assert variant["InitialVariantWeight"] == 1
+    assert "VariantInstanceProvisionTimeoutInSeconds" not in variant  # one type: nothing to fall back to
 
 
 def test_live_gpu_variant_shares_by_weight_and_drops_kms_for_local_nvme(templates) -> None:
@@ -280,12 +336,51 @@ def _endpoint(**overrides: Any) -> None:
      "logical_nc_config: got 2; allowed: unset: ml.trn1.32xlarge has no logical NeuronCore configuration"),
     # images too old or too new for the family, naming the containers that can run
     ({"instance_type": "ml.trn2.48xlarge", "container": "lmi-neuronx", "tensor_parallel_degree": 8},
-     "container: got 'lmi-neuronx'; allowed: a container whose image runs on trn2.48xlarge (Neuron SDK >= 2.21.0); "
-     "djl-inference:0.30.0-neuronx-sdk2.20.1 carries SDK 2.20.1, too old. Containers that can: vllm-neuronx"),
-    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1-neuronx-sdk2.31.0"},
-     "image_sdk: got '2.31.0'; allowed: an image with Neuron SDK >= 2.8.0 and <= 2.28.x on inf2.xlarge"),
-    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1", "image_sdk": "2.29.0"},
-     "image_sdk: got '2.29.0'; allowed: an image with Neuron SDK >= 2.8.0 and <= 2.28.x"),
+     "container: got 'lmi-neuronx'; allowed: a container whose image runs on trn2.48xlarge (Neuron SDK >= 2.21.0; "
+     "torch-neuronx (PyTorch/XLA): SDK <= 2.31.x); djl-inference:0.30.0-neuronx-sdk2.20.1 carries SDK 2.20.1, too old. "
+     "Containers that can: vllm-neuronx"),
+    # custom images: per serving library (NxD Inference: Inf2/Trn1 <= 2.28; torch-neuronx <= 2.31; TorchNeuron and
+    # vLLM Neuron: Trn2 only); an image that names no library must fit one of them
+    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1-neuronx-sdk2.32.0"},
+     "image_sdk: got '2.32.0'; allowed: an image serving with any recorded Neuron library on inf2.xlarge"),
+    ({"container": "custom", "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1", "image_sdk": "2.29.0",
+      "image_library": "nxd-inference"},
+     "image_sdk: got '2.29.0'; allowed: an image serving with nxd-inference on inf2.xlarge: Neuron SDK >= 2.8.0 and "
+     "within the library's window (NxD Inference: SDK <= 2.28.x)"),
+    ({"instance_type": "ml.trn1.32xlarge", "container": "custom", "image_sdk": "2.32.0",
+      "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1", "image_library": "torchneuron"},
+     "image_sdk: got '2.32.0'; allowed: an image serving with torchneuron on trn1.32xlarge: Neuron SDK >= 2.3.0 and "
+     "within the library's window (none: torchneuron does not run on trn1)"),
+    ({"instance_type": "ml.trn2.48xlarge", "container": "custom", "image_sdk": "2.32.0",
+      "image_uri": "111111111111.dkr.ecr.us-east-2.amazonaws.com/srv:1", "image_library": "torch-neuronx"},
+     "image_sdk: got '2.32.0'; allowed: an image serving with torch-neuronx on trn2.48xlarge"),
+    ({"image_library": "torch-neuronx"}, "image_library: got 'torch-neuronx'; allowed: unset: vllm-neuronx serves with "
+                                         "torch-neuronx"),
+    # the vLLM Neuron serving contract (optimum-neuron v0.4.5 serve.py)
+    ({}, "allow_non_cached_model: got None; allowed: true or false for a vllm-neuronx hub model. false: the endpoint "
+         "starts only if optimum-neuron's public cache holds org/model"),
+    ({"hf_model_id": None, "model_data_url": "s3://bucket/m.tar.gz", "tensor_parallel_degree": 2},
+     "batch_size: got None; allowed: the batch_size s3://bucket/m.tar.gz was compiled with (its neuron_config.json)"),
+    ({"hf_model_id": None, "model_data_url": "s3://bucket/m.tar.gz", "tensor_parallel_degree": 2, "batch_size": 1,
+      "sequence_length": 2048, "allow_non_cached_model": True},
+     "allow_non_cached_model: got True; allowed: unset with model_data_url"),
+    ({"instance_type": "ml.trn2.48xlarge", "hf_model_id": None, "model_data_url": "s3://bucket/m.tar.gz",
+      "tensor_parallel_degree": 32, "batch_size": 1, "sequence_length": 2048, "instance_pools": ["ml.trn1.32xlarge"]},
+     "instance_pools[0]: got 'ml.trn1.32xlarge'; allowed: a Neuron type whose compile target is trn2"),
+    ({"container": "hf-inference-neuronx", "allow_non_cached_model": False},
+     "allow_non_cached_model: got False; allowed: unset: only vllm-neuronx with a hub model"),
+    # hub pins and tokens
+    ({"revision": "main"}, "revision: got 'main'; allowed: a commit sha of the model repository: 40 lower-case hex"),
+    ({"container": "tgi-neuronx", "revision": LLAMA_8B_SHA},
+     "revision: got '0e9e39f249a16976918f6564b8830bc894c89659'; allowed: unset: tgi-neuronx has no revision setting"),
+    ({"hf_token_secret_arn": "arn:aws:secretsmanager:us-east-2:111111111111:secret:nf/hf-token"},
+     "hf_token_secret_arn: got 'arn:aws:secretsmanager:us-east-2:111111111111:secret:nf/hf-token'; allowed: the "
+     "complete ARN of a Secrets Manager secret"),
+    ({"container": "lmi-neuronx", "hf_token_secret_arn": TOKEN_ARN},
+     "hf_token_secret_arn: got '" + TOKEN_ARN + "'; allowed: unset: lmi-neuronx reads no Hugging Face token variable"),
+    ({"gpu_variant": {"instance_type": "ml.g6e.12xlarge", "revision": LLAMA_8B_SHA}},
+     "gpu_variant.revision: got '0e9e39f249a16976918f6564b8830bc894c89659'; allowed: unset without hf_model_id"),
+    ({"instance_provision_timeout_s": 200}, "instance_provision_timeout_s: got 200; allowed: a number >= 300"),
     ({"container": "neuron-vllm"}, "container: got 'neuron-vllm'; allowed: a container offered on SageMaker: "
                                    "Neuron's own vLLM image"),
     # the model's task against the container

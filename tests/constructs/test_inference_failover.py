@@ -26,14 +26,15 @@ from neuronfleet.settings.inference import (
 )
 from tests.conftest import ENV, AzStack, network, new_app, properties
 
-LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "min_instances": 2, "max_instances": 8,
+LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "batch_size": 8, "sequence_length": 8192,
+        "min_instances": 2, "max_instances": 8,
         "model_data_url": "s3://models/llama-70b-neuron/model.tar.gz", "data_capture_percent": 5,
         "data_capture_retention_days": 21, "data_capture_versioning": True,
         "alarms": {"latency_p99_ms": 8000},
         "gpu_variant": GpuVariant(instance_type="ml.p5.48xlarge", model_data_url="s3://models/llama-70b-hf/m.tar.gz",
                                   min_instances=1, max_instances=2, neuron_instances_per_gpu_instance=4)}
 SOLO = {"instance_type": "ml.inf2.xlarge", "hf_model_id": "BAAI/bge-large-en-v1.5", "min_instances": 2,
-        "max_instances": 6}
+        "max_instances": 6, "allow_non_cached_model": False}
 
 
 @cache

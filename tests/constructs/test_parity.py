@@ -32,7 +32,8 @@ from neuronfleet import (
 )
 
 CLUSTER = {"name": "train", "instance_type": "trn2.48xlarge", "count": 2}
-ENDPOINT = {"name": "chat", "instance_type": "ml.inf2.24xlarge", "hf_model_id": "org/model", "tensor_parallel_degree": 12}
+ENDPOINT = {"name": "chat", "instance_type": "ml.inf2.24xlarge", "hf_model_id": "org/model", "tensor_parallel_degree": 12,
+            "allow_non_cached_model": False}
 NETWORK = {"availability_zones": ["us-east-2a", "us-east-2b"], "training_az": "us-east-2a"}
 BASE: dict[str, Any] = {"name": "nf-test", "phase": "pilot", "region": "us-east-2", "network": NETWORK,
                         "training_clusters": [CLUSTER], "endpoints": [ENDPOINT]}
@@ -74,6 +75,7 @@ SETTINGS_CASES: list[tuple[str, type[Any], dict[str, Any], dict[str, Any]]] = [
      {"instance_type": "trn2u.48xlarge", "count": 6, "allow_unlisted_region": True}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"instance_type": "p5.48xlarge"}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"fsx_storage_gib": 3600}),
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"fsx_backup_retention_days": 7}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"root_volume_gib": 0}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"capacity": "reserved"}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),
@@ -81,6 +83,10 @@ SETTINGS_CASES: list[tuple[str, type[Any], dict[str, Any], dict[str, Any]]] = [
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"capacity": {"type": "capacity-block"}}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),
      {"capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0", "placement_group": True}}),
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),  # Capacity Blocks are not sold for it
+     {"instance_type": "trn1.2xlarge", "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}}),
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),  # one instance block holds at most 64
+     {"count": 65, "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"ami": {"ami_id": "ami-zz"}}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"ami": {"ssm_parameter": "no/slash"}}),
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"training_image": "my image"}),
@@ -172,3 +178,34 @@ def _fleet_name_problem(name: str) -> list[Problem]:
     with pytest.raises(FleetConfigError) as info:
         parse_fleet(doc)
     return [p for p in info.value.problems if p.path == "name"]
+
+
+def test_athena_where_the_kit_creates_no_cur_export() -> None:
+    """The CUR 2.0 export's region rule (settings.cost.cur_export_region): one message from a fleet file and from
+    CostMonitors, for a region outside the aws partition."""
+    topic = cdk.aws_sns.Topic(stack("cn-north-1"), "T")
+    python = from_python(lambda: CostMonitors(topic.stack, "C", fleet_name="nf-test", topic=topic,
+                                              settings=CostMonitorSettings(source="athena")))
+    doc = copy.deepcopy(BASE) | {"region": "cn-north-1", "training_clusters": [], "endpoints": [],
+                                 "network": {"availability_zones": ["cn-north-1a", "cn-north-1b"],
+                                             "training_az": "cn-north-1a"},
+                                 "cost_monitors": {"source": "athena"}}
+    with pytest.raises(FleetConfigError) as info:
+        parse_fleet(doc)
+    (yaml,) = [p for p in info.value.problems if p.path.startswith("cost_monitors")]
+    assert [yaml] == [p.under("cost_monitors") for p in python]
+    assert str(yaml).startswith("cost_monitors.source: got 'athena'; allowed: cost-explorer in cn-north-1: the kit "
+                                "creates a CUR 2.0 Data Export in us-east-1 for fleets of the aws partition only")
+
+
+def test_athena_outside_us_east_1_needs_the_payer_account_in_the_fleet_file() -> None:
+    doc = copy.deepcopy(BASE) | {"cost_monitors": {"source": "athena"}}
+    with pytest.raises(FleetConfigError) as info:
+        parse_fleet(doc)
+    (problem,) = info.value.problems
+    assert (problem.path, problem.value) == ("account", None)
+    assert "nf-test-cur-export" in problem.allowed
+    assert parse_fleet(doc | {"account": "111111111111"}).cost_monitors.source == "athena"
+    assert parse_fleet(doc | {"region": "us-east-1", "network": {
+        "availability_zones": ["us-east-1a", "us-east-1b"], "training_az": "us-east-1a"}, "training_clusters": [],
+        "endpoints": []}).account is None  # in us-east-1 the export is in the cost stack: no second stack

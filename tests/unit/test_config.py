@@ -18,7 +18,8 @@ BASE: dict[str, Any] = {
     "network": {"availability_zones": ["us-east-2a", "us-east-2b"], "training_az": "us-east-2a"},
     "training_clusters": [{"name": "train", "instance_type": "trn2.48xlarge", "count": 2}],
     "endpoints": [{"name": "chat", "instance_type": "ml.inf2.24xlarge", "hf_model_id": "org/model",
-                   "tensor_parallel_degree": 12, "min_instances": 1, "max_instances": 2}],
+                   "tensor_parallel_degree": 12, "min_instances": 1, "max_instances": 2,
+                   "allow_non_cached_model": False}],
 }
 
 
@@ -150,6 +151,15 @@ def test_the_base_document_is_valid() -> None:
          "endpoints[0].model_data_url: got 's3://bucket/model.tar.gz'; allowed: exactly one of"),
         ({"endpoints__0__container": "custom"}, "endpoints[0].image_uri: got None; allowed: an image URI exactly when"),
         ({"endpoints__0__container": "triton"}, "endpoints[0].container: got 'triton'; allowed: 'vllm-neuronx'"),
+        ({"training_clusters__0__instance_type": "trn1.2xlarge",
+          "training_clusters__0__capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}},
+         "training_clusters[0].capacity.type: got 'capacity-block'; allowed: 'on-demand' or 'odcr' for trn1.2xlarge: "
+         "EC2 Capacity Blocks for ML are not sold for it; of the training types they are sold for trn1.32xlarge, "
+         "trn2.3xlarge, trn2.48xlarge, trn2u.48xlarge"),
+        ({"training_clusters__0__count": 65,
+          "training_clusters__0__capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}},
+         "training_clusters[0].capacity.reservation_id: got 'cr-0123456789abcdef0'; allowed: a resource_group_arn "
+         "holding several Capacity Blocks: one instance Capacity Block holds at most 64 instances"),
         ({"fallback": {"enabled": True, "instance_types": ["p5.48xlarge", "h100.big"]}},
          "fallback.instance_types[1]: got 'h100.big'; allowed: 'p5.48xlarge', 'p5en.48xlarge'"),
         ({"prices": {"trn2.48xlarge": {"usd_per_hour": 30, "source": "EDP"}}},
@@ -213,3 +223,16 @@ def test_price_overrides_reach_the_fleet_catalog() -> None:
 def test_committed_files_have_no_unknown_keys() -> None:
     for path in sorted((ROOT / "config").glob("*.yaml")):
         load_fleet(path)
+
+
+def test_capacity_blocks_where_ec2_sells_them_are_accepted() -> None:
+    """trn2.3xlarge and trn2.48xlarge are sold as instance Capacity Blocks; 64 instances fit one block's id, more fit a
+    resource group of blocks."""
+    block = {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}
+    group = {"type": "capacity-block", "resource_group_arn": "arn:aws:resource-groups:us-east-2:111111111111:group/b"}
+    assert parse_fleet(with_changes(training_clusters__0__count=64, training_clusters__0__capacity=block))
+    assert parse_fleet(with_changes(training_clusters__0__count=65, training_clusters__0__capacity=group))
+    small = parse_fleet(with_changes(region="ap-south-2", network__availability_zones=["ap-south-2a", "ap-south-2b"],
+                                     network__training_az="ap-south-2a", training_clusters__0__instance_type="trn2.3xlarge",
+                                     training_clusters__0__capacity=block, endpoints=[]))
+    assert small.training_clusters[0].logical_cores == 4

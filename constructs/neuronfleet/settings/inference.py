@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from .. import neuron, rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, sagemaker_instance_types, sagemaker_types
@@ -33,6 +33,26 @@ it against the installed botocore). Instance types may allow less; SageMaker ref
 NVMe storage."""
 MAX_DATA_CAPTURE_RETENTION_DAYS = 3650
 """neuronfleet's own bound on data-capture retention (ten years): prompts and responses are not kept forever."""
+COMPILE_AT_START_TIMEOUT_S = MAX_TIMEOUT_S
+"""The startup health-check timeout of an endpoint that may compile its model at start (allow_non_cached_model):
+Neuron compilation takes minutes to an hour for large models (optimum-neuron's cache guide), so it gets SageMaker's
+longest wait unless set."""
+MIN_PROVISION_TIMEOUT_S, MAX_PROVISION_TIMEOUT_S = 300, 3600
+"""ProductionVariant.VariantInstanceProvisionTimeoutInSeconds: 300-3600 (botocore ``sagemaker/2017-07-24``
+VariantInstanceProvisionTimeoutInSeconds, 1.44.5, read 2026-11-23)."""
+DEFAULT_POOL_PROVISION_TIMEOUT_S = 1800
+"""neuronfleet's VariantInstanceProvisionTimeoutInSeconds for a variant with instance pools: the total time SageMaker
+spends provisioning across the pools (it moves to the next pool on insufficient capacity) before the creation or
+scale-out fails ("Deploy to multiple instance types with instance pools", SageMaker developer guide,
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, read 2026-11-23). Half an hour:
+room to retry scarce Neuron capacity, while an endpoint that waits longer stays Updating (no other update, such as
+the failover's, can start on it). SageMaker's own default when the field is unset is not documented there."""
+SHAPE_SETTINGS = ("tensor_parallel_degree", "batch_size", "sequence_length")
+KIT_SHAPE_DEFAULTS = {"tensor_parallel_degree": 2, "batch_size": 1, "sequence_length": 2048}
+"""neuronfleet's shapes for containers that take every shape from it (all but vllm-neuronx, whose server chooses
+unset ones itself: see ``shapes_from_container`` in data/neuron_compat.json)."""
+ServingLibrary = Literal["nxd-inference", "torch-neuronx", "torchneuron", "vllm-neuron"]
+"""The Neuron serving libraries recorded in data/neuron_compat.json ``component_limits`` (neuron.SERVING_LIBRARIES)."""
 ROLLING_MIN_BATCH_SHARE, ROLLING_MAX_BATCH_SHARE = 0.05, 0.5
 """RollingUpdatePolicy.MaximumBatchSize "must be between 5% to 50% of the variant's total instance count" (botocore
 ``sagemaker/2017-07-24/service-2.json`` RollingUpdatePolicy, read 2026-11-22)."""
@@ -73,6 +93,8 @@ class GpuVariant(Settings):
     image_uri: Annotated[str, AfterValidator(rules.container_image)] | None = None
     model_data_url: Annotated[str, AfterValidator(rules.s3_uri)] | None = None
     hf_model_id: Annotated[str, AfterValidator(rules.huggingface_model_id)] | None = None
+    revision: Annotated[str, AfterValidator(rules.huggingface_revision)] | None = None
+    """The commit of ``hf_model_id`` to load (see EndpointSettings.revision)."""
     artifact_is_framework_neutral: Bool = False
     """The endpoint's ``model_data_url`` holds plain weights (safetensors), not Neuron-compiled ones: the GPU variant
     may load it too."""
@@ -97,6 +119,9 @@ class GpuVariant(Settings):
             yield Problem("min_instances", self.min_instances, f"at most max_instances ({self.max_instances})")
         if self.model_data_url is not None and self.hf_model_id is not None:
             yield Problem("model_data_url", self.model_data_url, "at most one of model_data_url or hf_model_id")
+        if self.revision is not None and self.hf_model_id is None:
+            yield Problem("revision", self.revision, "unset without hf_model_id: a revision pins the GPU variant's own "
+                          "hub model (a GPU variant without one serves the Neuron variant's model at its revision)")
         if self.artifact_is_framework_neutral and (self.model_data_url or self.hf_model_id):
             yield Problem("artifact_is_framework_neutral", True,
                           "false when the GPU variant has its own model (model_data_url or hf_model_id)")
@@ -149,6 +174,10 @@ class EndpointSettings(Settings):
     image_uri: Annotated[str, AfterValidator(rules.container_image)] | None = None
     image_sdk: Annotated[str, AfterValidator(neuron.sdk_version)] | None = None
     """The Neuron SDK a custom image carries, when its tag does not say (``...-sdk2.26.1-...``)."""
+    image_library: ServingLibrary | None = None
+    """The Neuron library a custom image serves with: ``nxd-inference`` (Inf2/Trn1 up to SDK 2.28, Trn2 up to 2.31),
+    ``torch-neuronx`` (up to 2.31), ``torchneuron`` or ``vllm-neuron`` (Trn2 only). Unset: the image's SDK must fit
+    at least one of them on every Neuron pool."""
     task: ModelTask | None = None
     """What the model does; when given, the container must serve it (TGI and LMI serve text generation only)."""
     logical_nc_config: Literal[1, 2] | None = None
@@ -158,9 +187,34 @@ class EndpointSettings(Settings):
     next one when the one before has no capacity (InstancePools). A GPU type serves the GPU variant's model."""
     model_data_url: Annotated[str, AfterValidator(rules.s3_uri)] | None = None
     hf_model_id: Annotated[str, AfterValidator(rules.huggingface_model_id)] | None = None
-    tensor_parallel_degree: PositiveInt = 2
-    batch_size: PositiveInt = 1
-    sequence_length: PositiveInt = 2048
+    revision: Annotated[str, AfterValidator(rules.huggingface_revision)] | None = None
+    """The commit of ``hf_model_id`` every instance loads (40 hex digits). Unset, each instance start (creation,
+    scale-out, replacement) downloads whatever the default branch holds then: synth warns. With vllm-neuronx, the pin
+    reaches vLLM (weights, tokenizer); optimum-neuron's ``serve`` reads the model's config for its cache lookup from
+    the default branch."""
+    hf_token_secret_arn: Annotated[str, AfterValidator(rules.secret_arn)] | None = None
+    """A Secrets Manager secret holding a Hugging Face token (its SecretString), for gated hub models. The named
+    containers read a token only from their environment: CloudFormation resolves the secret into it at deploy (a
+    dynamic reference: the template holds the ARN, never the token; DescribeModel shows the value to whoever may call
+    it; a rotated token reaches the endpoint at the next deploy that replaces the model). A custom image gets the ARN
+    (HF_TOKEN_SECRET_ARN) and its execution role may read that one secret."""
+    tensor_parallel_degree: PositiveInt | None = None
+    """NeuronCores the model is sharded over. Unset: vllm-neuronx lets the server choose (a compiled artifact's own, or
+    the largest cached configuration that fits); other containers get 2."""
+    batch_size: PositiveInt | None = None
+    """Unset: vllm-neuronx lets the server choose (as above; 1 when it compiles); other containers get 1."""
+    sequence_length: PositiveInt | None = None
+    """Unset: vllm-neuronx lets the server choose (as above; 2048 when it compiles); other containers get 2048."""
+    allow_non_cached_model: Bool | None = None
+    """vllm-neuronx with a hub model: required. ``false``: the server only loads a model whose exact (instance, batch,
+    sequence length, TP, dtype) is in optimum-neuron's public cache and otherwise stops at start ("No cached version
+    found"; check with ``optimum-cli neuron cache lookup <model>``). ``true``: it compiles at every instance start when
+    the cache has no match, which takes minutes to an hour and must end within the startup health-check timeout
+    (default then 3600 s, SageMaker's most)."""
+    instance_provision_timeout_s: Int | None = Field(default=None, ge=MIN_PROVISION_TIMEOUT_S,
+                                                     le=MAX_PROVISION_TIMEOUT_S)
+    """VariantInstanceProvisionTimeoutInSeconds of the Neuron variant: default 1800 with instance pools (see
+    DEFAULT_POOL_PROVISION_TIMEOUT_S), unset otherwise."""
     min_instances: PositiveInt = 1
     max_instances: PositiveInt = 2
     target_invocations_per_instance: Number = Field(default=20, gt=0)
@@ -182,9 +236,52 @@ class EndpointSettings(Settings):
     """Version the capture bucket (a bucket shared by several endpoints is versioned if any of them asks)."""
     gpu_variant: GpuVariant | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _compile_at_start_timeout(cls, data: Any) -> Any:
+        """An endpoint that may compile at start waits SageMaker's longest for its health check unless told."""
+        if isinstance(data, dict) and data.get("allow_non_cached_model") is True \
+                and "startup_health_check_timeout_s" not in data:
+            return {**data, "startup_health_check_timeout_s": COMPILE_AT_START_TIMEOUT_S}
+        return data
+
     @property
     def spec(self) -> InstanceSpec:
         return CATALOG.get(self.instance_type.removeprefix("ml."))
+
+    @property
+    def shapes(self) -> dict[str, int]:
+        """The shapes passed to the server: the declared ones; for containers other than vllm-neuronx, neuronfleet's
+        defaults (KIT_SHAPE_DEFAULTS) fill in the rest."""
+        declared = {k: v for k in SHAPE_SETTINGS if (v := getattr(self, k)) is not None}
+        serving = self.serving
+        return declared if serving is not None and serving.shapes_from_container else KIT_SHAPE_DEFAULTS | declared
+
+    @property
+    def compiled_artifact(self) -> bool:
+        """vllm-neuronx serving an S3 artifact: a compiled model whose neuron_config.json the server checks."""
+        serving = self.serving
+        return serving is not None and serving.shapes_from_container and self.model_data_url is not None
+
+    @property
+    def provision_timeout_s(self) -> int | None:
+        """VariantInstanceProvisionTimeoutInSeconds of the Neuron variant (None: not passed)."""
+        if self.instance_provision_timeout_s is not None:
+            return self.instance_provision_timeout_s
+        return DEFAULT_POOL_PROVISION_TIMEOUT_S if len(self.pools) > 1 else None
+
+    @property
+    def hub_models(self) -> tuple[tuple[str, str, str | None], ...]:
+        """(field, hub model id, revision) of every model of the endpoint that downloads from the hub."""
+        out: list[tuple[str, str, str | None]] = []
+        if self.hf_model_id:
+            out.append(("hf_model_id", self.hf_model_id, self.revision))
+        gpu = self.gpu_variant
+        if gpu is not None and gpu.hf_model_id:
+            out.append(("gpu_variant.hf_model_id", gpu.hf_model_id, gpu.revision))
+        elif gpu is not None and not gpu.own_model and self.hf_model_id:
+            out.append(("gpu_variant", self.hf_model_id, self.revision))
+        return tuple(out)
 
     @property
     def lnc(self) -> int | None:
@@ -247,14 +344,17 @@ class EndpointSettings(Settings):
         for i, t in enumerate(self.neuron_pools):
             field = "instance_type" if i == 0 else f"instance_pools[{self.instance_pools.index(t)}]"
             cores = self.logical_cores(t)
-            if self._sets("tensor_parallel_degree") and cores % self.tensor_parallel_degree:
+            tp = self.shapes.get("tensor_parallel_degree")
+            if self._sets("tensor_parallel_degree") and tp is not None and cores % tp:
                 lnc = f" at logical_nc_config {self.lnc}" if neuron.support(t.removeprefix("ml.")).lnc_default else ""
-                yield Problem("tensor_parallel_degree" if i == 0 else field, self.tensor_parallel_degree if i == 0 else t,
+                yield Problem("tensor_parallel_degree" if i == 0 else field, tp if i == 0 else t,
                               f"a divisor of the {cores} NeuronCores of {t}{lnc}: "
                               + ", ".join(str(d) for d in range(1, cores + 1) if cores % d == 0))
             yield from (p.under(field) if i else p for p in neuron.serving_image_problems(
-                t.removeprefix("ml."), self.container, image_sdk=self.custom_image_sdk))
+                t.removeprefix("ml."), self.container, image_sdk=self.custom_image_sdk,
+                image_library=self.image_library))
         yield from self._container_problems()
+        yield from self._model_problems()
         if self.min_instances > self.max_instances:
             yield Problem("min_instances", self.min_instances, f"at most max_instances ({self.max_instances})")
         if (self.container == "custom") != (self.image_uri is not None):
@@ -314,11 +414,67 @@ class EndpointSettings(Settings):
             yield Problem("container", self.container,
                           f"a container that serves {self.task} (task): {', '.join(can)}; {self.container} serves "
                           + ", ".join(serving.tasks))
-        if "tensor_parallel_degree" in self.model_fields_set and not self._sets("tensor_parallel_degree") \
+        if self.tensor_parallel_degree is not None and not self._sets("tensor_parallel_degree") \
                 and self.tensor_parallel_degree != 1:
             yield Problem("tensor_parallel_degree", self.tensor_parallel_degree,
                           f"unset: {self.container} has no tensor-parallel setting (it runs the model on one "
                           "NeuronCore)")
+
+    def _model_problems(self) -> Iterator[Problem]:
+        """The serving contract of the model: compiled shapes declared, the cache choice made, pins and tokens
+        where the container reads them."""
+        serving = self.serving
+        if self.image_library is not None and self.container != "custom":
+            yield Problem("image_library", self.image_library, f"unset: {self.container} serves with "
+                          f"{serving.library if serving else '?'} (recorded in data/neuron_compat.json); "
+                          "image_library describes a custom image")
+        if self.compiled_artifact:
+            for k in SHAPE_SETTINGS:
+                if getattr(self, k) is None:
+                    yield Problem(k, None, f"the {k} {self.model_data_url} was compiled with (its neuron_config.json): "
+                                  "vllm-neuronx's server refuses a model_data_url whose shapes differ from the ones "
+                                  "passed, so declare all three (tensor_parallel_degree, batch_size, sequence_length)")
+            if self.allow_non_cached_model is not None:
+                yield Problem("allow_non_cached_model", self.allow_non_cached_model,
+                              "unset with model_data_url: vllm-neuronx serves an S3 artifact as a compiled model (its "
+                              "neuron_config.json); to compile plain weights at start, serve them from the hub "
+                              "(hf_model_id) with allow_non_cached_model: true")
+            assert serving is not None
+            targets = {t: serving.compile_targets.get(neuron.family(t.removeprefix("ml."))) for t in self.neuron_pools}
+            first = targets[self.instance_type]
+            for t, target in targets.items():
+                if t != self.instance_type and target != first:
+                    yield Problem(f"instance_pools[{self.instance_pools.index(t)}]", t,
+                                  f"a Neuron type whose compile target is {first}, as for {self.instance_type}: a "
+                                  f"compiled model runs only on the target it was compiled for, and {t} is {target} "
+                                  "(optimum-neuron: inf2, trn1 and trn1n share trn1; trn2 is trn2)")
+        elif serving is not None and "allow_non_cached_model" in serving.settings and self.hf_model_id:
+            if self.allow_non_cached_model is None:
+                yield Problem("allow_non_cached_model", None,
+                              "true or false for a vllm-neuronx hub model. false: the endpoint starts only if "
+                              f"optimum-neuron's public cache holds {self.hf_model_id} for this instance, "
+                              "batch_size, sequence_length and tensor_parallel_degree (check with `optimum-cli neuron "
+                              "cache lookup " + self.hf_model_id + "`), else it stops with 'No cached version found'; "
+                              "true: without a cached match it compiles at each instance start (minutes to an hour, "
+                              f"within startup_health_check_timeout_s, default then {COMPILE_AT_START_TIMEOUT_S})")
+        elif self.allow_non_cached_model is not None:
+            yield Problem("allow_non_cached_model", self.allow_non_cached_model,
+                          "unset: only vllm-neuronx with a hub model (hf_model_id) reads it")
+        if self.revision is not None and self.hf_model_id is None:
+            yield Problem("revision", self.revision, "unset without hf_model_id: a revision pins a hub model")
+        if self.revision is not None and not self._sets("revision"):
+            yield Problem("revision", self.revision, f"unset: {self.container} has no revision setting in the "
+                          "sources read; pin the model by serving a copy from S3 (model_data_url)")
+        gpu_hub = self.gpu_variant is not None and bool(self.gpu_variant.hf_model_id)
+        if self.hf_token_secret_arn is not None:
+            if not self.hf_model_id and not gpu_hub:
+                yield Problem("hf_token_secret_arn", self.hf_token_secret_arn,
+                              "unset without a hub model (hf_model_id here or in gpu_variant): the token is for "
+                              "downloading gated models from the Hugging Face Hub")
+            elif self.hf_model_id and not self._sets("hf_token"):
+                yield Problem("hf_token_secret_arn", self.hf_token_secret_arn,
+                              f"unset: {self.container} reads no Hugging Face token variable in the sources read; "
+                              "use vllm-neuronx, hf-inference-neuronx or a custom image")
 
     def _volume_problems(self) -> Iterator[Problem]:
         if self.model_size_gib is None:
@@ -351,6 +507,12 @@ class EndpointSettings(Settings):
                 and self.task not in serving.gpu.tasks and gpu.image_uri is None:
             yield Problem("gpu_variant.image_uri", None, f"a GPU image that serves {self.task}: {serving.gpu.image} "
                           f"(the GPU image of {self.container}) serves " + ", ".join(serving.gpu.tasks))
+        if serving is not None and serving.gpu is not None and gpu.image_uri is None:
+            pinned = gpu.revision if gpu.hf_model_id else (None if gpu.own_model else self.revision)
+            if pinned and "revision" not in serving.gpu.settings:
+                yield Problem("gpu_variant.revision" if gpu.hf_model_id else "revision", pinned,
+                              f"unset: the GPU image of {self.container} ({serving.gpu.image}) has no revision "
+                              "setting in the sources read")
         if not gpu.shadow and gpu.standby == "hot":
             need = gpu.instances_for(self.max_instances)
             if gpu.max_instances < need:
