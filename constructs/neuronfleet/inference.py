@@ -61,8 +61,8 @@ class NeuronEndpoint(Construct):
 
         endpoint = NeuronEndpoint(self, "Chat", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=alerts.topic,
             settings=EndpointSettings(instance_type="ml.inf2.24xlarge", container="vllm-neuronx",
-                hf_model_id="meta-llama/Llama-3.1-8B-Instruct", tensor_parallel_degree=12,
-                min_instances=1, max_instances=4,
+                hf_model_id="unsloth/Llama-3.1-8B-Instruct", revision="<40-hex commit>",
+                tensor_parallel_degree=12, allow_non_cached_model=False, min_instances=1, max_instances=4,
                 gpu_variant=GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)))
         endpoint.endpoint_name; endpoint.metric_invocations(); endpoint.grant_invoke(role)
     """

@@ -36,7 +36,8 @@ CASES: dict[str, dict[str, Any]] = {
              "revision": LLAMA_8B_SHA, "hf_token_secret_arn": TOKEN_ARN,
              "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)},
     "embed": {"instance_type": "ml.inf2.xlarge", "container": "hf-inference-neuronx", "task": "embeddings",
-              "hf_model_id": "BAAI/bge-large-en-v1.5", "batch_size": 4, "sequence_length": 512},
+              "hf_model_id": "BAAI/bge-large-en-v1.5", "batch_size": 4, "sequence_length": 512,
+              "revision": "d4aa6901d3a41ba39fb536a557fa166f842b0e09"},
     "trn2": {"instance_type": "ml.trn2.48xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 32,
              "batch_size": 4, "sequence_length": 4096,
              "model_data_url": "s3://models/llama-70b-trn2/model.tar.gz", "min_instances": 1, "max_instances": 2,
@@ -169,7 +170,8 @@ def test_tgi_neuronx_gets_static_shapes(templates) -> None:
 def test_embeddings_served_by_the_inference_toolkit(templates) -> None:
     env = _model(templates["embed"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
     assert env == {"HF_MODEL_ID": "BAAI/bge-large-en-v1.5", "HF_TASK": "feature-extraction",
-                   "HF_OPTIMUM_BATCH_SIZE": "4", "HF_OPTIMUM_SEQUENCE_LENGTH": "512"}
+                   "HF_OPTIMUM_BATCH_SIZE": "4", "HF_OPTIMUM_SEQUENCE_LENGTH": "512",
+                   "HF_MODEL_REVISION": "d4aa6901d3a41ba39fb536a557fa166f842b0e09"}  # the toolkit's pin
 
 
 def test_trn2_endpoint_runs_lnc2_and_pools_fall_back_to_gpu(templates) -> None:

@@ -246,6 +246,59 @@ def test_huggingface_model_id_refuses(s: str) -> None:
     assert "1 to 96 letters, digits, '-', '_' or '.'" in text
 
 
+@pytest.mark.parametrize("s", ["5a8abab4a5d6f164389b1079fb721cfab8d7126c", "0" * 40])
+def test_huggingface_revision_accepts_a_commit(s: str) -> None:
+    assert rules.huggingface_revision(s) == s
+
+
+@pytest.mark.parametrize("s", ["main", "v1.0", "5a8abab", "5A8ABAB4A5D6F164389B1079FB721CFAB8D7126C",
+                               "5a8abab4a5d6f164389b1079fb721cfab8d7126c0", 40])
+def test_huggingface_revision_refuses_branches_tags_and_short_shas(s) -> None:
+    assert "a commit sha of the model repository: 40 lower-case hex digits" in refused(rules.huggingface_revision, s)
+
+
+@pytest.mark.parametrize("s", ["arn:aws:secretsmanager:us-east-2:222222222222:secret:nf-pilot/hf-token-Ab12Cd",
+                               "arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:a+b=c.d@e_f-000000",
+                               "arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:tok-ABCdef"])
+def test_secret_arn_accepts_complete_arns(s: str) -> None:
+    assert rules.secret_arn(s) == s
+
+
+@pytest.mark.parametrize("s", ["arn:aws:secretsmanager:us-east-2:222222222222:secret:nf-pilot/hf-token",  # partial
+                               "nf-pilot/hf-token-Ab12Cd", "arn:aws:ssm:us-east-2:222222222222:parameter/hf-Ab12Cd",
+                               "arn:aws:secretsmanager:us-east-2:2222:secret:tok-Ab12Cd",
+                               "arn:aws:secretsmanager:us-east-2:222222222222:secret:has space-Ab12Cd",
+                               "arn:aws:secretsmanager:us-east-2:222222222222:secret:" + "n" * 513 + "-Ab12Cd"])
+def test_secret_arn_refuses_partial_and_other_arns(s: str) -> None:
+    assert "the complete ARN of a Secrets Manager secret" in refused(rules.secret_arn, s)
+
+
+def test_secret_name_limit_matches_botocore() -> None:
+    import botocore.session
+    assert botocore_shape("secretsmanager", "NameType")["max"] == rules.SECRET_NAME_MAX
+    doc = botocore.session.get_session().get_service_model("secretsmanager").shape_for(
+        "CreateSecretRequest").members["Name"].documentation
+    assert "ASCII letters, numbers, and the following characters: /_+=.@-" in doc
+    assert "a hyphen and six random characters" in doc
+
+
+def test_sagemaker_serving_limits_match_botocore() -> None:
+    from neuronfleet.settings import inference as s
+    timeout = botocore_shape("sagemaker", "VariantInstanceProvisionTimeoutInSeconds")
+    assert (timeout["min"], timeout["max"]) == (s.MIN_PROVISION_TIMEOUT_S, s.MAX_PROVISION_TIMEOUT_S)
+    assert s.MIN_PROVISION_TIMEOUT_S <= s.DEFAULT_POOL_PROVISION_TIMEOUT_S <= s.MAX_PROVISION_TIMEOUT_S
+    import botocore.session
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    variant = model.shape_for("ProductionVariant").members
+    assert variant["VariantInstanceProvisionTimeoutInSeconds"].name == "VariantInstanceProvisionTimeoutInSeconds"
+    assert "retries with the next instance pool" in variant["VariantInstanceProvisionTimeoutInSeconds"].documentation
+    assert "VariantInstanceProvisionTimeoutInSeconds" not in model.shape_for("InstancePool").members
+    # the bare-flag variable (SM_ON_ALLOW_NON_CACHED_MODEL="") is a valid container environment value
+    assert botocore_shape("sagemaker", "EnvironmentValue")["min"] == 0
+    startup = botocore_shape("sagemaker", "ProductionVariantContainerStartupHealthCheckTimeoutInSeconds")
+    assert startup["max"] == s.COMPILE_AT_START_TIMEOUT_S == s.MAX_TIMEOUT_S
+
+
 @pytest.mark.parametrize("s", ["s3://example-models/llama/model.tar.gz", "s3://a.b-c/k", "s3://abc/" + "k" * 1024,
                                "s3://my-bucket-123/dir/"])
 def test_s3_uri_accepts(s: str) -> None:
