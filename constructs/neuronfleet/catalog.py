@@ -71,7 +71,10 @@ class InstanceSpec:
     capacity_block_only: bool = False
     """Sold only through EC2 Capacity Blocks for ML; AWS's offerings data may not list its regions."""
     efa_only: bool = False
-    """Its network cards accept ``efa-only`` interfaces (EFA without ENA, no IP address used)."""
+    """Its network cards that take an EFA accept ``efa-only`` interfaces (EFA without ENA, no IP address used)."""
+    card0_efa: bool = True
+    """Network card 0 takes an EFA. False for p6-b300.48xlarge, whose card 0 takes only ENA interfaces and whose 16
+    EFAs sit on cards 1-16 (DescribeInstanceTypes ``NetworkCards[0].InterfaceTypes``: interface)."""
 
     @property
     def efa_supported(self) -> bool:
@@ -85,10 +88,11 @@ class InstanceSpec:
         """One EFA per network card, in the layout AWS documents for EFA instances with several cards.
 
         Source: EC2 user guide, "Maximize network bandwidth on Amazon EC2 instances with multiple network
-        cards" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html, read 2026-11-22):
-        the primary interface (card 0, device 0) is an ENA interface (``interface``; an EFA-only interface
-        cannot be the primary); card 0 gets an EFA-only interface at device index 1; every other card gets an
-        EFA-only interface at device index 0. ``efa-only`` is an InterfaceType of botocore's ec2 model
+        cards" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html, read 2026-11-22 and
+        2026-11-23): the primary interface (card 0, device 0) is an ENA interface (``interface``; an EFA-only
+        interface cannot be the primary); "if the network card index 0 supports EFA", card 0 gets an EFA-only
+        interface at device index 1 (:attr:`card0_efa`); every other card gets an EFA-only interface at device
+        index 0. ``efa-only`` is an InterfaceType of botocore's ec2 model
         (``NetworkInterfaceType``: interface, natGateway, efa, efa-only, ...). Where a card does not take
         ``efa-only`` (DescribeInstanceTypes ``NetworkCards[].InterfaceTypes``), the EFA there is ``efa``
         (EFA with ENA). Types without EFA get the one ENA interface.
@@ -97,10 +101,10 @@ class InstanceSpec:
         if not self.efa_supported:
             return (primary,)
         efa = "efa-only" if self.efa_only else "efa"
-        card0 = NetworkInterfaceSlot(network_card=0, device_index=1, interface_type=efa)
+        card0 = (NetworkInterfaceSlot(network_card=0, device_index=1, interface_type=efa),) if self.card0_efa else ()
         others = (NetworkInterfaceSlot(network_card=card, device_index=0, interface_type=efa)
                   for card in range(1, self.network_cards))
-        return (primary, card0, *others)
+        return (primary, *card0, *others)
 
     @property
     def efa_slots(self) -> tuple[NetworkInterfaceSlot, ...]:
@@ -123,10 +127,21 @@ class NetworkInterfaceSlot:
 _ONDEMAND = "https://aws.amazon.com/ec2/pricing/on-demand/ (us-east-2, Linux)"
 _CB = "https://aws.amazon.com/ec2/capacityblocks/pricing/ (no On-Demand rate; trn2.48xlarge rate used)"
 _D = date(2025, 10, 1)
+# Types added on 2026-11-23: AWS's public price list file (On-Demand, Linux, us-east-1:
+# https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/US%20East%20(N.%20Virginia)/Linux/index.json),
+# values as a public third-party copy quotes them: it read AWS's file on 2026-09-19 and found the same values in
+# us-east-1, us-east-2 and us-west-2. Not read from AWS directly here. The source strings stay short: the price
+# table travels in a Lambda environment (4 KB in all). data/prices.json "unsourced" marks the ones no AWS page gives.
+_PRICE_LIST = "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/ (us-east-1, Linux; quoted)"
+_QUOTED = date(2026, 9, 19)
 
 
 def _p(usd: float, source: str = _ONDEMAND) -> Price:
     return Price(usd_per_hour=usd, source=source, as_of=_D)
+
+
+def _listed(usd: float) -> Price:
+    return Price(usd_per_hour=usd, source=_PRICE_LIST, as_of=_QUOTED, region="us-east-1")
 
 
 _T, _I, _G = AcceleratorFamily.TRAINIUM, AcceleratorFamily.INFERENTIA, AcceleratorFamily.GPU
@@ -151,6 +166,14 @@ _SPECS: tuple[InstanceSpec, ...] = (
                  neuron_cores=128, accelerator_memory_gib=1536, instance_storage_gb=7600, vcpus=192, memory_gib=2048,
                  network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(44.7013, _CB),
                  ultraserver_size=4, capacity_block_only=True),
+    # trn2.3xlarge: one Trainium2 chip (8 NeuronCores; 4 logical at the default LNC=2). NetworkPerformance
+    # "200 Gigabit" while its one card lists 50 Gbps (moto's copy of DescribeInstanceTypes, read 2026-11-23): the
+    # catalog carries the instance figure, tests/unit/test_catalog.py pins the card's. No AWS price read: unsourced.
+    InstanceSpec(instance_type="trn2.3xlarge", family=_T, accelerator_name="Trainium2", accelerators=1,
+                 neuron_cores=8, accelerator_memory_gib=96, instance_storage_gb=470, vcpus=12, memory_gib=128,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=200.0,
+                 price=Price(usd_per_hour=2.235, as_of=date(2026, 11, 23), region="unknown",
+                             source="unsourced: a third-party benchmark note's figure")),
     # Inferentia2 (inference; no EFA)
     InstanceSpec(instance_type="inf2.xlarge", family=_I, accelerator_name="Inferentia2", accelerators=1,
                  neuron_cores=2, accelerator_memory_gib=32, instance_storage_gb=0, vcpus=4, memory_gib=16,
@@ -171,9 +194,32 @@ _SPECS: tuple[InstanceSpec, ...] = (
     InstanceSpec(instance_type="p5en.48xlarge", family=_G, accelerator_name="H200", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=1128, instance_storage_gb=30400, vcpus=192, memory_gib=2048,
                  network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(63.296)),
+    InstanceSpec(instance_type="p5.4xlarge", family=_G, accelerator_name="H100", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=80, instance_storage_gb=3800, vcpus=16, memory_gib=256,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_listed(6.88)),
+    # p5e.48xlarge: AWS's price list has no On-Demand row for it (the copy found none in us-east-1 or us-west-2);
+    # the Capacity Block effective rate (5.97 USD per accelerator-hour, x 8) stands in: unsourced as On-Demand.
+    InstanceSpec(instance_type="p5e.48xlarge", family=_G, accelerator_name="H200", accelerators=8,
+                 neuron_cores=0, accelerator_memory_gib=1128, instance_storage_gb=30400, vcpus=192, memory_gib=2048,
+                 network_cards=32, efa_interfaces=32, efa_only=True, network_bandwidth_gbps=3200.0,
+                 price=Price(usd_per_hour=47.76, as_of=_QUOTED, region="us-east-2",
+                             source="https://aws.amazon.com/ec2/capacityblocks/pricing/ (8 x 5.97/GPU-h; quoted)")),
     InstanceSpec(instance_type="p4d.24xlarge", family=_G, accelerator_name="A100", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=320, instance_storage_gb=8000, vcpus=96, memory_gib=1152,
                  network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_p(21.96)),
+    InstanceSpec(instance_type="p4de.24xlarge", family=_G, accelerator_name="A100", accelerators=8,
+                 neuron_cores=0, accelerator_memory_gib=640, instance_storage_gb=8000, vcpus=96, memory_gib=1152,
+                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0,
+                 price=_listed(27.44705)),
+    InstanceSpec(instance_type="p6-b200.48xlarge", family=_G, accelerator_name="B200", accelerators=8,
+                 neuron_cores=0, accelerator_memory_gib=1432, instance_storage_gb=30400, vcpus=192, memory_gib=2048,
+                 network_cards=8, efa_interfaces=8, efa_only=True, network_bandwidth_gbps=3200.0,
+                 price=_listed(113.9328)),
+    # p6-b300.48xlarge: 17 network cards; card 0 (350 Gbps) takes ENA only, cards 1-16 (400 Gbps each) one EFA each.
+    InstanceSpec(instance_type="p6-b300.48xlarge", family=_G, accelerator_name="B300", accelerators=8,
+                 neuron_cores=0, accelerator_memory_gib=2148, instance_storage_gb=30400, vcpus=192, memory_gib=4096,
+                 network_cards=17, efa_interfaces=16, efa_only=True, card0_efa=False, network_bandwidth_gbps=6400.0,
+                 price=_listed(142.416)),
     InstanceSpec(instance_type="g6e.xlarge", family=_G, accelerator_name="L40S", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=44, instance_storage_gb=250, vcpus=4, memory_gib=32,
                  network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.861)),
@@ -185,6 +231,13 @@ _SPECS: tuple[InstanceSpec, ...] = (
     InstanceSpec(instance_type="g6e.48xlarge", family=_G, accelerator_name="L40S", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=357, instance_storage_gb=7600, vcpus=192, memory_gib=1536,
                  network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_p(30.131)),
+    InstanceSpec(instance_type="g7e.2xlarge", family=_G, accelerator_name="RTX PRO Server 6000", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=96, instance_storage_gb=1900, vcpus=8, memory_gib=64,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=50.0, price=_listed(3.36312)),
+    InstanceSpec(instance_type="g7e.48xlarge", family=_G, accelerator_name="RTX PRO Server 6000", accelerators=8,
+                 neuron_cores=0, accelerator_memory_gib=768, instance_storage_gb=15200, vcpus=192, memory_gib=2048,
+                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=1600.0,
+                 price=_listed(33.14432)),
     InstanceSpec(instance_type="g5.xlarge", family=_G, accelerator_name="A10G", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=250, vcpus=4, memory_gib=16,
                  network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.006)),
@@ -246,6 +299,34 @@ def _offerings() -> dict[str, frozenset[str]]:
 
 CATALOG = InstanceCatalog()
 """The default catalog (built-in prices)."""
+
+
+@dataclass(frozen=True)
+class CapacityBlockOfferings:
+    """What EC2 Capacity Blocks for ML sell (data/capacity_blocks.json, with its sources)."""
+
+    instance_types: frozenset[str]
+    """Types sold as instance Capacity Blocks (1 to :attr:`max_instances_per_block` instances each)."""
+    ultraserver_types: Mapping[str, Mapping[str, int]]
+    """Types sold as UltraServer Capacity Blocks: instance type -> {UltraserverType: instances per UltraServer}."""
+    max_instances_per_block: int
+    """The most instances one instance Capacity Block holds (an upper bound: not every type reaches it)."""
+
+    def sold_for(self, instance_type: str) -> bool:
+        return instance_type in self.instance_types or instance_type in self.ultraserver_types
+
+    def types(self) -> tuple[str, ...]:
+        """Every type Capacity Blocks sell, sorted."""
+        return tuple(sorted({*self.instance_types, *self.ultraserver_types}))
+
+
+@cache
+def capacity_blocks() -> CapacityBlockOfferings:
+    raw = json.loads(resources.files("neuronfleet.data").joinpath("capacity_blocks.json").read_text())
+    return CapacityBlockOfferings(
+        instance_types=frozenset(raw["instance_blocks"]["instance_types"]),
+        ultraserver_types={t: dict(v["ultraserver_types"]) for t, v in raw["ultraserver_blocks"].items()},
+        max_instances_per_block=int(raw["max_instances_per_block"]))
 
 
 # ------------------------------------------------------------------------------ other AWS facts, as data

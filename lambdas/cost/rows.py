@@ -75,7 +75,7 @@ WORKLOAD = {"ec2": "training", "capacity-block": "training", "sagemaker-hosting"
 _FAMILIES = (
     (re.compile(r"^(ml\.)?trn\d+[a-z]*\."), "trainium"),
     (re.compile(r"^(ml\.)?inf\d+[a-z]*\."), "inferentia"),
-    (re.compile(r"^(ml\.)?(p\d+[a-z]*|g\d+[a-z]*)\."), "gpu"),
+    (re.compile(r"^(ml\.)?(p\d+[a-z]*(-[a-z]+\d+)?|g\d+[a-z]*)\."), "gpu"),  # p6-b200., p6e-gb200.
 )
 _SAGEMAKER_KINDS = (("Host", "sagemaker-hosting"), ("AsyncInf", "sagemaker-hosting"), ("Train", "sagemaker-training"),
                     ("Processing", "sagemaker-processing"), ("Transform", "sagemaker-transform"))

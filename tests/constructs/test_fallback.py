@@ -47,7 +47,12 @@ def test_one_compute_environment_holds_every_type_and_the_whole_ceiling(prod, fa
     wanted = list(prod.fleet.fallback.instance_types)
     assert res["InstanceTypes"] == wanted == ["p5.48xlarge", "p5en.48xlarge", "g6e.48xlarge"]
     assert (res["MinvCpus"], res["MaxvCpus"]) == (0, prod.fleet.fallback.max_vcpus) == (0, 1536)
-    assert len(res["Subnets"]) == 3 and "SecurityGroupIds" not in res
+    assert len(res["Subnets"]) == 3
+    # the pool's EFA group on the environment (what MNP task interfaces take) and on every launch-template interface
+    (efa,) = [k for k, g in properties(fallback, "AWS::EC2::SecurityGroup").items() if "EFA" in g["GroupDescription"]]
+    assert res["SecurityGroupIds"] == [{"Fn::GetAtt": [efa, "GroupId"]}]
+    assert {json.dumps(i["Groups"]) for lt in properties(fallback, "AWS::EC2::LaunchTemplate").values()
+            for i in lt["LaunchTemplateData"]["NetworkInterfaces"]} == {json.dumps(res["SecurityGroupIds"])}
     assert res["AllocationStrategy"] == "BEST_FIT_PROGRESSIVE"
     # each type launches from its own launch template (its own EFA interface list): the first type's is the
     # environment's, the others are overrides that target exactly their type
@@ -134,15 +139,30 @@ def test_pinned_ami_and_ordered_strategy_and_shorter_wait() -> None:
             for i in lts["g5.48xlarge"]["NetworkInterfaces"]] == [(0, 0, "interface"), (0, 1, "efa-only")]
 
 
-def test_every_gpu_type_of_the_catalog_fits_one_pool() -> None:
-    """Every GPU type at once is still one compute environment behind one queue (a queue takes at most 3)."""
+@pytest.mark.parametrize("part", [0, 1], ids=["first-11", "last-11"])
+def test_gpu_types_of_the_catalog_fit_one_pool(part: int) -> None:
+    """As many GPU types as one pool takes (the first type's launch template and 10 overrides) are one compute
+    environment behind one queue (a queue takes at most 3); two pools cover every catalog GPU type offered in the
+    stack's region (us-east-2), each type with its own interface layout."""
+    from neuronfleet.catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES
     from neuronfleet.settings.fallback import GPU_TYPES
 
-    t = _pool(instance_types=list(GPU_TYPES), max_vcpus=1536)
+    most = 1 + BATCH_LAUNCH_TEMPLATE_OVERRIDES
+    offered = [t for t in GPU_TYPES if CATALOG.offered_in(t, ENV.region)]
+    types = offered[:most] if part == 0 else offered[-most:]
+    assert most < len(offered) <= 2 * most
+    t = _pool(instance_types=types, max_vcpus=1536)
     (env,) = properties(t, "AWS::Batch::ComputeEnvironment").values()
-    assert env["ComputeResources"]["InstanceTypes"] == list(GPU_TYPES) and len(GPU_TYPES) >= 4
-    assert len(env["ComputeResources"]["LaunchTemplate"]["Overrides"]) == len(GPU_TYPES) - 1
+    assert env["ComputeResources"]["InstanceTypes"] == types and len(types) == most
+    assert len(env["ComputeResources"]["LaunchTemplate"]["Overrides"]) == most - 1
     t.resource_count_is("AWS::Batch::JobQueue", 1)
+    lts = {lt["LaunchTemplateData"]["InstanceType"]: lt["LaunchTemplateData"]["NetworkInterfaces"]
+           for lt in properties(t, "AWS::EC2::LaunchTemplate").values()}
+    for instance_type in types:
+        layout = [(s.network_card, s.device_index, s.interface_type)
+                  for s in CATALOG.get(instance_type).network_interfaces()]
+        assert [(i["NetworkCardIndex"], i["DeviceIndex"], i.get("InterfaceType", "interface"))
+                for i in lts[instance_type]] == layout
 
 
 def test_routing_parameter_names_cuda_only_workloads(fallback) -> None:

@@ -63,6 +63,21 @@ def _instance_bandwidth_gbps(net: dict[str, Any]) -> float:
 G6E_48XLARGE_CARDS_GBPS = [400.0, 400.0, 400.0, 400.0]
 
 
+# The other way round: an instance figure above its cards' sum (moto's copy, read 2026-11-23): trn2.3xlarge
+# "200 Gigabit" on one 50 Gbps card, p6-b200.48xlarge "3200 Gigabit" on 8 cards of 200. The catalog carries the
+# instance figure; pinned, so the test fails the day AWS's data changes.
+ABOVE_ITS_CARDS = {"trn2.3xlarge": ("200 Gigabit", [50.0]), "p6-b200.48xlarge": ("3200 Gigabit", [200.0] * 8)}
+
+
+@pytest.mark.parametrize("instance_type", sorted(ABOVE_ITS_CARDS))
+def test_instance_bandwidth_above_its_cards_is_awss_instance_figure(instance_type: str) -> None:
+    net = aws_types()[instance_type]["NetworkInfo"]
+    performance, cards = ABOVE_ITS_CARDS[instance_type]
+    assert (net["NetworkPerformance"], [c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]]) == (performance,
+                                                                                                       cards)
+    assert CATALOG.get(instance_type).network_bandwidth_gbps == float(performance.split()[0]) > sum(cards)
+
+
 def test_g6e_48xlarge_is_400_gbps_in_all() -> None:
     net = aws_types()["g6e.48xlarge"]["NetworkInfo"]
     assert net["NetworkPerformance"] == "400 Gigabit"
@@ -81,11 +96,14 @@ def test_hardware_matches_describe_instance_types(spec) -> None:
     assert spec.network_cards == net["MaximumNetworkCards"] == len(net["NetworkCards"])
     assert spec.efa_interfaces == (net.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)
     assert spec.efa_supported is net["EfaSupported"]
-    assert spec.efa_only == all("efa-only" in card["InterfaceTypes"] for card in net["NetworkCards"])
-    # every network card of an EFA type takes an EFA: one interface per card is every EFA attached
-    assert not spec.efa_supported or spec.efa_interfaces == spec.network_cards
+    efa_cards = [card for card in net["NetworkCards"] if "efa" in card["InterfaceTypes"]]
+    assert spec.efa_only == (bool(efa_cards) and all("efa-only" in card["InterfaceTypes"] for card in efa_cards))
+    # every network card that takes an EFA gets one: one interface per such card is every EFA attached
+    assert not spec.efa_supported or spec.efa_interfaces == len(efa_cards)
+    assert not spec.efa_supported or spec.card0_efa is ("efa" in net["NetworkCards"][0]["InterfaceTypes"])
     assert spec.network_bandwidth_gbps == pytest.approx(_instance_bandwidth_gbps(net))
-    assert spec.network_bandwidth_gbps <= sum(c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]) + 1e-9
+    if spec.instance_type not in ABOVE_ITS_CARDS:  # pinned above
+        assert spec.network_bandwidth_gbps <= sum(c["BaselineBandwidthInGbps"] for c in net["NetworkCards"]) + 1e-9
     # the layout the catalog derives fits what each card takes: interface types and interfaces per card
     cards = {c["NetworkCardIndex"]: c for c in net["NetworkCards"]}
     for slot in spec.network_interfaces():
@@ -119,6 +137,9 @@ def test_design_facts() -> None:
         == {"xlarge": 2, "8xlarge": 2, "24xlarge": 12, "48xlarge": 24}
     assert CATALOG.get("trn2u.48xlarge").ultraserver_size == 4
     assert CATALOG.get("trn2u.48xlarge").capacity_block_only
+    small = CATALOG.get("trn2.3xlarge")
+    assert (small.accelerators, small.neuron_cores, small.efa_interfaces) == (1, 8, 1)
+    assert (CATALOG.get("p6-b300.48xlarge").network_cards, CATALOG.get("p6-b300.48xlarge").efa_interfaces) == (17, 16)
 
 
 def test_capacity_block_only_types_are_sold_only_that_way() -> None:
@@ -142,10 +163,17 @@ def test_data_files_are_awss_data() -> None:
 
 
 def test_every_price_names_source_and_date() -> None:
+    """AWS's pricing pages or AWS's price list file; a price no AWS page gives is listed in data/prices.json
+    ``unsourced`` with the reason (the report says so)."""
+    unsourced = json.loads((ROOT / "constructs/neuronfleet/data/prices.json").read_text())["unsourced"]
     for spec in CATALOG:
         assert spec.price.usd_per_hour > 0
-        assert spec.price.source.startswith("https://aws.amazon.com/")
         assert spec.price.as_of <= date.today()
+        if spec.price.source.startswith("unsourced"):
+            assert spec.instance_type in unsourced, spec.instance_type
+        else:
+            assert spec.price.source.startswith(("https://aws.amazon.com/", "https://b0.p.awsstatic.com/pricing/"))
+    assert {"trn2.3xlarge", "p5e.48xlarge"} <= set(unsourced)
 
 
 def test_price_override_replaces_one_price_only() -> None:
@@ -165,8 +193,10 @@ def test_unknown_type_names_what_is_known() -> None:
 
 @pytest.mark.parametrize(("instance_type", "cards"), [("trn2.48xlarge", 16), ("trn2u.48xlarge", 16),
                                                      ("trn1n.32xlarge", 16), ("trn1.32xlarge", 8),
-                                                     ("p5.48xlarge", 32), ("p5en.48xlarge", 16),
-                                                     ("p4d.24xlarge", 4), ("g6e.48xlarge", 4), ("g5.48xlarge", 1)])
+                                                     ("trn2.3xlarge", 1), ("p5.48xlarge", 32), ("p5en.48xlarge", 16),
+                                                     ("p5e.48xlarge", 32), ("p5.4xlarge", 1), ("p4d.24xlarge", 4),
+                                                     ("p4de.24xlarge", 4), ("p6-b200.48xlarge", 8),
+                                                     ("g6e.48xlarge", 4), ("g7e.48xlarge", 4), ("g5.48xlarge", 1)])
 def test_interface_layout_is_awss_current_efa_layout(instance_type: str, cards: int) -> None:
     """EC2 user guide, "Maximize network bandwidth on Amazon EC2 instances with multiple network cards" (read
     2026-11-22): ENA primary at card 0 / device 0, EFA-only at card 0 / device 1, EFA-only at device 0 of every
@@ -175,6 +205,15 @@ def test_interface_layout_is_awss_current_efa_layout(instance_type: str, cards: 
     got = [(s.network_card, s.device_index, s.interface_type) for s in slots]
     assert got == [(0, 0, "interface"), (0, 1, "efa-only")] + [(card, 0, "efa-only") for card in range(1, cards)]
     assert len(CATALOG.get(instance_type).efa_slots) == cards
+
+
+def test_p6_b300_puts_no_efa_on_card_0() -> None:
+    """EC2 user guide, efa-acc-inst-types (read 2026-11-23): an EFA-only interface at card 0 / device 1 only "if the
+    network card index 0 supports EFA"; p6-b300.48xlarge's card 0 takes ENA only (DescribeInstanceTypes)."""
+    slots = [(s.network_card, s.device_index, s.interface_type)
+             for s in CATALOG.get("p6-b300.48xlarge").network_interfaces()]
+    assert slots == [(0, 0, "interface")] + [(card, 0, "efa-only") for card in range(1, 17)]
+    assert aws_types()["p6-b300.48xlarge"]["NetworkInfo"]["NetworkCards"][0]["InterfaceTypes"] == ["interface"]
 
 
 def test_efa_only_is_an_interface_type_of_ec2() -> None:
@@ -208,7 +247,7 @@ def test_batch_limits_are_botocores() -> None:
 
 
 def test_types_without_efa_get_one_ena() -> None:
-    for t in ("inf2.48xlarge", "trn1.2xlarge", "g6e.xlarge"):
+    for t in ("inf2.48xlarge", "trn1.2xlarge", "g6e.xlarge", "g7e.2xlarge"):
         slots = CATALOG.get(t).network_interfaces()
         assert [(s.network_card, s.device_index, s.interface_type) for s in slots] == [(0, 0, "interface")]
 
@@ -225,3 +264,125 @@ def test_log_retentions_are_the_ones_cloudwatch_logs_takes() -> None:
     listed = re.search(r"Possible values are: ([0-9, and]+)\.", doc)
     assert listed, doc
     assert tuple(int(n) for n in re.findall(r"\d+", listed.group(1))) == LOG_RETENTION_DAYS
+
+
+# ------------------------------------------------------------------ coverage of AWS's own type list (botocore)
+
+NEURON_EXCLUDED = dict.fromkeys(
+    ("inf1.xlarge", "inf1.2xlarge", "inf1.6xlarge", "inf1.24xlarge"),
+    "Inf1 (first-generation Inferentia, NeuronCore-v1) runs only the legacy torch-neuron/neuron-cc stack "
+    "(aws-neuron-sdk about-neuron/announcements/neuron2.x/neuron230-packages-changes.rst: 'torch-neuron and neuron-cc "
+    "will support Inf1 instances, and torch-neuronx and neuronx-cc will support Trn1'); Neuron drivers above 2.24 "
+    "support no Inf1 (announce-correction-neuron-driver-support-inf1.rst, 2026-03-12) while the ECS Neuron AMI installs "
+    "the newest driver; Inf1 DLAMIs ended with SDK 2.26 (release-notes/components/dlamis.rst). The kit's images "
+    "(torch-neuronx training DLCs, the vLLM Neuron DLC) cannot run on it. Read at aws-neuron/aws-neuron-sdk "
+    "@ 81ce03ae261e12925e53437a0f690478e6366155 on 2026-11-23.")
+
+# The GPU families teams migrate from that the catalog is asked to cover (issue 22), and the sizes it leaves out.
+GPU_FAMILIES = ("p5.4xlarge", "p5e.", "p4de.", "p6-b200.", "p6-b300.", "p6e-gb200.", "g7.", "g7e.")
+_NO_PRICE = ("no On-Demand price for it could be sourced offline on 2026-11-23 (the catalog carries the family's "
+             "priced sizes); add it with a price and its source")
+GPU_EXCLUDED = {
+    "p6e-gb200.36xlarge": (
+        "not in moto 5.2.5's DescribeInstanceTypes, and AWS's own figures for it could not be read offline on "
+        "2026-11-23: its hardware, its network-card layout (aws/aws-parallelcluster#6930: efa on even, efa-only on odd "
+        "cards, unlike every other type) and its arm64 Grace host (the GPU pool's ECS GPU AMI is x86_64) are "
+        "unconfirmed; sold only as UltraServer Capacity Blocks (u-p6e-gb200x36/x72) in the Dallas Local Zone. "
+        "data/capacity_blocks.json records those blocks."),
+    **dict.fromkeys((f"g7.{s}" for s in ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge", "48xlarge")),
+                    _NO_PRICE),
+    **dict.fromkeys((f"g7e.{s}" for s in ("4xlarge", "8xlarge", "12xlarge", "24xlarge")), _NO_PRICE),
+}
+
+
+def botocore_instance_types() -> tuple[str, ...]:
+    import botocore.session
+
+    return tuple(botocore.session.get_session().get_service_model("ec2").shape_for("InstanceType").enum)
+
+
+def missing_neuron_types(listed: tuple[str, ...]) -> set[str]:
+    """The Trainium/Inferentia types ``listed`` that the catalog neither holds nor excludes with a reason."""
+    return {t for t in listed if re.match(r"(trn|inf)\d", t)} - set(CATALOG.types()) - set(NEURON_EXCLUDED)
+
+
+def test_every_trainium_and_inferentia_type_botocore_lists_is_in_the_catalog_or_excluded_with_a_reason() -> None:
+    listed = botocore_instance_types()
+    missing = missing_neuron_types(listed)
+    assert not missing, (f"botocore lists {sorted(missing)}: add them to the catalog (hardware checked against "
+                         "DescribeInstanceTypes, a price, offerings, Neuron family facts) or to NEURON_EXCLUDED")
+    assert set(NEURON_EXCLUDED) <= set(listed) and not set(NEURON_EXCLUDED) & set(CATALOG.types())
+    # the check fails for a type AWS adds: one botocore does not list yet
+    assert missing_neuron_types((*listed, "trn3.48xlarge")) == {"trn3.48xlarge"}
+
+
+def test_every_gpu_type_teams_migrate_from_is_in_the_catalog_or_excluded_with_a_reason() -> None:
+    listed = [t for t in botocore_instance_types() if t.startswith(GPU_FAMILIES)]
+    assert {"p5.4xlarge", "p5e.48xlarge", "p4de.24xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge",
+            "p6e-gb200.36xlarge", "g7.48xlarge", "g7e.48xlarge"} <= set(listed)
+    missing = set(listed) - set(CATALOG.types()) - set(GPU_EXCLUDED)
+    assert not missing, f"botocore lists {sorted(missing)}: add them to the catalog or to GPU_EXCLUDED with the reason"
+    assert set(GPU_EXCLUDED) <= set(listed) and not set(GPU_EXCLUDED) & set(CATALOG.types())
+    assert "p6e-gb200.36xlarge" not in aws_types()  # moto lacks it: the reason above still holds
+
+
+# ------------------------------------------------------------------------------------ trn2.3xlarge, derived
+
+def test_trn2_3xlarge_is_a_trn2_with_one_chip_in_the_regions_aws_lists() -> None:
+    from neuronfleet import neuron
+    from neuronfleet.catalog import sagemaker_types
+
+    assert CATALOG.regions("trn2.3xlarge") == {"ap-south-2", "sa-east-1", "ap-southeast-4"}
+    support = neuron.support("trn2.3xlarge")
+    assert (support.family, support.lnc_default, support.lnc_allowed) == ("trn2", 2, (1, 2))
+    assert (neuron.logical_cores("trn2.3xlarge", 2), neuron.logical_cores("trn2.3xlarge", 1)) == (4, 8)
+    # SageMaker does not serve it (botocore's ProductionVariantInstanceType has no ml.trn2.3xlarge); the new GPU types
+    # it serves join the GPU list
+    assert "ml.trn2.3xlarge" not in sagemaker_types(AcceleratorFamily.TRAINIUM)
+    assert {"ml.p5.4xlarge", "ml.p6-b200.48xlarge", "ml.g7e.2xlarge"} <= set(sagemaker_types(AcceleratorFamily.GPU))
+
+
+# ------------------------------------------------------------------------------ Capacity Blocks, as data
+
+def _usage_capacity_block() -> set[str]:
+    return {t for t, info in aws_types().items() if "capacity-block" in info.get("SupportedUsageClasses", ())}
+
+
+def test_capacity_block_types_are_the_ones_awss_data_lists() -> None:
+    """Instance Capacity Blocks: every type DescribeInstanceTypes lists with usage class ``capacity-block`` that is not
+    an UltraServer type; UltraServer Capacity Blocks: trn2u (in that data) and p6e-gb200 (not in it)."""
+    from neuronfleet.catalog import capacity_blocks
+
+    blocks = capacity_blocks()
+    in_moto = {t for t in blocks.ultraserver_types if t in aws_types()}
+    assert blocks.instance_types | in_moto == _usage_capacity_block()
+    assert not blocks.instance_types & set(blocks.ultraserver_types)
+    assert set(blocks.ultraserver_types) - in_moto == {"p6e-gb200.36xlarge"}
+    assert blocks.ultraserver_types == {"trn2u.48xlarge": {"u-trn2x64": 4},
+                                        "p6e-gb200.36xlarge": {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}}
+    for spec in CATALOG:
+        if spec.ultraserver_size > 1 or spec.capacity_block_only:  # UltraServer types are sold as UltraServer blocks
+            assert spec.ultraserver_size in blocks.ultraserver_types[spec.instance_type].values()
+    assert not blocks.sold_for("trn1.2xlarge") and not blocks.sold_for("inf2.48xlarge")
+    assert blocks.sold_for("trn2.3xlarge") and blocks.sold_for("trn2u.48xlarge")
+
+
+def test_capacity_block_size_limit_is_botocores() -> None:
+    import botocore.session
+
+    from neuronfleet.catalog import capacity_blocks
+
+    ec2 = botocore.session.get_session().get_service_model("ec2")
+    offerings = ec2.operation_model("DescribeCapacityBlockOfferings").input_shape.members
+    assert "Each Capacity Block can have up to 64 instances" in offerings["InstanceCount"].documentation
+    assert capacity_blocks().max_instances_per_block == 64
+    # UltraServer blocks are asked for by UltraserverType/UltraserverCount; botocore gives the type no enum
+    assert {"UltraserverType", "UltraserverCount"} <= set(offerings)
+    assert not offerings["UltraserverType"].enum
+
+
+def test_capacity_block_data_names_its_sources() -> None:
+    raw = json.loads((ROOT / "constructs/neuronfleet/data/capacity_blocks.json").read_text())
+    assert date.fromisoformat(raw["read"]) <= date.today()
+    assert "moto 5.2.5" in raw["instance_blocks"]["source"] and raw["max_instances_per_block_source"]
+    assert all(re.search(r"@ [0-9a-f]{40}", v["source"]) for v in raw["ultraserver_blocks"].values())

@@ -8,12 +8,22 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from .. import neuron, rules
-from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec
+from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
 from ..problems import Problem
 from ._base import Bool, Int, PositiveInt, Settings
 from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, UpdateTimeoutMinutes
 
 CapacityType = Literal["on-demand", "odcr", "capacity-block"]
+
+FSX_NO_BACKUPS_WITH_S3_LINK = (
+    "0: FSx for Lustre takes no automatic or user-initiated backups of a file system linked to an S3 data "
+    "repository, and the cluster links /fsx/data to its versioned data bucket (the durable copy of checkpoints; "
+    "restore from S3 object versions)")
+"""Why a training cluster takes no FSx backups. Sources (read 2026-11-23): FSx for Lustre user guide, "Working with
+backups" (https://docs.aws.amazon.com/fsx/latest/LustreGuide/using-backups-fsx.html: backups "of persistent file
+systems that are not linked to an Amazon S3 durable data repository") and "Using data repositories" ("File system
+backups aren't supported on file systems that are linked an Amazon S3 data repository"); botocore 1.44.5's fsx model,
+CreateBackup: "not linked to a data repository" (tests/unit/test_cur_mnp_facts.py pins it)."""
 
 
 class Capacity(Settings):
@@ -144,15 +154,19 @@ class TrainiumClusterSettings(Settings):
     fsx_storage_gib: Int = Field(default=1200, ge=1200)
     """FSx for Lustre PERSISTENT_2: 1200 or a multiple of 2400."""
     fsx_throughput_mib_per_tib: Literal[125, 250, 500, 1000] = 250
-    fsx_backup_retention_days: Int = Field(default=7, ge=0, le=90)
-    """FSx for Lustre automatic daily backups kept this many days (0 turns them off; FSx allows 0 to 90:
-    API LustreFileSystemConfiguration AutomaticBackupRetentionDays, read 2026-11-22)."""
+    fsx_backup_retention_days: Int = Field(default=0, ge=0, le=90)
+    """FSx for Lustre automatic daily backups: 0, the only value the cluster takes (see
+    :data:`FSX_NO_BACKUPS_WITH_S3_LINK`): its file system is linked to the data bucket, and FSx for Lustre backs up
+    no file system linked to an S3 data repository. Checkpoints' durable copy is the versioned bucket."""
     training_image: Annotated[str, AfterValidator(rules.container_image)] | None = None
-    """Container image of the job definition: a Neuron DLC ``repository:tag`` (default: the newest
-    pytorch-training-neuronx, :data:`neuronfleet.neuron.DEFAULT_TRAINING_IMAGE`) or an ECR URI. Its Neuron SDK is
-    read from a DLC tag; a custom image needs ``training_image_sdk``."""
+    """Container image of the job definition: a Neuron DLC (``repository:tag``, or its full reference) or an ECR
+    URI. Default: the newest recorded training image for the type's family (:func:`neuronfleet.neuron.
+    default_training_image`; Trn2: the TorchNeuron DLC). Its Neuron SDK is read from a DLC tag; a custom image needs
+    ``training_image_sdk``. Its Neuron runtime library must run on the AMI's Neuron driver (checked at synth for the
+    recorded and the followed ECS Neuron AMI; at job start by the health gate)."""
     training_image_sdk: Annotated[str, AfterValidator(neuron.sdk_version)] | None = None
-    """The Neuron SDK a custom image carries (e.g. ``2.30.0``), when its tag does not say."""
+    """The Neuron SDK a custom image carries (e.g. ``2.31.0``), when its tag does not say: it decides the runtime
+    library the image is taken to carry (that release's, data/neuron_compat.json ``driver_runtime.releases``)."""
     logical_nc_config: Literal[1, 2] | None = None
     """Logical NeuronCore configuration (LNC), Trn2 only: 2 (Neuron's default: trn2.48xlarge presents 64 logical
     NeuronCores) or 1 (128). Unset: the type's default; types without LNC (Trn1) must leave it unset."""
@@ -177,7 +191,7 @@ class TrainiumClusterSettings(Settings):
 
     @property
     def image(self) -> str:
-        return self.training_image or neuron.DEFAULT_TRAINING_IMAGE
+        return self.training_image or neuron.default_training_image(self.instance_type).reference
 
     @property
     def image_sdk(self) -> str | None:
@@ -227,6 +241,8 @@ class TrainiumClusterSettings(Settings):
             yield Problem("job_nodes", self.job_nodes,
                           f"a multiple of {size}: a job on {self.instance_type} takes whole UltraServers (a job that "
                           "splits one shares its NeuronLink domain with another job, and the launcher refuses it)")
+        if self.fsx_backup_retention_days:
+            yield Problem("fsx_backup_retention_days", self.fsx_backup_retention_days, FSX_NO_BACKUPS_WITH_S3_LINK)
         if self.fsx_storage_gib != 1200 and self.fsx_storage_gib % 2400:
             yield Problem("fsx_storage_gib", self.fsx_storage_gib,
                           "1200 or a multiple of 2400 (FSx for Lustre PERSISTENT_2)")
@@ -245,12 +261,37 @@ class TrainiumClusterSettings(Settings):
                           f"a resource_group_arn holding all {self.count // size or 1} UltraServer Capacity Blocks: "
                           f"one UltraServer Capacity Block is one UltraServer ({size} instances), so a reservation_id "
                           f"targets {size}, not {self.count}")
+        yield from self._capacity_block_problems()
+
+    def _capacity_block_problems(self) -> Iterator[Problem]:
+        """Capacity Blocks only for the types EC2 sells them for, and no more instances than one block holds behind
+        one reservation id (data/capacity_blocks.json)."""
+        if self.capacity.type != "capacity-block":
+            return
+        blocks = capacity_blocks()
+        if not blocks.sold_for(self.instance_type):
+            sold = [t for t in blocks.types() if t in TRAINIUM_TYPES]
+            yield Problem("capacity.type", self.capacity.type, (
+                f"'on-demand' or 'odcr' for {self.instance_type}: EC2 Capacity Blocks for ML are not sold for it; "
+                f"of the training types they are sold for {', '.join(sold)}"))
+        elif (self.instance_type in blocks.instance_types and self.capacity.reservation_id
+              and self.count > blocks.max_instances_per_block):
+            yield Problem("capacity.reservation_id", self.capacity.reservation_id, (
+                f"a resource_group_arn holding several Capacity Blocks: one instance Capacity Block holds at most "
+                f"{blocks.max_instances_per_block} instances, so a reservation_id cannot target {self.count}"))
 
     def region_problems(self, region: str) -> Iterator[Problem]:
-        """The type must be offered in ``region`` (AWS's offerings data), and the reservation's AZ be in it."""
+        """The type must be offered in ``region`` (AWS's offerings data), the reservation's AZ be in it, and the
+        image's Neuron runtime library run on the driver of the AMI the cluster gets there."""
         yield from offered_in(region, self.instance_type, "instance_type", allow_unlisted=self.allow_unlisted_region)
         for p in self.capacity.region_problems(region):
             yield p.under("capacity")
+        yield from neuron.driver_problems(self.instance_type, self.image, self.training_image_sdk, self.ami_driver(region))
+
+    def ami_driver(self, region: str | None) -> neuron.DriverWindow | None:
+        """The Neuron driver window of the cluster's AMI in ``region`` (None: the user's own AMI, not known)."""
+        return neuron.ami_driver(region, follow_latest=self.ami.follow_latest,
+                                 pinned_id=self.ami.ami_id is not None or self.ami.ssm_parameter is not None)
 
 
 def reservations(capacities: Iterable[Capacity]) -> tuple[tuple[str, ...], tuple[str, ...]]:
