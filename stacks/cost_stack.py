@@ -7,7 +7,7 @@ from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet import CostMonitors, CostMonitorSettings, InstanceCatalog
+from neuronfleet import CostMonitors, CostMonitorSettings, CurAnalytics, CurExport, InstanceCatalog
 
 
 class CostStack(Stack):
@@ -25,3 +25,13 @@ class CostStack(Stack):
         CfnOutput(self, "LedgerTable", value=self.monitors.ledger.table_name)
         CfnOutput(self, "ReportBucket", value=self.monitors.report_bucket.bucket_name)
         CfnOutput(self, "DashboardName", value=self.monitors.dashboard.dashboard_name)
+
+
+class CurExportStack(Stack):
+    """The fleet's CUR 2.0 Data Export (CurExport), in us-east-1 where AWS serves Data Exports, writing to the cost
+    stack's bucket in the fleet's region (same account). It depends on the cost stack."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, analytics: CurAnalytics, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.export = CurExport(self, "CurExport", analytics=analytics)
+        CfnOutput(self, "ExportName", value=analytics.export_name)

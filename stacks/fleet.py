@@ -11,7 +11,7 @@ from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
 from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
-from neuronfleet.config import construct_id, partition
+from neuronfleet.config import CUR_EXPORT_PART, construct_id, partition
 from neuronfleet.rules import (
     CDK_DESCRIPTION_CHARS,
     CLOUDFORMATION_QUOTAS,
@@ -21,9 +21,10 @@ from neuronfleet.rules import (
     fits_description,
 )
 from neuronfleet.settings import reservations
+from neuronfleet.settings.cost import cur_export_region
 
 from .alerts_stack import AlertsStack
-from .cost_stack import CostStack
+from .cost_stack import CostStack, CurExportStack
 from .fallback_stack import FallbackStack
 from .inference_stack import InferenceStack
 from .network_stack import NetworkStack
@@ -59,11 +60,20 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                                  list(fleet.fallback.instance_types))))
     reserved = reservations(c.capacity for c in fleet.training_clusters)
     if fleet.cost_monitors.enabled:
-        stacks.append(CostStack(
+        cost = CostStack(
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             reservation_ids=reserved[0], reservation_groups=reserved[1],
-            description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)"))
+            description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)")
+        stacks.append(cost)
+        cur = cost.monitors.cur
+        if cur is not None and cur.export is None:  # source athena outside us-east-1: the export has its own stack
+            export_region = cur_export_region(fleet.region)
+            stacks.append(CurExportStack(
+                scope, fleet.stack_name(CUR_EXPORT_PART), analytics=cur,
+                env=Environment(account=fleet.account, region=export_region),
+                description=f"{label}: CUR 2.0 Data Export ({export_region}, where AWS serves it) into the cost "
+                            f"stack's bucket in {fleet.region}"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
     problems = [p for stack in stacks for p in quota_problems(stack, fleet)]

@@ -34,6 +34,9 @@ from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
 from neuronfleet import Fleet, FleetNetwork, NetworkSettings, StaticAzStack, load_fleet  # noqa: E402
 
+EXAMPLE_FLEETS = tuple(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
+"""Every fleet file the kit ships (config/NAME.yaml): each is synthesised, gated and checked against the quotas."""
+
 AZS = ["us-east-2a", "us-east-2b"]
 ENV = cdk.Environment(account="111111111111", region="us-east-2")
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .alerts import FleetAlerts
     from .capacity import CapacityAlerts
     from .cost import CostMonitors
+    from .cur import CurAnalytics, CurExport
     from .failover import EndpointFailover
     from .fallback import GpuPool
     from .functions import FleetFunction
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "FleetAlerts": ".alerts", "CostMonitors": ".cost", "CapacityAlerts": ".capacity", "EndpointFailover": ".failover",
+    "CurAnalytics": ".cur", "CurExport": ".cur",
     "GpuPool": ".fallback", "FleetFunction": ".functions", "NeuronEndpoint": ".inference",
     "FleetNetwork": ".network", "StaticAzStack": ".stack", "TrainiumCluster": ".training",
     "FAMILY_TAG": ".tagging", "FLEET_TAG": ".tagging", "PHASE_TAG": ".tagging", "tag_family": ".tagging",
@@ -66,6 +68,8 @@ __all__ = [
     "CapacityAlerts",
     "CostMonitorSettings",
     "CostMonitors",
+    "CurAnalytics",
+    "CurExport",
     "EndpointAlarms",
     "EndpointFailover",
     "EndpointSettings",

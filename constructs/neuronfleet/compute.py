@@ -106,6 +106,7 @@ def efa_launch_template(
 def batch_compute_environment(
     scope: Construct, construct_id: str, *, spec: InstanceSpec, launch_template: ec2.LaunchTemplate,
     instance_profile: iam.InstanceProfile, subnet_ids: Sequence[str], maxv_cpus: int,
+    security_group: ec2.ISecurityGroup,
     placement_group: ec2.PlacementGroup | None = None,
     overrides: Sequence[tuple[InstanceSpec, ec2.LaunchTemplate]] = (),
     update_timeout_minutes: int = DEFAULT_UPDATE_TIMEOUT_MINUTES,
@@ -117,9 +118,23 @@ def batch_compute_environment(
     environment, each with its own launch template (each type has its own EFA interface list), so
     ``maxv_cpus`` is the ceiling of all of them together.
 
-    L1 on purpose: the L2 always puts security groups on the compute environment, and Batch then uses
-    those in place of the launch template's per-interface groups, which carry the EFA rule. Batch takes
-    subnets from the compute environment (it ignores the launch template's).
+    Security groups: the environment names ``security_group`` (the kit's EFA group, the same one every
+    interface of the launch template carries), for two reasons (sources read 2026-11-23):
+
+    - AWS Batch multi-node parallel jobs run in ECS ``awsvpc`` mode, and the interface ECS attaches to each
+      MNP task takes the compute environment's security groups, or the VPC's default group when it names
+      none (Batch user guide, "Compute environment considerations for MNP with AWS Batch",
+      https://docs.aws.amazon.com/batch/latest/userguide/mnp-ce.html: "The elastic network interfaces that
+      are created and attached to an MNP task will use the security groups specified in your compute
+      environment"). Without it the rendezvous and torchrun traffic between nodes would depend on the default
+      group's rules, which organisations often empty.
+    - Where both the environment and the launch template name groups, Batch uses the environment's (botocore's
+      batch model, ``ComputeResource.securityGroupIds`` and ``LaunchTemplateSpecification``): naming the same
+      group in both keeps every EFA interface in it.
+
+    L1 on purpose: the L2 builds its own security group unless given one and cannot take per-type launch
+    templates with overrides in the way this kit builds them. Batch takes subnets from the compute environment
+    (it ignores the launch template's).
 
     Redeploys and running jobs (sources read 2026-11-22):
 
@@ -155,7 +170,7 @@ def batch_compute_environment(
             terminate_jobs_on_update=False, job_execution_timeout_minutes=update_timeout_minutes),
         compute_resources=batch.CfnComputeEnvironment.ComputeResourcesProperty(
             type="EC2", allocation_strategy=allocation_strategy, minv_cpus=0, maxv_cpus=maxv_cpus,
-            instance_types=types, subnets=list(subnet_ids),
+            instance_types=types, subnets=list(subnet_ids), security_group_ids=[security_group.security_group_id],
             instance_role=instance_profile.instance_profile_arn,
             launch_template=batch.CfnComputeEnvironment.LaunchTemplateSpecificationProperty(
                 launch_template_id=launch_template.launch_template_id,

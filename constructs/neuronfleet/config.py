@@ -30,6 +30,7 @@ from .settings import (
     TrainiumClusterSettings,
 )
 from .settings._base import Bool, Int, Number, Settings, problems_from
+from .settings.cost import cur_export_region
 
 Phase = Literal["evaluation", "pilot", "production"]
 Email = Annotated[str, AfterValidator(rules.email)]
@@ -38,6 +39,10 @@ TagValue = Annotated[str, AfterValidator(rules.tag_value)]
 
 
 MAX_INFERENCE_STACKS = 64
+
+CUR_EXPORT_PART = "cur-export"
+"""The short name of the stack that holds a fleet's CUR 2.0 export when the fleet is outside us-east-1
+(``cost_monitors.source: athena``; ``<fleet>-cur-export``, in us-east-1)."""
 
 
 def partition(name: str, partitions: int) -> int:
@@ -151,7 +156,18 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
         if t not in CATALOG and t not in sagemaker_types():
             yield Problem(f"prices.{t}", t, "an instance type of the catalog or its SageMaker ml. name: "
                           + ", ".join((*CATALOG.types(), *sagemaker_types())))
-    for part in ("network", "alerts", "inference", "fallback", "cost", *fleet.inference_partitions()):
+    cur = fleet.cost_monitors
+    if cur.enabled:
+        yield from (p.under("cost_monitors") for p in cur.region_problems(fleet.region))
+    export_region = cur_export_region(fleet.region) if cur.enabled and cur.source == "athena" else None
+    if export_region and export_region != fleet.region and fleet.account is None:
+        yield Problem("account", None, (
+            f"the 12-digit id of the (payer) account with cost_monitors.source athena in {fleet.region}: the CUR 2.0 "
+            f"export is created in {export_region} in a stack of its own ({fleet.stack_name(CUR_EXPORT_PART)}), "
+            "which names the cost stack's bucket by a name CDK derives from the account"))
+    parts = ("network", "alerts", "inference", "fallback", "cost", *fleet.inference_partitions(),
+             *((CUR_EXPORT_PART,) if export_region else ()))
+    for part in parts:
         yield from _stack_name(fleet, "name", fleet.name, part)
 
 

@@ -79,6 +79,7 @@ class GpuPool(Construct):
             overrides=[(s, self.launch_templates[s.instance_type]) for s in rest],
             instance_profile=self.instance_profile, subnet_ids=[s.subnet_id for s in subnets],
             maxv_cpus=settings.max_vcpus, update_timeout_minutes=settings.update_timeout_minutes,
+            security_group=self.security_group,
             allocation_strategy=settings.allocation_strategy)
         self.compute_environments: list[batch.CfnComputeEnvironment] = [self.compute_environment]
         self.job_queue = job_queue(self, "JobQueue", compute_environments=self.compute_environments)

@@ -131,7 +131,8 @@ class FleetNetwork(Construct):
             nat_gateways=nat_gateways,
             subnet_configuration=subnets,
             # The default SG keeps AWS's rules: closing it needs a Lambda-backed custom resource, which
-            # this kit avoids. Nothing of neuronfleet uses the default security group.
+            # this kit avoids. Nothing of neuronfleet relies on the default security group: every Batch compute
+            # environment names its EFA group, which MNP task interfaces take (see compute.batch_compute_environment).
             restrict_default_security_group=False,
             flow_logs={
                 "All": ec2.FlowLogOptions(

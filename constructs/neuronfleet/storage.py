@@ -8,14 +8,17 @@ from constructs import Construct
 
 
 def secure_bucket(scope: Construct, construct_id: str, *, versioned: bool = False,
-                  access_logs: s3.IBucket | None = None, log_prefix: str | None = None) -> s3.Bucket:
+                  access_logs: s3.IBucket | None = None, log_prefix: str | None = None,
+                  bucket_name: str | None = None) -> s3.Bucket:
     """An S3-encrypted, SSL-only, public-access-blocked bucket that survives stack deletion.
 
     With ``access_logs`` its server access logs go there; without, the bucket is itself a log bucket
-    (and is acknowledged as such for cdk-nag's AwsSolutions-S1).
+    (and is acknowledged as such for cdk-nag's AwsSolutions-S1). ``bucket_name``: CloudFormation generates one
+    unless given (``PhysicalName.GENERATE_IF_NEEDED`` lets a stack of another region name it).
     """
     bucket = s3.Bucket(
         scope, construct_id, encryption=s3.BucketEncryption.S3_MANAGED, enforce_ssl=True, versioned=versioned,
+        bucket_name=bucket_name,
         block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=RemovalPolicy.RETAIN,
         server_access_logs_bucket=access_logs, server_access_logs_prefix=log_prefix if access_logs else None,
         object_ownership=None if access_logs else s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import gzip
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Size, Stack, Token
+from aws_cdk import Annotations, ArnFormat, Duration, RemovalPolicy, Size, Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -34,9 +34,9 @@ from .compute import (
 )
 from .images import dlc_image, dlc_repository_arn
 from .lambdas.namespaces import NEURON_NAMESPACE
-from .neuron import DEFAULT_TRAINING_IMAGE, ImageRef, ecs_neuron_amis, parse_image, training_image
+from .neuron import DEFAULT_TRAINING_IMAGE, ImageRef, ecs_neuron_amis, parse_image, runtime_environment, training_image
 from .node import HOST_DIR, SCRIPTS, script_text
-from .node.health_gate import EXIT_HARDWARE_FAULT
+from .node.health_gate import EXIT_CONFIG, EXIT_HARDWARE_FAULT
 from .problems import InvalidSettings, Problem
 from .settings import Capacity, TrainiumClusterSettings
 from .storage import secure_bucket
@@ -58,6 +58,10 @@ RENDEZVOUS_DIR = "/fsx/.neuronfleet/rendezvous"
 """Where the launcher's nodes publish their UltraServer identity (not exported to S3)."""
 DEFAULT_SCRIPT = "/fsx/data/code/train.py"
 """The job definition's default ``script`` parameter (``aws batch submit-job --parameters script=...``)."""
+NEURON_MONITOR = "/opt/aws/neuron/bin/neuron-monitor"
+"""Where the ECS-optimized Neuron AMI has neuron-monitor: its build installs aws-neuronx-tools into /opt/aws/neuron/bin
+and then deletes the Neuron yum repository, so nothing can be installed at boot (aws/amazon-ecs-ami at a2532d35,
+scripts/enable-ecs-agent-inferentia-support.sh; data/neuron_compat.json ``driver_runtime.ecs_neuron_ami``)."""
 USER_DATA_LIMIT_BYTES = 16 * 1024
 """EC2 user data: at most 16 KB before base64 encoding (EC2 user guide, "Run commands when you launch an EC2
 instance with user data input", read 2026-11-22)."""
@@ -197,6 +201,7 @@ class TrainiumCluster(Construct):
             self, "ComputeEnvironment", spec=self.spec, launch_template=self.launch_template,
             instance_profile=self.instance_profile, subnet_ids=[subnet.subnet_id],
             maxv_cpus=self.spec.vcpus * self.count, placement_group=self.placement_group,
+            security_group=self.security_group,
             update_timeout_minutes=self.settings.update_timeout_minutes)
         self.job_queue = job_queue(self, "JobQueue", compute_environments=[self.compute_environment])
         if self.settings.capacity_wait_timeout_s is not None:
@@ -223,22 +228,29 @@ class TrainiumCluster(Construct):
             "mkdir -p /fsx",
             f"echo '{mount} /fsx lustre defaults,relatime,flock,_netdev,x-systemd.automount 0 0' >> /etc/fstab",
             "mount -a -t lustre",
-            f"# neuron-monitor -> utilisation.py -> CloudWatch ({self.metrics_namespace} NeuronCoreUtilization, Percent, "
-            "InstanceId): the kit's own metric for the cost monitors",
-            "command -v neuron-monitor || dnf install -y aws-neuronx-tools",
+            f"# {NEURON_MONITOR} -> utilisation.py -> CloudWatch PutMetricData, SigV4 with the instance role "
+            f"({self.metrics_namespace} NeuronCoreUtilization, Percent, InstanceId): the kit's own metric for the cost "
+            "monitors. No package install (the AMI has no Neuron repository), no AWS CLI: python3 only",
+            f"if [ -x {NEURON_MONITOR} ] && command -v python3; then",
             "cat > /etc/systemd/system/neuronfleet-utilisation.service <<'UNIT'",
             "[Unit]",
             "Description=neuron-monitor to the neuronfleet NeuronCore utilisation metric",
             "After=network-online.target",
             "[Service]",
-            f"ExecStart=/bin/bash -c '/opt/aws/neuron/bin/neuron-monitor | python3 {HOST_DIR}/utilisation.py "
+            f"ExecStart=/bin/bash -o pipefail -c '{NEURON_MONITOR} | python3 {HOST_DIR}/utilisation.py "
             f"--namespace {self.metrics_namespace} --region {region} --cores {self.settings.logical_cores}'",
             "Restart=always",
+            "RestartSec=10",
             "[Install]",
             "WantedBy=multi-user.target",
             "UNIT",
             "systemctl daemon-reload",
             "systemctl enable --now neuronfleet-utilisation.service",
+            "else",
+            f"logger -s -t neuronfleet -p user.err 'ERROR: {NEURON_MONITOR} or python3 is missing on this AMI: no "
+            "NeuronCore utilisation is published and the cost monitors report this instance as silent (use the "
+            "ECS-optimized Neuron AMI, which installs aws-neuronx-tools there)'",
+            "fi",
         )
         # AWS Batch merges its own user data into the launch template's: it must be MIME multi-part
         multipart = ec2.MultipartUserData()
@@ -257,7 +269,12 @@ class TrainiumCluster(Construct):
                             for i in range(spec.efa_interfaces)])
         self.image_uri = dlc_image(self, image)
         self.image_ref = parse_image(image)
-        known = training_image(self.image_ref.tag or "") if self.image_ref.dlc else None
+        known = training_image(image)
+        if known is not None and not known.confirmed:
+            # info, not a warning: the example fleets synthesise clean; the CLI still prints it at every synth
+            Annotations.of(self).add_info(
+                f"neuronfleet: training image {image} is unconfirmed: {known.note}. A reference that does not exist "
+                "fails every job at image pull (CannotPullContainerError, not retried).")
         container = batch.EcsEc2ContainerDefinition(
             self, "Container",
             image=ecs.ContainerImage.from_registry(self.image_uri),
@@ -268,7 +285,7 @@ class TrainiumCluster(Construct):
             volumes=[batch.EcsVolume.host(name="fsx", host_path="/fsx", container_path="/fsx"),
                      batch.EcsVolume.host(name="neuronfleet", host_path=HOST_DIR, container_path=HOST_DIR,
                                           readonly=True)],
-            environment=self.runtime_environment(min_driver=known.min_host_driver if known else None),
+            environment=self.runtime_environment(),
             command=["python3", f"{HOST_DIR}/launch.py", "--", "Ref::script"],
         )
         self.execution_role = container.execution_role
@@ -281,6 +298,9 @@ class TrainiumCluster(Construct):
             parameters={"script": DEFAULT_SCRIPT},
             retry_attempts=settings.retry_attempts,
             retry_strategies=[
+                # the health gate found a configuration error (a runtime/driver mismatch, ...): another attempt on
+                # the same AMI fails the same way, so stop first (Batch takes the first matching evaluateOnExit)
+                batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom(on_exit_code=str(EXIT_CONFIG))),
                 # the health gate found a hardware fault on a node: run the job again
                 batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_exit_code=str(EXIT_HARDWARE_FAULT))),
                 # the instance failed under the job (Batch's status reason for host failures)
@@ -290,9 +310,10 @@ class TrainiumCluster(Construct):
             ],
         )
 
-    def runtime_environment(self, *, min_driver: str | None = None) -> dict[str, str]:
-        """The job's environment: EFA, the logical NeuronCore configuration, what the health gate expects, where
-        checkpoints go. No NEURON_RT_NUM_CORES: under torchrun each process would reserve that many cores."""
+    def runtime_environment(self) -> dict[str, str]:
+        """The job's environment: EFA, the logical NeuronCore configuration, what the health gate expects (devices,
+        the image's runtime library and the driver window it runs with), where checkpoints go. No
+        NEURON_RT_NUM_CORES: under torchrun each process would reserve that many cores."""
         settings, spec = self.settings, self.spec
         env = {
             "FI_PROVIDER": "efa",
@@ -308,8 +329,7 @@ class TrainiumCluster(Construct):
         }
         if settings.lnc:
             env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
-        if min_driver:
-            env["NEURONFLEET_MIN_DRIVER"] = min_driver
+        env.update(runtime_environment(settings.instance_type, settings.image, settings.training_image_sdk))
         return env
 
     def _grant_pull(self, role: iam.IRole, ref: ImageRef) -> None:

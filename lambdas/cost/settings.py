@@ -249,7 +249,9 @@ def _accelerators(doc: Any) -> dict[str, tuple[str, int]]:
     return out
 
 
-_PROVENANCE = ("source", "as_of", "region", "sourced")
+_PROVENANCE = ("source", "as_of", "region", "sourced", "note")
+"""Shared by many prices, packed once (a fleet outside the catalog's region gets the same "read in ..." note on
+each catalog price: per type, it alone outgrew the report's 4 KB environment)."""
 
 
 def _pack_prices(prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

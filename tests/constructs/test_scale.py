@@ -18,7 +18,7 @@ from neuronfleet import FleetConfigError, parse_fleet
 from neuronfleet.config import Fleet
 from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
 from stacks.fleet import build_fleet, describe, template_problems
-from tests.conftest import ROOT, new_app
+from tests.conftest import EXAMPLE_FLEETS, ROOT, new_app
 
 DEV = yaml.safe_load((ROOT / "config" / "dev.yaml").read_text())
 
@@ -193,7 +193,7 @@ def test_a_role_whose_inline_policies_pass_iams_limit_is_refused() -> None:
     assert template_problems("nf-big-cost", {"Resources": {"CollectorRole": role, "P1": policy(1, 60)}}) == []
 
 
-@pytest.mark.parametrize("name", ["dev", "pilot", "prod"])
+@pytest.mark.parametrize("name", EXAMPLE_FLEETS)
 def test_the_example_fleets_fit_every_quota(synth_fleet, name: str) -> None:
     fleet = synth_fleet(name)
     assert [p for s in fleet.stacks.values() for p in template_problems(s.stack_name, fleet.template_json(

@@ -7,13 +7,19 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from neuronfleet import CATALOG, AmiSettings, Capacity, InvalidSettings, TrainiumCluster, TrainiumClusterSettings
 from neuronfleet.lambdas.namespaces import NEURON_NAMESPACE as NEURON_METRICS_NAMESPACE
 from neuronfleet.neuron import ecs_neuron_amis
 from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, USER_DATA_LIMIT_BYTES
-from tests.conftest import ENV, AzStack, network, new_app
+from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
+
+TRN1_IMAGE = "111111111111.dkr.ecr.us-east-2.amazonaws.com/neuronfleet/train-trn1:torch-neuronx-2.9-sdk2.31.0"
+"""A team's own trn1 image (Neuron 2.31: torch-neuronx 2.9, runtime library 2.33): no published one runs on trn1 with
+the pinned ECS Neuron AMI's driver (tests/unit/test_neuron_data.py)."""
+TRN1_OWN = {"training_image": TRN1_IMAGE, "training_image_sdk": "2.31.0"}
+OWN_AMI = "ami-0123456789abcdef0"
 
 CASES: dict[str, dict[str, Any]] = {
     "trn2": {"instance_type": "trn2.48xlarge", "count": 2},
@@ -21,10 +27,13 @@ CASES: dict[str, dict[str, Any]] = {
                     "capacity": Capacity.capacity_block(resource_group_arn="arn:aws:resource-groups:us-east-2:"
                                                         "111111111111:group/blocks", availability_zone="us-east-2b")},
     "trn1": {"instance_type": "trn1.32xlarge", "count": 4,
-             "capacity": Capacity.odcr(reservation_id="cr-0123456789abcdef0")},
-    "trn1n-block": {"instance_type": "trn1n.32xlarge", "count": 2,
+             "capacity": Capacity.odcr(reservation_id="cr-0123456789abcdef0"), **TRN1_OWN},
+    "trn1n-block": {"instance_type": "trn1n.32xlarge", "count": 2, **TRN1_OWN,
                     "capacity": Capacity.capacity_block(reservation_id="cr-0fedcba9876543210")},
-    "trn1-small": {"instance_type": "trn1.2xlarge", "count": 1},
+    # the user's own AMI: its driver is not known at synth, so the default (sdk2.30.0) image is not refused there;
+    # the health gate checks it on the host
+    "trn1-own-ami": {"instance_type": "trn1.32xlarge", "count": 1, "ami": AmiSettings.pinned(OWN_AMI)},
+    "trn1-small": {"instance_type": "trn1.2xlarge", "count": 1, **TRN1_OWN},
     "trn2-follow": {"instance_type": "trn2.48xlarge", "count": 1, "ami": AmiSettings.latest(),
                     "logical_nc_config": 1, "capacity_wait_timeout_s": None, "fsx_backup_retention_days": 0},
 }
@@ -198,7 +207,11 @@ def test_batch_compute_environment_queue_and_mnp_job_definition(templates, name,
     res = ce["Properties"]["ComputeResources"]
     assert (res["Type"], res["MinvCpus"], res["MaxvCpus"], res["InstanceTypes"]) == \
         ("EC2", 0, spec.vcpus * nodes, [spec.instance_type])
-    assert "SecurityGroupIds" not in res  # the launch template's per-interface groups apply
+    # the kit's EFA group, named on the environment: the MNP task interfaces ECS attaches take the environment's
+    # groups (the VPC default group if it named none), and it is the group of every launch-template interface
+    efa, _ = _efa_and_lustre_groups(t)
+    assert res["SecurityGroupIds"] == [{"Fn::GetAtt": [efa, "GroupId"]}]
+    assert {json.dumps(i["Groups"]) for i in _lt_data(t)["NetworkInterfaces"]} == {json.dumps(res["SecurityGroupIds"])}
     assert "LaunchTemplateId" in res["LaunchTemplate"] and len(res["Subnets"]) == 1
     t.resource_count_is("AWS::Batch::JobQueue", 1)
     (jd,) = t.find_resources("AWS::Batch::JobDefinition").values()
@@ -304,10 +317,19 @@ def test_training_stack_tags_for_the_cost_monitors(synth_fleet) -> None:
 
 # ------------------------------------------------------------------ what runs on a node, per instance type
 
-PER_TYPE = {  # case: (image tag's SDK, LNC, logical cores, Neuron devices, EFA devices, UltraServer size)
-    "trn1": ("2.30.0", None, 32, 16, 8, 1),
-    "trn2": ("2.30.0", "2", 64, 16, 16, 1),
-    "trn2u-block": ("2.30.0", "2", 64, 16, 16, 4),
+PER_TYPE = {  # case: (image's SDK, LNC, logical cores, Neuron devices, EFA devices, UltraServer size)
+    "trn1": ("2.31.0", None, 32, 16, 8, 1),
+    "trn2": ("2.33.0", "2", 64, 16, 16, 1),
+    "trn2u-block": ("2.33.0", "2", 64, 16, 16, 4),
+}
+TORCHNEURON = "public.ecr.aws/neuron/pytorch-training-neuronx:2.14.0-neuronx-py314-sdk2.33.0-ubuntu26.04"
+IMAGES = {  # case: (image, what the health gate gets: runtime library, driver window)
+    "trn1": (TRN1_IMAGE, {"NEURONFLEET_RUNTIME_LIB": "2.33.10.0"}),
+    "trn2": (TORCHNEURON, {"NEURONFLEET_RUNTIME_LIB": "2.35.30.0", "NEURONFLEET_DRIVER_MIN": "2.22"}),
+    "trn2u-block": (TORCHNEURON, {"NEURONFLEET_RUNTIME_LIB": "2.35.30.0", "NEURONFLEET_DRIVER_MIN": "2.22"}),
+    "trn1-own-ami": ("pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04",
+                     {"NEURONFLEET_RUNTIME_LIB": "2.32.31.0", "NEURONFLEET_DRIVER_MIN": "2.27",
+                      "NEURONFLEET_DRIVER_BELOW": "2.29"}),
 }
 
 
@@ -326,28 +348,50 @@ def _policies_of(t: Template, role_ref: dict[str, Any]) -> list[dict[str, Any]]:
             if role_ref in p["Properties"]["Roles"]]
 
 
-@pytest.mark.parametrize("name", list(PER_TYPE))
-def test_image_and_its_sdk(templates, name) -> None:
-    sdk = PER_TYPE[name][0]
-    image = json.dumps(_container(templates[name])["Image"])
-    assert f"pytorch-training-neuronx:2.9.0-neuronx-py312-sdk{sdk}-ubuntu24.04" in image
-    assert "763104351884" in image  # the DLC registry of us-east-2 (CDK's region facts)
-    assert _env(templates[name]).get("NEURONFLEET_MIN_DRIVER") == "2.27"  # the sdk2.30.0 images' host driver floor
+@pytest.mark.parametrize("name", list(IMAGES))
+def test_image_and_the_runtime_the_health_gate_checks_the_driver_against(templates, name) -> None:
+    image, gate = IMAGES[name]
+    got = _container(templates[name])["Image"]
+    text = got if isinstance(got, str) else "".join(p if isinstance(p, str) else "" for p in got["Fn::Join"][1])
+    # DLC shorthand resolves to AWS's DLC registry (account 763104351884 in us-east-2, CDK's region facts)
+    assert text == image or (text.startswith("763104351884.dkr.ecr.") and text.endswith("/" + image)), text
+    env = _env(templates[name])
+    assert {k: v for k, v in env.items() if k.startswith(("NEURONFLEET_RUNTIME", "NEURONFLEET_DRIVER"))} == gate
+    assert "NEURONFLEET_MIN_DRIVER" not in env
 
 
-@pytest.mark.parametrize("name", list(PER_TYPE))
-def test_the_execution_role_pulls_the_image_with_least_privilege(templates, name) -> None:
-    t = templates[name]
+def _pull_statements(t: Template) -> list[dict[str, Any]]:
     role_arn = _container(t)["ExecutionRoleArn"]
     role_ref = {"Ref": role_arn["Fn::GetAtt"][0]}
-    statements = [st for p in _policies_of(t, role_ref) for st in p["PolicyDocument"]["Statement"]]
+    return [st for p in _policies_of(t, role_ref) for st in p["PolicyDocument"]["Statement"]
+            if st["Action"] == "ecr:GetAuthorizationToken" or "ecr:BatchGetImage" in st["Action"]]
+
+
+@pytest.mark.parametrize(("name", "repository"), [
+    ("trn1", {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:us-east-2:111111111111:repository/"
+                                "neuronfleet/train-trn1"]]}),
+    ("trn1-own-ami", {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"},
+                                       ":763104351884:repository/pytorch-training-neuronx"]]}),
+])
+def test_the_execution_role_pulls_the_image_with_least_privilege(templates, name, repository) -> None:
+    statements = _pull_statements(templates[name])
     token = [st for st in statements if st["Action"] == "ecr:GetAuthorizationToken"]
     assert token == [{"Action": "ecr:GetAuthorizationToken", "Effect": "Allow", "Resource": "*"}]
     (pull,) = [st for st in statements if "ecr:BatchGetImage" in st["Action"]]
     assert sorted(pull["Action"]) == ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage",
                                       "ecr:GetDownloadUrlForLayer"]
-    assert pull["Resource"] == {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"},
-                                                  ":763104351884:repository/pytorch-training-neuronx"]]}
+    assert pull["Resource"] == repository
+
+
+def test_an_ecr_public_image_needs_no_ecr_permission_and_an_unconfirmed_one_is_flagged() -> None:
+    stack = AzStack(new_app(), "Public", env=ENV)
+    net = network(stack)
+    TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet,
+                    settings=TrainiumClusterSettings(instance_type="trn2.48xlarge", count=1))
+    assert _pull_statements(Template.from_stack(stack)) == []
+    notes = Annotations.from_stack(stack).find_info("*", Match.string_like_regexp("unconfirmed"))
+    assert len(notes) == 1 and f"docker manifest inspect {TORCHNEURON}" in json.dumps(notes[0].entry.data)
+    assert Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("unconfirmed")) == []
 
 
 @pytest.mark.parametrize("name", list(PER_TYPE))
@@ -371,6 +415,7 @@ def test_lnc_1_presents_128_cores_on_trn2(templates) -> None:
 def test_retry_strategy_retries_host_and_hardware_failures_only(templates, name) -> None:
     (jd,) = templates[name].find_resources("AWS::Batch::JobDefinition").values()
     assert jd["Properties"]["RetryStrategy"] == {"Attempts": 3, "EvaluateOnExit": [
+        {"Action": "EXIT", "OnExitCode": "78"},  # the health gate's configuration error (runtime/driver mismatch)
         {"Action": "RETRY", "OnExitCode": "75"},
         {"Action": "RETRY", "OnStatusReason": "Host EC2*"},
         {"Action": "EXIT", "OnReason": "*"}]}
@@ -407,16 +452,16 @@ def test_user_data_stays_under_the_ec2_limit(templates, name) -> None:
 
 
 @pytest.mark.parametrize("name", list(PER_TYPE))
-def test_checkpoints_go_to_the_s3_linked_path_and_the_file_system_keeps_backups(templates, name) -> None:
+def test_checkpoints_go_to_the_s3_linked_path_and_the_file_system_asks_for_no_backups(templates, name) -> None:
     t = templates[name]
     assert _env(t)["CHECKPOINT_DIR"] == "/fsx/data/checkpoints"
     t.has_resource_properties("AWS::FSx::DataRepositoryAssociation", {
         "FileSystemPath": "/data", "S3": {"AutoExportPolicy": {"Events": ["NEW", "CHANGED", "DELETED"]},
                                           "AutoImportPolicy": Match.any_value()}})
+    # FSx for Lustre backs up no file system linked to an S3 data repository (settings.training
+    # FSX_NO_BACKUPS_WITH_S3_LINK): the template asks for none; the versioned bucket holds the checkpoints
     t.has_resource_properties("AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({
-        "DeploymentType": "PERSISTENT_2", "AutomaticBackupRetentionDays": 7})})
-    templates["trn2-follow"].has_resource_properties("AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({
-        "AutomaticBackupRetentionDays": 0})})
+        "DeploymentType": "PERSISTENT_2", "AutomaticBackupRetentionDays": 0})})
 
 
 def test_ultraserver_capacity_target(templates) -> None:
@@ -471,8 +516,28 @@ def test_lustre_client_rules_both_directions(templates) -> None:
     ({"instance_type": "trn2.48xlarge", "count": 2, "capacity": "on-demand",
       "training_image": "pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04"},
      "training_image: got 'pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04'; allowed: an image "
-     "with Neuron SDK >= 2.21.0 (trn2.48xlarge needs it; this one carries 2.18.2); pytorch-training-neuronx tags "
-     "that can: 2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"),
+     "with Neuron SDK >= 2.21.0 (trn2.48xlarge needs it; this one carries 2.18.2); images that can: "
+     f"{TORCHNEURON}, pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"),
+    # an explicit image whose runtime cannot run on the pinned AMI's driver (2.30 line): refused with the ones that can
+    ({"instance_type": "trn2.48xlarge", "count": 1, "capacity": "on-demand",
+      "training_image": "pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"},
+     "training_image: got 'pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04'; allowed: an image "
+     "whose Neuron runtime library runs on Neuron driver 2.30 (ECS Neuron AMI 2023.0.20260922: the newest "
+     "aws-neuronx-dkms on 2026-09-22 (inferred)): this one carries runtime 2.32.31.0, which runs with drivers >= 2.27 "
+     f"and < 2.29 (Neuron's release notes: driver 2.29 or later needs runtime 2.33 or later, else nrt_init() fails; "
+     f"runtime 2.32 needs driver 2.27 or later, else the runtime fails to initialize; runtime 2.32 needs driver 2.22 "
+     f"or later on trn2/trn2u, else it does not start on Trainium2); images that run there: {TORCHNEURON}"),
+    ({"instance_type": "trn2.48xlarge", "count": 1, "capacity": "on-demand", "ami": AmiSettings.latest(),
+      "training_image": "111111111111.dkr.ecr.us-east-2.amazonaws.com/team/train:v7", "training_image_sdk": "2.29.1"},
+     "training_image: got '111111111111.dkr.ecr.us-east-2.amazonaws.com/team/train:v7'; allowed: an image whose "
+     "Neuron runtime library runs on Neuron driver 2.31 or later (the ECS Neuron AMI AWS publishes now"),
+    # trn1 with no image: the default (the last pytorch-training-neuronx) cannot run there either, and none can
+    ({"instance_type": "trn1.32xlarge", "count": 1, "capacity": "on-demand"},
+     "training_image: got 'pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04'; allowed: an image "
+     "whose Neuron runtime library runs on Neuron driver 2.30"),
+    ({"instance_type": "trn1.32xlarge", "count": 1, "capacity": "on-demand", "training_image": TORCHNEURON},
+     "training_image: got 'public.ecr.aws/neuron/pytorch-training-neuronx:2.14.0-neuronx-py314-sdk2.33....; "
+     f"allowed: an image built for trn1 ({TORCHNEURON} runs on trn2, trn2u only)"),
     ({"job_nodes": 2, "count": 4},
      "job_nodes: got 2; allowed: a multiple of 4: a job on trn2u.48xlarge takes whole UltraServers"),
     ({"instance_type": "trn2.48xlarge", "count": 1, "capacity": "on-demand",
@@ -490,6 +555,9 @@ def test_lustre_client_rules_both_directions(templates) -> None:
     ({"capacity_wait_timeout_s": 300}, "capacity_wait_timeout_s: got 300; allowed: a number >= 600"),
     ({"retry_attempts": 11}, "retry_attempts: got 11; allowed: a number <= 10"),
     ({"fsx_backup_retention_days": 91}, "fsx_backup_retention_days: got 91; allowed: a number <= 90"),
+    ({"fsx_backup_retention_days": 7}, "fsx_backup_retention_days: got 7; allowed: 0: FSx for Lustre takes no "
+                                       "automatic or user-initiated backups of a file system linked to an S3 data "
+                                       "repository"),
     ({"count": 1200}, "count: got 1200; allowed: a job of at most 1,000 nodes (AWS Batch's limit on nodes per "
                       "multi-node parallel job by its guide): set job_nodes"),
     ({"count": 2000, "job_nodes": 1500, "max_job_nodes": 1200},
@@ -549,3 +617,26 @@ def test_instances_carry_the_capacity_their_launch_template_targets(templates, n
     (instance_tags,) = [s["Tags"] for s in _lt_data(templates[name])["TagSpecifications"]
                         if s["ResourceType"] == "instance"]
     assert {"Key": "neuronfleet:capacity", "Value": capacity} in instance_tags
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FLEETS)
+def test_every_compute_environment_of_a_fleet_names_its_own_self_referencing_efa_group(synth_fleet, name) -> None:
+    """AWS Batch puts a multi-node-parallel task's interface in the compute environment's security groups, and in the
+    VPC's default group when it names none (Batch user guide, "Compute environment considerations for MNP"): every
+    environment of every fleet names exactly one group of its own stack that allows all traffic from and to itself."""
+    fleet = synth_fleet(name)
+    seen = 0
+    for short in fleet.stacks:
+        t = fleet.template(short)
+        for ce in properties(t, "AWS::Batch::ComputeEnvironment").values():
+            seen += 1
+            (group,) = ce["ComputeResources"]["SecurityGroupIds"]
+            logical = group["Fn::GetAtt"][0]
+            assert group == {"Fn::GetAtt": [logical, "GroupId"]}
+            assert t.find_resources("AWS::EC2::SecurityGroup").get(logical), (short, logical)
+            t.has_resource_properties("AWS::EC2::SecurityGroupIngress", {
+                "IpProtocol": "-1", "GroupId": group, "SourceSecurityGroupId": group})
+            t.has_resource_properties("AWS::EC2::SecurityGroupEgress", {
+                "IpProtocol": "-1", "GroupId": group, "DestinationSecurityGroupId": group})
+    clusters = len(fleet.fleet.training_clusters)
+    assert seen == clusters + (1 if fleet.fleet.fallback.enabled else 0)

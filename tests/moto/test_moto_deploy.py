@@ -48,8 +48,8 @@ INSTANCE_TYPES = ("moto: SageMaker's instance-type list lags AWS and rejects {ty
                   "ProductionVariantInstanceType lists each (unknown types still fail)")
 BATCH = ["moto: GetAtt ComputeEnvironmentArn read as Ref (same ARN in CloudFormation)",
          "moto: GetAtt JobQueueArn read as Ref (same ARN in CloudFormation)",
-         "moto: AWS::Batch::ComputeEnvironment given the service-linked role AWS uses by default",
-         "moto: AWS::Batch::ComputeEnvironment given its launch template's security groups"]
+         "moto: AWS::Batch::ComputeEnvironment given the service-linked role AWS uses by default"]
+# (no stand-in for a compute environment's security groups: every environment names its EFA group)
 MULTINODE = "AWS::Batch::JobDefinition (multinode: moto's CloudFormation registers container jobs only)"
 KNOWN_SKIPPED = {
     "AWS::ApplicationAutoScaling::ScalableTarget", "AWS::ApplicationAutoScaling::ScalingPolicy",
@@ -342,3 +342,48 @@ def test_functions_tables_endpoints_queues_and_groups_exist(prod) -> None:
     assert len(efa_groups) == 3
     for g in efa_groups:
         assert all(r.get("IpRanges") == [] for r in g["IpPermissions"]), g["IpPermissions"]
+
+
+# --- config/org.yaml: cost monitors on a CUR 2.0 export, the export in us-east-1, the fleet in us-west-2 ----------
+
+
+@pytest.fixture(scope="module")
+def org(synth_fleet) -> tuple[DeployResult, dict[str, Any]]:
+    fleet = synth_fleet("org")
+    export = fleet.template_json("cur-export")
+    (resource,) = export["Resources"].values()
+    destination = resource["Properties"]["Export"]["DestinationConfigurations"]["S3Destination"]
+    with offline_aws(account=fleet.fleet.account, region=fleet.fleet.region):
+        with nothing_leaks() as leaked:
+            result = deploy_assembly(fleet.assembly.directory)
+        s3 = boto3.client("s3", fleet.fleet.region)
+        seen = {"leaked": leaked, "destination": destination,
+                "bucket_region": s3.get_bucket_location(Bucket=destination["S3Bucket"])["LocationConstraint"],
+                "functions": sorted(f["Handler"] for f in boto3.client("lambda", fleet.fleet.region).list_functions()[
+                    "Functions"])}
+    return result, seen
+
+
+def test_org_deploys_the_export_stack_in_us_east_1_after_the_bucket_it_writes_to(org) -> None:
+    result, seen = org
+    assert [(s.name, s.status, s.account, s.region) for s in result.stacks] == [
+        ("nf-org-network", "CREATE_COMPLETE", "444444444444", "us-west-2"),
+        ("nf-org-alerts", "CREATE_COMPLETE", "444444444444", "us-west-2"),
+        ("nf-org-cost", "CREATE_COMPLETE", "444444444444", "us-west-2"),
+        ("nf-org-cur-export", "CREATE_COMPLETE", "444444444444", "us-east-1")]
+    # the bucket the export names exists, in the region the export names, created by the cost stack
+    assert (seen["bucket_region"], seen["destination"]["S3Region"]) == ("us-west-2", "us-west-2")
+    assert "cost.collector.handler" in seen["functions"]
+    assert seen["leaked"] == {"warnings": [], "stdout": [], "stderr": [], "logs": []}
+
+
+def test_org_gaps_are_the_cur_types_moto_lacks(org) -> None:
+    """moto's CloudFormation has no Data Exports, Glue or Athena types: tests/constructs/test_cur.py covers them
+    (the export, its destination and dependency, the Glue table, the workgroup, the named queries)."""
+    result, _ = org
+    skipped = {s.name: s.skipped for s in result.stacks}
+    assert skipped["nf-org-cur-export"] == ["AWS::BCMDataExports::Export"]
+    assert {"AWS::Athena::NamedQuery", "AWS::Athena::WorkGroup", "AWS::Glue::Database", "AWS::Glue::Table"} <= set(
+        skipped["nf-org-cost"])
+    for env in ("444444444444/us-west-2", "444444444444/us-east-1"):
+        assert BOOTSTRAP.format(env=env) in result.stand_ins

@@ -11,6 +11,7 @@ import pytest
 
 from neuronfleet.problems import Problem
 from neuronfleet.yamlsafe import MAX_BYTES, MAX_NODES, YamlProblem, load_yaml_file, load_yaml_text
+from tests.conftest import EXAMPLE_FLEETS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +30,7 @@ def billion_laughs(levels: int = 9) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.mark.parametrize("name", ["dev", "pilot", "prod"])
+@pytest.mark.parametrize("name", EXAMPLE_FLEETS)
 def test_the_shipped_fleet_files_load_as_pyyaml_loads_them(name: str) -> None:
     import yaml
 
