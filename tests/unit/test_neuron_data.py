@@ -31,13 +31,14 @@ def test_tags_carry_the_sdk_and_the_runtime_library_of_their_release() -> None:
         assert nx.sdk_from_tag(image.tag) == image.sdk, image.tag
         # the Dockerfile's runtime package (runtime_source) is the one Neuron's manifest lists for the release
         assert image.runtime_lib == nx.release_runtime(image.sdk), image.tag
-    last = [i for i in nx.training_images() if i.reference.startswith("pytorch-training-neuronx:")][0]
+    last = next(i for i in nx.training_images() if i.reference.startswith("pytorch-training-neuronx:"))
     assert last.sdk == RAW["training_images"]["last_published_sdk"] == "2.30.0" and last.runtime_lib == "2.32.31.0"
 
 
 def test_the_torchneuron_training_dlc_is_recorded_with_its_ubuntu_26_04_python_3_14_tag() -> None:
     tn = RAW["training_images"]["torchneuron"]
-    assert tn["source"] and tn["read"] == "2026-11-23" and tn["confirmed"] is False and "docker manifest" in tn["unconfirmed"]
+    assert tn["source"] and tn["read"] == "2026-11-23" and tn["confirmed"] is False
+    assert "docker manifest inspect " + tn["image"] in tn["unconfirmed"]
     ref = nx.parse_image(tn["image"])
     m = re.fullmatch(RAW["training_images"]["tag_pattern"], ref.tag or "")
     assert m and (m["python"], m["sdk"], m["os"]) == ("py314", "2.33.0", "ubuntu26.04")
@@ -53,7 +54,7 @@ def test_the_torchneuron_training_dlc_is_recorded_with_its_ubuntu_26_04_python_3
 ])
 def test_the_default_image_is_the_newest_for_the_family(instance_type, default) -> None:
     assert nx.default_training_image(instance_type).reference == default
-    assert nx.DEFAULT_TRAINING_IMAGE == nx.default_training_image("trn2.48xlarge").reference
+    assert nx.default_training_image("trn2.48xlarge").reference == nx.DEFAULT_TRAINING_IMAGE
 
 
 def _pinned(instance_type: str) -> list[tuple[str, nx.DriverWindow]]:

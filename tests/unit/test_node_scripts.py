@@ -1,4 +1,4 @@
-"""The node scripts (health gate, launcher) over recorded host layouts in tests/data/neuron_hosts."""
+"""The node scripts (health gate, launcher) over host layouts in tests/data/neuron_hosts."""
 
 from __future__ import annotations
 
@@ -10,11 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from neuronfleet import neuron
 from neuronfleet.node import HOST_DIR, SCRIPTS, health_gate, launch, script_text
 
 HOSTS = Path(__file__).resolve().parents[1] / "data" / "neuron_hosts"
+SDK_2_30 = "pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"
 TRN2_ENV = {"NEURONFLEET_EXPECT_NEURON_DEVICES": "16", "NEURONFLEET_EXPECT_EFA_DEVICES": "16",
-            "NEURONFLEET_MIN_DRIVER": "2.27", "NEURONFLEET_NPROC_PER_NODE": "64"}
+            "NEURONFLEET_NPROC_PER_NODE": "64",
+            # what the job definition passes for the sdk2.30.0 image: its runtime and the driver window from the data
+            **neuron.runtime_environment("trn2.48xlarge", SDK_2_30, None)}
+TORCHNEURON_ENV = {**{k: v for k, v in TRN2_ENV.items() if "DRIVER" not in k and "RUNTIME" not in k},
+                   **neuron.runtime_environment("trn2.48xlarge", neuron.DEFAULT_TRAINING_IMAGE, None)}
 
 
 def expand(pattern: str) -> list[str]:
@@ -82,11 +88,38 @@ def test_a_failing_collective_check_is_a_hardware_fault(tmp_path) -> None:
     assert health_gate.exit_code(findings) == 75 and "collective check failed" in findings[0].message
 
 
-def test_old_driver_and_missing_expectations_are_configuration_errors_not_retried(tmp_path) -> None:
-    findings, _ = health_gate.check(TRN2_ENV, host("trn2-old-driver", tmp_path), which=no_nccom)
-    assert [f.kind for f in findings] == ["config"]
-    assert "Neuron driver 2.26.5.0 on the host; the image needs 2.27 or later" in findings[0].message
+def test_the_job_carries_the_images_runtime_and_the_driver_window_from_the_data() -> None:
+    assert {k: v for k, v in TRN2_ENV.items() if k.startswith(("NEURONFLEET_DRIVER", "NEURONFLEET_RUNTIME"))} == {
+        "NEURONFLEET_RUNTIME_LIB": "2.32.31.0", "NEURONFLEET_DRIVER_MIN": "2.27", "NEURONFLEET_DRIVER_BELOW": "2.29"}
+    assert TORCHNEURON_ENV["NEURONFLEET_RUNTIME_LIB"] == "2.35.30.0" and "NEURONFLEET_DRIVER_BELOW" not in TORCHNEURON_ENV
+
+
+@pytest.mark.parametrize(("layout", "message"), [
+    ("trn2-driver-2.30", "runtime/driver mismatch: Neuron driver 2.30.2.0 on the host; the image's Neuron runtime "
+                         "library 2.32.31.0 runs with drivers >= 2.27 and < 2.29"),
+    ("trn2-old-driver", "runtime/driver mismatch: Neuron driver 2.26.5.0 on the host; the image's Neuron runtime "
+                        "library 2.32.31.0 runs with drivers >= 2.27 and < 2.29"),
+])
+def test_a_runtime_driver_mismatch_is_a_configuration_error_not_a_hardware_fault(tmp_path, layout, message) -> None:
+    findings, _ = health_gate.check(TRN2_ENV, host(layout, tmp_path), which=no_nccom)
+    assert [(f.kind, f.message[:len(message)]) for f in findings] == [("config", message)]
     assert health_gate.exit_code(findings) == health_gate.EXIT_CONFIG == 78
+
+
+def test_a_mismatch_wins_over_a_hardware_fault_so_the_job_is_not_retried(tmp_path) -> None:
+    findings, _ = health_gate.check(TRN2_ENV, host("trn2-driver-2.30-ecc-errors", tmp_path), which=no_nccom)
+    assert sorted(f.kind for f in findings) == ["config", "hardware"]
+    assert health_gate.exit_code(findings) == 78
+
+
+@pytest.mark.parametrize(("layout", "env"), [("trn2-driver-2.28", TRN2_ENV), ("trn2-driver-2.30", TORCHNEURON_ENV)])
+def test_a_driver_inside_the_images_window_passes(tmp_path, layout, env) -> None:
+    findings, passed = health_gate.check(env, host(layout, tmp_path), which=no_nccom)
+    assert findings == []
+    assert any(p.startswith("Neuron driver: 2.") for p in passed)
+
+
+def test_missing_expectations_are_configuration_errors_not_retried(tmp_path) -> None:
     findings, _ = health_gate.check({}, host("trn2-healthy", tmp_path), which=no_nccom)
     assert health_gate.exit_code(findings) == 78
     required = {**TRN2_ENV, "NEURONFLEET_COLLECTIVE_CHECK": "required"}
@@ -94,13 +127,17 @@ def test_old_driver_and_missing_expectations_are_configuration_errors_not_retrie
     assert health_gate.exit_code(findings) == 78
 
 
-def test_the_gate_runs_as_a_script_with_its_exit_code(tmp_path) -> None:
-    root = host("trn2-missing-efa-device", tmp_path)
+@pytest.mark.parametrize(("layout", "code", "line"), [
+    ("trn2-missing-efa-device", 75, "HARDWARE: EFA devices: found 15, the instance type has 16"),
+    ("trn2-driver-2.30", 78, "CONFIG: runtime/driver mismatch: Neuron driver 2.30.2.0 on the host"),
+])
+def test_the_gate_runs_as_a_script_with_its_exit_code(tmp_path, layout, code, line) -> None:
+    root = host(layout, tmp_path)
     env = {**TRN2_ENV, "NEURONFLEET_HOST_ROOT": str(root), "NEURONFLEET_COLLECTIVE_CHECK": "off", "PATH": ""}
     script = Path(health_gate.__file__)
     run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, check=False)
-    assert run.returncode == 75, run.stderr
-    assert "HARDWARE: EFA devices: found 15, the instance type has 16" in run.stderr
+    assert run.returncode == code, run.stderr
+    assert line in run.stderr
 
 
 # -------------------------------------------------------------------------------------------- UltraServers

@@ -8,13 +8,17 @@ variables) before a training job starts, and exits with a code the job's retry s
   75  hardware fault (EX_TEMPFAIL): a Neuron or EFA device missing, uncorrected ECC errors, or the collective
       check failed. The Batch retry strategy retries on this code.
   76  topology (EX_PROTOCOL, set by launch.py): the job's nodes do not form whole UltraServers. Not retried.
-  78  configuration (EX_CONFIG): an expectation is missing or the host's Neuron driver is older than the image
-      needs. Not retried: another attempt on the same AMI would fail the same way.
+  78  configuration (EX_CONFIG): an expectation is missing, or the host's Neuron driver is outside the window the
+      image's Neuron runtime library runs with (a runtime/driver mismatch: nrt_init() would fail, which is not a
+      hardware fault). Not retried (the job definition's first evaluateOnExit): another attempt on the same AMI
+      would fail the same way.
 
 Environment (set by neuronfleet's job definition):
   NEURONFLEET_EXPECT_NEURON_DEVICES  Neuron devices (/dev/neuron*): the catalog's accelerators
   NEURONFLEET_EXPECT_EFA_DEVICES     EFA devices (/dev/infiniband/uverbs*): the catalog's EFA interfaces
-  NEURONFLEET_MIN_DRIVER             lowest Neuron driver the image runs with (optional)
+  NEURONFLEET_RUNTIME_LIB            the Neuron runtime library the image carries (optional, e.g. 2.32.31.0)
+  NEURONFLEET_DRIVER_MIN             the lowest Neuron driver line it runs with (optional, e.g. 2.27)
+  NEURONFLEET_DRIVER_BELOW           the first driver line it does not run with (optional, e.g. 2.29)
   NEURONFLEET_COLLECTIVE_CHECK       "auto" (default: run nccom-test if present), "required" or "off"
   NEURONFLEET_NPROC_PER_NODE         ranks of the collective check (the node's logical NeuronCores)
   NEURONFLEET_HOST_ROOT              prefix for /dev and /sys (tests only; default "/")
@@ -25,6 +29,11 @@ Where the facts come from (read 2026-11-22):
   - nccom-test: "quick environment sanity checks before running more complex workloads"; -r ranks,
     --check validates correctness (tools/neuron-sys-tools/nccom-test.rst)
   - EFA devices in a Batch container: /dev/infiniband/uverbs<N> (AWS Batch user guide, "Elastic Fabric Adapter")
+  - the host's driver: /sys/module/neuron/version (the kernel's module version file of the neuron module); the
+    window comes from Neuron's runtime release notes, as data (neuronfleet/data/neuron_compat.json
+    ``driver_runtime``): e.g. "Neuron Driver 2.29 requires Neuron Runtime Library 2.33 or later ... nrt_init() to
+    fail" (Neuron 2.31.0), "Neuron Runtime Library 2.32 is not backward-compatible with Neuron Driver 2.26 or
+    earlier" (Neuron 2.30.0)
 """
 
 from __future__ import annotations
@@ -94,6 +103,31 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
 
 
+def _line(text: str) -> tuple[int, ...]:
+    """major.minor: the release notes' rules speak in driver and runtime lines (``Driver 2.29``)."""
+    return _version(text)[:2]
+
+
+def driver_finding(env: Mapping[str, str], root: Path) -> Finding | str | None:
+    """The host's driver against the window the image's runtime runs with: a configuration finding, a line that
+    passed, or None when the job carries no window."""
+    low, below = env.get("NEURONFLEET_DRIVER_MIN", ""), env.get("NEURONFLEET_DRIVER_BELOW", "")
+    runtime = env.get("NEURONFLEET_RUNTIME_LIB", "") or "the image's"
+    if not (low or below):
+        return None
+    have = driver_version(root)
+    if have is None:
+        return f"Neuron driver: unknown ({DRIVER_VERSION} unreadable): runtime {runtime} not checked against it"
+    window = " and ".join(b for b in (f">= {low}" if low else "", f"< {below}" if below else "") if b)
+    if (low and _line(have) < _line(low)) or (below and _line(have) >= _line(below)):
+        fix = ("an image whose runtime library runs on it, or an AMI with an older driver" if below and
+               _line(have) >= _line(below) else "an AMI with a newer driver, or an image built for this one")
+        return Finding("config", f"runtime/driver mismatch: Neuron driver {have} on the host; the image's Neuron "
+                                 f"runtime library {runtime} runs with drivers {window} (Neuron's runtime release "
+                                 f"notes: nrt_init() fails otherwise). Not a hardware fault: use {fix}")
+    return f"Neuron driver: {have} (runtime {runtime} runs with drivers {window})"
+
+
 def _int(env: Mapping[str, str], name: str) -> int | None:
     raw = env.get(name, "")
     return int(raw) if raw.isdigit() else None
@@ -148,13 +182,11 @@ def check(env: Mapping[str, str], root: Path, runner: Runner = _run,
     errors = ecc_errors(root)
     if errors:
         findings.append(Finding("hardware", "uncorrected ECC errors: " + ", ".join(errors)))
-    wanted = env.get("NEURONFLEET_MIN_DRIVER", "")
-    have = driver_version(root)
-    if wanted and have and _version(have) < _version(wanted):
-        findings.append(Finding("config", f"Neuron driver {have} on the host; the image needs {wanted} or later: "
-                                          "use a newer AMI"))
-    elif wanted:
-        passed.append(f"Neuron driver: {have or 'unknown (sys/module/neuron/version unreadable)'}")
+    driver = driver_finding(env, root)
+    if isinstance(driver, Finding):
+        findings.append(driver)
+    elif driver:
+        passed.append(driver)
     if not any(f.kind == "hardware" for f in findings):
         result = collective_check(env, runner, which)
         if isinstance(result, Finding):
@@ -165,9 +197,11 @@ def check(env: Mapping[str, str], root: Path, runner: Runner = _run,
 
 
 def exit_code(findings: Sequence[Finding]) -> int:
-    if any(f.kind == "hardware" for f in findings):
-        return EXIT_HARDWARE_FAULT
-    return EXIT_CONFIG if findings else EXIT_OK
+    """A configuration finding wins over a hardware one: retrying on another host cannot fix the configuration
+    (a runtime/driver mismatch fails on every host of the AMI), so the job must not spend its attempts."""
+    if any(f.kind == "config" for f in findings):
+        return EXIT_CONFIG
+    return EXIT_HARDWARE_FAULT if findings else EXIT_OK
 
 
 def run(env: Mapping[str, str] | None = None, runner: Runner = _run,
@@ -184,6 +218,9 @@ def run(env: Mapping[str, str] | None = None, runner: Runner = _run,
     if code == EXIT_HARDWARE_FAULT:
         print(f"neuronfleet health gate [{host}]: hardware fault: exit {code} (the job's retry strategy retries it)",
               file=sys.stderr, flush=True)
+    elif code == EXIT_CONFIG:
+        print(f"neuronfleet health gate [{host}]: configuration error: exit {code} (not retried: another attempt "
+              "would fail the same way)", file=sys.stderr, flush=True)
     return code
 
 

@@ -1,45 +1,74 @@
 #!/usr/bin/env python3
 """neuronfleet NeuronCore utilisation publisher (Python standard library only; runs on every Neuron host).
 
-    neuron-monitor | python3 /opt/neuronfleet/utilisation.py --namespace NeuronFleet/Neuron --region us-east-2 \
-        --cores 64
+    /opt/aws/neuron/bin/neuron-monitor | python3 /opt/neuronfleet/utilisation.py \
+        --namespace NeuronFleet/Neuron --region us-east-2 --cores 64
 
 Reads neuron-monitor's JSON reports (one complete JSON document per line on stdin), averages NeuronCore
-utilisation over each ``--period`` (60 s) and publishes one datapoint per period with the AWS CLI
-(``aws cloudwatch put-metric-data``). The metric is the kit's own, defined here and documented in
-neuronfleet.lambdas.namespaces:
+utilisation over each ``--period`` (60 s) and publishes one datapoint per period to CloudWatch with
+``PutMetricData``, signed with Signature Version 4 by the instance role's credentials from IMDSv2: no AWS CLI, no
+boto3, no CloudWatch agent (the ECS-optimized Neuron AMI is built on AL2023 minimal and installs none of them; see
+the README, "NeuronCore utilisation"). The metric is the kit's own, documented in neuronfleet.lambdas.namespaces:
 
   namespace   NeuronFleet/Neuron (``--namespace``)
   metric      NeuronCoreUtilization, unit Percent, 0-100
-  dimensions  InstanceId (neuron-monitor's instance_data.instance_id); the waste detector scopes it to a fleet
+  dimensions  InstanceId (the report's ``instance_info.instance_id``); the waste detector scopes it to a fleet
               through the instances' ``neuronfleet:fleet`` tag
-  value       the sum of every in-use NeuronCore's utilisation over the host's NeuronCores (``--cores``), so idle
-              cores count as 0; a report with no Neuron runtime running is 0 % (an idle host), never a gap.
+  value       the sum of every in-use NeuronCore's utilisation over the host's NeuronCores (the report's
+              ``neuron_hardware_info``: devices x cores per device; ``--cores`` when it has none), so idle cores
+              count as 0; a report with no Neuron runtime running is 0 % (an idle host), never a gap.
 
 A gap therefore means the publisher or neuron-monitor is not running: the waste detector reports a running
 instance with no datapoints as its own signal ("silent"), never as idle or as fine.
 
-The JSON format (source: Neuron's "Neuron Monitor User Guide", aws-neuron/aws-neuron-sdk
-neuron-guide/neuron-tools/neuron-monitor-user-guide.rst, "The JSON output format" and "neuroncore_counters",
-read 2026-11-22): ``neuron_runtime_data[].report.neuroncore_counters.neuroncores_in_use`` maps a NeuronCore index to
+The report format (source: Neuron's "Neuron Monitor User Guide", aws-neuron/aws-neuron-sdk
+tools/neuron-sys-tools/neuron-monitor-user-guide.rst at 81ce03ae (2026-08-21), "The JSON output format",
+"instance_info", "neuron_hardware_info", "neuroncore_counters"; read 2026-11-23; its examples are copied verbatim
+in tests/data/neuron_monitor): ``instance_info`` ("always present in the output") names the instance in
+``instance_id``; ``neuron_runtime_data[].report.neuroncore_counters.neuroncores_in_use`` maps a NeuronCore index to
 ``{"neuroncore_utilization": <percent during the captured period>, ...}`` for the cores active when the data was
-captured; ``neuron_runtime_data[].error`` and each metric group's ``error`` carry collection errors;
-``instance_data.instance_id`` names the instance. Neuron's Prometheus companion exports the same figure as
-``neuroncore_utilization_ratio`` (0-1); the kit publishes percent.
+captured; ``neuron_runtime_data[].error`` and each group's ``error`` carry collection errors. (Neuron 1.x's guide
+named the host ``instance_data``; no 2.x report does.)
+
+Sending (CloudWatch's JSON protocol, which botocore's cloudwatch service model lists among its ``protocols``:
+``X-Amz-Target: GraniteServiceVersion20100801.PutMetricData``, ``application/x-amz-json-1.0``): a datapoint that
+cannot be sent (throttled after the retries, network down, 5xx, no credentials) stays queued and goes with the
+next period's request; the queue keeps the newest ``MAX_PENDING`` (60: an hour) and drops older ones with a log
+line. Expired or rejected credentials are fetched again from IMDSv2 and the request retried once.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import hashlib
+import hmac
 import json
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 METRIC = "NeuronCoreUtilization"
 UNIT = "Percent"
+SERVICE = "monitoring"
+"""CloudWatch's endpoint prefix and SigV4 signing name (botocore cloudwatch service-2.json ``endpointPrefix``)."""
+TARGET = "GraniteServiceVersion20100801.PutMetricData"
+"""botocore cloudwatch service-2.json: ``targetPrefix`` + operation (JSON protocol, ``jsonVersion`` 1.0)."""
+CONTENT_TYPE = "application/x-amz-json-1.0"
+IMDS = "http://169.254.169.254"
+MAX_PENDING = 60
+"""Datapoints kept while CloudWatch cannot be reached (one a period: an hour); older ones are dropped and logged.
+PutMetricData takes up to 1,000 datapoints a request and timestamps up to two weeks old."""
+RETRIES = 3
+REFRESH_BEFORE_S = 300
+"""Credentials are fetched again this long before their ``Expiration`` (IMDS rotates them well before)."""
+
+
+# ------------------------------------------------------------------------------------------- reports
 
 
 @dataclass(frozen=True)
@@ -50,11 +79,22 @@ class Sample:
     errors: tuple[str, ...] = ()
 
 
-def sample(report: dict, cores: int) -> Sample | None:
+def host_cores(report: Mapping, default: int) -> int:
+    """The host's NeuronCores as the report's ``neuron_hardware_info`` states them (devices x cores per device, at
+    the current logical NeuronCore configuration); ``default`` when it has none or an error."""
+    hw = report.get("neuron_hardware_info") or {}
+    devices, per_device = hw.get("neuron_device_count"), hw.get("neuroncore_per_device_count")
+    if not hw.get("error") and isinstance(devices, int) and isinstance(per_device, int) and devices * per_device > 0:
+        return devices * per_device
+    return default
+
+
+def sample(report: Mapping, cores: int) -> Sample | None:
     """One neuron-monitor report as a host-wide utilisation sample; None when the report names no instance."""
-    instance = (report.get("instance_data") or {}).get("instance_id") or ""
+    instance = (report.get("instance_info") or {}).get("instance_id") or ""
     if not instance:
         return None
+    cores = host_cores(report, cores)
     total, errors = 0.0, []
     seen: set[tuple[int, str]] = set()
     for i, runtime in enumerate(report.get("neuron_runtime_data") or []):
@@ -86,28 +126,242 @@ def reports(lines: Iterable[str], on_error: Callable[[str], None]) -> Iterator[d
 
 
 def datum(instance_id: str, values: list[float], at: float) -> dict:
+    """One PutMetricData datum (JSON protocol: the timestamp in epoch seconds, as botocore serialises it)."""
     return {"MetricName": METRIC, "Unit": UNIT, "Value": round(sum(values) / len(values), 3),
-            "Timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
-            "Dimensions": [{"Name": "InstanceId", "Value": instance_id}]}
+            "Timestamp": int(at), "Dimensions": [{"Name": "InstanceId", "Value": instance_id}]}
 
 
-def aws_cli_sender(namespace: str, region: str) -> Callable[[dict], None]:
-    def send(d: dict) -> None:
-        subprocess.run(["aws", "cloudwatch", "put-metric-data", "--region", region, "--namespace", namespace,
-                        "--metric-data", json.dumps([d])], check=True, capture_output=True, timeout=30)
-    return send
+# ------------------------------------------------------------------------------------ Signature V4
 
 
-def run(lines: Iterable[str], *, cores: int, period: float, send: Callable[[dict], None],
-        clock: Callable[[], float] = time.time, on_error: Callable[[str], None] = lambda m: print(m, file=sys.stderr)
-        ) -> int:
-    """Publish one averaged datapoint per ``period``; the number published."""
+@dataclass(frozen=True)
+class Credentials:
+    access_key: str
+    secret_key: str
+    token: str | None = None
+    expiration: float | None = None
+    """Epoch seconds; None: never expires (tests)."""
+
+
+def _hmac(key: bytes, msg: str) -> bytes:
+    return hmac.new(key, msg.encode(), hashlib.sha256).digest()
+
+
+def _uri_encode(text: str, safe: str = "-_.~") -> str:
+    return urllib.parse.quote(text, safe=safe)
+
+
+def canonical_request(method: str, url: str, headers: Mapping[str, str], body: bytes) -> tuple[str, str]:
+    """The SigV4 canonical request and its signed-header list (AWS "Create a canonical request"): path and query
+    URI-encoded, headers lower-cased, trimmed, sorted, values of a repeated header joined by commas."""
+    parts = urllib.parse.urlsplit(url)
+    path = _uri_encode(parts.path or "/", safe="-_.~/")
+    query = sorted((_uri_encode(k), _uri_encode(v))
+                   for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    merged: dict[str, list[str]] = {}
+    for name, value in headers.items():
+        merged.setdefault(name.strip().lower(), []).append(" ".join(str(value).split()))
+    signed = ";".join(sorted(merged))
+    canonical_headers = "".join(f"{k}:{','.join(merged[k])}\n" for k in sorted(merged))
+    text = "\n".join([method.upper(), path, "&".join(f"{k}={v}" for k, v in query), canonical_headers, signed,
+                      hashlib.sha256(body).hexdigest()])
+    return text, signed
+
+
+def authorization(method: str, url: str, headers: Mapping[str, str], body: bytes, creds: Credentials, region: str,
+                  service: str, amz_date: str) -> str:
+    """The ``Authorization`` header for a request whose headers already carry ``Host`` and ``X-Amz-Date``
+    (and ``X-Amz-Security-Token`` when the credentials have one)."""
+    creq, signed = canonical_request(method, url, headers, body)
+    scope = f"{amz_date[:8]}/{region}/{service}/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(creq.encode()).hexdigest()])
+    key = _hmac(_hmac(_hmac(_hmac(f"AWS4{creds.secret_key}".encode(), amz_date[:8]), region), service),
+                "aws4_request")
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return f"AWS4-HMAC-SHA256 Credential={creds.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
+
+
+def signed_headers(method: str, url: str, headers: Mapping[str, str], body: bytes, creds: Credentials, region: str,
+                   service: str, now: float) -> dict[str, str]:
+    """``headers`` plus Host, X-Amz-Date, the session token and Authorization."""
+    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    out = {**headers, "Host": urllib.parse.urlsplit(url).netloc, "X-Amz-Date": amz_date}
+    if creds.token:
+        out["X-Amz-Security-Token"] = creds.token
+    out["Authorization"] = authorization(method, url, out, body, creds, region, service, amz_date)
+    return out
+
+
+# ------------------------------------------------------------------------------------- transport
+
+
+class SendError(Exception):
+    """A request that did not succeed; ``retryable``: throttling, 5xx or the network; ``auth``: credentials."""
+
+    def __init__(self, message: str, *, retryable: bool = False, auth: bool = False) -> None:
+        super().__init__(message)
+        self.retryable, self.auth = retryable, auth
+
+
+Http = Callable[[str, str, Mapping[str, str], bytes | None, float], tuple[int, bytes]]
+"""(method, url, headers, body, timeout) -> (status, body); raises OSError when no response came."""
+
+
+def urllib_http(method: str, url: str, headers: Mapping[str, str], body: bytes | None, timeout: float
+                ) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+class ImdsCredentials:
+    """The instance role's credentials from IMDSv2 (a session token first, then the role's credentials), cached
+    until ``REFRESH_BEFORE_S`` before they expire, or until :meth:`refresh` (a request rejected them)."""
+
+    def __init__(self, http: Http = urllib_http, clock: Callable[[], float] = time.time, base: str = IMDS) -> None:
+        self.http, self.clock, self.base = http, clock, base
+        self._creds: Credentials | None = None
+
+    def _get(self, path: str, token: str) -> bytes:
+        status, body = self.http("GET", self.base + path, {"X-aws-ec2-metadata-token": token}, None, 2)
+        if status != 200:
+            raise SendError(f"IMDS {path}: HTTP {status}", retryable=True)
+        return body
+
+    def fetch(self) -> Credentials:
+        status, token = self.http("PUT", self.base + "/latest/api/token",
+                                  {"X-aws-ec2-metadata-token-ttl-seconds": "21600"}, None, 2)
+        if status != 200:
+            raise SendError(f"IMDSv2 token: HTTP {status}", retryable=True)
+        base = "/latest/meta-data/iam/security-credentials/"
+        role = self._get(base, token.decode()).decode().split()[0]
+        raw = json.loads(self._get(base + role, token.decode()))
+        if raw.get("Code", "Success") != "Success":
+            raise SendError(f"IMDS credentials for {role}: {raw.get('Code')}", retryable=True)
+        expires = dt.datetime.fromisoformat(raw["Expiration"].replace("Z", "+00:00")).timestamp()
+        return Credentials(raw["AccessKeyId"], raw["SecretAccessKey"], raw.get("Token"), expires)
+
+    def get(self) -> Credentials:
+        c = self._creds
+        if c is None or (c.expiration is not None and self.clock() >= c.expiration - REFRESH_BEFORE_S):
+            self._creds = c = self.fetch()
+        return c
+
+    def refresh(self) -> Credentials:
+        self._creds = None
+        return self.get()
+
+
+def endpoint(region: str) -> str:
+    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"https://{SERVICE}.{region}.{suffix}/"
+
+
+AUTH_ERRORS = ("ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId", "UnrecognizedClientException",
+               "InvalidSignatureException", "SignatureDoesNotMatch", "IncompleteSignature")
+THROTTLING = ("Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException")
+
+
+def _error_code(status: int, body: bytes) -> str:
+    try:
+        raw = json.loads(body or b"{}")
+    except ValueError:
+        raw = {}
+    code = str(raw.get("__type") or raw.get("code") or raw.get("Code") or f"HTTP {status}")
+    return code.rsplit("#", 1)[-1]
+
+
+class CloudWatchSender:
+    """PutMetricData over CloudWatch's JSON protocol, signed with SigV4 (standard library only)."""
+
+    def __init__(self, namespace: str, region: str, *, credentials: ImdsCredentials | None = None,
+                 http: Http = urllib_http, url: str | None = None, clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.namespace, self.region, self.http, self.clock, self.sleep = namespace, region, http, clock, sleep
+        self.url = url or endpoint(region)
+        self.credentials = credentials or ImdsCredentials(http=http, clock=clock)
+
+    def request(self, data: list[dict], creds: Credentials) -> tuple[dict[str, str], bytes]:
+        body = json.dumps({"Namespace": self.namespace, "MetricData": data}).encode()
+        headers = {"Content-Type": CONTENT_TYPE, "X-Amz-Target": TARGET, "x-amzn-query-mode": "true"}
+        return signed_headers("POST", self.url, headers, body, creds, self.region, SERVICE, self.clock()), body
+
+    def _once(self, data: list[dict], creds: Credentials) -> None:
+        headers, body = self.request(data, creds)
+        try:
+            status, answer = self.http("POST", self.url, headers, body, 30)
+        except OSError as exc:
+            raise SendError(f"PutMetricData: {exc}", retryable=True) from exc
+        if status == 200:
+            return
+        code = _error_code(status, answer)
+        raise SendError(f"PutMetricData: HTTP {status} {code}", auth=code in AUTH_ERRORS or status == 403,
+                        retryable=code in THROTTLING or status in (429,) or status >= 500)
+
+    def __call__(self, data: list[dict]) -> None:
+        refreshed = False
+        creds = self.credentials.get()
+        for attempt in range(RETRIES):
+            try:
+                self._once(data, creds)
+                return
+            except SendError as exc:
+                if exc.auth and not refreshed:
+                    creds, refreshed = self.credentials.refresh(), True
+                    continue
+                if not exc.retryable or attempt == RETRIES - 1:
+                    raise
+                self.sleep(min(2 ** attempt, 10))
+        raise SendError("PutMetricData: credentials refreshed but still rejected", auth=True)
+
+
+# -------------------------------------------------------------------------------------------- loop
+
+
+class Publisher:
+    """Queues datapoints and sends every queued one with each new period (oldest first); a failed send keeps
+    them for the next period, up to ``max_pending``."""
+
+    def __init__(self, send: Callable[[list[dict]], None], on_error: Callable[[str], None],
+                 max_pending: int = MAX_PENDING) -> None:
+        self.send, self.on_error, self.max_pending = send, on_error, max_pending
+        self.pending: list[dict] = []
+        self.sent = 0
+        self.dropped = 0
+
+    def publish(self, d: dict | None = None) -> None:
+        if d is not None:
+            self.pending.append(d)
+        if len(self.pending) > self.max_pending:
+            lost = len(self.pending) - self.max_pending
+            self.dropped += lost
+            self.pending = self.pending[lost:]
+            self.on_error(f"dropped {lost} datapoint(s) older than the last {self.max_pending} unsent")
+        if not self.pending:
+            return
+        try:
+            self.send(list(self.pending))
+        except (SendError, OSError, ValueError) as exc:
+            self.on_error(f"{exc}: {len(self.pending)} datapoint(s) kept for the next period")
+            return
+        self.sent += len(self.pending)
+        self.pending = []
+
+
+def run(lines: Iterable[str], *, cores: int, period: float, send: Callable[[list[dict]], None],
+        clock: Callable[[], float] = time.time, on_error: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+        max_pending: int = MAX_PENDING) -> Publisher:
+    """Publish one averaged datapoint per ``period``; returns the publisher (``sent``, ``pending``, ``dropped``)."""
+    publisher = Publisher(send, on_error, max_pending)
     window: list[float] = []
-    instance, started, sent = "", clock(), 0
+    instance, started = "", clock()
     for report in reports(lines, on_error):
         s = sample(report, cores)
         if s is None:
-            on_error("report without instance_data.instance_id: skipped")
+            on_error("report without instance_info.instance_id: skipped")
             continue
         for e in s.errors:
             on_error(e)
@@ -115,26 +369,25 @@ def run(lines: Iterable[str], *, cores: int, period: float, send: Callable[[dict
         window.append(s.percent)
         now = clock()
         if now - started >= period:
-            try:
-                send(datum(instance, window, now))
-                sent += 1
-            except (subprocess.SubprocessError, OSError) as exc:
-                on_error(f"put-metric-data failed: {exc}")
+            publisher.publish(datum(instance, window, now))
             window, started = [], now
     if window and instance:
-        send(datum(instance, window, clock()))
-        sent += 1
-    return sent
+        publisher.publish(datum(instance, window, clock()))
+    elif publisher.pending:
+        publisher.publish()
+    return publisher
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="neuron-monitor JSON on stdin -> CloudWatch NeuronCoreUtilization")
     p.add_argument("--namespace", required=True)
     p.add_argument("--region", required=True)
-    p.add_argument("--cores", type=int, required=True, help="the host's NeuronCores (logical at its LNC)")
+    p.add_argument("--cores", type=int, required=True,
+                   help="the host's NeuronCores (logical at its LNC), when a report has no neuron_hardware_info")
     p.add_argument("--period", type=float, default=60.0)
+    p.add_argument("--endpoint", default=None, help="CloudWatch endpoint URL (default: the region's)")
     a = p.parse_args(argv)
-    run(sys.stdin, cores=a.cores, period=a.period, send=aws_cli_sender(a.namespace, a.region))
+    run(sys.stdin, cores=a.cores, period=a.period, send=CloudWatchSender(a.namespace, a.region, url=a.endpoint))
     return 0
 
 
