@@ -157,6 +157,14 @@ _SPECS: tuple[InstanceSpec, ...] = (
     InstanceSpec(instance_type="trn1n.32xlarge", family=_T, accelerator_name="Trainium", accelerators=16,
                  neuron_cores=32, accelerator_memory_gib=512, instance_storage_gb=7600, vcpus=128, memory_gib=512,
                  network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=1600.0, price=_p(24.78)),
+    # trn2.3xlarge: one Trainium2 chip (8 NeuronCores; 4 logical at the default LNC=2). NetworkPerformance
+    # "200 Gigabit" while its one card lists 50 Gbps (moto's copy of DescribeInstanceTypes, read 2026-11-23): the
+    # catalog carries the instance figure, tests/unit/test_catalog.py pins the card's. No AWS price read: unsourced.
+    InstanceSpec(instance_type="trn2.3xlarge", family=_T, accelerator_name="Trainium2", accelerators=1,
+                 neuron_cores=8, accelerator_memory_gib=96, instance_storage_gb=470, vcpus=12, memory_gib=128,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=200.0,
+                 price=Price(usd_per_hour=2.235, as_of=date(2026, 11, 23), region="unknown",
+                             source="unsourced: a third-party benchmark note's figure")),
     # Trainium2: 96 GiB of HBM per chip (1.5 TiB per instance), as AWS's Trn2 product page states.
     # DescribeInstanceTypes reports 512 GiB per device; tests/unit/test_catalog.py pins that discrepancy.
     InstanceSpec(instance_type="trn2.48xlarge", family=_T, accelerator_name="Trainium2", accelerators=16,
@@ -166,14 +174,6 @@ _SPECS: tuple[InstanceSpec, ...] = (
                  neuron_cores=128, accelerator_memory_gib=1536, instance_storage_gb=7600, vcpus=192, memory_gib=2048,
                  network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(44.7013, _CB),
                  ultraserver_size=4, capacity_block_only=True),
-    # trn2.3xlarge: one Trainium2 chip (8 NeuronCores; 4 logical at the default LNC=2). NetworkPerformance
-    # "200 Gigabit" while its one card lists 50 Gbps (moto's copy of DescribeInstanceTypes, read 2026-11-23): the
-    # catalog carries the instance figure, tests/unit/test_catalog.py pins the card's. No AWS price read: unsourced.
-    InstanceSpec(instance_type="trn2.3xlarge", family=_T, accelerator_name="Trainium2", accelerators=1,
-                 neuron_cores=8, accelerator_memory_gib=96, instance_storage_gb=470, vcpus=12, memory_gib=128,
-                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=200.0,
-                 price=Price(usd_per_hour=2.235, as_of=date(2026, 11, 23), region="unknown",
-                             source="unsourced: a third-party benchmark note's figure")),
     # Inferentia2 (inference; no EFA)
     InstanceSpec(instance_type="inf2.xlarge", family=_I, accelerator_name="Inferentia2", accelerators=1,
                  neuron_cores=2, accelerator_memory_gib=32, instance_storage_gb=0, vcpus=4, memory_gib=16,

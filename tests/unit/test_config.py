@@ -92,7 +92,7 @@ def test_the_base_document_is_valid() -> None:
         ({"training_clusters": "train"}, "training_clusters: got 'train'; allowed: a list"),
         ({"training_clusters__0__instance_type": "trn3.48xlarge"},
          "training_clusters[0].instance_type: got 'trn3.48xlarge'; allowed: 'trn1.2xlarge', 'trn1.32xlarge', "
-         "'trn1n.32xlarge', 'trn2.48xlarge' or 'trn2u.48xlarge'"),
+         "'trn1n.32xlarge', 'trn2.3xlarge', 'trn2.48xlarge' or 'trn2u.48xlarge'"),
         ({"training_clusters__0__instance_type": "p5.48xlarge"},
          "training_clusters[0].instance_type: got 'p5.48xlarge'; allowed: 'trn1.2xlarge'"),
         ({"training_clusters__0__instance_type": "trn2u.48xlarge", "training_clusters__0__count": 6,
