@@ -160,6 +160,25 @@ def test_type_not_offered_in_the_region() -> None:
     assert yaml == [p.under("training_clusters[0]") for p in python]
 
 
+@pytest.mark.parametrize("changes", [
+    # an explicit image whose runtime library (2.32) cannot run on the pinned ECS Neuron AMI's driver (2.30 line)
+    {"training_image": "pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"},
+    # a custom image whose declared SDK (2.29.1: runtime 2.31) cannot either
+    {"training_image": "111111111111.dkr.ecr.us-east-2.amazonaws.com/team/train:v7", "training_image_sdk": "2.29.1"},
+    # trn1 with no image: its default (the last pytorch-training-neuronx) cannot, and no published image can
+    {"instance_type": "trn1.32xlarge", "count": 1},
+])
+def test_an_image_whose_runtime_cannot_run_on_the_amis_driver(changes) -> None:
+    settings = TrainiumClusterSettings(**{**without_name(CLUSTER), **changes})
+    s = stack("us-east-2")
+    net = FleetNetwork(s, "N", settings=NetworkSettings(**NETWORK))
+    python = from_python(lambda: TrainiumCluster(s, "C", vpc=net.vpc, subnet=net.training_subnet, settings=settings))
+    yaml = from_fleet("training_clusters[0]", changes)
+    assert yaml == [p.under("training_clusters[0]") for p in python]
+    (problem,) = python
+    assert problem.path == "training_image" and "runs on Neuron driver 2.30" in problem.allowed
+
+
 def test_emails_and_fleet_name_read_the_same() -> None:
     python = from_python(lambda: FleetAlerts(stack(), "A", emails=["not-an-email"]))
     doc = copy.deepcopy(BASE) | {"notification_emails": ["not-an-email"]}
