@@ -28,8 +28,10 @@ CASES: dict[str, dict[str, Any]] = {
                                                         "111111111111:group/blocks", availability_zone="us-east-2b")},
     "trn1": {"instance_type": "trn1.32xlarge", "count": 4,
              "capacity": Capacity.odcr(reservation_id="cr-0123456789abcdef0"), **TRN1_OWN},
-    "trn1n-block": {"instance_type": "trn1n.32xlarge", "count": 2, **TRN1_OWN,
-                    "capacity": Capacity.capacity_block(reservation_id="cr-0fedcba9876543210")},
+    "trn1n": {"instance_type": "trn1n.32xlarge", "count": 2, **TRN1_OWN},
+    # a Capacity Block by reservation id, on a type EC2 sells them for (not trn1n: data/capacity_blocks.json)
+    "trn2-block": {"instance_type": "trn2.48xlarge", "count": 2,
+                   "capacity": Capacity.capacity_block(reservation_id="cr-0fedcba9876543210")},
     # the user's own AMI: its driver is not known at synth, so the default (sdk2.30.0) image is not refused there;
     # the health gate checks it on the host
     "trn1-own-ami": {"instance_type": "trn1.32xlarge", "count": 1, "ami": AmiSettings.pinned(OWN_AMI)},
@@ -134,7 +136,7 @@ def test_capacity_block_by_resource_group_has_market_type_and_no_placement_group
 
 
 def test_capacity_block_by_reservation_id(templates) -> None:
-    data = _lt_data(templates["trn1n-block"])
+    data = _lt_data(templates["trn2-block"])
     assert data["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
     assert data["CapacityReservationSpecification"]["CapacityReservationTarget"] == {
         "CapacityReservationId": "cr-0fedcba9876543210"}
@@ -610,7 +612,8 @@ def test_the_training_stack_refuses_an_isolated_network_without_aws_endpoints() 
 
 
 @pytest.mark.parametrize(("name", "capacity"), [("trn2", "on-demand"), ("trn2u-block", "capacity-block"),
-                                                ("trn1", "odcr"), ("trn1n-block", "capacity-block")])
+                                                ("trn1", "odcr"), ("trn2-block", "capacity-block"),
+                                                ("trn1n", "on-demand")])
 def test_instances_carry_the_capacity_their_launch_template_targets(templates, name: str, capacity: str) -> None:
     """The waste detector's off-reservation signal reads this tag off the instances (the guard on Batch honouring
     the launch template's market options, which its user guide lists among the settings it ignores)."""
