@@ -1,7 +1,8 @@
 """Cloud assemblies deployed through moto's CloudFormation API with neuronfleet.offline, as a user of the wheel does.
 
 A tiny app synthesised here (an environment-agnostic stack and a Stage's stack for another account) shows where
-stacks go, what is refused and that nothing is printed; config/dev.yaml and config/prod.yaml show the whole fleet.
+stacks go, what is refused and that nothing is printed; config/dev.yaml and config/prod.yaml show the whole fleet,
+config/org.yaml a fleet whose CUR 2.0 export stack is in us-east-1 and the rest in us-west-2.
 
 moto's gaps are handled by neuronfleet.offline and reported; these tests pin the reports, so a new gap (or a gap
 moto closes) shows up here. Each type moto skips is covered by template tests:
@@ -12,7 +13,8 @@ moto closes) shows up here. Each type moto skips is covered by template tests:
   AWS::S3::BucketPolicy -> test_training.test_storage_bucket_and_lustre; AWS::SNS::TopicPolicy ->
   test_cost_stack.test_alerts_topic_lets_budgets_publish; AWS::EC2::SecurityGroupEgress ->
   test_training.test_efa_security_group_allows_itself_and_nothing_from_the_internet; multinode job
-  definitions -> test_training.test_batch_compute_environment_queue_and_mnp_job_definition.
+  definitions -> test_training.test_batch_compute_environment_queue_and_mnp_job_definition;
+  AWS::BCMDataExports::Export, AWS::Glue::*, AWS::Athena::* -> test_cur.
 """
 
 from __future__ import annotations
