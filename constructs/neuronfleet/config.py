@@ -19,6 +19,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from . import rules
 from .catalog import CATALOG, InstanceCatalog, Price
+from .neuron import parse_image
 from .prices import sagemaker_types
 from .problems import InvalidSettings, Problem, render
 from .settings import (
@@ -146,6 +147,15 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
                 yield Problem(at, hub, "unset when network.nat_gateways is 0: the endpoint's subnets cannot reach "
                               "the model hub; package the model to S3 (model_data_url) or give the network a NAT "
                               "gateway")
+    if not fleet.network.has_egress:
+        for i, c in enumerate(fleet.training_clusters):
+            ref = parse_image(c.image)
+            if not (ref.dlc or (ref.ecr_account_region or ("", ""))[1] == fleet.region):
+                yield Problem(f"training_clusters[{i}].training_image", c.training_image, (
+                    f"an image in an ECR repository of {fleet.region} (or an AWS DLC) when network.nat_gateways is 0: "
+                    f"{c.image}" + (" (the default for " + c.instance_type + ")" if c.training_image is None else "")
+                    + " is pulled from outside the region's private ECR, which isolated subnets reach only through "
+                    "the ECR interface endpoints; copy it into your ECR, or give the network a NAT gateway"))
     if fleet.fallback.enabled:
         yield from (p.under("fallback") for p in fleet.fallback.region_problems(fleet.region))
     batch_users = [part for part, used in (("training clusters", fleet.training_clusters),

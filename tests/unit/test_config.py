@@ -236,3 +236,23 @@ def test_capacity_blocks_where_ec2_sells_them_are_accepted() -> None:
                                      network__training_az="ap-south-2a", training_clusters__0__instance_type="trn2.3xlarge",
                                      training_clusters__0__capacity=block, endpoints=[]))
     assert small.training_clusters[0].logical_cores == 4
+
+
+def test_isolated_subnets_take_only_training_images_their_ecr_endpoints_reach() -> None:
+    """With no NAT gateway, a training image must come from the region's private ECR (or an AWS DLC): the default
+    for trn2 (ECR Public) and an image in another region's ECR are refused; the region's own ECR is accepted."""
+    isolated = {"network__nat_gateways": 0, "network__interface_endpoints": True, "endpoints": []}
+    found = problems(with_changes(**isolated))
+    assert len(found) == 1 and found[0].startswith(
+        "training_clusters[0].training_image: got None; allowed: an image in an ECR repository of us-east-2 (or an "
+        "AWS DLC) when network.nat_gateways is 0: public.ecr.aws/neuron/")
+    assert "(the default for trn2.48xlarge)" in found[0] and "give the network a NAT gateway" in found[0]
+    other_region = "111111111111.dkr.ecr.us-west-2.amazonaws.com/team/train:torchneuron-2.14-sdk2.33.0"
+    (problem,) = problems(with_changes(**isolated, training_clusters__0__training_image=other_region,
+                                       training_clusters__0__training_image_sdk="2.33.0"))
+    assert problem.startswith("training_clusters[0].training_image: got '111111111111.dkr.ecr.us-west-2.")
+    assert "allowed: an image in an ECR repository of us-east-2" in problem
+    own = other_region.replace("us-west-2", "us-east-2")
+    fleet = parse_fleet(with_changes(**isolated, training_clusters__0__training_image=own,
+                                     training_clusters__0__training_image_sdk="2.33.0"))
+    assert fleet.training_clusters[0].image == own
