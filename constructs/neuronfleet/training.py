@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import gzip
 
-from aws_cdk import Annotations, ArnFormat, Duration, RemovalPolicy, Size, Stack, Token
+from aws_cdk import Acknowledgment, Annotations, ArnFormat, Duration, RemovalPolicy, Size, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -290,6 +290,11 @@ class TrainiumCluster(Construct):
         )
         self.execution_role = container.execution_role
         self._grant_pull(self.execution_role, self.image_ref)
+        if self.image_ref.ecr_account_region:  # from_registry warns on an ECR URI; _grant_pull attached the policy
+            Validations.of(container).acknowledge(Acknowledgment(
+                id="Annotation::@aws-cdk/aws-ecs:ecrImageRequiresPolicy",
+                reason="the execution role may pull it: ecr:GetAuthorizationToken and the image actions on its own "
+                       "repository (TrainiumCluster._grant_pull)"))
         _acknowledge_execution_role(container.execution_role)
         return batch.MultiNodeJobDefinition(
             self, "JobDefinition", main_node=0, propagate_tags=True,

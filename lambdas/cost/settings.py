@@ -257,7 +257,9 @@ each catalog price: per type, it alone outgrew the report's 4 KB environment).""
 def _pack_prices(prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The price table in less room (Lambda environments hold 4 KB in all): each distinct provenance (source, as_of,
     region, sourced) once in the list under ``"*"``, each type with its price and the index ``"p"`` of its
-    provenance (none for the first). :func:`_prices` reads this, the older single-object ``"*"`` and the plain form."""
+    provenance (none for the first); a type with nothing but its price is written as the price alone (``"1.34"``)
+    or the price and its index (``["2.2", 1]``). :func:`_prices` reads these, the older single-object ``"*"`` and
+    the plain form."""
     profiles: list[dict[str, Any]] = []
     packed: dict[str, Any] = {"*": profiles}
     for t, p in prices.items():
@@ -265,7 +267,11 @@ def _pack_prices(prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         if profile not in profiles:
             profiles.append(profile)
         index = profiles.index(profile)
-        packed[t] = {k: v for k, v in p.items() if k not in _PROVENANCE} | ({"p": index} if index else {})
+        rest = {k: v for k, v in p.items() if k not in _PROVENANCE}
+        if set(rest) == {"usd_per_hour"}:
+            packed[t] = [str(rest["usd_per_hour"]), index] if index else str(rest["usd_per_hour"])
+        else:
+            packed[t] = rest | ({"p": index} if index else {})
     return packed
 
 
@@ -281,6 +287,10 @@ def _prices(doc: Any) -> dict[str, dict[str, str]]:
         if instance_type == "*":
             continue
         price = given
+        if isinstance(given, str):
+            given = {"usd_per_hour": given}
+        elif isinstance(given, list) and len(given) == 2 and isinstance(given[0], str):
+            given = {"usd_per_hour": given[0], "p": given[1]}
         if isinstance(given, dict):
             index = given.get("p", 0)
             if not isinstance(index, int) or not 0 <= index < len(profiles):

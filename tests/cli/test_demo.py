@@ -27,7 +27,9 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
         assert re.search(rf"^    nf-dev-{stack} +CREATE_COMPLETE ", out, re.M)
     assert "5 stacks" in out
     assert "deployed into account 111111111111, us-east-2\n" in out  # config/dev.yaml's account and region
-    assert "stand-ins for moto's gaps: 8 (neuronfleet.offline, server side)" in out
+    assert "stand-ins for moto's gaps: 7 (neuronfleet.offline, server side)" in out
+    # the compute environment names its security group: moto's launch-template-groups stand-in is no longer needed
+    assert "security groups" not in out.split("stand-ins for moto's gaps")[1].split("moto's warnings")[0]
     assert "created with the template's EndpointName" in out
     assert "given them from its template after ExecuteChangeSet" in out
     # moto's warnings are counted in the result, never printed

@@ -220,7 +220,8 @@ def _net() -> tuple[cdk.Stack, FleetNetwork]:
 def test_failover_refuses_an_endpoint_without_a_live_gpu_variant() -> None:
     stack, net = _net()
     endpoint = NeuronEndpoint(stack, "Solo", vpc=net.vpc,
-                              settings=EndpointSettings(instance_type="ml.inf2.xlarge", hf_model_id="o/m"))
+                              settings=EndpointSettings(instance_type="ml.inf2.xlarge", hf_model_id="o/m",
+                                                        allow_non_cached_model=False))
     topic = cdk.aws_sns.Topic(stack, "T")
     with pytest.raises(ValueError, match=r"without a live 'gpu' variant cannot fail over: Solo"):
         EndpointFailover(stack, "F", endpoints=[endpoint], topic=topic)

@@ -81,7 +81,7 @@ def test_templates_keep_every_endpoint_in_its_stack_when_one_is_inserted_in_the_
 
 def test_clusters_launch_in_the_az_of_their_capacity(tmp_path: Path) -> None:
     group = "arn:aws:resource-groups:us-east-2:111111111111:group/blocks-{}"
-    clusters = [{"name": f"c{az}", "instance_type": "trn1.32xlarge", "count": 2,
+    clusters = [{"name": f"c{az}", "instance_type": "trn2.48xlarge", "count": 2,
                  "capacity": {"type": "capacity-block", "availability_zone": f"us-east-2{az}",
                               "resource_group_arn": group.format(az)}} for az in "abc"]
     f = fleet(network={**DEV["network"], "availability_zones": ["us-east-2a", "us-east-2b", "us-east-2c"]},
@@ -113,7 +113,7 @@ def test_a_clusters_resources_do_not_grow_with_its_instances() -> None:
 
 
 def test_a_capacity_az_outside_the_network_is_refused() -> None:
-    clusters = [{"name": "c", "instance_type": "trn1.32xlarge", "count": 2,
+    clusters = [{"name": "c", "instance_type": "trn2.48xlarge", "count": 2,
                  "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0",
                               "availability_zone": "us-east-2c"}}]
     with pytest.raises(FleetConfigError, match=r"training_clusters\[0\]\.capacity\.availability_zone: got "
@@ -210,7 +210,7 @@ def test_a_capacity_az_outside_the_network_gets_the_same_message_from_the_constr
         net.training_subnet_for(Capacity.capacity_block(reservation_id="cr-0123456789abcdef0",
                                                         availability_zone="us-east-2c"))
     with pytest.raises(FleetConfigError) as refused:
-        fleet(training_clusters=[{"name": "c", "instance_type": "trn1.32xlarge", "count": 2, "capacity": {
+        fleet(training_clusters=[{"name": "c", "instance_type": "trn2.48xlarge", "count": 2, "capacity": {
             "type": "capacity-block", "reservation_id": "cr-0123456789abcdef0", "availability_zone": "us-east-2c"}}])
     (api,) = raised.value.problems
     (file,) = refused.value.problems
@@ -243,6 +243,7 @@ def test_a_fleet_of_100_endpoints_synthesises_with_its_cost_monitors() -> None:
     assert sum(r["Type"] == "AWS::SageMaker::Endpoint" for t in templates.values() for r in t["Resources"].values()) == 100
     assert [p for name, t in templates.items() for p in template_problems(name, t)] == []
     sizes = _function_environments(cost)
-    assert sizes["cost.report.handler"] < 2_500 and sizes["cost.waste.handler"] < 500, sizes
+    # the report's price table grows with the catalog (31 types), not with the fleet: a budget under Lambda's 4 KB
+    assert sizes["cost.report.handler"] < 3_000 and sizes["cost.waste.handler"] < 500, sizes
     assert "Fn::ImportValue" not in json.dumps(cost).replace('"Fn::ImportValue": "nf-rainier-alerts:', "")
     assert _function_environments(cost_template(1)[1]) == sizes  # the same for 1 endpoint as for 100

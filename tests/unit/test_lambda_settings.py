@@ -293,6 +293,8 @@ def test_the_price_table_packs_each_provenance_once_and_unpacks_to_itself() -> N
     assert _prices(packed) == table
     provenances = {tuple(p.get(k) for k in ("source", "as_of", "region", "sourced")) for p in table.values()}
     assert len(packed["*"]) == len(provenances) < len(table)
+    assert packed["trn1.32xlarge"] == table["trn1.32xlarge"]["usd_per_hour"]  # a price with the first provenance
+    assert any(isinstance(v, list) and v[1] > 0 for t, v in packed.items() if t != "*")  # [price, index]
     assert _prices({"*": {"source": "s", "as_of": "2026-01-01"}, "x.large": {"usd_per_hour": "1", "as_of": None}}) \
         == {"x.large": {"source": "s", "usd_per_hour": "1"}}
     with pytest.raises(ValueError, match='"p" must index'):
