@@ -17,6 +17,7 @@ from .catalog import (
     BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE,
     BATCH_LAUNCH_TEMPLATE_OVERRIDES,
     BATCH_UPDATE_TIMEOUT_MINUTES,
+    CFN_LINT_LAGS,
     InstanceSpec,
 )
 from .problems import InvalidSettings, Problem
@@ -100,6 +101,10 @@ def efa_launch_template(
         cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E3628"]}, "reason": (
             f"{spec.instance_type} is a real EC2 type (DescribeInstanceTypes, SupportedUsageClasses "
             "capacity-block/on-demand) sold only through Capacity Blocks, so cfn-lint's list lacks it")})
+    elif spec.instance_type in CFN_LINT_LAGS:
+        cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E3628"]}, "reason": (
+            f"{spec.instance_type} is offered by AWS's own data (DescribeInstanceTypes, instance-type offerings) "
+            "and missing from cfn-lint 1.58.0's per-region lists (neuronfleet.catalog.CFN_LINT_LAGS)")})
     return lt, interfaces
 
 

@@ -389,3 +389,19 @@ def test_org_gaps_are_the_cur_types_moto_lacks(org) -> None:
         skipped["nf-org-cost"])
     for env in ("444444444444/us-west-2", "444444444444/us-east-1"):
         assert BOOTSTRAP.format(env=env) in result.stand_ins
+
+
+# --- config/eval.yaml: the evaluation phase on trn2.3xlarge, in sa-east-1 ----------------------------------------
+
+
+def test_eval_deploys_a_single_chip_trn2_cluster_and_an_inf2_endpoint_in_sa_east_1(synth_fleet) -> None:
+    result, seen = _deploy(synth_fleet, "eval")
+    assert [(s.name, s.status, s.region) for s in result.stacks] == [
+        (f"nf-eval-{part}", "CREATE_COMPLETE", "sa-east-1") for part in
+        ("network", "alerts", "train-port", "inference", "cost")]
+    (lt,) = seen["launch_templates"]
+    assert lt["InstanceType"] == "trn2.3xlarge"
+    # one network card with one EFA (AWS's DescribeInstanceTypes): the primary ENA and an EFA-only interface
+    assert [(i["NetworkCardIndex"], i["DeviceIndex"], i.get("InterfaceType", "interface"))
+            for i in lt["NetworkInterfaces"]] == [(0, 0, "interface"), (0, 1, "efa-only")]
+    assert list(seen["endpoints"]) and seen["leaked"]["warnings"] == []

@@ -386,3 +386,27 @@ def test_capacity_block_data_names_its_sources() -> None:
     assert date.fromisoformat(raw["read"]) <= date.today()
     assert "moto 5.2.5" in raw["instance_blocks"]["source"] and raw["max_instances_per_block_source"]
     assert all(re.search(r"@ [0-9a-f]{40}", v["source"]) for v in raw["ultraserver_blocks"].values())
+
+
+def _cfn_lint_instance_types() -> set[str]:
+    import cfnlint
+
+    path = Path(cfnlint.__file__).parent / "data" / "schemas" / "extensions" / "aws_ec2_instance" / \
+        "instancetype_enum.json"
+    return {t for region in json.loads(path.read_text()).values() if isinstance(region, dict)
+            for t in region.get("enum", ())}
+
+
+def test_types_cfn_lint_lacks_are_exactly_the_ones_aws_offers_that_its_lists_miss() -> None:
+    """CFN_LINT_LAGS excuses E3628 on a launch template: each type in it must be one AWS's own data offers On-Demand
+    in some region and that no region of cfn-lint's lists has; a cfn-lint upgrade that adds one fails this."""
+    from neuronfleet.catalog import CFN_LINT_LAGS
+
+    listed = _cfn_lint_instance_types()
+    assert len(listed) > 500  # the lists were read, not an empty file
+    for t in CFN_LINT_LAGS:
+        assert "on-demand" in aws_types()[t]["SupportedUsageClasses"] and CATALOG.regions(t), t
+        assert t not in listed, f"cfn-lint now lists {t}: drop it from CFN_LINT_LAGS"
+    # and every other catalog type cfn-lint lacks is sold only through Capacity Blocks (its own exception)
+    assert {s.instance_type for s in CATALOG if s.instance_type not in listed and not s.capacity_block_only} \
+        == set(CFN_LINT_LAGS)
