@@ -34,24 +34,73 @@ def efa_security_group(scope: Construct, construct_id: str, *, vpc: ec2.IVpc, de
     return sg
 
 
+SESSION_MANAGER_ACTIONS = (
+    "ssm:UpdateInstanceInformation", "ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel")
+"""What the SSM Agent needs for Session Manager, and nothing else: AWS's own managed policy for Session-Manager-only
+instances, AWSCloud9SSMInstanceProfile, is exactly these five actions on ``*`` (AWS Managed Policy reference,
+https://docs.aws.amazon.com/aws-managed-policy/latest/reference/AWSCloud9SSMInstanceProfile.html, read 2026-11-23; the
+Systems Manager user guide's "Create an IAM instance profile for Session Manager" lists the same). They replace
+AmazonSSMManagedInstanceCore, which also gives ``ssm:GetParameter``/``ssm:GetParameters`` on every parameter of the
+account, documents, associations, inventory, patching and ec2messages (Run Command): none of which a Batch host of
+the kit uses (its AMI is resolved by CloudFormation at deploy, not on the host). ssmmessages and
+ssm:UpdateInstanceInformation have no resource-level permissions."""
+
+ECS_INSTANCE_POLICY = "service-role/AmazonEC2ContainerServiceforEC2Role"
+"""Kept: the ECS container agent's documented policy ("Amazon ECS container instance IAM role",
+https://docs.aws.amazon.com/AmazonECS/latest/developerguide/instance_IAM_role.html). It gives the agent's ECS calls,
+ec2:DescribeTags, ECR read (ecr:GetAuthorizationToken, BatchCheckLayerAvailability, GetDownloadUrlForLayer,
+BatchGetImage) on every repository and logs:CreateLogStream/PutLogEvents on every log group. AWS documents it as
+"the permissions needed to use the full Amazon ECS feature set" and offers it as a guide for a custom policy, but does
+not list which of them an agent that only runs AWS Batch jobs needs: the kit keeps it rather than guess, and keeps job
+code away from it instead (a job role, IMDS cut off: :data:`ECS_AGENT_CONFIG`)."""
+
+ECS_TASKS = "ecs-tasks.amazonaws.com"
+
+ECS_AGENT_CONFIG = {"ECS_AWSVPC_BLOCK_IMDS": "true"}
+"""Lines the host appends to /etc/ecs/ecs.config before the ECS agent starts (AWS Batch writes ECS_CLUSTER there the
+same way, in its own user-data part). Sources (read 2026-11-23):
+
+- AWS Batch runs multi-node parallel jobs on ECS-EC2 in ``awsvpc`` network mode and single-node jobs in ``host`` mode
+  (Batch user guide, "Networking modes for AWS Batch jobs",
+  https://docs.aws.amazon.com/batch/latest/userguide/networking-modes-jobs.html).
+- "To prevent containers in tasks that use the awsvpc network mode from accessing the credential information supplied
+  to the container instance profile (while still allowing the permissions that are provided by the task role), set
+  the ECS_AWSVPC_BLOCK_IMDS agent configuration variable to true" (ECS developer guide, "IAM roles for tasks";
+  awsdocs/amazon-ecs-developer-guide doc_source/task-iam-roles.md @ 02824f062cc5fb004314ee7a90b36533f7f77f80).
+- The job role's credentials reach the container through the agent's credential endpoint (169.254.170.2), not IMDS;
+  on the ECS-optimized AMIs ecs-init starts the agent with ECS_ENABLE_TASK_IAM_ROLE=true and
+  ECS_ENABLE_TASK_IAM_ROLE_NETWORK_HOST=true (aws/amazon-ecs-agent ecs-init/docker/docker.go @
+  5fd8fb6a192cc4dded97d83760f6ca17bbea69f7, ``getContainerConfig``), so nothing more is set for them.
+
+Host-mode containers (single-node Batch jobs, e.g. on the GPU pool) share the host's network namespace: neither this
+variable nor the hop limit keeps them from IMDS, so what they can reach is the instance role, which the kit keeps to
+what the ECS agent and Session Manager need."""
+
+
+def ecs_agent_config_commands() -> list[str]:
+    """Shell lines that write :data:`ECS_AGENT_CONFIG` to the agent's configuration file."""
+    return ["# ECS agent: containers of awsvpc (multi-node) jobs cannot reach the instance role through IMDS",
+            "mkdir -p /etc/ecs",
+            *(f"echo {key}={value} >> /etc/ecs/ecs.config" for key, value in ECS_AGENT_CONFIG.items())]
+
+
 def batch_instance_role(scope: Construct, construct_id: str, *, description: str,
                         metrics_namespace: str | None = None) -> tuple[iam.Role, iam.InstanceProfile]:
-    """Instance role and profile of AWS Batch container instances: Session Manager (no SSH key), the ECS
-    agent, and, if a namespace is given, cloudwatch:PutMetricData limited to it."""
+    """Instance role and profile of AWS Batch container instances: Session Manager only (no SSH key, no parameter
+    reads: :data:`SESSION_MANAGER_ACTIONS`), the ECS agent's documented policy (:data:`ECS_INSTANCE_POLICY`) and,
+    if a namespace is given, cloudwatch:PutMetricData limited to it (the host's utilisation publisher). No data: job
+    code gets its own role (:func:`batch_job_role`)."""
     role = iam.Role(
         scope, construct_id, assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"), description=description,
-        managed_policies=[
-            iam.ManagedPolicy.from_aws_managed_policy_name("AmazonSSMManagedInstanceCore"),
-            iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonEC2ContainerServiceforEC2Role"),
-        ],
+        managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(ECS_INSTANCE_POLICY)],
     )
-    for policy, why in (
-        ("AmazonSSMManagedInstanceCore", "AWS's documented policy for Session Manager (the kit's replacement for SSH)"),
-        ("service-role/AmazonEC2ContainerServiceforEC2Role",
-         "AWS's documented instance role for ECS container instances, which AWS Batch requires"),
-    ):
-        Validations.of(role).acknowledge(Acknowledgment(
-            id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{policy}]", reason=why))
+    Validations.of(role).acknowledge(Acknowledgment(
+        id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{ECS_INSTANCE_POLICY}]",
+        reason="AWS's documented instance role for ECS container instances, which AWS Batch requires"))
+    role.add_to_principal_policy(iam.PolicyStatement(actions=list(SESSION_MANAGER_ACTIONS), resources=["*"]))
+    acknowledge_wildcards(role, "Session Manager (the kit's replacement for SSH): ssmmessages and "
+                                "ssm:UpdateInstanceInformation have no resource-level permissions", resources=("*",))
     if metrics_namespace:
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"], resources=["*"],
@@ -61,18 +110,33 @@ def batch_instance_role(scope: Construct, construct_id: str, *, description: str
     return role, iam.InstanceProfile(scope, f"{construct_id}Profile", role=role)
 
 
+def batch_job_role(scope: Construct, construct_id: str, *, description: str) -> iam.Role:
+    """The role job code runs with (the Batch job definition's ``jobRoleArn``, ECS's task role): no permission until
+    one is granted. Its credentials reach the containers through the ECS agent (:data:`ECS_AGENT_CONFIG`)."""
+    return iam.Role(scope, construct_id, assumed_by=iam.ServicePrincipal(ECS_TASKS), description=description)
+
+
+IMDS_HOP_LIMIT = 1
+"""IMDSv2 answers a token request with packets of this TTL, so a container behind one more hop (Docker's bridge) gets
+no token and no instance-role credentials (EC2 user guide, "Configure the Instance Metadata Service options": "In a
+container environment, we recommend setting the hop limit to 2" for containers that need IMDS). On the host itself
+(the ECS agent, which runs in host network mode, the SSM Agent, the utilisation publisher) one hop is enough. Job
+containers get their credentials from the job role (:func:`batch_job_role`); awsvpc tasks are also cut off by
+:data:`ECS_AGENT_CONFIG`."""
+
+
 def efa_launch_template(
     scope: Construct, construct_id: str, *, spec: InstanceSpec, machine_image: ec2.IMachineImage,
     instance_profile: iam.IInstanceProfile, security_group: ec2.ISecurityGroup, root_volume_gib: int,
     user_data: ec2.UserData | None = None, subnet_id: str | None = None, placement_group: ec2.PlacementGroup | None = None,
     extra_data: dict[str, Any] | None = None,
 ) -> tuple[ec2.LaunchTemplate, list[dict[str, Any]]]:
-    """A launch template with one interface per network card (the catalog's layout), IMDSv2 (hop limit 2
-    for containers), an encrypted gp3 root volume, no SSH key. Returns it with its interface list."""
+    """A launch template with one interface per network card (the catalog's layout), IMDSv2 with a hop limit of
+    :data:`IMDS_HOP_LIMIT`, an encrypted gp3 root volume, no SSH key. Returns it with its interface list."""
     lt = ec2.LaunchTemplate(
         scope, construct_id, machine_image=machine_image, instance_profile=instance_profile,
         require_imdsv2=True, http_tokens=ec2.LaunchTemplateHttpTokens.REQUIRED,
-        http_put_response_hop_limit=2,  # containers reach IMDSv2 through one more hop
+        http_put_response_hop_limit=IMDS_HOP_LIMIT,
         block_devices=[ec2.BlockDevice(device_name="/dev/xvda", volume=ec2.BlockDeviceVolume.ebs(
             root_volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True, delete_on_termination=True))],
         user_data=user_data, placement_group=placement_group,

@@ -12,7 +12,15 @@ from constructs import Construct
 
 from ._region import check_in_region
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec, gpu_ecs_amis
-from .compute import batch_compute_environment, batch_instance_role, efa_launch_template, efa_security_group, job_queue
+from .compute import (
+    batch_compute_environment,
+    batch_instance_role,
+    batch_job_role,
+    ecs_agent_config_commands,
+    efa_launch_template,
+    efa_security_group,
+    job_queue,
+)
 from .problems import InvalidSettings, Problem
 from .settings import GpuPoolSettings
 from .tagging import tag_family
@@ -56,7 +64,8 @@ class GpuPool(Construct):
         self.routing = ssm.StringParameter(
             self, "Routing", description="neuronfleet: where CUDA-only workloads run",
             string_value=Stack.of(self).to_json_string({
-                "gpu_queue_arn": self.job_queue.job_queue_arn, "cuda_only_workloads": list(self.cuda_only_workloads),
+                "gpu_queue_arn": self.job_queue.job_queue_arn, "job_role_arn": self.job_role.role_arn,
+                "cuda_only_workloads": list(self.cuda_only_workloads),
                 "instance_types": list(settings.instance_types)}))
 
     def _environments(self, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet]) -> None:
@@ -66,13 +75,20 @@ class GpuPool(Construct):
             self, "EfaSecurityGroup", vpc=vpc, description="GPU fallback pool: EFA within the group, HTTPS out")
         self.role, self.instance_profile = batch_instance_role(self, "InstanceRole",
                                                                description="GPU fallback instances")
+        self.job_role = batch_job_role(self, "JobRole", description="GPU fallback jobs: grant them what they need")
+        """The role for the pool's job definitions (``jobRoleArn``; the routing parameter names it): no permission
+        until granted, so job code never works with the instance role's rights."""
         image = self._machine_image()
+        script = ec2.UserData.for_linux()
+        script.add_commands("set -euxo pipefail", *ecs_agent_config_commands())
+        user_data = ec2.MultipartUserData()  # AWS Batch merges its own part in: it must be MIME multi-part
+        user_data.add_user_data_part(script, ec2.MultipartBody.SHELL_SCRIPT, True)
         self.launch_templates: dict[str, ec2.LaunchTemplate] = {}
         for spec in self.specs:
             cid = "".join(part.capitalize() for part in spec.instance_type.replace(".", "-").split("-"))
             self.launch_templates[spec.instance_type], _ = efa_launch_template(
                 self, f"{cid}LaunchTemplate", spec=spec, machine_image=image, instance_profile=self.instance_profile,
-                security_group=self.security_group, root_volume_gib=settings.root_volume_gib)
+                security_group=self.security_group, root_volume_gib=settings.root_volume_gib, user_data=user_data)
         first, *rest = self.specs
         self.compute_environment = batch_compute_environment(
             self, "ComputeEnvironment", spec=first, launch_template=self.launch_templates[first.instance_type],

@@ -28,6 +28,8 @@ from .catalog import AcceleratorFamily, InstanceSpec
 from .compute import (
     batch_compute_environment,
     batch_instance_role,
+    batch_job_role,
+    ecs_agent_config_commands,
     efa_launch_template,
     efa_security_group,
     job_queue,
@@ -65,6 +67,11 @@ scripts/enable-ecs-agent-inferentia-support.sh; data/neuron_compat.json ``driver
 USER_DATA_LIMIT_BYTES = 16 * 1024
 """EC2 user data: at most 16 KB before base64 encoding (EC2 user guide, "Run commands when you launch an EC2
 instance with user data input", read 2026-11-22)."""
+DATA_BUCKET_ACTIONS = ("s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads")
+DATA_OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
+                       "s3:ListMultipartUploadParts")
+"""What a training job may do with its data bucket (:meth:`TrainiumCluster.grant_data`): named actions, no wildcard,
+so no ``s3:DeleteObjectVersion`` and no bucket policy or ACL change can slip in."""
 CAPACITY_BLOCKED_REASON = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
 """The status reason of a job held RUNNABLE for lack of capacity (Batch user guide, "Jobs stuck in RUNNABLE":
 the reasons jobStateTimeLimitActions can act on; botocore batch JobStateTimeLimitAction ``reason``)."""
@@ -157,13 +164,15 @@ class TrainiumCluster(Construct):
     def _host(self, subnet: ec2.ISubnet) -> None:
         """Role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, placement, launch template."""
         settings, spec = self.settings, self.spec
+        # the host: ECS agent, Session Manager, the utilisation publisher's metric; no data (FSx mounts need no S3
+        # right: the file system's link to the bucket is FSx's own)
         self.role, self.instance_profile = batch_instance_role(
             self, "InstanceRole", description=f"{settings.instance_type} training instances",
             metrics_namespace=self.metrics_namespace)
-        self.data_bucket.grant_read_write(self.role)
-        acknowledge_wildcards(self.role, "grant_read_write on the cluster's own data bucket: training reads data "
-                                         "and writes checkpoints", resources=(self.data_bucket.arn_for_objects("*"),),
-                              actions=("s3:Abort*", "s3:DeleteObject*", "s3:GetBucket*", "s3:GetObject*", "s3:List*"))
+        # the job code: its data bucket, nothing else
+        self.job_role = batch_job_role(self, "JobRole", description=f"{settings.instance_type} training jobs: the "
+                                                                    "cluster's data bucket, read and write")
+        self.grant_data(self.job_role)
         self.machine_image, self.ami_pinned = self._machine_image()
         self.placement_group: ec2.PlacementGroup | None = None
         wanted = settings.capacity.placement_group
@@ -228,6 +237,7 @@ class TrainiumCluster(Construct):
             "mkdir -p /fsx",
             f"echo '{mount} /fsx lustre defaults,relatime,flock,_netdev,x-systemd.automount 0 0' >> /etc/fstab",
             "mount -a -t lustre",
+            *ecs_agent_config_commands(),
             f"# {NEURON_MONITOR} -> utilisation.py -> CloudWatch PutMetricData, SigV4 with the instance role "
             f"({self.metrics_namespace} NeuronCoreUtilization, Percent, InstanceId): the kit's own metric for the cost "
             "monitors. No package install (the AMI has no Neuron repository), no AWS CLI: python3 only",
@@ -287,6 +297,7 @@ class TrainiumCluster(Construct):
                                           readonly=True)],
             environment=self.runtime_environment(),
             command=["python3", f"{HOST_DIR}/launch.py", "--", "Ref::script"],
+            job_role=self.job_role,
         )
         self.execution_role = container.execution_role
         self._grant_pull(self.execution_role, self.image_ref)
@@ -301,6 +312,8 @@ class TrainiumCluster(Construct):
             instance_type=ec2.InstanceType(spec.instance_type),
             containers=[batch.MultiNodeContainer(container=container, start_node=0, end_node=settings.nodes - 1)],
             parameters={"script": DEFAULT_SCRIPT},
+            # each attempt ends after this (Batch terminates the whole MNP job; a timed-out job is not retried)
+            timeout=Duration.seconds(settings.attempt_duration_s),
             retry_attempts=settings.retry_attempts,
             retry_strategies=[
                 # the health gate found a configuration error (a runtime/driver mismatch, ...): another attempt on
@@ -336,6 +349,22 @@ class TrainiumCluster(Construct):
             env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
         env.update(runtime_environment(settings.instance_type, settings.image, settings.training_image_sdk))
         return env
+
+    def grant_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read and write the cluster's data bucket (``/fsx/data`` is linked to its root, so the whole bucket is the
+        cluster's prefix): list it, get, put and delete objects, abort uploads. No version deletes
+        (``s3:DeleteObjectVersion``: a delete only adds a marker, so the versioning that keeps old checkpoints holds),
+        no bucket policy, ACL, lifecycle or versioning changes."""
+        bucket = self.data_bucket
+        grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_BUCKET_ACTIONS),
+                                           resource_arns=[bucket.bucket_arn])
+        grant = grant.combine(iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_OBJECT_ACTIONS),
+                                                         resource_arns=[bucket.arn_for_objects("*")]))
+        if isinstance(grantee, iam.Role):
+            acknowledge_wildcards(grantee, "the cluster's own data bucket, every object in it (/fsx/data is its "
+                                           "root): training reads data and writes checkpoints",
+                                  resources=(bucket.arn_for_objects("*"),))
+        return grant
 
     def _grant_pull(self, role: iam.IRole, ref: ImageRef) -> None:
         """Least privilege to pull the job image from ECR: the token (no resource-level permission) and the

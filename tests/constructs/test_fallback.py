@@ -23,6 +23,7 @@ from neuronfleet import (
 from neuronfleet.functions import RUNTIME, lambda_source_dir
 from neuronfleet.settings import GPU_ECS_AMI_PARAMETER
 from tests.conftest import ENV, AzStack, network, properties
+from tests.constructs import iam_view
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +172,35 @@ def test_routing_parameter_names_cuda_only_workloads(fallback) -> None:
     assert "custom-cuda-kernels" in text and "flash-attn-v3-eval" in text and "gpu_queue_arn" in text
 
 
+@pytest.fixture(scope="module")
+def pool() -> Template:
+    return _pool(instance_types=("p5.48xlarge", "p5en.48xlarge", "g6e.48xlarge"), max_vcpus=1536)
+
+
+def test_gpu_jobs_get_a_role_of_their_own_and_containers_no_instance_role(pool) -> None:
+    """Every launch template: IMDSv2, hop limit 1, and the ECS agent blocking IMDS for awsvpc (multi-node) tasks in
+    a user-data part Batch can merge with; a job role with no right until granted; an instance role without
+    AmazonSSMManagedInstanceCore (ssm:GetParameter(s) on every parameter) or any data right."""
+    lts = properties(pool, "AWS::EC2::LaunchTemplate")
+    assert len(lts) == 3
+    for lt in lts.values():
+        data = lt["LaunchTemplateData"]
+        assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
+        user_data = json.dumps(data["UserData"])
+        assert "multipart/mixed" in user_data
+        assert user_data.count("echo ECS_AWSVPC_BLOCK_IMDS=true >> /etc/ecs/ecs.config") == 1
+    job_role = iam_view.role_id(pool, service="ecs-tasks.amazonaws.com")
+    assert iam_view.statements(pool, job_role) == [] and iam_view.managed(pool, job_role) == []
+    host = iam_view.role_id(pool, service="ec2.amazonaws.com")
+    (arn,) = iam_view.managed(pool, host)
+    assert "AmazonEC2ContainerServiceforEC2Role" in arn
+    assert iam_view.statements(pool, host) == [
+        {"Action": iam_view.SESSION_MANAGER, "Effect": "Allow", "Resource": "*"}]
+    (param,) = properties(pool, "AWS::SSM::Parameter").values()
+    routing = json.dumps(param["Value"])
+    assert "job_role_arn" in routing and json.dumps({"Fn::GetAtt": [job_role, "Arn"]}) in routing
+
+
 def _function(t: Template, handler: str) -> dict[str, Any]:
     (fn,) = [f for f in properties(t, "AWS::Lambda::Function").values() if f["Handler"] == handler]
     return fn
@@ -192,7 +222,7 @@ def test_failover_function_and_its_least_privilege(prod) -> None:
     t.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(5 minutes)"})
     t.has_resource_properties("AWS::Events::Rule", {"EventPattern": {
         "source": ["aws.cloudwatch"], "detail-type": ["CloudWatch Alarm State Change"],
-        "resources": Match.any_value()}})
+        "detail": {"alarmName": [{"prefix": f"{chat.endpoint_name}-"}]}}})
 
 
 def test_capacity_alerts_watch_both_training_clusters(prod, fallback) -> None:

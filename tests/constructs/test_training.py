@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import aws_cdk as cdk
@@ -14,6 +15,7 @@ from neuronfleet.lambdas.namespaces import NEURON_NAMESPACE as NEURON_METRICS_NA
 from neuronfleet.neuron import ecs_neuron_amis
 from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, USER_DATA_LIMIT_BYTES
 from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
+from tests.constructs import iam_view
 
 TRN1_IMAGE = "111111111111.dkr.ecr.us-east-2.amazonaws.com/neuronfleet/train-trn1:torch-neuronx-2.9-sdk2.31.0"
 """A team's own trn1 image (Neuron 2.31: torch-neuronx 2.9, runtime library 2.33): no published one runs on trn1 with
@@ -153,7 +155,7 @@ def test_odcr_is_targeted_without_market_type(templates) -> None:
 def test_host_settings(templates) -> None:
     t = templates["trn2"]
     data = _lt_data(t)
-    assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 2}
+    assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
     assert data["BlockDeviceMappings"] == [{"DeviceName": "/dev/xvda", "Ebs": {
         "DeleteOnTermination": True, "Encrypted": True, "VolumeSize": 512, "VolumeType": "gp3"}}]
     assert "KeyName" not in data and "SecurityGroupIds" not in data
@@ -169,16 +171,70 @@ def test_host_settings(templates) -> None:
     assert ("neuronfleet:accelerator-family", "trainium") in tags
 
 
-def test_instance_role_has_session_manager_and_ecs_and_scoped_metrics(templates) -> None:
-    t = templates["trn2"]
-    roles = [r for r in t.find_resources("AWS::IAM::Role").values()
-             if "ec2.amazonaws.com" in json.dumps(r["Properties"]["AssumeRolePolicyDocument"])]
-    (role,) = roles
-    arns = json.dumps(role["Properties"]["ManagedPolicyArns"])
-    assert "AmazonSSMManagedInstanceCore" in arns and "AmazonEC2ContainerServiceforEC2Role" in arns
-    t.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([{
-        "Action": "cloudwatch:PutMetricData", "Effect": "Allow", "Resource": "*",
-        "Condition": {"StringEquals": {"cloudwatch:namespace": NEURON_METRICS_NAMESPACE}}}])}})
+@pytest.mark.parametrize("name", list(CASES))
+def test_instance_role_is_the_host_only_session_manager_ecs_agent_and_scoped_metrics(templates, name) -> None:
+    """The host's role: the ECS agent's documented policy, Session Manager's five actions (not
+    AmazonSSMManagedInstanceCore: ssm:GetParameter(s) on every parameter), the utilisation publisher's metric in its
+    namespace; no data bucket (FSx mounts need no S3 right; the job role has the data)."""
+    t = templates[name]
+    role = iam_view.role_id(t, service="ec2.amazonaws.com")
+    (arn,) = iam_view.managed(t, role)
+    assert "AmazonEC2ContainerServiceforEC2Role" in arn
+    sts = iam_view.statements(t, role)
+    assert sorted(sts, key=json.dumps) == sorted([
+        {"Action": iam_view.SESSION_MANAGER, "Effect": "Allow", "Resource": "*"},
+        {"Action": "cloudwatch:PutMetricData", "Effect": "Allow", "Resource": "*",
+         "Condition": {"StringEquals": {"cloudwatch:namespace": NEURON_METRICS_NAMESPACE}}}], key=json.dumps)
+    for action in ("ssm:GetParameter", "ssm:GetParameters", "s3:GetObject", "s3:PutObject", "s3:DeleteObjectVersion"):
+        assert iam_view.allows(sts, action) == [], action
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_job_code_runs_with_its_own_role_and_only_its_data_bucket(templates, name) -> None:
+    """The job definition names a job role (ECS's task role) that may list, read, write and delete (a delete marker:
+    no version deletes) objects of the cluster's own data bucket, and nothing of the instance role's rights."""
+    t = templates[name]
+    job_role = iam_view.role_id(t, service="ecs-tasks.amazonaws.com", description="training jobs")
+    assert _container(t)["JobRoleArn"] == {"Fn::GetAtt": [job_role, "Arn"]}
+    assert iam_view.managed(t, job_role) == []
+    (bucket,) = [k for k, b in t.find_resources("AWS::S3::Bucket").items()
+                 if b["Properties"].get("VersioningConfiguration")]
+    sts = iam_view.statements(t, job_role)
+    assert sorted(sts, key=json.dumps) == sorted([
+        {"Action": ["s3:GetBucketLocation", "s3:ListBucket", "s3:ListBucketMultipartUploads"], "Effect": "Allow",
+         "Resource": {"Fn::GetAtt": [bucket, "Arn"]}},
+        {"Action": ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts",
+                    "s3:PutObject"], "Effect": "Allow",
+         "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/*"]]}}], key=json.dumps)
+    for action in iam_view.FORBIDDEN_FOR_JOBS:
+        assert iam_view.allows(sts, action) == [], action
+    # the instance role and the job role share nothing
+    host = iam_view.actions(iam_view.statements(t, iam_view.role_id(t, service="ec2.amazonaws.com")))
+    assert host & iam_view.actions(sts) == set()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_containers_are_cut_off_from_the_instance_role(templates, name) -> None:
+    """IMDSv2 only, hop limit 1 (a bridged container is one hop too far), and the ECS agent told to block IMDS for
+    awsvpc tasks (Batch runs multi-node jobs in awsvpc mode), before the agent starts (in the first user-data part,
+    which Batch merges with its own)."""
+    data = _lt_data(templates[name])
+    assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
+    user_data = json.dumps(data["UserData"])
+    assert user_data.count("echo ECS_AWSVPC_BLOCK_IMDS=true >> /etc/ecs/ecs.config") == 1
+    assert "ECS_ENABLE_TASK_IAM_ROLE=false" not in user_data and "HttpPutResponseHopLimit" not in user_data
+
+
+ATTEMPT_S = {"trn2": 7 * 86400, "trn2u-block": 86400 - 3600, "trn1": 7 * 86400, "trn2-block": 86400 - 1800}
+
+
+@pytest.mark.parametrize(("name", "seconds"), list(ATTEMPT_S.items()))
+def test_a_hung_job_ends_before_the_shortest_capacity_block_does(templates, name, seconds) -> None:
+    """attemptDurationSeconds: on a Capacity Block the shortest block (1 day) less the time before its end that its
+    instances stop (30 minutes; UltraServer blocks: the assumed 60), so a run started with its block ends before any
+    block ends it; a week otherwise."""
+    (jd,) = templates[name].find_resources("AWS::Batch::JobDefinition").values()
+    assert jd["Properties"]["Timeout"] == {"AttemptDurationSeconds": seconds}
 
 
 def test_storage_bucket_and_lustre(templates) -> None:
@@ -369,12 +425,16 @@ def _pull_statements(t: Template) -> list[dict[str, Any]]:
             if st["Action"] == "ecr:GetAuthorizationToken" or "ecr:BatchGetImage" in st["Action"]]
 
 
-@pytest.mark.parametrize(("name", "repository"), [
-    ("trn1", {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:us-east-2:111111111111:repository/"
-                                "neuronfleet/train-trn1"]]}),
-    ("trn1-own-ami", {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"},
-                                       ":763104351884:repository/pytorch-training-neuronx"]]}),
-])
+IMAGE_REPOSITORIES: dict[str, Any] = {
+    **{n: {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:us-east-2:111111111111:repository/"
+                             "neuronfleet/train-trn1"]]} for n in ("trn1", "trn1n", "trn1-small")},
+    "trn1-own-ami": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"},
+                                       ":763104351884:repository/pytorch-training-neuronx"]]},
+}
+"""The ECR repository each case's image comes from (the trn2 cases pull the default image from ECR Public: none)."""
+
+
+@pytest.mark.parametrize(("name", "repository"), [(n, IMAGE_REPOSITORIES[n]) for n in ("trn1", "trn1-own-ami")])
 def test_the_execution_role_pulls_the_image_with_least_privilege(templates, name, repository) -> None:
     statements = _pull_statements(templates[name])
     token = [st for st in statements if st["Action"] == "ecr:GetAuthorizationToken"]
@@ -383,6 +443,24 @@ def test_the_execution_role_pulls_the_image_with_least_privilege(templates, name
     assert sorted(pull["Action"]) == ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage",
                                       "ecr:GetDownloadUrlForLayer"]
     assert pull["Resource"] == repository
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_role_of_a_job_pulls_from_every_repository(templates, name) -> None:
+    """Whatever grants an image action (ecr:*, a second policy, a repository/* pattern), the execution role may pull
+    from the job image's repository only, the job role from none; only the token is on "*" (it has no resource)."""
+    t = templates[name]
+    execution = _container(t)["ExecutionRoleArn"]["Fn::GetAtt"][0]
+    job = _container(t)["JobRoleArn"]["Fn::GetAtt"][0]
+    image_actions = ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability")
+    for role, allowed in ((execution, IMAGE_REPOSITORIES.get(name)), (job, None)):
+        sts = iam_view.statements(t, role)
+        for action in image_actions:
+            resources = [json.dumps(r) for st in iam_view.allows(sts, action) for r in iam_view.as_list(st["Resource"])]
+            assert resources == ([json.dumps(allowed)] if allowed else []), (role, action)
+            assert not any(r == '"*"' or "repository/*" in r for r in resources)
+        assert {r for st in iam_view.allows(sts, "ecr:GetAuthorizationToken")
+                for r in iam_view.as_list(st["Resource"])} <= {"*"}
 
 
 def test_an_ecr_public_image_needs_no_ecr_permission_and_an_unconfirmed_one_is_flagged() -> None:
@@ -643,3 +721,40 @@ def test_every_compute_environment_of_a_fleet_names_its_own_self_referencing_efa
                 "IpProtocol": "-1", "GroupId": group, "DestinationSecurityGroupId": group})
     clusters = len(fleet.fleet.training_clusters)
     assert seen == clusters + (1 if fleet.fleet.fallback.enabled else 0)
+
+
+BLOCK = {"instance_type": "trn2.48xlarge", "count": 2,
+         "capacity": Capacity.capacity_block(reservation_id="cr-0fedcba9876543210")}
+LONGEST_BLOCK_S = 182 * 86400
+
+
+@pytest.mark.parametrize(("props", "timeout", "message"), [
+    ({"instance_type": "trn2.48xlarge", "count": 2}, 59, "job_timeout_s: got 59; allowed: a number >= 60"),
+    ({"instance_type": "trn2.48xlarge", "count": 2}, LONGEST_BLOCK_S + 1,
+     f"job_timeout_s: got {LONGEST_BLOCK_S + 1}; allowed: a number <= {LONGEST_BLOCK_S}"),
+    (BLOCK, LONGEST_BLOCK_S - 1800 + 1, f"job_timeout_s: got {LONGEST_BLOCK_S - 1800 + 1}; allowed: at most "
+                                        f"{LONGEST_BLOCK_S - 1800:,} on a Capacity Block (the longest block, 182 days, "
+                                        "less the 30 minutes before its end"),
+    ({**BLOCK, "instance_type": "trn2u.48xlarge", "count": 4, "allow_unlisted_region": True},
+     LONGEST_BLOCK_S - 3600 + 1, f"allowed: at most {LONGEST_BLOCK_S - 3600:,} on a Capacity Block"),
+    ({"instance_type": "trn2.48xlarge", "count": 2}, "1d", "job_timeout_s: got '1d'; allowed: a whole number"),
+])
+def test_a_job_timeout_outside_what_batch_and_the_blocks_take_is_refused(props, timeout, message) -> None:
+    with pytest.raises(InvalidSettings, match=re.escape(message)):
+        TrainiumClusterSettings(**props, job_timeout_s=timeout)
+
+
+@pytest.mark.parametrize(("props", "timeout"), [
+    ({"instance_type": "trn2.48xlarge", "count": 2}, 60),  # Batch's minimum
+    ({"instance_type": "trn2.48xlarge", "count": 2}, LONGEST_BLOCK_S),
+    (BLOCK, LONGEST_BLOCK_S - 1800),  # exactly the longest block less its 30 minutes
+    (BLOCK, 3 * 3600),  # shorter than the default: a user who knows the block ends in 3 hours
+])
+def test_a_job_timeout_at_the_bounds_reaches_the_job_definition(props, timeout) -> None:
+    settings = TrainiumClusterSettings(**props, job_timeout_s=timeout)
+    assert settings.attempt_duration_s == timeout
+    stack = AzStack(new_app(), "Timeout", env=ENV)
+    net = network(stack)
+    TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=settings)
+    Template.from_stack(stack).has_resource_properties("AWS::Batch::JobDefinition", {
+        "Timeout": {"AttemptDurationSeconds": timeout}})

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from .. import neuron, rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
+from ..lambdas.capacity_alert.logic import TERMINATION
 from ..problems import Problem
 from ._base import Bool, Int, PositiveInt, Settings
 from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, UpdateTimeoutMinutes
@@ -24,6 +25,21 @@ backups" (https://docs.aws.amazon.com/fsx/latest/LustreGuide/using-backups-fsx.h
 systems that are not linked to an Amazon S3 durable data repository") and "Using data repositories" ("File system
 backups aren't supported on file systems that are linked an Amazon S3 data repository"); botocore 1.44.5's fsx model,
 CreateBackup: "not linked to a data repository" (tests/unit/test_cur_mnp_facts.py pins it)."""
+
+
+BATCH_MIN_TIMEOUT_S = 60
+"""AWS Batch's shortest job timeout: "The minimum value for the timeout is 60 seconds" (botocore 1.44.5 batch model,
+JobTimeout ``attemptDurationSeconds``, which adds: "For multi-node parallel (MNP) jobs, the timeout applies to the
+whole job, not to the individual nodes"; pinned by tests/unit/test_isolation_facts.py)."""
+CAPACITY_BLOCK_HOURS = (24, 182 * 24)
+"""The shortest and the longest Capacity Block: "You must specify the duration in 1-day increments up 14 days, and in
+7-day increments up to 182 days" (botocore 1.44.5 ec2 model, DescribeCapacityBlockOfferings ``CapacityDurationHours``;
+pinned by tests/unit/test_isolation_facts.py)."""
+MAX_JOB_TIMEOUT_S = CAPACITY_BLOCK_HOURS[1] * 3600
+"""The longest job timeout the kit takes (182 days, the longest Capacity Block): Batch documents no maximum."""
+DEFAULT_JOB_TIMEOUT_S = 7 * 24 * 3600
+"""A job attempt's timeout On-Demand and on an ODCR: a week. The kit's choice, not AWS's: long enough for a
+pretraining run that checkpoints, short enough that a hung job stops billing within a week."""
 
 
 class Capacity(Settings):
@@ -184,6 +200,28 @@ class TrainiumClusterSettings(Settings):
     update_timeout_minutes: UpdateTimeoutMinutes = DEFAULT_UPDATE_TIMEOUT_MINUTES
     """How long a redeploy that changes the launch template waits for a running job before Batch replaces its
     instances (compute environment UpdatePolicy ``jobExecutionTimeoutMinutes``, see ``settings/batch.py``)."""
+    job_timeout_s: Int | None = Field(default=None, ge=BATCH_MIN_TIMEOUT_S, le=MAX_JOB_TIMEOUT_S)
+    """Seconds after which Batch ends a job attempt (the job definition's ``attemptDurationSeconds``, for the whole
+    multi-node job; a timed-out job is not retried), so a hung job cannot hold its capacity. Unset: on a Capacity Block
+    the shortest block less the time before its end that its instances stop (24 h - 30 min, UltraServer blocks
+    24 h - 60 min): a run started when its block starts ends before any block could end it; otherwise a week
+    (:data:`DEFAULT_JOB_TIMEOUT_S`). The kit does not know a block's end at synth: to end a run before *its* block
+    ends, submit with ``--timeout attemptDurationSeconds=N`` (a submitted timeout overrides the job definition's)."""
+
+    @property
+    def termination_lead_s(self) -> int:
+        """Seconds before a Capacity Block's end that its instances stop (the capacity alerts' figure)."""
+        kind = "ultraserver" if self.spec.ultraserver_size > 1 else "instances"
+        return int(TERMINATION[kind].lead.total_seconds())
+
+    @property
+    def attempt_duration_s(self) -> int:
+        """The job definition's timeout: ``job_timeout_s``, or the default for the cluster's capacity."""
+        if self.job_timeout_s is not None:
+            return self.job_timeout_s
+        if self.capacity.type == "capacity-block":
+            return CAPACITY_BLOCK_HOURS[0] * 3600 - self.termination_lead_s
+        return DEFAULT_JOB_TIMEOUT_S
 
     @property
     def spec(self) -> InstanceSpec:
@@ -262,6 +300,12 @@ class TrainiumClusterSettings(Settings):
                           f"one UltraServer Capacity Block is one UltraServer ({size} instances), so a reservation_id "
                           f"targets {size}, not {self.count}")
         yield from self._capacity_block_problems()
+        longest = CAPACITY_BLOCK_HOURS[1] * 3600 - self.termination_lead_s
+        if self.capacity.type == "capacity-block" and self.job_timeout_s is not None and self.job_timeout_s > longest:
+            yield Problem("job_timeout_s", self.job_timeout_s, (
+                f"at most {longest:,} on a Capacity Block (the longest block, {CAPACITY_BLOCK_HOURS[1] // 24} days, "
+                f"less the {self.termination_lead_s // 60} minutes before its end that its instances stop): a longer "
+                "timeout never ends a run before its block does"))
 
     def _capacity_block_problems(self) -> Iterator[Problem]:
         """Capacity Blocks only for the types EC2 sells them for, and no more instances than one block holds behind
