@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import ArnFormat, CfnOutput, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -26,11 +26,28 @@ EVENTS = "events.amazonaws.com"
   and an ``aws:SourceArn`` alarm pattern (as AWS's MDAA ``grantCloudWatchAlarmsTopicAccess`` does).
 - AWS Budgets: ``sns:Publish`` with ``aws:SourceAccount`` and ``aws:SourceArn`` ``arn:<partition>:budgets::<account>:*``
   (AWS Budgets user guide, "Creating an Amazon SNS topic for budget notifications").
-- EventBridge: no rule of the kit targets the topic (every rule goes through a Lambda); a rule a user points at
-  it gets its ``sns:Publish`` statement from CDK's ``SnsTopic`` target. The key admits EventBridge without
-  conditions, because its KMS requests do not carry ``aws:SourceAccount``/``aws:SourceArn`` (SNS developer guide);
-  the key admits Budgets unconditioned too (AWS documents no source keys on its KMS requests).
+- EventBridge: no rule of the kit targets the topic (every rule goes through a Lambda), so the key does not admit
+  it unless asked (``eventbridge=True``, for a rule a user points at the topic; its ``sns:Publish`` statement comes
+  from CDK's ``SnsTopic`` target). That statement cannot be conditioned: EventBridge's KMS requests carry no
+  ``aws:SourceAccount``/``aws:SourceArn`` (SNS developer guide, as AWS's MDAA ``grantCloudWatchAlarmsTopicAccess``
+  notes, read 2026-11-23), and a condition that does not match drops every notification.
+- The key admits Budgets without source conditions: AWS's Budgets guide gives them for the topic policy's
+  ``sns:Publish`` (kept above) and none for the key; no AWS page read here says Budgets' KMS requests carry them.
 """
+
+UNSUBSCRIBE_PROTECTION = (
+    "Each address gets a confirmation e-mail: do not click its link. Copy it, take the Token parameter from it and run "
+    "aws sns confirm-subscription --topic-arn <topic ARN> --token <token> --authenticate-on-unsubscribe true "
+    "(or paste the link into the SNS console's Confirm subscription). Then only this account can unsubscribe the "
+    "address; the unsubscribe link of a forwarded alert no longer works. Check: aws sns get-subscription-attributes "
+    "--subscription-arn <ARN> shows ConfirmationWasAuthenticated true.")
+"""How an e-mail subscription is made one that only the account can end (SNS API reference, ConfirmSubscription
+``AuthenticateOnUnsubscribe``: "only the topic owner and the subscription owner can unsubscribe the endpoint. The
+unsubscribe action requires Amazon Web Services authentication"; GetSubscriptionAttributes
+``ConfirmationWasAuthenticated``; botocore 1.44.5, pinned by tests/unit/test_isolation_facts.py). CloudFormation
+cannot do it: AWS::SNS::Subscription only subscribes, and the token of an e-mail subscription reaches the mailbox
+alone. A topic policy cannot either: ``sns:Unsubscribe`` is not among the actions a topic policy takes (SNS developer
+guide, "Amazon SNS API permissions: Actions and resources reference", read 2026-11-23)."""
 
 
 class FleetAlerts(Construct):
@@ -49,7 +66,7 @@ class FleetAlerts(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, emails: Sequence[str] = (),
-                 alarm_name_prefix: str = "") -> None:
+                 alarm_name_prefix: str = "", eventbridge: bool = False) -> None:
         super().__init__(scope, construct_id)
         for i, email in enumerate(emails):
             check_argument(f"emails[{i}]", email, rules.email)
@@ -64,15 +81,17 @@ class FleetAlerts(Construct):
         self.key.add_to_resource_policy(iam.PolicyStatement(
             principals=[iam.ServicePrincipal(ALARMS)], actions=["kms:Decrypt", "kms:GenerateDataKey*"],
             resources=["*"], conditions=_from(stack.account, alarms)))
-        # Budgets and EventBridge: unconditioned, as AWS documents them (EventBridge's KMS requests carry no source
-        # keys; no AWS page says Budgets' do, and a condition that does not match drops every notification)
+        # Budgets (and EventBridge if asked): unconditioned, see BUDGETS/EVENTS above
         self.key.add_to_resource_policy(iam.PolicyStatement(
-            principals=[iam.ServicePrincipal(BUDGETS), iam.ServicePrincipal(EVENTS)],
+            principals=[iam.ServicePrincipal(BUDGETS), *([iam.ServicePrincipal(EVENTS)] if eventbridge else [])],
             actions=["kms:Decrypt", "kms:GenerateDataKey*"], resources=["*"]))
         self.topic = sns.Topic(self, "Topic", master_key=self.key, enforce_ssl=True,
                                display_name="neuronfleet alerts")
         for email in emails:
             self.topic.add_subscription(subs.EmailSubscription(email))
+        if emails:  # the one step CloudFormation cannot take (UNSUBSCRIBE_PROTECTION)
+            CfnOutput(self, "ProtectSubscriptions", value=UNSUBSCRIBE_PROTECTION.replace(
+                "<topic ARN>", self.topic.topic_arn), description="Confirm each e-mail subscription with authentication")
         for service, source in self.publishers.items():
             self.topic.add_to_resource_policy(iam.PolicyStatement(
                 principals=[iam.ServicePrincipal(service)], actions=["sns:Publish"],

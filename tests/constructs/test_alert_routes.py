@@ -16,6 +16,7 @@ from aws_cdk.assertions import Template
 from moto.events.models import EventPattern
 
 from neuronfleet import Capacity, FleetAlerts, GpuPool, GpuPoolSettings, TrainiumCluster, TrainiumClusterSettings
+from neuronfleet.announcements import GRANTED_ACTIONS
 from neuronfleet.capacity import CapacityAlerts
 from neuronfleet.functions import EVENT_MAX_AGE, EVENT_RETRY_ATTEMPTS
 from tests.conftest import ENV, AzStack, network, new_app, properties
@@ -138,14 +139,51 @@ def test_topic_policy_admits_cloudwatch_alarms_and_budgets_of_this_account_only(
     assert set(allow) == {json.dumps({"Service": s}) for s in ("cloudwatch.amazonaws.com", "budgets.amazonaws.com")}
 
 
-def test_the_key_lets_each_publisher_encrypt(stacks) -> None:
-    (key,) = properties(stacks["mine"], "AWS::KMS::Key").values()
-    granted = set()
+def _key_grants(t: Template) -> dict[str, dict[str, Any]]:
+    """Service principal -> the key-policy statement that lets it make data keys."""
+    (key,) = properties(t, "AWS::KMS::Key").values()
+    out = {}
     for s in key["KeyPolicy"]["Statement"]:
         services = s["Principal"].get("Service", [])
         if "kms:GenerateDataKey*" in s["Action"]:
-            granted |= set([services] if isinstance(services, str) else services)
-    assert {"cloudwatch.amazonaws.com", "budgets.amazonaws.com", "events.amazonaws.com"} <= granted
+            for service in [services] if isinstance(services, str) else services:
+                assert service not in out, service
+                out[service] = s
+    return out
+
+
+def test_the_key_lets_each_publisher_encrypt_under_the_conditions_aws_documents(stacks) -> None:
+    """CloudWatch alarms: only this account's alarms (aws:SourceAccount, aws:SourceArn); Budgets: unconditioned (no
+    source key documented for its KMS requests); EventBridge: not at all (no rule of the kit targets the topic, and
+    its statement could carry no condition)."""
+    grants = _key_grants(stacks["mine"])
+    assert set(grants) == {"cloudwatch.amazonaws.com", "budgets.amazonaws.com"}
+    alarms = grants["cloudwatch.amazonaws.com"]
+    assert alarms["Condition"]["StringEquals"] == {"aws:SourceAccount": ACCOUNT}
+    assert evaluate(alarms["Condition"]["ArnLike"]["aws:SourceArn"],
+                    lambda r: {"AWS::Partition": "aws"}.get(r, r)) == f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:*"
+    assert "Condition" not in grants["budgets.amazonaws.com"]
+
+
+def test_eventbridge_is_admitted_to_the_key_only_when_asked() -> None:
+    stack = AzStack(new_app(), "E", env=ENV)
+    FleetAlerts(stack, "Alerts", eventbridge=True)
+    grants = _key_grants(Template.from_stack(stack))
+    assert set(grants) == {"cloudwatch.amazonaws.com", "budgets.amazonaws.com", "events.amazonaws.com"}
+    assert "Condition" not in grants["events.amazonaws.com"]
+
+
+def test_the_stack_says_how_to_make_each_subscription_need_authentication_to_end(stacks) -> None:
+    """CloudFormation cannot confirm an e-mail subscription with AuthenticateOnUnsubscribe: the output names the
+    command (with this topic) and the check; a topic without subscriptions has no such output."""
+    outputs = stacks["mine"].to_json()["Outputs"]
+    (text,) = [json.dumps(o["Value"]) for k, o in outputs.items() if "ProtectSubscriptions" in k]
+    topic = next(iter(stacks["mine"].find_resources("AWS::SNS::Topic")))
+    assert "--authenticate-on-unsubscribe true" in text and json.dumps({"Ref": topic}) in text
+    assert "ConfirmationWasAuthenticated true" in text
+    stack = AzStack(new_app(), "NoMail", env=ENV)
+    FleetAlerts(stack, "Alerts")
+    assert not any("ProtectSubscriptions" in k for k in Template.from_stack(stack).to_json().get("Outputs", {}))
 
 
 def test_alarm_name_prefix_narrows_the_alarms_admitted() -> None:
@@ -231,6 +269,20 @@ def test_the_announcements_table_has_the_keys_the_handlers_use(stacks) -> None:
     assert table["KeySchema"] == [{"AttributeName": "kind", "KeyType": "HASH"},
                                   {"AttributeName": "subject", "KeyType": "RANGE"}]
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expires", "Enabled": True}
+
+
+def test_the_capacity_function_may_record_mark_and_list_announcements_on_its_table_only(stacks) -> None:
+    """TransactWriteItems is authorised as its Put/Update/Delete actions (DynamoDB developer guide, "Using IAM with
+    DynamoDB transactions"): the grant names those, and UpdateItem for the outbox's take/mark/hand-back."""
+    t = stacks["mine"]
+    (table_id,) = [k for k, v in t.to_json()["Resources"].items()
+                   if v["Type"] == "AWS::DynamoDB::Table" and v["Properties"].get("TimeToLiveSpecification")]
+    statements = [s for p in properties(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]]
+    on_table = [s for s in statements if table_id in json.dumps(s["Resource"])]
+    assert [sorted(s["Action"]) for s in on_table] == [sorted(GRANTED_ACTIONS)]
+    assert sorted(GRANTED_ACTIONS) == ["dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query",
+                                       "dynamodb:UpdateItem"]
+    assert not [s for s in statements if "dynamodb:TransactWriteItems" in json.dumps(s["Action"])]
 
 
 def test_in_the_prod_fleet_every_alarm_acts_on_the_topic_and_every_rule_has_a_dead_letter(synth_fleet) -> None:
