@@ -9,19 +9,25 @@ from decimal import Decimal
 from typing import Any
 
 from ._shared import announcements, namespaces, topic
+from .rows import METRIC_VALUE_LIMITS, publishable
 
 Topic = topic.Topic
 Ledger = announcements.Ledger
 
 
 class SpendMetrics:
-    """PutMetricData, batched; datapoints carry the day they are about."""
+    """PutMetricData, batched; datapoints carry the day they are about (noon UTC). A value CloudWatch does not
+    accept (rows.METRIC_VALUE_LIMITS) is refused here, before anything of the batch is sent."""
 
     def __init__(self, client: Any, namespace: str) -> None:
         self._client = client
         self.namespace = namespace
 
     def publish(self, deltas: dict[tuple[str, str, str], Decimal]) -> int:
+        wrong = {k: v for k, v in deltas.items() if not publishable(v)}
+        if wrong:
+            raise ValueError(f"Spend values: got {wrong!r}; allowed: 0 or magnitudes from {METRIC_VALUE_LIMITS[0]} to "
+                             f"{METRIC_VALUE_LIMITS[1]} (CloudWatch PutMetricData)")
         data = [{"MetricName": namespaces.SPEND_METRIC, "Unit": "None", "Value": float(value),
                  "Timestamp": datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC),
                  "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Family", "Value": family}]}

@@ -29,7 +29,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from ._shared import reservations
-from .rows import FLEET_TAG, UNTAGGED, CostRow
+from .paging import PageGuard
+from .rows import FLEET_TAG, UNTAGGED, CostRow, runs_instances
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,11 @@ class Block:
         return [d for d, _ in self.hours_by_day()]
 
 
+MAX_PAGES = 100
+"""DescribeCapacityBlocks pages at most (up to 1,000 blocks a page: botocore 1.44.5 ec2 model, MaxResults max 1000):
+100,000 blocks, far above any account's; a repeated NextToken stops the run loudly."""
+
+
 def _tags(items: Iterable[Mapping[str, str]] | None) -> dict[str, str]:
     return {t["Key"]: t["Value"] for t in items or () if "Key" in t}
 
@@ -91,12 +97,14 @@ class CapacityBlocks:
     def describe(self) -> list[Block]:
         raw: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {}
+        guard = PageGuard("EC2 DescribeCapacityBlocks", cap=MAX_PAGES)
         while True:
             page = self._client.describe_capacity_blocks(**kwargs)
+            guard.page()
             raw += page.get("CapacityBlocks", [])
             if not page.get("NextToken"):
                 break
-            kwargs["NextToken"] = page["NextToken"]
+            kwargs["NextToken"] = guard.follow(page["NextToken"])
         ids = sorted({r for b in raw for r in b.get("CapacityReservationIds", [])})
         held: dict[str, dict[str, Any]] = {}
         for i in range(0, len(ids), 100):
@@ -189,12 +197,12 @@ class BlockUse:
 
 def use_of(blocks: Sequence[Block], rows: Sequence[CostRow], fee_rows: Sequence[CostRow]) -> list[BlockUse]:
     """Each block's paid instance-hours vs the EC2 instance-hours its fleet ran of its type on its days (instances
-    in a block bill $0 but report their hours)."""
+    in a block bill $0 but report their hours; a reservation's unused or $0 bookkeeping hours are not run time)."""
     out = []
     for b in blocks:
         days = set(b.days())
-        used = sum((r.usage_hours for r in rows if r.usage == "ec2" and r.fleet == b.fleet
-                    and r.instance_type == b.instance_type and r.day in days), Decimal(0))
+        used = sum((r.usage_hours for r in rows if r.usage == "ec2" and runs_instances(r.usage_type)
+                    and r.fleet == b.fleet and r.instance_type == b.instance_type and r.day in days), Decimal(0))
         fee = sum((r.amount for r in fee_rows if r.detail == b.block_id), Decimal(0))
         out.append(BlockUse(block_id=b.block_id, fleet=b.fleet, instance_type=b.instance_type,
                             instance_count=b.instance_count, start=b.start.isoformat(), end=b.end.isoformat(),

@@ -7,7 +7,11 @@ stacks from its own fleet file and owns its ledger, dashboard and alarms; an acc
 need an owner outside any fleet and write into tables it does not own. The price is one query set per fleet
 per day ($0.01 a page). Rows of other fleets and untagged rows are counted in the run summary, not written.
 
-Each request is one page ($0.01), retried with exponential backoff when throttled. Configuration:
+Each request is one page ($0.01), retried with exponential backoff when throttled; a repeated page token or more
+pages than the cap stop the run before anything is written (cost_explorer.PAGES_BEYOND_DAYS). The Spend metric is
+made idempotent by the ledger: each run publishes the change of each day's total since what the ledger records
+CloudWatch holds, claiming the new totals before PutMetricData and confirming them after (ledger.py), so neither a
+retry nor a failed record sends a day twice; the dashboard reads the day's Sum of those changes. Configuration:
 :class:`~.settings.CollectorSettings` (read once per container). Spend goes to its ``metrics_namespace``
 (``SPEND_NAMESPACE`` by default); the run's own metrics to ``COST_MONITORS_NAMESPACE``.
 """
@@ -27,6 +31,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
 
 from . import cost_explorer
 from ._shared import namespaces
@@ -34,8 +39,8 @@ from .adapters import SpendMetrics
 from .capacity_blocks import CapacityBlocks, amortise
 from .cost_explorer import CostExplorer
 from .cur import AthenaSpend
-from .ledger import Busy, Ledger, plan
-from .rows import BadRow, Basis, CostRow, parse, totals
+from .ledger import TRANSACTION_ITEMS, Busy, Ledger, plan
+from .rows import BadRow, Basis, CostRow, parse, publishable, totals
 from .settings import CollectorSettings
 
 
@@ -51,6 +56,14 @@ class RunSummary:
     bad_rows: int
     metric_datapoints: int
     retracted: int = 0
+    ce_pages: int = 0
+    kept_rows: int = 0
+    """Held rows not retracted because a bad row came from their day."""
+    duplicate_rows: int = 0
+    unpublishable: list[str] = field(default_factory=list)
+    """Ledger rows and totals CloudWatch would refuse (rows.METRIC_VALUE_LIMITS): not published, named."""
+    unconfirmed: list[str] = field(default_factory=list)
+    """Totals an earlier run claimed and whose PutMetricData outcome it never confirmed: not sent again."""
     ignored_rows: int = 0
     capacity_blocks: int = 0
     unmatched_fees: int = 0
@@ -106,7 +119,8 @@ def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], c
         first = backfill_days > 0 and ledger.state(name) is None
         start, end = window(today, max(lookback_days, backfill_days if first else 0), month_close_days)
         summary = _collect(start=start, end=end, instance_types=instance_types, ce=ce, ledger=ledger, metrics=metrics,
-                           today=today, now=now, on_bad_row=on_bad_row, fleet=fleet, blocks=blocks, basis=basis)
+                           today=today, now=now, on_bad_row=on_bad_row, fleet=fleet, blocks=blocks, basis=basis,
+                           run=owner)
         summary.backfill = first
         ledger.set_state(name, last_run=now.isoformat(), first_day=start.isoformat())
         return summary
@@ -116,10 +130,11 @@ def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], c
 
 def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostExplorer, ledger: Ledger,
              metrics: SpendMetrics, today: date, now: datetime, on_bad_row: Callable[[BadRow], None],
-             fleet: str | None, blocks: CapacityBlocks | None, basis: Basis) -> RunSummary:
+             fleet: str | None, blocks: CapacityBlocks | None, basis: Basis, run: str = "") -> RunSummary:
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days)]
     rows: list[CostRow] = []
     bad = ignored = 0
+    bad_days: set[str] = set()
     estimated: set[str] = set()
     for adjustments, pages in ((False, ce.pages(start, end, instance_types)), (True, ce.adjustment_pages(start, end))):
         for page in pages:
@@ -128,6 +143,7 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
             ignored += parsed.ignored
             for b in parsed.bad:
                 bad += 1
+                bad_days.add(b.day)
                 on_bad_row(b)
     estimated = {r.day for r in rows if r.estimated}
     fees = [r for r in rows if r.usage == "capacity-block"]
@@ -137,44 +153,83 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
     mine = [r for r in rows if fleet is None or r.fleet == fleet]
     read = set(days) | {r.day for r in mine}
     existing = ledger.existing(read)
-    todo = plan(mine, existing, scope=days, fleet=fleet)
+    todo = plan(mine, existing, scope=days, fleet=fleet, bad_days=bad_days)
     stamp = now.isoformat()
     ledger.write(todo.writes, stamp)
     ledger.delete(todo.retracted)
-    published = publish(ledger, metrics, fleet=fleet, basis=basis, days=metric_days(today, now), stamp=stamp)
+    published = publish(ledger, metrics, fleet=fleet, basis=basis, days=metric_days(today, now), stamp=stamp,
+                        run=run or stamp)
     return RunSummary(days=days, ce_requests=ce.requests, ce_throttled=ce.throttled, rows=len(mine),
                       new=len(todo.new), replaced=len(todo.replaced), unchanged=todo.unchanged, bad_rows=bad,
-                      metric_datapoints=published, retracted=len(todo.retracted), ignored_rows=ignored,
+                      metric_datapoints=published.datapoints, retracted=len(todo.retracted), ignored_rows=ignored,
+                      ce_pages=ce.pages_read,
+                      kept_rows=todo.kept, duplicate_rows=todo.duplicates, unpublishable=published.unpublishable,
+                      unconfirmed=published.unconfirmed,
                       capacity_blocks=len({r.detail for r in amortised if r.fleet == fleet or fleet is None}),
                       unmatched_fees=len(unmatched), other_fleets_rows=len(rows) - len(mine),
                       estimated_days=sorted(estimated))
 
 
+@dataclass
+class Publication:
+    datapoints: int = 0
+    unpublishable: list[str] = field(default_factory=list)
+    unconfirmed: list[str] = field(default_factory=list)
+
+
+_NOT_SENT = (ClientError, EndpointConnectionError, ConnectTimeoutError, ValueError)
+"""Errors after which CloudWatch holds nothing of the batch: it answered with an error, no connection was made, or
+SpendMetrics refused a value before sending. Any other error (a read timeout after sending) leaves the outcome
+unknown: the claim stays, unconfirmed, and the batch is not sent again."""
+
+
 def publish(ledger: Ledger, metrics: SpendMetrics, *, fleet: str | None, basis: Basis, days: Sequence[str],
-            stamp: str) -> int:
-    """Publish ledger total - published total per (day, fleet, family); record each batch's new totals only
-    after CloudWatch took it. A failed publish leaves the published totals as they were: the next run sends
-    the same deltas again."""
+            stamp: str, run: str = "") -> Publication:
+    """Publish ledger total - published total per (day, fleet, family), in batches of at most
+    ledger.TRANSACTION_ITEMS: claim the new totals (all of the batch or none), PutMetricData, confirm. A batch
+    CloudWatch refused is released and sent by the next run; a batch that was sent is never sent again, even when
+    its confirmation fails. Rows and totals CloudWatch would refuse are left out and named (``unpublishable``)."""
+    out = Publication()
     if not days:
-        return 0
+        return out
+    run = run or stamp
+    rows = ledger.rows(days)
+    for r in rows:
+        if not publishable(r.cost(basis)):
+            out.unpublishable.append(f"row {'/'.join(r.key)}: {r.cost(basis)}")
     by_fleet: dict[str, dict[tuple[str, str], Decimal]] = {}
-    for (d, f, fam), v in totals(ledger.rows(days), basis).items():
+    for (d, f, fam), v in totals([r for r in rows if publishable(r.cost(basis))], basis).items():
         by_fleet.setdefault(f, {})[(d, fam)] = v
     fleets = [fleet] if fleet is not None else sorted(by_fleet)
-    sent = 0
     for f in fleets:
         held = ledger.published(f, days)
+        out.unconfirmed += [f"{f}/{d}/{fam}: {h.value} claimed by {h.sending}" for (d, fam), h in sorted(held.items())
+                            if h.sending]
         want = dict(by_fleet.get(f, {}))
         for key in held:  # a day/family whose rows were all retracted goes back to 0
             want.setdefault(key, Decimal(0))
-        deltas = {(d, f, fam): v - held.get((d, fam), Decimal(0)) for (d, fam), v in want.items()}
-        changed = sorted(k for k, v in deltas.items() if v != 0)
-        for i in range(0, len(changed), 1000):
-            batch = changed[i:i + 1000]
-            sent += metrics.publish({k: deltas[k] for k in batch})
-            ledger.mark_published(f, {(d, fam): want[(d, fam)] for d, _, fam in batch},
-                                  {(d, fam): held[(d, fam)] for d, _, fam in batch if (d, fam) in held}, stamp)
-    return sent
+        deltas: dict[tuple[str, str, str], Decimal] = {}
+        for (d, fam), v in sorted(want.items()):
+            delta = v - (held[(d, fam)].value if (d, fam) in held else Decimal(0))
+            if delta == 0:
+                continue
+            if publishable(v) and publishable(delta):
+                deltas[(d, f, fam)] = delta
+            else:
+                out.unpublishable.append(f"total {f}/{d}/{fam}: {v} (change {delta})")
+        changed = sorted(deltas)
+        for i in range(0, len(changed), TRANSACTION_ITEMS):
+            batch = changed[i:i + TRANSACTION_ITEMS]
+            new = {(d, fam): want[(d, fam)] for d, _, fam in batch}
+            before = {(d, fam): held[(d, fam)].value for d, _, fam in batch if (d, fam) in held}
+            ledger.claim_published(f, new, before, run, stamp)
+            try:
+                out.datapoints += metrics.publish({k: deltas[k] for k in batch})
+            except _NOT_SENT:
+                ledger.release_published(f, new, before, run, stamp)
+                raise
+            ledger.confirm_published(f, new, run, stamp)
+    return out
 
 
 SERVICE = "neuronfleet-cost-collector"
@@ -228,8 +283,15 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
                       owner=context.aws_request_id)
     if summary.skipped:
         logger.warning("skipped: another run holds the lock", extra=asdict(summary))
+    if summary.unconfirmed:
+        logger.warning("spend totals whose publish was never confirmed (not sent again): compare the dashboard's "
+                       "Spend of these days with the ledger's", extra={"unconfirmed": summary.unconfirmed})
+    if summary.unpublishable:
+        logger.warning("spend CloudWatch would refuse, not published", extra={"unpublishable": summary.unpublishable})
     for name, value in (("CostExplorerRequests", summary.ce_requests), ("BadRows", summary.bad_rows),
-                        ("RowsWritten", summary.new + summary.replaced), ("RowsRetracted", summary.retracted)):
+                        ("RowsWritten", summary.new + summary.replaced), ("RowsRetracted", summary.retracted),
+                        ("UnconfirmedSpend", len(summary.unconfirmed)),
+                        ("UnpublishableSpend", len(summary.unpublishable))):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     logger.info("collected", extra=asdict(summary))
     return asdict(summary)

@@ -17,14 +17,25 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from .paging import PageGuard
 from .rows import ADJUSTMENT_RECORD_TYPES, FEE_SERVICE, FLEET_TAG, SERVICES, USAGE_RECORD_TYPES
 
 REGION = "us-east-1"
 """Cost Explorer's only endpoint."""
+USD_PER_REQUEST = Decimal("0.01")
+"""Each Cost Explorer API request, each page of a paginated answer included, is billed $0.01 (AWS Cost Explorer
+pricing, https://aws.amazon.com/aws-cost-management/aws-cost-explorer/pricing/, read 2026-11-22)."""
+PAGES_BEYOND_DAYS = 20
+"""The page cap of one query is one page per day asked plus this many. Why a cap: a page is $0.01 and a query whose
+tokens never end (a repeated token is caught apart) would otherwise run to the Lambda's 10-minute timeout. Why this
+size: Cost Explorer documents no page size ("more results than the maximum page size"), so the cap grows with the
+days asked; at one page a day and 20 more, a daily run of a 36-day window may spend at most 2 x 56 pages = $1.12, a
+365-day backfill 2 x 385 = $7.70. An account whose answer is longer stops loudly naming the cap (``max_pages``)."""
 THROTTLED = {"ThrottlingException", "LimitExceededException", "TooManyRequestsException", "RequestLimitExceeded"}
 METRICS = ["NetAmortizedCost", "UnblendedCost", "UsageQuantity"]
 
@@ -68,13 +79,25 @@ class CostExplorer:
     """GetCostAndUsage with pagination and backoff; counts every request made (each is billed)."""
 
     def __init__(self, client: Any, *, sleep: Callable[[float], None] = time.sleep, max_attempts: int = 6,
-                 base_delay: float = 1.0) -> None:
+                 base_delay: float = 1.0, max_pages: int | None = None) -> None:
         self._client = client
         self._sleep = sleep
         self._max_attempts = max_attempts
         self._base_delay = base_delay
+        self._max_pages = max_pages
         self.requests = 0
+        """Every request made (each billed), retries of throttled ones included."""
+        self.pages_read = 0
+        """Pages read, over both queries."""
         self.throttled = 0
+
+    def page_cap(self, query: dict[str, Any]) -> int:
+        """The most pages ``query`` may take: ``max_pages``, else one per day asked + :data:`PAGES_BEYOND_DAYS`."""
+        if self._max_pages is not None:
+            return self._max_pages
+        period = query["TimePeriod"]
+        days = (date.fromisoformat(period["End"]) - date.fromisoformat(period["Start"])).days
+        return max(days, 1) + PAGES_BEYOND_DAYS
 
     def pages(self, start: date, end: date, instance_types: Sequence[str]) -> Iterator[dict[str, Any]]:
         """The usage query's pages."""
@@ -85,13 +108,19 @@ class CostExplorer:
         return self.query(adjustments_query(start, end))
 
     def query(self, query: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every page of ``query``; a repeated NextPageToken or more pages than :meth:`page_cap` stop it with a
+        :class:`~.paging.PagingError` naming the token (nothing of the run is written: the collector reads every page
+        before it writes)."""
+        guard = PageGuard("Cost Explorer GetCostAndUsage", cap=self.page_cap(query), usd_per_page=USD_PER_REQUEST)
         while True:
             page = self._call(query)
+            guard.page()
+            self.pages_read += 1
             yield page
-            token = page.get("NextPageToken")
-            if not token:
+            token = page.get("NextPageToken") if isinstance(page, dict) else None
+            if token is None or token == "":
                 return
-            query = {**query, "NextPageToken": token}
+            query = {**query, "NextPageToken": guard.follow(token)}
 
     def _call(self, query: dict[str, Any]) -> dict[str, Any]:
         for attempt in range(self._max_attempts):

@@ -37,7 +37,13 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from typing import Any
 
+from .paging import PageGuard
 from .rows import ADJUSTMENT_RECORD_TYPES, FLEET_TAG
+
+MAX_RESULT_PAGES = 1000
+"""GetQueryResults pages of one query at most (1,000 rows a page: botocore 1.44.5 athena model, MaxResults max
+1000): a million rows of day x usage type x fleet, far above what the grouped queries return; a longer answer
+or a repeated NextToken stops the run loudly."""
 
 FLEET_TAG_COLUMN = "user_neuronfleet_fleet"
 """The CUR map key of the ``neuronfleet:fleet`` cost allocation tag. CUR turns tag keys into column-safe names
@@ -128,11 +134,11 @@ def pages_of(records: Sequence[dict[str, Any]], *, adjustments: bool = False) ->
     """Query result records as one Cost Explorer-shaped page (so the collector parses them the same way)."""
     by_day: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        day = str(r["day"])[:10]
-        first = str(r["record_type"] if adjustments else r["usage_type"])
+        day = str(r.get("day"))[:10]
+        first = r.get("record_type" if adjustments else "usage_type")  # a NULL or missing column: a bad row
         by_day.setdefault(day, []).append({"Keys": [first, f"{FLEET_TAG}${r.get('fleet') or ''}"], "Metrics": {
-            "NetAmortizedCost": {"Amount": str(r["net_amortized_cost"]), "Unit": "USD"},
-            "UnblendedCost": {"Amount": str(r["unblended_cost"]), "Unit": "USD"},
+            "NetAmortizedCost": {"Amount": str(r.get("net_amortized_cost")), "Unit": "USD"},
+            "UnblendedCost": {"Amount": str(r.get("unblended_cost")), "Unit": "USD"},
             "UsageQuantity": {"Amount": str(r.get("usage_quantity") or 0), "Unit": "N/A"}}})
     return [{"ResultsByTime": [{"TimePeriod": {"Start": d}, "Groups": g, "Estimated": False}
                                for d, g in sorted(by_day.items())]}]
@@ -153,6 +159,8 @@ class AthenaSpend:
         self._sleep, self._poll, self._timeout = sleep, poll_seconds, timeout_seconds
         self.requests = 0
         self.throttled = 0
+        self.pages_read = 0
+        """GetQueryResults pages read."""
 
     def pages(self, start: date, end: date, instance_types: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
         yield from pages_of(self._run(render("spend_by_fleet_usage_type_day", table=self._table, start=start,
@@ -179,8 +187,11 @@ class AthenaSpend:
         records: list[dict[str, Any]] = []
         header: list[str] | None = None
         kwargs: dict[str, Any] = {"QueryExecutionId": qid}
+        guard = PageGuard(f"Athena GetQueryResults of {qid}", cap=MAX_RESULT_PAGES)
         while True:
             page = self._client.get_query_results(**kwargs)
+            guard.page()
+            self.pages_read += 1
             for row in page["ResultSet"]["Rows"]:
                 values = [d.get("VarCharValue") for d in row["Data"]]
                 if header is None:
@@ -189,4 +200,4 @@ class AthenaSpend:
                 records.append(dict(zip(header, values, strict=False)))
             if not page.get("NextToken"):
                 return records
-            kwargs["NextToken"] = page["NextToken"]
+            kwargs["NextToken"] = guard.follow(page["NextToken"])

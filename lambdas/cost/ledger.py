@@ -2,9 +2,14 @@
 
 - Rows (``pk = DAY#<day>``): idempotent writes; a late correction replaces a row; a row Cost Explorer no longer
   returns for a day it was asked about is retracted (deleted), e.g. spend that moved from untagged to a fleet.
-- Published totals (``pk = PUBLISHED#<fleet>``, ``sk = <day>#<family>``): what CloudWatch already holds. The
-  metrics are derived from the ledger: each run publishes ledger total - published total and records the new
-  total only after PutMetricData succeeded, so a failed publish is repaired by the next run.
+- Published totals (``pk = PUBLISHED#<fleet>``, ``sk = <day>#<family>``): what CloudWatch holds. The metrics are
+  derived from the ledger: each run publishes ledger total - published total (the dashboard reads the day's Sum).
+  The new totals are **claimed before** PutMetricData (one transaction per batch of at most
+  :data:`TRANSACTION_ITEMS`, conditional on the totals read, marked ``sending`` with the run's id), then confirmed.
+  So a claim that fails publishes nothing; a publish CloudWatch refuses (an error answer, or no connection made)
+  releases the claim and the next run sends it; a confirmation that fails leaves totals CloudWatch already holds,
+  never sent twice. Only a publish whose outcome is unknown (a read timeout after sending) stays ``sending``: it is
+  not sent again (a double count is worse than a gap the run names) and every later run lists it as unconfirmed.
 - Run lock (``pk = LOCK``): a conditional put with an expiry, so two overlapping runs never both publish.
 - Collector state (``pk = STATE``): whether the first run (the backfill) completed.
 """
@@ -14,14 +19,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .rows import CostRow
+from .rows import CostRow, publishable
 
 
 class Busy(Exception):
     """Another run holds the collector's lock."""
+
+
+TRANSACTION_ITEMS = 100
+"""TransactWriteItems takes at most 100 actions (botocore 1.44.5 dynamodb model, TransactWriteItemList max 100;
+DynamoDB API reference, TransactWriteItems, read 2026-11-23). Its Put actions need only ``dynamodb:PutItem``, its
+Delete actions ``dynamodb:DeleteItem`` (DynamoDB developer guide, "Using IAM with DynamoDB transactions")."""
+
+
+@dataclass(frozen=True)
+class Published:
+    """What the ledger says CloudWatch holds for one (day, family): ``value``; ``sending``: the run that claimed it
+    and has not confirmed it (empty when confirmed)."""
+
+    value: Decimal
+    sending: str = ""
 
 
 @dataclass
@@ -30,6 +50,11 @@ class Plan:
     replaced: list[CostRow] = field(default_factory=list)
     retracted: list[tuple[str, str]] = field(default_factory=list)
     unchanged: int = 0
+    kept: int = 0
+    """Held rows not retracted because a bad row this run came from their day (a malformed answer never deletes
+    what the ledger knew)."""
+    duplicates: int = 0
+    """Rows of one key more than once in the run (the same group repeated): one is kept."""
 
     @property
     def writes(self) -> list[CostRow]:
@@ -44,15 +69,18 @@ def _same(held: Mapping[str, Any], row: CostRow) -> bool:
 
 
 def plan(rows: Iterable[CostRow], existing: Mapping[tuple[str, str], Mapping[str, Any]],
-         scope: Iterable[str] = (), fleet: str | None = None) -> Plan:
+         scope: Iterable[str] = (), fleet: str | None = None, bad_days: Iterable[str] = ()) -> Plan:
     """Which rows to write, and which held rows to retract, given what the ledger holds (keyed by (pk, sk)).
 
     ``scope``: the Cost Explorer days this run asked about; a held row derived from one of them (its
-    ``source_day``, else its day) that this run did not produce is retracted. ``fleet``: only that fleet's
-    held rows are candidates (None: every fleet's)."""
+    ``source_day``, else its day: a Capacity Block's amortised days are retracted only with their fee's day) that
+    this run did not produce is retracted. ``fleet``: only that fleet's held rows are candidates (None: every
+    fleet's). ``bad_days``: days a bad row came from (``""``: a bad row of no known day); held rows derived from
+    them are kept, unless CloudWatch could not take their amount (:func:`~.rows.publishable`)."""
     out = Plan()
     latest: dict[tuple[str, str], CostRow] = {}
-    for row in rows:  # the same key twice in one run: the later page wins
+    for row in rows:  # the same key twice in one run: the same group repeated; the later page's is kept
+        out.duplicates += row.key in latest
         latest[row.key] = row
     for key, row in latest.items():
         held = existing.get(key)
@@ -62,13 +90,27 @@ def plan(rows: Iterable[CostRow], existing: Mapping[tuple[str, str], Mapping[str
             out.replaced.append(row)
         else:
             out.unchanged += 1
-    asked = set(scope)
+    asked, bad = set(scope), set(bad_days)
     for key, held in existing.items():
         if key in latest or (fleet is not None and held.get("fleet") != fleet):
             continue
-        if (held.get("source_day") or held.get("day")) in asked:
+        origin = held.get("source_day") or held.get("day")
+        if origin not in asked:
+            continue
+        if ("" in bad or origin in bad) and _readable(held):
+            out.kept += 1
+        else:
             out.retracted.append(key)
     return out
+
+
+def _readable(held: Mapping[str, Any]) -> bool:
+    """Whether a held row's amounts are numbers CloudWatch accepts (a row an older collector stored with 1E+400
+    is not: it is retracted, never kept)."""
+    try:
+        return all(publishable(Decimal(str(held.get(k, "0")))) for k in ("amount", "unblended"))
+    except InvalidOperation:
+        return False
 
 
 def item(row: CostRow, updated_at: str) -> dict[str, Any]:
@@ -77,7 +119,7 @@ def item(row: CostRow, updated_at: str) -> dict[str, Any]:
             "instance_type": row.instance_type, "family": row.family, "amount": str(row.amount),
             "unblended": str(row.cost("unblended")), "usage_hours": str(row.usage_hours), "currency": "USD",
             "estimated": row.estimated, "source_day": row.source_day or row.day, "detail": row.detail,
-            "source": "cost-explorer", "updated_at": updated_at}
+            "usage_type": row.usage_type, "source": "cost-explorer", "updated_at": updated_at}
 
 
 def row_of(i: Mapping[str, Any]) -> CostRow:
@@ -85,7 +127,8 @@ def row_of(i: Mapping[str, Any]) -> CostRow:
                    family=i["family"], amount=Decimal(str(i["amount"])),
                    usage_hours=Decimal(str(i.get("usage_hours", "0"))), usage=i.get("usage", "ec2"),
                    unblended=Decimal(str(i.get("unblended", i["amount"]))), estimated=bool(i.get("estimated", False)),
-                   source_day=i.get("source_day", i["day"]), detail=i.get("detail", ""))
+                   source_day=i.get("source_day", i["day"]), detail=i.get("detail", ""),
+                   usage_type=i.get("usage_type", ""))
 
 
 class Ledger:
@@ -126,8 +169,8 @@ class Ledger:
 
     # -- published totals ---------------------------------------------------------------------------------
 
-    def published(self, fleet: str, days: Sequence[str]) -> dict[tuple[str, str], Decimal]:
-        """(day, family) -> the total CloudWatch holds for ``fleet``, for ``days``."""
+    def published(self, fleet: str, days: Sequence[str]) -> dict[tuple[str, str], Published]:
+        """(day, family) -> what CloudWatch holds for ``fleet``, for ``days`` (and whether it is unconfirmed)."""
         from boto3.dynamodb.conditions import Key
 
         if not days:
@@ -136,20 +179,57 @@ class Ledger:
         out = {}
         for it in self._query(KeyConditionExpression=Key("pk").eq(f"PUBLISHED#{fleet}") & Key("sk").between(lo, hi)):
             day, family = it["sk"].split("#", 1)
-            out[(day, family)] = Decimal(str(it["value"]))
+            out[(day, family)] = Published(Decimal(str(it["value"])), str(it.get("sending", "")))
         return out
 
-    def mark_published(self, fleet: str, totals: Mapping[tuple[str, str], Decimal],
-                       expected: Mapping[tuple[str, str], Decimal], updated_at: str) -> None:
-        """Record what CloudWatch now holds; each write conditional on the value read before publishing."""
+    def _transact(self, actions: list[dict[str, Any]]) -> None:
+        for i in range(0, len(actions), TRANSACTION_ITEMS):
+            self._table.meta.client.transact_write_items(TransactItems=actions[i:i + TRANSACTION_ITEMS])
+
+    def _put(self, fleet: str, day: str, family: str, value: Decimal, condition: dict[str, Any],
+             **extra: Any) -> dict[str, Any]:
+        return {"Put": {"TableName": self._table.name, "Item": {
+            "pk": f"PUBLISHED#{fleet}", "sk": f"{day}#{family}", "value": str(value), **extra}, **condition}}
+
+    def claim_published(self, fleet: str, totals: Mapping[tuple[str, str], Decimal],
+                        expected: Mapping[tuple[str, str], Decimal], run: str, updated_at: str) -> None:
+        """Record the totals about to be published, marked ``sending`` by ``run``: all of them or none (one
+        transaction, at most :data:`TRANSACTION_ITEMS`), each on condition it still holds the value read before."""
+        if len(totals) > TRANSACTION_ITEMS:
+            raise ValueError(f"claim_published: got {len(totals)} totals; allowed: at most {TRANSACTION_ITEMS}")
+        actions = []
         for (day, family), value in sorted(totals.items()):
             before = expected.get((day, family))
             condition: dict[str, Any] = (
                 {"ConditionExpression": "attribute_not_exists(pk)"} if before is None else
                 {"ConditionExpression": "#v = :before", "ExpressionAttributeNames": {"#v": "value"},
                  "ExpressionAttributeValues": {":before": str(before)}})
-            self._table.put_item(Item={"pk": f"PUBLISHED#{fleet}", "sk": f"{day}#{family}", "value": str(value),
-                                       "updated_at": updated_at}, **condition)
+            actions.append(self._put(fleet, day, family, value, condition, sending=run, updated_at=updated_at,
+                                     **({"previous": str(before)} if before is not None else {})))
+        self._transact(actions)
+
+    def _mine(self, run: str) -> dict[str, Any]:
+        return {"ConditionExpression": "sending = :run", "ExpressionAttributeValues": {":run": run}}
+
+    def confirm_published(self, fleet: str, totals: Mapping[tuple[str, str], Decimal], run: str,
+                          updated_at: str) -> None:
+        """CloudWatch took ``run``'s claimed totals: drop the ``sending`` mark (on condition ``run`` still holds it)."""
+        self._transact([self._put(fleet, day, family, value, self._mine(run), updated_at=updated_at)
+                        for (day, family), value in sorted(totals.items())])
+
+    def release_published(self, fleet: str, totals: Mapping[tuple[str, str], Decimal],
+                          previous: Mapping[tuple[str, str], Decimal], run: str, updated_at: str) -> None:
+        """CloudWatch refused ``run``'s batch: put back the totals it held before (none: no record)."""
+        actions: list[dict[str, Any]] = []
+        for day, family in sorted(totals):
+            if (day, family) in previous:
+                actions.append(self._put(fleet, day, family, previous[(day, family)], self._mine(run),
+                                         updated_at=updated_at))
+            else:
+                actions.append({"Delete": {"TableName": self._table.name,
+                                           "Key": {"pk": f"PUBLISHED#{fleet}", "sk": f"{day}#{family}"},
+                                           **self._mine(run)}})
+        self._transact(actions)
 
     # -- run lock and state ---------------------------------------------------------------------------------
 
@@ -183,3 +263,4 @@ class Ledger:
 
     def set_state(self, name: str, **values: Any) -> None:
         self._table.put_item(Item={"pk": "STATE", "sk": name, **values})
+

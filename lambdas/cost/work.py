@@ -10,8 +10,12 @@ from decimal import Decimal
 from typing import Any
 
 from ._shared import namespaces
+from .paging import PageGuard
 
 VARIANTS = ("neuron", "gpu")
+MAX_PAGES = 100
+"""GetMetricData pages per call at most (100,800 datapoints a page: botocore 1.44.5 cloudwatch model, MaxDatapoints
+default): 500 daily series of a 30-day report fit in one; a repeated NextToken stops the report loudly."""
 
 
 class Work:
@@ -29,8 +33,10 @@ class Work:
             kwargs: dict[str, Any] = {"StartTime": start, "EndTime": end, "MetricDataQueries": [
                 {"Id": f"q{j}", "ReturnData": True, "MetricStat": {"Metric": metric, "Period": 86400, "Stat": "Sum"}}
                 for j, (_, metric) in enumerate(chunk)]}
+            guard = PageGuard("CloudWatch GetMetricData", cap=MAX_PAGES)
             while True:
                 page = self._client.get_metric_data(**kwargs)
+                guard.page()
                 for result in page.get("MetricDataResults", []):
                     endpoint, variant = chunk[int(result["Id"][1:])][0]
                     for ts, value in zip(result.get("Timestamps", []), result.get("Values", []), strict=False):
@@ -38,7 +44,7 @@ class Work:
                         out[key] = out.get(key, Decimal(0)) + Decimal(str(value))
                 if not page.get("NextToken"):
                     break
-                kwargs["NextToken"] = page["NextToken"]
+                kwargs["NextToken"] = guard.follow(page["NextToken"])
         return out
 
     def invocations(self, endpoints: Sequence[str], start: datetime, end: datetime) -> dict[tuple[str, str, str], Decimal]:

@@ -4,6 +4,7 @@ CloudWatch, S3 and SNS calls."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -18,6 +19,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 from moto.ce.models import ce_backends
 
+from neuronfleet.lambdas.announcements import Unfinished
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters import Ledger, SpendMetrics, Topic
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
@@ -27,7 +29,9 @@ from neuronfleet.lambdas.cost.discovery import Discovered
 from neuronfleet.lambdas.cost.economics import EndpointModel
 from neuronfleet.lambdas.cost.inventory import FleetEndpoints, FleetInventory
 from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
+from neuronfleet.lambdas.cost.ledger import Published
 from neuronfleet.lambdas.cost.work import Work
+from tests.fault_injection import Fault, Faulty, client_error
 from tests.moto_support import alerts_inbox, announcements_table, sagemaker_instance_types_from_botocore
 
 REGION = "us-east-2"
@@ -46,7 +50,8 @@ def group(usage_type: str, fleet: str, amount: Any, hours: Any = "24", unblended
     return {"Keys": [usage_type, f"neuronfleet:fleet${fleet}"], "Metrics": metrics}
 
 
-def page(day: str, groups: list[dict[str, Any]], token: str | None = None, estimated: bool = False) -> dict[str, Any]:
+def page(day: str, groups: list[dict[str, Any]], token: str | None = None,
+         estimated: bool | str = False) -> dict[str, Any]:
     end = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
     out: dict[str, Any] = {"ResultsByTime": [{"TimePeriod": {"Start": day, "End": end}, "Groups": groups,
                                               "Total": {}, "Estimated": estimated}], "DimensionValueAttributes": []}
@@ -284,14 +289,17 @@ def test_an_overlapping_run_is_refused_by_the_lock_and_nothing_is_counted_twice(
     assert not summary.skipped and spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
 
 
-def test_a_published_total_changed_by_another_writer_stops_the_run(aws) -> None:
-    """The published totals are written on condition they still hold what this run read."""
+def test_a_published_total_changed_by_another_writer_refuses_the_whole_claim(aws) -> None:
+    """The published totals are claimed on condition they still hold what this run read, all of a batch or none."""
     inject(MONTH)
     run_collector(aws)
     aws["table"].put_item(Item={"pk": "PUBLISHED#nf-prod", "sk": "2026-11-01#gpu", "value": "1"})
     ledger = SpendLedger(aws["table"])
     with pytest.raises(ClientError, match="ConditionalCheckFailed"):
-        ledger.mark_published("nf-prod", {("2026-11-01", "gpu"): Decimal(5)}, {("2026-11-01", "gpu"): Decimal(2)}, "t")
+        ledger.claim_published("nf-prod", {("2026-10-31", "gpu"): Decimal(7), ("2026-11-01", "gpu"): Decimal(5)},
+                               {("2026-11-01", "gpu"): Decimal(2)}, "run-x", "t")
+    held = ledger.published("nf-prod", ["2026-10-31", "2026-11-01"])
+    assert held[("2026-11-01", "gpu")] == Published(Decimal(1)) and ("2026-10-31", "gpu") not in held
 
 
 def test_a_row_that_moves_from_untagged_to_the_fleet_is_retracted_and_the_metric_follows(aws) -> None:
@@ -460,6 +468,261 @@ def test_bad_rows_are_counted_and_the_good_rows_kept(aws) -> None:
     assert any(r.startswith("Metrics.NetAmortizedCost.Amount: got 'NaN'; allowed: a finite") for r in reasons)
     assert any("got 'abc'; allowed: a decimal number of USD" in r for r in reasons)
     assert any("Metrics.UnblendedCost.Amount: got nothing" in r for r in reasons)
+
+
+# ---------------------------------------------------------------- collector hardening (issue 23)
+
+
+def test_on_demand_unused_reserved_and_another_regions_p5_on_one_day_all_count(aws) -> None:
+    """The issue's example: On-Demand p5 $1,000 + unused reserved p5 $300 (an ODCR's unused hours, billed) + p5 in a
+    second region $500 on one day. Before: one ledger key for the three, the last kept: $500 in the ledger and the
+    metric."""
+    inject([page("2026-11-01", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "1000.00"),
+                                group("USE2-UnusedBox:p5.48xlarge", "nf-prod", "300.00", hours=5.45),
+                                group("USW2-BoxUsage:p5.48xlarge", "nf-prod", "500.00")])])
+    summary, bad = run_collector(aws)
+    assert bad == [] and (summary.new, summary.duplicate_rows) == (3, 0)
+    rows = rows_of(aws)
+    assert sorted(i["usage_type"] for i in rows) == ["USE2-BoxUsage:p5.48xlarge", "USE2-UnusedBox:p5.48xlarge",
+                                                     "USW2-BoxUsage:p5.48xlarge"]
+    assert sum(Decimal(i["amount"]) for i in rows) == Decimal("1800.00")
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1800.0
+    summary, _ = run_collector(aws)  # and a rerun changes nothing
+    assert (summary.unchanged, summary.metric_datapoints) == (3, 0)
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1800.0
+
+
+def test_rows_an_older_collector_keyed_without_usage_type_are_replaced_not_added(aws) -> None:
+    """A ledger written before rows carried their usage type: the run writes the new keys and retracts the old
+    row of the same day, so the day is not counted twice."""
+    old = {"pk": "DAY#2026-11-01", "sk": "FLEET#nf-prod#USAGE#ec2#SVC#ec2#TYPE#p5.48xlarge", "day": "2026-11-01",
+           "fleet": "nf-prod", "service": "ec2", "usage": "ec2", "instance_type": "p5.48xlarge", "family": "gpu",
+           "amount": "500.00", "unblended": "500.00", "usage_hours": "24", "estimated": False,
+           "source_day": "2026-11-01", "detail": ""}
+    aws["table"].put_item(Item=old)
+    inject([page("2026-11-01", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "1000.00"),
+                                group("USW2-BoxUsage:p5.48xlarge", "nf-prod", "500.00")])])
+    summary, _ = run_collector(aws)
+    assert (summary.new, summary.retracted) == (2, 1)
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1500.0
+
+
+class DocumentedCloudWatch:
+    """moto's CloudWatch refusing what CloudWatch's documentation says it refuses: values outside -2^360..2^360 and
+    NaN/Infinity (botocore 1.44.5 PutMetricData; moto 5.2.5 refuses only NaN)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client, self.refused = client, 0
+
+    def put_metric_data(self, **kwargs: Any) -> Any:
+        for d in kwargs["MetricData"]:
+            if not math.isfinite(d["Value"]) or abs(d["Value"]) > 2.0**360:
+                self.refused += 1
+                raise ClientError({"Error": {"Code": "InvalidParameterValue",
+                                             "Message": f"The value {d['Value']} for parameter MetricData is invalid"}},
+                                  "PutMetricData")
+        return self._client.put_metric_data(**kwargs)
+
+
+def test_an_amount_of_1e400_is_a_bad_row_never_stored_and_later_publishes_go_on(aws) -> None:
+    """Before: 1E+400 passed validation (Decimal finds it finite), was stored, became inf in PutMetricData, and
+    every later run failed: no spend metrics for 14 days."""
+    cloudwatch = DocumentedCloudWatch(aws["cw"])
+    metrics = SpendMetrics(cloudwatch, "NeuronFleet/Cost")
+    inject([page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "1E+400"),
+                                group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "100.00")], token="p2"),
+            page("2026-11-02", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "50.00")])])
+    summary, bad = run_collector(aws, metrics=metrics)
+    assert (summary.bad_rows, summary.new, summary.unpublishable) == (1, 2, [])
+    assert bad[0].reason.startswith("Metrics.NetAmortizedCost.Amount: got '1E+400'; allowed: 0 or a magnitude")
+    assert {i["instance_type"] for i in rows_of(aws)} == {"p5.48xlarge"}
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 100.0 and cloudwatch.refused == 0
+    inject([page("2026-11-01", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "1E+400"),
+                                group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "120.00")], token="p2"),
+            page("2026-11-02", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "50.00")])])
+    summary, _ = run_collector(aws, metrics=metrics)  # the next run publishes its correction
+    assert summary.replaced == 1 and spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 120.0
+
+
+def test_a_1e400_row_an_older_collector_stored_is_retracted_and_the_other_spend_published(aws) -> None:
+    """A ledger already poisoned: the run leaves the row out of the totals (named in ``unpublishable``), publishes
+    every other day and family, and retracts the row once Cost Explorer's answer for its day no longer has it."""
+    cloudwatch = DocumentedCloudWatch(aws["cw"])
+    poison = {"pk": "DAY#2026-11-02", "sk": "FLEET#nf-prod#USAGE#ec2#SVC#ec2#TYPE#trn2.48xlarge#UT#x", "day": "2026-11-02",
+              "fleet": "nf-prod", "service": "ec2", "usage": "ec2", "instance_type": "trn2.48xlarge",
+              "family": "trainium", "amount": "1E+400", "unblended": "1E+400", "usage_hours": "1",
+              "estimated": False, "source_day": "2026-11-02", "detail": "", "usage_type": "x"}
+    aws["table"].put_item(Item=poison)
+    published = collector.publish(SpendLedger(aws["table"]), SpendMetrics(cloudwatch, "NeuronFleet/Cost"),
+                                  fleet="nf-prod", basis="net_amortized", days=["2026-11-02"], stamp="t")
+    assert published.datapoints == 0 and published.unpublishable == [
+        "row DAY#2026-11-02/FLEET#nf-prod#USAGE#ec2#SVC#ec2#TYPE#trn2.48xlarge#UT#x: 1E+400"]
+    inject(MONTH)
+    summary, _ = run_collector(aws, metrics=SpendMetrics(cloudwatch, "NeuronFleet/Cost"))
+    assert summary.retracted == 1 and summary.unpublishable == [] and cloudwatch.refused == 0
+    assert spend_sum(aws, "2026-11-02", "nf-prod", "trainium") == 1072.83
+
+
+def test_a_repeated_page_token_fails_the_run_loudly_writes_nothing_and_a_retry_completes(aws) -> None:
+    """Before: the collector followed a repeating NextPageToken until the Lambda timed out, $0.01 a request."""
+    from neuronfleet.lambdas.cost.paging import PagingError
+
+    looping = [page("2026-11-01", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "100")], token="tok-2"),
+               page("2026-11-02", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "100")], token="tok-2")]
+    inject(looping)
+    recording = Recording(aws["ce"])
+    with pytest.raises(PagingError, match=r"GetCostAndUsage: next-page token 'tok-2' repeated after page 2 "
+                                          r"\(\$0\.02 at \$0\.01 a page\)"):
+        run_collector(aws, recording)
+    assert len(recording.calls) == 2 and recording.calls[1]["NextPageToken"] == "tok-2"
+    assert rows_of(aws) == [] and not [i for i in aws["table"].scan()["Items"] if i["pk"] == "LOCK"]
+    inject(MONTH)  # Cost Explorer answers properly again: the retry completes
+    summary, _ = run_collector(aws)
+    assert (summary.new, summary.ce_requests, summary.ce_pages) == (6, 4, 4)
+
+
+def test_a_group_with_null_keys_or_no_amount_is_a_bad_row_the_run_completes_and_that_days_rows_stay(aws) -> None:
+    """Before: ``Keys: null`` raised TypeError and ended the run, and a metric without its Amount read $0. A
+    malformed answer for a day never retracts what the ledger knew of it. (moto's JSON drops a null ``Groups``: that
+    case, and a null ``ResultsByTime``, are parsed in tests/unit/test_publisher_examples.py.)"""
+    inject(MONTH)
+    run_collector(aws)
+    broken = json.loads(json.dumps(MONTH))
+    del broken[1]["ResultsByTime"][0]["Groups"][0]["Metrics"]["NetAmortizedCost"]["Amount"]
+    broken[2]["ResultsByTime"][0]["Groups"][0]["Keys"] = None
+    inject(broken)
+    summary, bad = run_collector(aws)
+    assert [b.reason for b in bad] == [
+        "Metrics.NetAmortizedCost.Amount: got nothing; allowed: a decimal number of USD",
+        "Keys: got None; allowed: [usage type, 'neuronfleet:fleet$<fleet>'] (two strings)"]
+    assert (summary.bad_rows, summary.retracted, summary.kept_rows, summary.unchanged) == (2, 0, 2, 4)
+    assert spend_sum(aws, "2026-11-02", "nf-prod", "trainium") == 1072.83
+    assert spend_sum(aws, "2026-11-03", "nf-prod", "trainium") == 536.41
+
+
+class _Breaks(SpendLedger):
+    """The spend ledger with one of its published-total steps failing ``n`` times."""
+
+    def __init__(self, table: Any, step: str, n: int = 1) -> None:
+        super().__init__(table)
+        self.step, self.left = step, n
+
+    def _fail(self, step: str) -> None:
+        if step == self.step and self.left:
+            self.left -= 1
+            raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": step}},
+                              "TransactWriteItems")
+
+    def claim_published(self, *args: Any, **kwargs: Any) -> None:
+        self._fail("claim")
+        super().claim_published(*args, **kwargs)
+
+    def confirm_published(self, *args: Any, **kwargs: Any) -> None:
+        self._fail("confirm")
+        super().confirm_published(*args, **kwargs)
+
+
+def _run_on(aws: dict[str, Any], ledger: SpendLedger, **kwargs: Any) -> collector.RunSummary:
+    ce = CostExplorer(aws["ce"], sleep=lambda s: None)
+    return collector.collect(today=NOW.date(), lookback_days=3, instance_types=TYPES, ce=ce, ledger=ledger,
+                             metrics=kwargs.pop("metrics", SpendMetrics(aws["cw"], "NeuronFleet/Cost")), now=NOW,
+                             on_bad_row=lambda b: None, fleet="nf-prod", **kwargs)
+
+
+def test_a_metric_published_whose_record_then_fails_is_not_sent_again(aws) -> None:
+    """Before: the published total was written after PutMetricData; when that write failed, the next run sent the
+    same deltas again and the dashboard's day doubled. Now the totals are claimed first: CloudWatch took the batch,
+    the confirmation failed, the next run sends nothing and names the totals it cannot confirm."""
+    inject(MONTH)
+    with pytest.raises(ClientError, match="confirm"):
+        _run_on(aws, _Breaks(aws["table"], "confirm"))
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+    summary = _run_on(aws, SpendLedger(aws["table"]))
+    assert summary.metric_datapoints == 0 and len(summary.unconfirmed) == 6
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96  # not 2,641.92
+
+
+def test_a_claim_that_fails_publishes_nothing_and_the_next_run_publishes_once(aws) -> None:
+    inject(MONTH)
+    with pytest.raises(ClientError, match="claim"):
+        _run_on(aws, _Breaks(aws["table"], "claim"))
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 0
+    summary = _run_on(aws, SpendLedger(aws["table"]))
+    assert (summary.metric_datapoints, summary.unconfirmed) == (6, [])
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+    summary = _run_on(aws, SpendLedger(aws["table"]))
+    assert (summary.metric_datapoints, summary.unconfirmed) == (0, [])  # confirmed: nothing left to doubt
+
+
+class _SentThenTimedOut(SpendMetrics):
+    """PutMetricData that reaches CloudWatch, whose answer never arrives (the outcome unknown to the caller)."""
+
+    def publish(self, deltas: Any) -> int:
+        from botocore.exceptions import ReadTimeoutError
+
+        super().publish(deltas)
+        raise ReadTimeoutError(endpoint_url="https://monitoring.us-east-2.amazonaws.com/")
+
+
+def test_a_publish_whose_outcome_is_unknown_is_never_sent_twice_and_is_named(aws) -> None:
+    inject(MONTH)
+    with pytest.raises(Exception, match="Read timeout"):
+        _run_on(aws, SpendLedger(aws["table"]), metrics=_SentThenTimedOut(aws["cw"], "NeuronFleet/Cost"))
+    summary = _run_on(aws, SpendLedger(aws["table"]))
+    assert summary.metric_datapoints == 0 and spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96
+    assert "nf-prod/2026-11-01/gpu: 1320.96 claimed by " in summary.unconfirmed[0]
+
+
+def test_a_refused_correction_is_released_to_the_total_cloudwatch_holds_and_sent_by_the_next_run(aws) -> None:
+    inject(MONTH)
+    run_collector(aws)
+    corrected = json.loads(json.dumps(MONTH))
+    for m in corrected[0]["ResultsByTime"][0]["Groups"][2]["Metrics"].values():
+        m["Amount"] = "1100.00" if m["Unit"] == "USD" else m["Amount"]
+    inject(corrected)
+    with pytest.raises(ClientError, match="down"):
+        run_collector(aws, metrics=Failing(aws["cw"], 1))
+    held = SpendLedger(aws["table"]).published("nf-prod", ["2026-11-01"])[("2026-11-01", "gpu")]
+    assert (held.value, held.sending) == (Decimal("1320.96"), "")
+    summary, _ = run_collector(aws)
+    assert (summary.metric_datapoints, summary.unconfirmed) == (1, [])
+    assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1100.0
+
+
+def test_an_estimated_day_turning_final_with_the_same_amount_is_rewritten(aws) -> None:
+    inject([page("2026-11-03", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "50", hours=2)], estimated=True)])
+    run_collector(aws)
+    inject([page("2026-11-03", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "50", hours=2)],
+                 estimated="false")])  # a string, as a proxy might send it
+    summary, bad = run_collector(aws)
+    assert bad == [] and summary.replaced == 1 and [i["estimated"] for i in rows_of(aws)] == [False]
+    inject([page("2026-11-03", [group("USE2-BoxUsage:trn2.48xlarge", "nf-prod", "50", hours=3)])])
+    summary, _ = run_collector(aws)  # hours-only correction
+    assert summary.replaced == 1 and [i["usage_hours"] for i in rows_of(aws)] == ["3"]
+    assert spend_sum(aws, "2026-11-03", "nf-prod", "trainium") == 50.0
+
+
+def test_a_block_bought_ahead_keeps_its_amortised_days_after_its_fee_day_leaves_the_window(aws) -> None:
+    """Bought on 10-30 for 11-02 (fee dated the purchase day, matched there), the fee is spread over 11-02..11-03.
+    A November run no longer asks for 10-30; the block's rows stay (retraction follows the fee's day)."""
+    bought, start = datetime(2026, 10, 30, 9, tzinfo=UTC), datetime(2026, 11, 2, tzinfo=UTC)
+
+    def blocks() -> CapacityBlocks:
+        tags = {"neuronfleet:fleet": "nf-prod"}
+        return CapacityBlocks(_blocks_client([_block("cb-ahead", "cr-a", start, 2, bought, tags)],
+                                             [_reservation("cr-a", "trn2.48xlarge", 2)]))
+
+    october = datetime(2026, 10, 31, 6, tzinfo=UTC)
+    inject([page("2026-10-30", [group("USE2-CapacityBlockFee:trn2.48xlarge", "", "2000.00", hours=0)])])
+    summary, _ = run_collector(aws, blocks=blocks(), now=october)
+    assert (summary.capacity_blocks, summary.unmatched_fees) == (1, 0)
+    fees = sorted((i["day"], i["amount"], i["source_day"]) for i in rows_of(aws))
+    assert fees == [("2026-11-02", "1000.000000", "2026-10-30"), ("2026-11-03", "1000.000000", "2026-10-30")]
+    inject(MONTH)
+    summary, _ = run_collector(aws, blocks=blocks())  # November: 10-30 is not asked any more
+    assert summary.retracted == 0
+    assert sorted(i["day"] for i in rows_of(aws) if i["usage"] == "capacity-block") == ["2026-11-02", "2026-11-03"]
+    assert spend_sum(aws, "2026-11-02", "nf-prod", "trainium") == round(1072.83 + 1000, 2)
 
 
 def _seed_invocations(aws: dict[str, Any], endpoint: str, neuron: float, gpu: float) -> None:
@@ -751,11 +1014,34 @@ def test_an_idle_announcement_that_fails_to_publish_is_made_by_the_retry(aws) ->
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=7)
     _utilisation(aws, _instance("nf-prod"), [5.0] * 6, now)
     inventory, ledger = _detector(aws)
-    with pytest.raises(ClientError):
+    with pytest.raises(Unfinished, match=r"publishing 'neuronfleet: 1 Neuron instance\(s\) went idle'.*NotFound"):
         waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"] + "-gone"), ledger=ledger,
                   threshold=20, hours=6)
     assert waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger, threshold=20,
-                     hours=6) == ["neuronfleet: 1 Neuron instance(s) went idle"]
+                     hours=6) == ["neuronfleet: 1 Neuron instance(s) went idle"]  # the recorded message, completed
+    assert len(messages(aws)) == 1
+
+
+def test_a_waste_run_whose_later_claim_is_throttled_announces_the_rest_and_the_retry_only_the_missing_one(
+        aws) -> None:
+    """Two kinds start (an idle and a silent instance); DynamoDB throttles the second kind's transaction (after
+    botocore's retries). The run announces the first, raises; the retry announces the second; each once."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=7)
+    _utilisation(aws, _instance("nf-prod"), [5.0] * 6, now)
+    _instance("nf-prod")  # no datapoints: silent
+    inventory, ledger = _detector(aws)
+    throttled = Faulty(ledger.client, {("transact_write_items", 2): Fault(client_error(
+        "ProvisionedThroughputExceededException", "TransactWriteItems", client=ledger.client))})
+    topic = Topic(aws["sns"], aws["topic"])
+    with pytest.raises(Unfinished, match="recording start of silent-instance"):
+        waste.run(now=now, inventory=inventory, topic=topic, ledger=Ledger(throttled, ledger.table), threshold=20,
+                  hours=6)
+    first = [m["Subject"] for m in messages(aws)]
+    assert first == ["neuronfleet: 1 Neuron instance(s) went idle"]
+    assert ledger.open_subjects("silent-instance") == []  # nothing half-recorded
+    retry = waste.run(now=now, inventory=inventory, topic=topic, ledger=ledger, threshold=20, hours=6)
+    assert retry == ["neuronfleet nf-prod: 1 Neuron instance(s) publish no utilisation"]
+    assert waste.run(now=now, inventory=inventory, topic=topic, ledger=ledger, threshold=20, hours=6) == []
 
 
 def test_the_collector_reads_the_cur_through_athena_and_writes_the_same_rows(aws) -> None:

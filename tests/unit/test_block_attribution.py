@@ -98,3 +98,14 @@ def test_the_prod_collector_knows_the_pretrain_group_and_may_list_it(synth_fleet
     (listing,) = [s for s in statements if s["Action"] == "resource-groups:ListGroupResources"]
     assert sorted([listing["Resource"]] if isinstance(listing["Resource"], str) else listing["Resource"]) == \
         sorted(groups)
+
+
+def test_a_repeated_next_token_from_describe_capacity_blocks_stops_the_run_naming_it() -> None:
+    from neuronfleet.lambdas.cost.paging import PagingError
+
+    ec2 = boto3.client("ec2", region_name=REGION)
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_capacity_blocks", {"CapacityBlocks": [], "NextToken": "n1"})
+        stub.add_response("describe_capacity_blocks", {"CapacityBlocks": [], "NextToken": "n1"}, {"NextToken": "n1"})
+        with pytest.raises(PagingError, match="EC2 DescribeCapacityBlocks: next-page token 'n1' repeated after page 2"):
+            CapacityBlocks(ec2).describe()

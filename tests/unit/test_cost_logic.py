@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
 from neuronfleet import CATALOG
 from neuronfleet.estimate import main as estimate_cli
 from neuronfleet.estimate import price_table
+from neuronfleet.lambdas.cost.capacity_blocks import Block, amortise, use_of
 from neuronfleet.lambdas.cost.economics import Spend, estimate, verdict
 from neuronfleet.lambdas.cost.ledger import plan
-from neuronfleet.lambdas.cost.rows import CostRow, family_of
+from neuronfleet.lambdas.cost.rows import CostRow, family_of, totals, usage_of
 
 
 def row(instance_type: str, amount: str, hours: str = "0", service: str = "ec2", fleet: str = "f",
@@ -43,6 +47,109 @@ def test_ledger_plan_new_replaced_unchanged() -> None:
     c = row("inf2.xlarge", "1.00")
     p = plan([a, b, c], held)
     assert (p.new, p.replaced, p.unchanged) == ([c], [b], 1)
+
+
+def _held(r: CostRow, **changes: Any) -> dict[str, Any]:
+    from neuronfleet.lambdas.cost.ledger import item
+
+    return {**item(r, "t"), **changes}
+
+
+@pytest.mark.parametrize(("changes", "replaced"), [
+    ({}, False),
+    ({"estimated": True}, True),            # estimated -> final, amount unchanged
+    ({"usage_hours": "10"}, True),          # an hours-only correction
+    ({"unblended": "9.00"}, True),          # an unblended-only correction
+    ({"amount": "10.01"}, True),
+])
+def test_a_correction_of_any_field_is_rewritten(changes, replaced) -> None:
+    """Before (mutants): a row whose amount was unchanged but whose Estimated flag flipped, or whose hours changed,
+    was never rewritten."""
+    final = CostRow(day="2026-11-01", fleet="f", service="ec2", instance_type="trn2.48xlarge", family="trainium",
+                    amount=Decimal("10.00"), usage_hours=Decimal("12"), estimated=False,
+                    usage_type="USE2-BoxUsage:trn2.48xlarge")
+    p = plan([final], {final.key: _held(final, **changes)})
+    assert (p.replaced, p.unchanged) == (([final], 0) if replaced else ([], 1))
+
+
+def _fee_row(day: str, block: str, source_day: str, fleet: str = "f") -> CostRow:
+    return CostRow(day=day, fleet=fleet, service="ec2", instance_type="trn2.48xlarge", family="trainium",
+                   amount=Decimal("100"), usage_hours=Decimal(0), usage="capacity-block", source_day=source_day,
+                   detail=block, usage_type="USE2-CapacityBlockFee:trn2.48xlarge")
+
+
+def test_retraction_follows_the_fee_day_so_amortised_rows_of_a_block_bought_earlier_stay() -> None:
+    """A block bought on 10-28 spreads its fee over 11-02..11-03; a November run (scope 11-01..11-03) does not see
+    the fee (dated 10-28) and must keep those rows. Retracting by the row's own day (a mutant) deleted them; an
+    amortised row whose fee day is in scope and was not produced again is retracted."""
+    early = [_fee_row("2026-11-02", "cb-1", "2026-10-28"), _fee_row("2026-11-03", "cb-1", "2026-10-28")]
+    gone = _fee_row("2026-11-03", "cb-2", "2026-11-01")
+    ec2 = row("p5.48xlarge", "5")
+    held = {r.key: _held(r) for r in [*early, gone, ec2]}
+    p = plan([ec2], held, scope=["2026-11-01", "2026-11-02", "2026-11-03"], fleet="f")
+    assert p.retracted == [gone.key] and p.unchanged == 1
+
+
+def test_a_bad_row_keeps_what_the_ledger_knew_of_its_day_but_never_a_row_cloudwatch_refuses() -> None:
+    known, other_day = row("p5.48xlarge", "5"), replace(row("p5.48xlarge", "7"), day="2026-11-02")
+    poison = replace(row("trn2.48xlarge", "1"), usage_type="USE2-BoxUsage:trn2.48xlarge")
+    held = {known.key: _held(known), other_day.key: _held(other_day), poison.key: _held(poison, amount="1E+400")}
+    scope = ["2026-11-01", "2026-11-02"]
+    p = plan([], held, scope=scope, bad_days={"2026-11-01"})
+    assert (p.kept, sorted(p.retracted)) == (1, sorted([other_day.key, poison.key]))
+    p = plan([], held, scope=scope, bad_days={""})  # a bad row of no known day: keep every readable row
+    assert (p.kept, p.retracted) == (2, [poison.key])
+    assert plan([], held, scope=scope).retracted == list(held)
+
+
+def test_rows_of_one_key_twice_are_counted_as_duplicates_and_one_is_kept() -> None:
+    a = row("p5.48xlarge", "5")
+    p = plan([a, a], {})
+    assert (p.new, p.duplicates) == ([a], 1)
+
+
+def _block(block_id: str, count: int, start: datetime, hours: int = 24, created: datetime | None = None) -> Block:
+    return Block(block_id, "trn2.48xlarge", count, start, start + timedelta(hours=hours), created=created or start)
+
+
+def test_a_fee_shared_by_same_day_blocks_is_split_by_instance_hours() -> None:
+    """Two blocks of one type start the same day, 24 h each, 1 and 3 instances: 25% and 75% of the fee. Ignoring
+    the instance count (a mutant) split it 50/50."""
+    start = datetime(2026, 11, 3, tzinfo=UTC)
+    fee = _fee_row("2026-11-03", "", "2026-11-03")
+    spread, unmatched = amortise([fee], [_block("cb-b", 3, start), _block("cb-a", 1, start)])
+    assert unmatched == []
+    assert {r.detail: r.amount for r in spread} == {"cb-a": Decimal("25.000000"), "cb-b": Decimal("75.000000")}
+    hours = amortise([fee], [_block("cb-a", 2, start, hours=24), _block("cb-b", 1, start, hours=48)])[0]
+    assert {r.detail: sum(x.amount for x in hours if x.detail == r.detail) for r in hours} == \
+        {"cb-a": Decimal(50), "cb-b": Decimal(50)}  # 48 instance-hours each
+
+
+def test_a_block_bought_ahead_is_paid_on_its_days_whichever_day_the_fee_is_dated() -> None:
+    """The kit's rule (cloudcost-exporter: the fee on the block's start day; else the purchase day). A block bought
+    on 11-01 for 11-10: a fee dated either day is spread over 11-10 and 11-11 and sums to the fee; a fee dated
+    neither stays on its day as unmatched, never lost."""
+    block = _block("cb-1", 1, datetime(2026, 11, 10, 12, tzinfo=UTC), created=datetime(2026, 11, 1, 9, tzinfo=UTC))
+    for day in ("2026-11-10", "2026-11-01"):
+        spread, unmatched = amortise([_fee_row(day, "", day)], [block])
+        assert unmatched == [] and [(r.day, r.amount, r.source_day) for r in spread] == [
+            ("2026-11-10", Decimal("50.000000"), day), ("2026-11-11", Decimal("50.000000"), day)]
+    spread, unmatched = amortise([_fee_row("2026-11-05", "", "2026-11-05")], [block])
+    assert spread == [] and [(r.day, r.amount, r.detail) for r in unmatched] == [("2026-11-05", Decimal(100),
+                                                                                 "unmatched")]
+
+
+def test_unused_reservation_hours_are_spend_but_not_hours_a_block_was_used() -> None:
+    start = datetime(2026, 11, 3, tzinfo=UTC)
+    block = replace(_block("cb-1", 1, start), tags={"neuronfleet:fleet": "f"})
+    ran = replace(row("trn2.48xlarge", "0", hours="20"), day="2026-11-03", usage_type="USE2-BoxUsage:trn2.48xlarge")
+    unused = replace(ran, usage_type="USE2-UnusedBox:trn2.48xlarge", amount=Decimal("30"), usage_hours=Decimal(4))
+    old = replace(ran, usage_type="", usage_hours=Decimal(1))  # a row from before usage types were kept: run time
+    (use,) = use_of([block], [ran, unused, old], [])
+    assert use.used_instance_hours == Decimal(21)
+    assert totals([ran, unused])[("2026-11-03", "f", "trainium")] == Decimal(30)
+    assert usage_of("USE2-UnusedBox:trn2.48xlarge") == usage_of("USE2-UnusedDed:trn2.48xlarge") == \
+        ("ec2", "trn2.48xlarge")
 
 
 @pytest.mark.parametrize(("monthly", "expected"), [
@@ -190,3 +297,75 @@ def test_price_notes_mark_unsourced_other_region_and_stale_prices_in_one_line() 
     assert "p5.48xlarge" in line.split(" stale ")[1].split(";")[0]
     (fresh,) = price_notes(price_table(region="us-east-2"), today=date(2025, 10, 2), stale_after_days=180)
     assert "p5.48xlarge" not in fresh and " stale " not in fresh  # only the unsourced ones remain
+
+
+class _Pages:
+    """A GetCostAndUsage client answering empty pages with the given next-page tokens, in order."""
+
+    def __init__(self, tokens: list[Any]) -> None:
+        self.tokens, self.calls = list(tokens), []  # type: list[Any], list[dict[str, Any]]
+
+    def get_cost_and_usage(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        token = self.tokens.pop(0)
+        return {"ResultsByTime": [], **({"NextPageToken": token} if token is not None else {})}
+
+
+def _read(tokens: list[Any], **options: Any) -> tuple[Any, _Pages]:
+    from datetime import date
+
+    from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
+
+    client = _Pages(tokens)
+    ce = CostExplorer(client, sleep=lambda s: None, **options)
+    return (list(ce.pages(date(2026, 11, 1), date(2026, 11, 4), ["trn2.48xlarge"])), ce), client
+
+
+def test_a_repeated_page_token_stops_the_query_loudly_naming_it() -> None:
+    """Before: a token Cost Explorer repeats was followed until the Lambda timed out, $0.01 a request."""
+    from neuronfleet.lambdas.cost.paging import PagingError
+
+    with pytest.raises(PagingError, match=r"Cost Explorer GetCostAndUsage: next-page token 'tok-b' repeated after "
+                                          r"page 3 \(\$0\.03 at \$0\.01 a page\)") as err:
+        _read(["tok-a", "tok-b", "tok-b", None])
+    assert "stopped" in str(err.value)
+    with pytest.raises(PagingError, match="token 'tok-a' repeated after page 3"):  # a cycle, not only a repeat
+        _read(["tok-a", "tok-b", "tok-a", None])
+    with pytest.raises(PagingError, match="next-page token got 7 after page 1; allowed: a string"):
+        _read([7])
+
+
+def test_the_page_cap_is_one_page_a_day_asked_plus_20_and_counts_every_page() -> None:
+    """Three days asked: 23 pages may be read; the 23rd page's token stops the query (boundary: exactly 23 pages
+    with no further token is a complete answer)."""
+    from neuronfleet.lambdas.cost.cost_explorer import PAGES_BEYOND_DAYS, USD_PER_REQUEST
+    from neuronfleet.lambdas.cost.paging import PagingError
+
+    assert PAGES_BEYOND_DAYS == 20 and Decimal("0.01") == USD_PER_REQUEST
+    (pages, ce), client = _read([f"t{i}" for i in range(22)] + [None])
+    assert (len(pages), ce.pages_read, ce.requests, len(client.calls)) == (23, 23, 23, 23)
+    assert client.calls[1]["NextPageToken"] == "t0" and "NextPageToken" not in client.calls[0]
+    with pytest.raises(PagingError, match=r"stopped at the cap of 23 pages \(\$0\.23 at \$0\.01 a page\) with more "
+                                          r"to read \(next-page token 't22'\)"):
+        _read([f"t{i}" for i in range(23)] + [None])
+    (pages, ce), _ = _read(["a", "b", None], max_pages=3)
+    assert len(pages) == 3
+    with pytest.raises(PagingError, match="cap of 2 pages"):
+        _read(["a", "b", None], max_pages=2)
+
+
+def test_a_repeated_get_metric_data_token_stops_the_report_naming_it() -> None:
+    from neuronfleet.lambdas.cost.paging import PagingError
+    from neuronfleet.lambdas.cost.work import Work
+
+    class Looping:
+        calls = 0
+
+        def get_metric_data(self, **kwargs: Any) -> dict[str, Any]:
+            Looping.calls += 1
+            return {"MetricDataResults": [], "NextToken": "again"}
+
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    with pytest.raises(PagingError, match="CloudWatch GetMetricData: next-page token 'again' repeated after page 2"):
+        Work(Looping()).invocations(["chat"], start, start + timedelta(days=1))
+    assert Looping.calls == 2

@@ -181,6 +181,122 @@ def test_a_capacity_block_fee_without_unblended_cost_is_a_bad_row_naming_the_met
     assert bad.reason == "Metrics.UnblendedCost.Amount: got nothing; allowed: a decimal number of USD"
 
 
+def _malformed(change: Any) -> dict[str, Any]:
+    """A derived page with two good groups, then ``change`` applied to it: the malformed page Cost Explorer (or a
+    proxy, or a future API change) might answer, which botocore's shape would refuse, so it is not validated."""
+    page = derived_ce_page([
+        ("USE2-BoxUsage:trn2.48xlarge", "nf-prod", {"NetAmortizedCost": "100", "UnblendedCost": "100",
+                                                    "UsageQuantity": "2"}),
+        ("USE2-BoxUsage:p5.48xlarge", "nf-prod", {"NetAmortizedCost": "55.04", "UnblendedCost": "55.04",
+                                                  "UsageQuantity": "1"})])
+    page = copy.deepcopy(page)
+    change(page)
+    return page
+
+
+def _set(path: str, value: Any) -> Any:
+    def change(page: dict[str, Any]) -> None:
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        target: Any = page
+        for p in parents:
+            target = target[p]
+        if value is KeyError:
+            del target[last]
+        else:
+            target[last] = value
+    return change
+
+
+@pytest.mark.parametrize(("path", "value", "reason", "good"), [
+    ("ResultsByTime", None, "ResultsByTime: got None; allowed: a list of periods", 0),
+    ("ResultsByTime.0", "x", "ResultsByTime[0]: got 'x'; allowed: an object", 0),
+    ("ResultsByTime.0.Groups", None, "ResultsByTime[0].Groups: got None; allowed: a list of groups", 0),
+    ("ResultsByTime.0.TimePeriod", None, "ResultsByTime[0].TimePeriod.Start: got None; allowed: a date", 0),
+    ("ResultsByTime.0.Groups.0.Keys", None, "Keys: got None; allowed: [usage type, 'neuronfleet:fleet$<fleet>']", 1),
+    ("ResultsByTime.0.Groups.0.Keys", ["USE2-BoxUsage:trn2.48xlarge", None], "Keys: got ['USE2-BoxUsage:trn2.48x", 1),
+    ("ResultsByTime.0.Groups.0", None, "Groups[]: got None; allowed: an object with Keys and Metrics", 1),
+    ("ResultsByTime.0.Groups.0.Metrics", ["x"], "Metrics: got ['x']; allowed: an object keyed by metric name", 1),
+    ("ResultsByTime.0.Groups.0.Metrics.UnblendedCost", "12", "Metrics.UnblendedCost: got '12'; allowed: an object", 1),
+    ("ResultsByTime.0.Groups.0.Metrics.UnblendedCost.Amount", KeyError,
+     "Metrics.UnblendedCost.Amount: got nothing; allowed: a decimal number of USD", 1),
+    ("ResultsByTime.0.Groups.0.Metrics.NetAmortizedCost.Amount", "12,50",
+     "Metrics.NetAmortizedCost.Amount: got '12,50'; allowed: a decimal number of USD", 1),
+    ("ResultsByTime.0.Groups.0.Metrics.NetAmortizedCost.Amount", True,
+     "Metrics.NetAmortizedCost.Amount: got True; allowed: a decimal number of USD", 1),
+    ("ResultsByTime.0.Groups.0.Metrics.NetAmortizedCost.Amount", {"v": 1},
+     "Metrics.NetAmortizedCost.Amount: got {'v': 1}; allowed: a decimal number of USD", 1),
+    ("ResultsByTime.0.Groups.0.Metrics.UsageQuantity.Amount", "Infinity",
+     "Metrics.UsageQuantity.Amount: got 'Infinity'; allowed: a finite decimal number", 1),
+])
+def test_every_shape_error_is_a_bad_row_naming_the_field_never_an_exception(path, value, reason, good) -> None:
+    """Before: a null ResultsByTime, Groups or Keys raised TypeError and ended the run; now the page's other groups
+    are kept (``good``) and the bad row says which field, what it held and what is allowed."""
+    parsed = parse(_malformed(_set(path, value)))
+    (bad,) = parsed.bad
+    assert bad.reason.startswith(reason), bad.reason
+    assert len(parsed.rows) == good
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(False, False), (True, True), ("false", False), ("true", True)])
+def test_estimated_reads_booleans_and_exactly_the_json_spellings(raw, expected) -> None:
+    """Before: ``Estimated: "false"`` read True (a non-empty string); now the string "false" reads false."""
+    parsed = parse(_malformed(_set("ResultsByTime.0.Estimated", raw)))
+    assert parsed.bad == [] and [r.estimated for r in parsed.rows] == [expected, expected]
+
+
+def test_estimated_absent_reads_false_and_any_other_value_is_a_bad_row_for_each_group() -> None:
+    assert {r.estimated for r in parse(_malformed(_set("ResultsByTime.0.Estimated", KeyError))).rows} == {False}
+    for raw in ("False", "TRUE", "yes", 0, 1, None, ""):
+        parsed = parse(_malformed(_set("ResultsByTime.0.Estimated", raw)))
+        assert parsed.rows == [] and len(parsed.bad) == 2, raw
+        assert parsed.bad[0].reason == f"ResultsByTime[0].Estimated: got {raw!r}; allowed: true or false"
+        assert parsed.bad[0].day == "2026-11-01" and parsed.bad[0].keys == ("USE2-BoxUsage:trn2.48xlarge",
+                                                                             "neuronfleet:fleet$nf-prod")
+
+
+def test_cloudwatchs_value_range_is_pinned_from_botocores_model() -> None:
+    """rows.METRIC_VALUE_LIMITS keeps the stricter of AWS's two texts; the current one is botocore's, pinned here."""
+    from neuronfleet.lambdas.cost.rows import METRIC_VALUE_LIMITS
+
+    cw = boto3.client("cloudwatch", region_name=REGION).meta.service_model
+    text = ("Values must be in the range of -2^360 to 2^360. In addition, special values (for example, NaN, "
+            "+Infinity, -Infinity) are not supported.")
+    assert text in cw.shape_for("MetricDatum").members["Value"].documentation
+    assert text in cw.operation_model("PutMetricData").documentation
+    lo, hi = METRIC_VALUE_LIMITS
+    assert (lo, hi) == (Decimal("8.515920e-109"), Decimal("1.174271e+108"))
+    assert Decimal(2) ** -359 <= lo * Decimal("1.000001") and hi <= Decimal(2) ** 359 <= hi * Decimal("1.000001")
+    assert hi < Decimal(2) ** 360  # inside what botocore's text allows
+
+
+@pytest.mark.parametrize(("amount", "bad"), [
+    ("1E+400", True), ("1.174271e+108", False), ("1.174272e+108", True), ("-1.174271e+108", False),
+    ("8.515920e-109", False), ("8.515919e-109", True), ("-8.515919e-109", True), ("0", False), ("-0", False),
+    ("0E-200", False), ("NaN", True), ("-Infinity", True), ("1E-120", True)])
+def test_an_amount_cloudwatch_would_refuse_is_a_bad_row_at_the_boundaries(amount, bad) -> None:
+    """Before: 1E+400 passed (Decimal thinks it finite), was stored, and every later PutMetricData failed."""
+    page = derived_ce_page([("USE2-BoxUsage:trn2.48xlarge", "nf-prod",
+                             {"NetAmortizedCost": amount, "UnblendedCost": "1", "UsageQuantity": "1"})])
+    parsed = parse(page)
+    assert (len(parsed.bad), len(parsed.rows)) == ((1, 0) if bad else (0, 1))
+    if bad:
+        assert parsed.bad[0].reason.startswith(f"Metrics.NetAmortizedCost.Amount: got '{amount}'; allowed: ")
+
+
+def test_usage_types_of_one_instance_type_and_day_are_separate_rows_with_separate_keys() -> None:
+    """EC2's billing codes (On-Demand, Spot, Dedicated Host, unused Capacity Reservation hours shared and dedicated,
+    and the $0 reservation rows) and another region's prefix: one row each, never one ledger key."""
+    usage_types = ["USE2-BoxUsage:p5.48xlarge", "USE2-SpotUsage:p5.48xlarge", "USE2-HostBoxUsage:p5.48xlarge",
+                   "USE2-UnusedBox:p5.48xlarge", "USE2-UnusedDed:p5.48xlarge", "USE2-Reservation:p5.48xlarge",
+                   "USE2-DedicatedRes:p5.48xlarge", "USW2-BoxUsage:p5.48xlarge", "BoxUsage:p5.48xlarge"]
+    page = derived_ce_page([(u, "nf-prod", {"NetAmortizedCost": "1", "UnblendedCost": "1", "UsageQuantity": "1"})
+                            for u in usage_types])
+    parsed = parse(page)
+    assert parsed.bad == [] and [r.usage_type for r in parsed.rows] == usage_types
+    assert {(r.usage, r.instance_type, r.family) for r in parsed.rows} == {("ec2", "p5.48xlarge", "gpu")}
+    assert len({r.key for r in parsed.rows}) == len(usage_types)
+
+
 def test_the_queries_fit_botocores_request_shape_and_ask_for_block_refunds_once() -> None:
     ce = boto3.client("ce", region_name="us-east-1").meta.service_model.operation_model("GetCostAndUsage")
     usage = usage_query(date(2026, 11, 1), date(2026, 11, 4), ["trn2.48xlarge"])
@@ -303,6 +419,24 @@ def test_athenas_own_result_set_reads_as_records_under_its_header() -> None:
     records = _athena(results)
     assert len(records) == 10 and records[0] == {"date": "2014-07-05", "location": "SFO4", "browser": "Safari",
                                                  "uri": "/test-image-2.jpeg", "status": "200"}
+
+
+def test_a_repeated_athena_next_token_stops_the_run_naming_it() -> None:
+    from neuronfleet.lambdas.cost.paging import PagingError
+
+    (results,) = repaired("athena-get-query-results")
+    looping = response("athena", "GetQueryResults", {**results, "NextToken": "tok"})
+    athena = boto3.client("athena", region_name="us-east-1")
+    (execution,) = repaired("athena-get-query-execution")
+    qid = execution["QueryExecution"]["QueryExecutionId"]
+    with Stubber(athena) as stub:
+        stub.add_response("start_query_execution", {"QueryExecutionId": qid})
+        stub.add_response("get_query_execution", response("athena", "GetQueryExecution", execution))
+        stub.add_response("get_query_results", looping, {"QueryExecutionId": qid})
+        stub.add_response("get_query_results", looping, {"QueryExecutionId": qid, "NextToken": "tok"})
+        with pytest.raises(PagingError, match=f"Athena GetQueryResults of {qid}: next-page token 'tok' repeated "
+                                              "after page 2"):
+            AthenaSpend(athena, workgroup="AthenaAdmin", table="cur")._run("SELECT 1")
 
 
 def derived_cur_results(rows: list[list[str | None]]) -> dict[str, Any]:
