@@ -41,7 +41,7 @@ from moto import mock_aws  # noqa: E402
 
 from neuronfleet.lambdas.cost import collector  # noqa: E402
 from neuronfleet.lambdas.cost.cost_explorer import CostExplorer  # noqa: E402
-from neuronfleet.lambdas.cost.ledger import Ledger, item  # noqa: E402
+from neuronfleet.lambdas.cost.ledger import Ledger, Published, item  # noqa: E402
 from neuronfleet.lambdas.cost.rows import CostRow  # noqa: E402
 
 TYPES = ["trn2.48xlarge", "trn1.32xlarge", "ml.inf2.xlarge", "ml.inf2.48xlarge", "p5.48xlarge", "ml.g6e.12xlarge"]
@@ -90,12 +90,22 @@ class MemoryLedger(Ledger):
         for k in keys:
             self.items.pop(k, None)
 
-    def published(self, fleet: str, days: Sequence[str]) -> dict[tuple[str, str], Decimal]:
+    def published(self, fleet: str, days: Sequence[str]) -> dict[tuple[str, str], Published]:
         wanted = set(days)
-        return {k: v for k, v in self.pub.get(fleet, {}).items() if k[0] in wanted}
+        return {k: Published(v) for k, v in self.pub.get(fleet, {}).items() if k[0] in wanted}
 
-    def mark_published(self, fleet: str, totals: Any, expected: Any, updated_at: str) -> None:
+    def claim_published(self, fleet: str, totals: Any, expected: Any, run: str, updated_at: str) -> None:
         self.pub.setdefault(fleet, {}).update(totals)
+
+    def confirm_published(self, fleet: str, totals: Any, run: str, updated_at: str) -> None:
+        return None
+
+    def release_published(self, fleet: str, totals: Any, previous: Any, run: str, updated_at: str) -> None:
+        for key in totals:
+            if key in previous:
+                self.pub[fleet][key] = previous[key]
+            else:
+                self.pub[fleet].pop(key, None)
 
     def lock(self, name: str, owner: str, now: datetime, seconds: int) -> None:
         return None
@@ -137,7 +147,7 @@ class Replay:
     """Pages already parsed, with the CostExplorer adapter's interface: the kit alone."""
 
     def __init__(self, pages: list[dict[str, Any]]) -> None:
-        self._pages, self.requests, self.throttled = pages, 0, 0
+        self._pages, self.requests, self.throttled, self.pages_read = pages, 0, 0, 0
 
     def pages(self, start: date, end: date, instance_types: Sequence[str]) -> Iterator[dict[str, Any]]:
         for p in self._pages[:-1]:

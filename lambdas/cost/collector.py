@@ -8,7 +8,7 @@ need an owner outside any fleet and write into tables it does not own. The price
 per day ($0.01 a page). Rows of other fleets and untagged rows are counted in the run summary, not written.
 
 Each request is one page ($0.01), retried with exponential backoff when throttled; a repeated page token or more
-pages than the cap stop the run before anything is written (cost_explorer.PAGES_BEYOND_DAYS). The Spend metric is
+pages than the cap stop the run before anything is written (cost_explorer.MAX_PAGES). The Spend metric is
 made idempotent by the ledger: each run publishes the change of each day's total since what the ledger records
 CloudWatch holds, claiming the new totals before PutMetricData and confirming them after (ledger.py), so neither a
 retry nor a failed record sends a day twice; the dashboard reads the day's Sum of those changes. Configuration:

@@ -30,12 +30,12 @@ REGION = "us-east-1"
 USD_PER_REQUEST = Decimal("0.01")
 """Each Cost Explorer API request, each page of a paginated answer included, is billed $0.01 (AWS Cost Explorer
 pricing, https://aws.amazon.com/aws-cost-management/aws-cost-explorer/pricing/, read 2026-11-22)."""
-PAGES_BEYOND_DAYS = 20
-"""The page cap of one query is one page per day asked plus this many. Why a cap: a page is $0.01 and a query whose
-tokens never end (a repeated token is caught apart) would otherwise run to the Lambda's 10-minute timeout. Why this
-size: Cost Explorer documents no page size ("more results than the maximum page size"), so the cap grows with the
-days asked; at one page a day and 20 more, a daily run of a 36-day window may spend at most 2 x 56 pages = $1.12, a
-365-day backfill 2 x 385 = $7.70. An account whose answer is longer stops loudly naming the cap (``max_pages``)."""
+MAX_PAGES = 500
+"""The most pages one query may take ($5.00 at $0.01 a page). Why a cap: a query whose tokens never end (a repeated
+token is caught apart) would run to the Lambda's 10-minute timeout, 600 to 2,000 billed requests at 0.3 to 1 s each.
+Why 500: Cost Explorer documents no page size ("more results than the maximum page size"); the collector benchmark's
+100,000 groups (an organisation of hundreds of fleets over 30 days) take 100 pages of 1,000, so 500 leaves five times
+that. A longer answer stops loudly naming the cap; ``max_pages`` raises it."""
 THROTTLED = {"ThrottlingException", "LimitExceededException", "TooManyRequestsException", "RequestLimitExceeded"}
 METRICS = ["NetAmortizedCost", "UnblendedCost", "UsageQuantity"]
 
@@ -79,7 +79,7 @@ class CostExplorer:
     """GetCostAndUsage with pagination and backoff; counts every request made (each is billed)."""
 
     def __init__(self, client: Any, *, sleep: Callable[[float], None] = time.sleep, max_attempts: int = 6,
-                 base_delay: float = 1.0, max_pages: int | None = None) -> None:
+                 base_delay: float = 1.0, max_pages: int = MAX_PAGES) -> None:
         self._client = client
         self._sleep = sleep
         self._max_attempts = max_attempts
@@ -91,13 +91,6 @@ class CostExplorer:
         """Pages read, over both queries."""
         self.throttled = 0
 
-    def page_cap(self, query: dict[str, Any]) -> int:
-        """The most pages ``query`` may take: ``max_pages``, else one per day asked + :data:`PAGES_BEYOND_DAYS`."""
-        if self._max_pages is not None:
-            return self._max_pages
-        period = query["TimePeriod"]
-        days = (date.fromisoformat(period["End"]) - date.fromisoformat(period["Start"])).days
-        return max(days, 1) + PAGES_BEYOND_DAYS
 
     def pages(self, start: date, end: date, instance_types: Sequence[str]) -> Iterator[dict[str, Any]]:
         """The usage query's pages."""
@@ -108,10 +101,10 @@ class CostExplorer:
         return self.query(adjustments_query(start, end))
 
     def query(self, query: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """Every page of ``query``; a repeated NextPageToken or more pages than :meth:`page_cap` stop it with a
+        """Every page of ``query``; a repeated NextPageToken or more pages than ``max_pages`` stop it with a
         :class:`~.paging.PagingError` naming the token (nothing of the run is written: the collector reads every page
         before it writes)."""
-        guard = PageGuard("Cost Explorer GetCostAndUsage", cap=self.page_cap(query), usd_per_page=USD_PER_REQUEST)
+        guard = PageGuard("Cost Explorer GetCostAndUsage", cap=self._max_pages, usd_per_page=USD_PER_REQUEST)
         while True:
             page = self._call(query)
             guard.page()

@@ -335,19 +335,19 @@ def test_a_repeated_page_token_stops_the_query_loudly_naming_it() -> None:
         _read([7])
 
 
-def test_the_page_cap_is_one_page_a_day_asked_plus_20_and_counts_every_page() -> None:
-    """Three days asked: 23 pages may be read; the 23rd page's token stops the query (boundary: exactly 23 pages
-    with no further token is a complete answer)."""
-    from neuronfleet.lambdas.cost.cost_explorer import PAGES_BEYOND_DAYS, USD_PER_REQUEST
+def test_the_page_cap_is_500_pages_and_every_page_is_counted() -> None:
+    """Boundary: exactly 500 pages with no further token is a complete answer; a token on the 500th page stops the
+    query ($5.00 spent) instead of following it to the Lambda's timeout."""
+    from neuronfleet.lambdas.cost.cost_explorer import MAX_PAGES, USD_PER_REQUEST
     from neuronfleet.lambdas.cost.paging import PagingError
 
-    assert PAGES_BEYOND_DAYS == 20 and Decimal("0.01") == USD_PER_REQUEST
-    (pages, ce), client = _read([f"t{i}" for i in range(22)] + [None])
-    assert (len(pages), ce.pages_read, ce.requests, len(client.calls)) == (23, 23, 23, 23)
+    assert (MAX_PAGES, str(USD_PER_REQUEST)) == (500, "0.01")
+    (pages, ce), client = _read([f"t{i}" for i in range(499)] + [None])
+    assert (len(pages), ce.pages_read, ce.requests, len(client.calls)) == (500, 500, 500, 500)
     assert client.calls[1]["NextPageToken"] == "t0" and "NextPageToken" not in client.calls[0]
-    with pytest.raises(PagingError, match=r"stopped at the cap of 23 pages \(\$0\.23 at \$0\.01 a page\) with more "
-                                          r"to read \(next-page token 't22'\)"):
-        _read([f"t{i}" for i in range(23)] + [None])
+    with pytest.raises(PagingError, match=r"stopped at the cap of 500 pages \(\$5\.00 at \$0\.01 a page\) with more "
+                                          r"to read \(next-page token 't499'\)"):
+        _read([f"t{i}" for i in range(500)] + [None])
     (pages, ce), _ = _read(["a", "b", None], max_pages=3)
     assert len(pages) == 3
     with pytest.raises(PagingError, match="cap of 2 pages"):
