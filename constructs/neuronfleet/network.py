@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -37,6 +38,21 @@ INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
 """Interface endpoints created by ``interface_endpoints=True``, by construct id. With the S3 gateway endpoint
 (always created) they are what AWS Batch container instances need in isolated subnets (``nat_gateways: 0``);
 ``NetworkSettings.reaches_aws_apis`` says whether the compute subnets have them or a NAT."""
+
+AWS_OWNED_BUCKETS: dict[str, tuple[str, bool, str]] = {
+    "ECR image layers": ("prod-{region}-starport-layer-bucket", True, (
+        "ECR user guide, 'Amazon ECR interface VPC endpoints', Minimum Amazon S3 bucket permissions for Amazon ECR: "
+        "s3:GetObject on arn:aws:s3:::prod-region-starport-layer-bucket/* "
+        "(https://docs.aws.amazon.com/AmazonECR/latest/userguide/vpc-endpoints.html, read 2026-11-23). The Neuron "
+        "DLCs are ECR images too (account 763104351884): their layers come from the same bucket")),
+    "Amazon Linux 2023 packages": ("al2023-repos-{region}-*", False, (
+        "the host installs lustre-client with dnf: AL2023's repositories are S3 buckets named "
+        "al2023-repos-<region>-de612dc2, as dnf repolist -v shows on an instance (shamimice03/aws-secure-env README, "
+        "read 2026-11-23); no AWS page read here names them, so the pattern allows the prefix for GetObject only")),
+}
+"""AWS-owned buckets the S3 gateway endpoint must still reach for any principal (image layers are fetched with URLs
+ECR signs, packages anonymously): name pattern, whether AWS documents it, and the source. The gateway endpoint takes
+every in-region S3 request of the VPC, NAT or not, so its policy applies to both."""
 
 _R = logs.RetentionDays
 RETENTION_BY_DAYS: dict[int, logs.RetentionDays] = dict(zip(LOG_RETENTION_DAYS, (
@@ -81,6 +97,7 @@ class FleetNetwork(Construct):
         self.endpoint_security_group: ec2.SecurityGroup | None = None
         if settings.interface_endpoints:
             self._add_interface_endpoints(settings.cidr)
+        self._scope_endpoint_policies()
 
     def subnet_in(self, availability_zone: str) -> ec2.ISubnet:
         """The compute subnet in ``availability_zone`` (one of the network's AZs, else InvalidSettings)."""
@@ -158,6 +175,31 @@ class FleetNetwork(Construct):
                 endpoint_id, service=service, subnets=self.compute_subnets, private_dns_enabled=True,
                 security_groups=[self.endpoint_security_group], open=False,
             )
+
+
+    def _scope_endpoint_policies(self) -> None:
+        """Endpoint policies that let through only this account's principals (``aws:PrincipalAccount``, a global
+        condition key every authenticated request carries: AWS PrivateLink guide, "Control access to VPC endpoints
+        using endpoint policies"), so credentials of another account cannot be used through the VPC's endpoints. The
+        S3 gateway endpoint also lets anyone read the AWS-owned buckets of :data:`AWS_OWNED_BUCKETS`.
+
+        Not scoped by ``aws:ResourceAccount``: the kit's principals legitimately reach resources of other accounts
+        (AWS's Neuron DLC repositories in account 763104351884, a model artifact in another account's bucket), and
+        an endpoint policy cannot tell those from a bucket outside the organisation; bucket policies and SCPs can."""
+        account = Stack.of(self).account
+        own = iam.PolicyStatement(principals=[iam.AnyPrincipal()], actions=["*"], resources=["*"],
+                                  conditions={"StringEquals": {"aws:PrincipalAccount": account}})
+        self.s3_endpoint = self.vpc.node.find_child("S3")
+        assert isinstance(self.s3_endpoint, ec2.GatewayVpcEndpoint)
+        self.s3_endpoint.add_to_policy(own)
+        region = Stack.of(self).region
+        partition = Stack.of(self).partition
+        self.s3_endpoint.add_to_policy(iam.PolicyStatement(
+            principals=[iam.AnyPrincipal()], actions=["s3:GetObject"],
+            resources=[f"arn:{partition}:s3:::{name.format(region=region)}/*"
+                       for name, _, _ in AWS_OWNED_BUCKETS.values()]))
+        for endpoint in self.interface_endpoints.values():
+            endpoint.add_to_policy(own)
 
 
 _NAMED_AZ_REASON = "AZs are named on purpose: reserved capacity (Capacity Blocks, ODCRs) lives in one named AZ"

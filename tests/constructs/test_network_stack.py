@@ -177,3 +177,39 @@ def test_isolated_subnets_without_endpoints_are_refused_for_batch() -> None:
     for ok in ({"nat_gateways": 1, "interface_endpoints": False}, {"nat_gateways": 0, "interface_endpoints": True}):
         assert NetworkSettings(availability_zones=["us-east-2a", "us-east-2b"], training_az="us-east-2b",
                                **ok).reaches_aws_apis
+
+
+def _evaluate(node, region: str = "us-east-2"):
+    """A template expression with the partition and region filled in (enough for endpoint policies)."""
+    if isinstance(node, dict) and "Fn::Join" in node:
+        sep, parts = node["Fn::Join"]
+        return sep.join(_evaluate(p, region) for p in parts)
+    if isinstance(node, dict) and "Ref" in node:
+        return {"AWS::Partition": "aws", "AWS::Region": region}[node["Ref"]]
+    return node
+
+
+@pytest.mark.parametrize("fleet", ["prod", "dev"])
+def test_every_endpoint_lets_through_this_accounts_principals_and_aws_owned_buckets_only(fleet, prod, dev) -> None:
+    """Each endpoint has a policy; each Allow either requires aws:PrincipalAccount = the fleet's account, or (the S3
+    gateway only) lets anyone read the AWS-owned buckets image layers and packages come from; nothing else."""
+    synth = {"prod": prod, "dev": dev}[fleet]
+    t = synth.template("network")
+    account = synth.stacks["network"].account
+    region = synth.stacks["network"].region
+    endpoints = t.find_resources("AWS::EC2::VPCEndpoint")
+    assert len(endpoints) == (12 if fleet == "prod" else 1)
+    for name, endpoint in endpoints.items():
+        statements = endpoint["Properties"]["PolicyDocument"]["Statement"]
+        own = [s for s in statements if s.get("Condition")]
+        assert own == [{"Action": "*", "Condition": {"StringEquals": {"aws:PrincipalAccount": account}},
+                        "Effect": "Allow", "Principal": {"AWS": "*"}, "Resource": "*"}], name
+        rest = [s for s in statements if not s.get("Condition")]
+        if endpoint["Properties"]["VpcEndpointType"] == "Interface":
+            assert rest == [], name
+            continue
+        (aws_owned,) = rest
+        assert (aws_owned["Action"], aws_owned["Effect"], aws_owned["Principal"]) == ("s3:GetObject", "Allow",
+                                                                                      {"AWS": "*"})
+        assert sorted(_evaluate(r, region) for r in aws_owned["Resource"]) == [
+            f"arn:aws:s3:::al2023-repos-{region}-*/*", f"arn:aws:s3:::prod-{region}-starport-layer-bucket/*"]
