@@ -37,8 +37,10 @@ TOKENS_METRIC = "Tokens"
 
 COST_MONITORS_NAMESPACE = "NeuronFleet/CostMonitors"
 """Published by the spend collector's own Powertools metrics (embedded metric format, no IAM needed), about
-the run rather than the spend: ``CostExplorerRequests`` (each billed $0.01), ``BadRows``, ``RowsWritten``
-(count), dimension ``service`` = ``neuronfleet-cost-collector``."""
+the run rather than the spend: ``CostExplorerRequests`` (each billed $0.01), ``BadRows``, ``RowsWritten``,
+``RowsRetracted``, ``UnconfirmedSpend`` (published totals whose PutMetricData outcome is unknown: not resent) and
+``UnpublishableSpend`` (rows or totals CloudWatch would refuse) (count), dimension ``service`` =
+``neuronfleet-cost-collector``."""
 
 FAILOVER_NAMESPACE = "NeuronFleet/Failover"
 """Published by the endpoint failover (``failover/handler``, Powertools EMF): ``TrafficShiftsToGpu`` and
@@ -46,9 +48,14 @@ FAILOVER_NAMESPACE = "NeuronFleet/Failover"
 fail over; dimension ``service`` = ``neuronfleet-failover``)."""
 
 CAPACITY_NAMESPACE = "NeuronFleet/Capacity"
-"""Published by the capacity alerts (``capacity_alert/handler``, Powertools EMF): ``CapacityEvents`` (count,
-events announced) and ``UnknownCapacityEvents`` (count, events ignored), dimension ``service`` =
-``neuronfleet-capacity``. (Earlier versions put them under :data:`FAILOVER_NAMESPACE`.)"""
+"""Published by the capacity alerts (``capacity_alert/handler``, Powertools EMF): ``CapacityAnnouncements`` (count,
+messages published by a run, its own and earlier runs' it completed) and ``MalformedEvents`` (count, events refused
+as malformed), dimension ``service`` = ``neuronfleet-capacity``. (Earlier versions put them under
+:data:`FAILOVER_NAMESPACE`.)"""
+
+WASTE_NAMESPACE = "NeuronFleet/Waste"
+"""Published by the waste detector (``cost/waste``, Powertools EMF, no IAM needed): ``MalformedEvents`` (count,
+events refused: it runs on its EventBridge schedule only), dimension ``service`` = ``neuronfleet-waste``."""
 
 ECONOMICS_NAMESPACE = "NeuronFleet/Economics"
 """Published by the migration report (``cost/report``, PutMetricData; its role may write only here): the unit costs
