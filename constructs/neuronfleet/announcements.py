@@ -7,17 +7,22 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+GRANTED_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query")
+
 
 class AnnouncementLedger(Construct):
     """What a function has announced: once-only warnings and the lasting conditions it has said started.
 
     Keys ``kind`` (partition) and ``subject`` (sort), TTL on ``expires``; on demand, point-in-time recovery on.
-    Losing it costs at most one repeated announcement per open condition, so it is destroyed with its stack.
+    The same keys hold the claims and, under ``kind`` = ``#outbox``, the messages not yet sent (the handlers'
+    outbox: neuronfleet.lambdas.announcements); items written by earlier versions read as announced, so the schema
+    is unchanged. Losing it costs at most one repeated announcement per open condition, and the messages not yet
+    sent, so it is destroyed with its stack.
 
     Example::
 
         ledger = AnnouncementLedger(self, "Announced")
-        ledger.grant(fn.role)   # PutItem, DeleteItem, Query on this table only
+        ledger.grant(fn.role)   # PutItem, UpdateItem, DeleteItem, Query on this table only
         ledger.table.table_name
     """
 
@@ -32,5 +37,9 @@ class AnnouncementLedger(Construct):
             removal_policy=RemovalPolicy.DESTROY)
 
     def grant(self, role: iam.IGrantable) -> iam.Grant:
-        """Claim, release and list announcements (conditional PutItem, DeleteItem, Query) on this table only."""
-        return self.table.grant(role, "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query")
+        """Record, publish-mark and list announcements on this table only: conditional PutItem and DeleteItem (the
+        claims and messages, written together by TransactWriteItems, which IAM authorises as its Put, Update and
+        Delete actions: DynamoDB developer guide, "Using IAM with DynamoDB transactions",
+        https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html, read
+        2026-11-23), UpdateItem (take a message, mark it sent, hand it back) and Query."""
+        return self.table.grant(role, *GRANTED_ACTIONS)

@@ -10,6 +10,8 @@ from .logic import Block
 
 Topic = topic.Topic
 Ledger = announcements.Ledger
+Outbox = announcements.Outbox
+Outcome = announcements.Outcome
 
 LIVE_STATES = ("active", "scheduled")
 

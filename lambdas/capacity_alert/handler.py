@@ -2,13 +2,15 @@
 Capacity Blocks (the safety net for AWS's own warning event).
 
 Configuration: :class:`~.settings.CapacityAlertSettings` (read once per container). Metrics: ``CAPACITY_NAMESPACE``.
-Every announcement goes through the announcements ledger: once per block and warning point, once per start and end
-of a lasting condition, whatever EventBridge retries or however runs overlap.
+Every announcement goes through the announcements ledger's outbox (lambdas/announcements.py): once per block and
+warning point, once per start and end of a lasting condition, whatever EventBridge retries or however runs overlap;
+each run first publishes what earlier runs recorded and could not publish. A malformed event is refused: a log
+line and the ``MalformedEvents`` metric, never an exception (a retry would not mend it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -21,7 +23,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ._shared import namespaces
-from .adapters import FleetBlocks, Ledger, Topic
+from .adapters import FleetBlocks, Ledger, Outbox, Outcome, Topic
 from .logic import (
     EC2_EVENTS,
     SCHEDULED,
@@ -30,60 +32,72 @@ from .logic import (
     GpuPool,
     Ignore,
     Once,
-    Say,
+    Refuse,
     Start,
     block_warnings,
     decide,
     detail_type,
+    malformed,
 )
 from .settings import CapacityAlertSettings
 
 SERVICE = "neuronfleet-capacity"
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=namespaces.CAPACITY_NAMESPACE, service=SERVICE)
+MALFORMED_METRIC = "MalformedEvents"
+"""Counted in ``CAPACITY_NAMESPACE`` for each event refused as malformed (logic.malformed)."""
 
 
-def run(event: Mapping[str, Any], *, pool: GpuPool, alerts: Topic, ledger: Ledger, blocks: FleetBlocks,
-        now: datetime) -> dict[str, Any]:
-    """Decide what the event means and announce it at most once. Returns what was announced and skipped."""
+def run(event: Any, *, pool: GpuPool, alerts: Topic, ledger: Ledger, blocks: FleetBlocks, now: datetime,
+        deadline: float | None = None) -> dict[str, Any]:
+    """Decide what the event means and announce it once (the ledger's outbox; ``deadline``: when this invocation
+    ends, epoch seconds). Returns what was announced (including earlier runs' messages completed), left pending,
+    skipped, or refused. Raises announcements.Unfinished, after doing all it could, when something is left for the
+    retry."""
+    refusal = malformed(event)
+    if refusal:
+        logger.error("malformed event refused", extra={"reason": refusal})
+        metrics.add_metric(name=MALFORMED_METRIC, unit=MetricUnit.Count, value=1)
+        return {"announced": [], "pending": [], "skipped": [], "refused": refusal}
+    box = ledger.outbox(alerts, deadline=deadline)
+    box.complete()
     kind = detail_type(event)
     if kind == SCHEDULED:
         actions: list[Action] = list(block_warnings(blocks.blocks(), now))
     elif kind in EC2_EVENTS:
-        rid = str((event.get("detail") or {}).get("capacity-reservation-id", ""))
+        rid = str(event["detail"]["capacity-reservation-id"])
         if rid not in blocks.reservation_ids():
             actions = [Ignore(f"capacity reservation {rid!r} is not one of this fleet's")]
         else:
             actions = decide(event, pool=pool, now=now, block=blocks.block(rid))
     else:
         actions = decide(event, pool=pool, now=now)
-    announced, skipped = [], []
+    pending, skipped = [], []
     for action in actions:
-        if isinstance(action, Ignore):
+        if isinstance(action, Ignore | Refuse):
             logger.info("ignored", extra={"reason": action.reason})
             skipped.append(action.reason)
             continue
-        if _carry_out(action, alerts, ledger):
-            announced.append(action.say.subject)
-        else:
+        outcome = _carry_out(action, box)
+        if outcome in (Outcome.PENDING, Outcome.UNRECORDED):
+            pending.append(action.say.subject)
+        elif outcome == Outcome.ALREADY:
             skipped.append(f"already said: {action.say.subject}")
-    if announced:
-        metrics.add_metric(name="CapacityAnnouncements", unit=MetricUnit.Count, value=len(announced))
-    logger.info("capacity check", extra={"detail_type": kind, "announced": announced, "skipped": skipped})
-    return {"announced": announced, "skipped": skipped}
+    if box.sent:
+        metrics.add_metric(name="CapacityAnnouncements", unit=MetricUnit.Count, value=len(box.sent))
+    logger.info("capacity check", extra={"detail_type": kind, "announced": box.sent, "pending": pending,
+                                         "skipped": skipped})
+    box.finish()
+    return {"announced": box.sent, "pending": pending, "skipped": skipped}
 
 
-def _carry_out(action: Once | Start | End, alerts: Topic, ledger: Ledger) -> bool:
-    say: Say = action.say
-
-    def announce() -> None:
-        alerts.announce(say.subject, say.message)
-
+def _carry_out(action: Once | Start | End, box: Outbox) -> Outcome:
+    say = (action.say.subject, action.say.message)
     if isinstance(action, Once):
-        return ledger.once(action.key, expires=action.expires, announce=announce)
+        return box.once(action.key, expires=action.expires, say=say)
     if isinstance(action, Start):
-        return ledger.start(action.kind, action.subject, expires=action.expires, announce=announce)
-    return ledger.end(action.kind, action.subject, expires=action.expires, announce=announce)
+        return box.start(action.kind, action.subject, expires=action.expires, say=say)
+    return box.end(action.kind, action.subject, expires=action.expires, say=say)
 
 
 @dataclass(frozen=True)
@@ -112,4 +126,4 @@ def container() -> Container:
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
     c = container()
     return run(event.raw_event, pool=c.settings.pool, alerts=c.alerts, ledger=c.ledger, blocks=c.blocks,
-               now=datetime.now(UTC))
+               now=datetime.now(UTC), deadline=time.time() + context.get_remaining_time_in_millis() / 1000)

@@ -150,7 +150,63 @@ class Ignore:
     reason: str
 
 
-Action = Once | Start | End | Ignore
+@dataclass(frozen=True)
+class Refuse:
+    """A malformed event: logged and counted (``MalformedEvents``), never acted on, never retried."""
+
+    reason: str
+
+
+Action = Once | Start | End | Ignore | Refuse
+
+_LAUNCH_FIELDS = (("AutoScalingGroupName",), ("StatusCode", "StatusMessage", "Cause", "EC2InstanceId"))
+EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    **{kind: (("capacity-reservation-id",), ("end-date", "state")) for kind in EC2_EVENTS},
+    QUEUE_BLOCKED: (("jobQueue",), ("jobName", "jobId", "status", "statusReason")),
+    JOB_STATE: (("jobQueue", "status"), ("jobName", "jobId")),
+    LAUNCH_UNSUCCESSFUL: _LAUNCH_FIELDS,
+    LAUNCH_SUCCESSFUL: _LAUNCH_FIELDS,
+    SCHEDULED: ((), ()),
+}
+"""detail-type -> (``detail`` members it must carry, members it may carry), each a string (an optional one may be
+null). Read off the publishers' examples in tests/data/events (the members the kit reads; others are let be)."""
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return f"{text if len(text) <= 80 else text[:77] + '...'} ({type(value).__name__})"
+
+
+def malformed(event: Any) -> str | None:
+    """Why ``event`` cannot be one of the events the kit subscribes to (naming the field, the value and what is
+    allowed), or None. An event of another detail-type need only be a JSON object with a string name."""
+    if not isinstance(event, Mapping):
+        return f"event: got {_show(event)}; allowed: a JSON object (an EventBridge event)"
+    name_field = "detail-type" if "detail-type" in event else "detail_type"
+    kind = event.get(name_field)
+    if not isinstance(kind, str) or not kind.strip():
+        got = "nothing" if name_field not in event else _show(kind)
+        return f"{name_field}: got {got}; allowed: a non-blank string naming the event"
+    if kind not in EVENT_FIELDS:
+        return None
+    required, optional = EVENT_FIELDS[kind]
+    if "detail" not in event and not required:
+        return None
+    detail = event.get("detail")
+    if not isinstance(detail, Mapping):
+        got = "nothing" if "detail" not in event else _show(detail)
+        return f"detail of a {kind!r} event: got {got}; allowed: a JSON object with " + (
+            ", ".join(required) if required else "any members")
+    for field in (*required, *optional):
+        if field not in detail or (field in optional and detail[field] is None):
+            if field in required:
+                return f"detail.{field} of a {kind!r} event: got nothing; allowed: a non-blank string"
+            continue
+        value = detail[field]
+        if not isinstance(value, str) or (field in required and not value.strip()):
+            return (f"detail.{field} of a {kind!r} event: got {_show(value)}; allowed: "
+                    + ("a non-blank string" if field in required else "a string or null"))
+    return None
 
 
 def _hours(lead: timedelta) -> str:
@@ -216,6 +272,9 @@ def detail_type(event: Mapping[str, Any]) -> str | None:
 
 def decide(event: Mapping[str, Any], *, pool: GpuPool, now: datetime, block: Block | None = None) -> list[Action]:
     """What one event means. ``block`` is the fleet's Capacity Block the event names, if it names one."""
+    refusal = malformed(event)
+    if refusal:
+        return [Refuse(refusal)]
     kind = detail_type(event)
     detail = event.get("detail") or {}
     if kind in EC2_EVENTS:

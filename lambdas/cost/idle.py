@@ -165,3 +165,27 @@ def started(kind: str, fleet: str, items: Mapping[str, str]) -> tuple[str, str]:
 
 def ended(kind: str, fleet: str, subjects: Sequence[str]) -> tuple[str, str]:
     return (f"neuronfleet {fleet}: {len(subjects)} {TITLES[kind][1]}", "\n".join(f"- {s}" for s in subjects))
+
+
+SCHEDULED_EVENT = "Scheduled Event"
+"""The detail-type of the events an EventBridge schedule sends (the Lambda developer guide's example, copied
+verbatim in tests/data/events/scheduled-event.json): the only events the waste detector runs on."""
+
+
+def malformed_schedule(event: object) -> str | None:
+    """Why ``event`` is not an EventBridge schedule's event (naming the field, the value and what is allowed), or
+    None. The detector reads nothing else from it."""
+    if not isinstance(event, Mapping):
+        return f"event: got {_show(event)}; allowed: a JSON object (an EventBridge schedule's event)"
+    kind = event.get("detail-type")
+    if kind != SCHEDULED_EVENT:
+        got = "nothing" if "detail-type" not in event else _show(kind)
+        return f"detail-type: got {got}; allowed: {SCHEDULED_EVENT!r} (the detector runs on its schedule)"
+    if "detail" in event and not isinstance(event["detail"], Mapping):
+        return f"detail: got {_show(event['detail'])}; allowed: a JSON object ({{}} for a schedule)"
+    return None
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return f"{text if len(text) <= 80 else text[:77] + '...'} ({type(value).__name__})"

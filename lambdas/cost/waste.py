@@ -10,17 +10,19 @@ Configuration: :class:`~.settings.WasteSettings` (read once per container): util
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 
 import boto3
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ._shared import announcements
+from ._shared import announcements, namespaces
 from .adapters import Ledger, Topic
 from .idle import (
     GPU_STANDBY_KIND,
@@ -34,6 +36,7 @@ from .idle import (
     ended_message,
     endpoint_waste,
     idle_instances,
+    malformed_schedule,
     off_reservation,
     silent_instances,
     started,
@@ -43,7 +46,11 @@ from .idle import (
 from .inventory import FleetInventory
 from .settings import WasteSettings
 
-logger = Logger(service="neuronfleet-waste")
+SERVICE = "neuronfleet-waste"
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=namespaces.WASTE_NAMESPACE, service=SERVICE)
+MALFORMED_METRIC = "MalformedEvents"
+"""Counted in ``WASTE_NAMESPACE`` for each event refused (idle.malformed_schedule)."""
 
 
 REMIND_AFTER = timedelta(days=7)
@@ -51,8 +58,12 @@ REMIND_AFTER = timedelta(days=7)
 
 
 def run(*, now: datetime, inventory: FleetInventory, topic: Topic, ledger: Ledger, threshold: float, hours: int,
-        reservation_ids: Sequence[str] = ()) -> list[str]:
-    """Announce the fleet's waste conditions that started and ended since the last run; the subjects sent."""
+        reservation_ids: Sequence[str] = (), deadline: float | None = None) -> list[str]:
+    """Announce the fleet's waste conditions that started and ended since the last run (through the ledger's
+    outbox, after completing what earlier runs left pending); the SNS subjects sent. Raises
+    announcements.Unfinished, after doing all it could, when something is left for the retry."""
+    box = ledger.outbox(topic, deadline=deadline)
+    box.complete()
     fleet = inventory.fleet
     running = inventory.running_neuron_instances()
     hourly = inventory.hourly_utilisation([i.instance_id for i in running], hours, now)
@@ -68,34 +79,32 @@ def run(*, now: datetime, inventory: FleetInventory, topic: Topic, ledger: Ledge
         GPU_STANDBY_KIND: standbys,
         OFF_RESERVATION_KIND: off_reservation(running),
     }
-    sent: list[str] = []
-
-    def say(subject_message: tuple[str, str]) -> None:
-        topic.announce(*subject_message)
-        sent.append(subject_message[0])
-
     expires = now + REMIND_AFTER
     for kind in KINDS:
         items = current[kind]
-        change = announcements.changes(items, ledger.open_subjects(kind))
-        if kind == IDLE_KIND:
-            ledger.start_all(kind, list(change.started), expires=expires, announce=lambda started_: say(
-                started_message([(i, idle[i]) for i in started_], threshold=threshold, hours=hours)))
-            ledger.end_all(kind, change.ended, expires=expires,
-                           announce=lambda ended_: say(ended_message(ended_, threshold=threshold)))
+        try:
+            change = announcements.changes(items, ledger.open_subjects(kind))
+        except Exception as e:
+            box.problems.append(f"reading open {kind} conditions: {e}")
             continue
-        ledger.start_all(kind, list(change.started), expires=expires, announce=_say_started(say, kind, fleet, items))
-        ledger.end_all(kind, change.ended, expires=expires, announce=_say_ended(say, kind, fleet))
-    return sent
+        if kind == IDLE_KIND:
+            box.start_all(kind, list(change.started), expires=expires, say=lambda started_: started_message(
+                [(i, idle[i]) for i in started_], threshold=threshold, hours=hours))
+            box.end_all(kind, change.ended, expires=expires,
+                        say=lambda ended_: ended_message(ended_, threshold=threshold))
+            continue
+        box.start_all(kind, list(change.started), expires=expires, say=_say_started(kind, fleet, items))
+        box.end_all(kind, change.ended, expires=expires, say=_say_ended(kind, fleet))
+    box.finish()
+    return box.sent
 
 
-def _say_started(say: Callable[[tuple[str, str]], None], kind: str, fleet: str, items: dict[str, str]
-                 ) -> Callable[[list[str]], None]:
-    return lambda subjects: say(started(kind, fleet, {s: items[s] for s in subjects}))
+def _say_started(kind: str, fleet: str, items: dict[str, str]) -> Callable[[list[str]], tuple[str, str]]:
+    return lambda subjects: started(kind, fleet, {s: items[s] for s in subjects})
 
 
-def _say_ended(say: Callable[[tuple[str, str]], None], kind: str, fleet: str) -> Callable[[list[str]], None]:
-    return lambda subjects: say(ended(kind, fleet, subjects))
+def _say_ended(kind: str, fleet: str) -> Callable[[list[str]], tuple[str, str]]:
+    return lambda subjects: ended(kind, fleet, subjects)
 
 
 @dataclass(frozen=True)
@@ -120,11 +129,18 @@ def container() -> Container:
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> list[str]:
+    refusal = malformed_schedule(event.raw_event)
+    if refusal:
+        logger.error("malformed event refused", extra={"reason": refusal})
+        metrics.add_metric(name=MALFORMED_METRIC, unit=MetricUnit.Count, value=1)
+        return []
     c = container()
     sent = run(now=datetime.now(UTC), inventory=c.inventory, topic=c.topic, ledger=c.ledger,
                threshold=c.settings.idle_percent, hours=c.settings.idle_hours,
-               reservation_ids=c.settings.reservation_ids)
+               reservation_ids=c.settings.reservation_ids,
+               deadline=time.time() + context.get_remaining_time_in_millis() / 1000)
     logger.info("waste check", extra={"announced": sent})
     return sent

@@ -11,13 +11,15 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from neuronfleet.lambdas.announcements import LEASE_MARGIN, REPEAT_NOTE, Unfinished
+from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.handler import run
-from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
+from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings, gpu_pool
+from tests.fault_injection import Clock, LambdaStopped, StoppingTopic
 from tests.moto_support import alerts_inbox, announcements_table
 from tests.publisher_examples import event
 
@@ -220,15 +222,147 @@ def test_an_announcement_that_fails_to_publish_is_made_by_the_retry(aws) -> None
     blocks, ec2, rg = fleet.blocks(2)
     event = block_event("cr-0retry")
     with ec2, rg:
-        with pytest.raises(ClientError):
+        with pytest.raises(Unfinished, match=r"publishing 'neuronfleet: Capacity Block cr-0retry ending'.*NotFound"):
             run(event, pool=POOL, alerts=Topic(aws["sns"], aws["topic"] + "-gone"), ledger=aws["ledger"],
                 blocks=blocks, now=END)
         again = run(event, pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks,
                     now=END)
-    assert again["announced"] == ["neuronfleet: Capacity Block cr-0retry ending"]
+    assert again["announced"] == ["neuronfleet: Capacity Block cr-0retry ending"]  # from the record, the first's
+    assert again["skipped"] == ["already said: neuronfleet: Capacity Block cr-0retry ending"]
+    (note,) = said(aws)
+    assert "AWS's expiration warning. Capacity Block cr-0retry" in note["Message"] and REPEAT_NOTE not in note["Message"]
+
+
+def test_a_scan_that_stops_after_its_first_publish_loses_nothing_and_repeats_only_that_one_saying_so(aws) -> None:
+    """Two blocks cross a warning point; the Lambda stops right after SNS took the first warning. The retry (within
+    the stopped run's lease) announces the second only; the first is published again once, after the lease, with
+    the note: the documented window."""
+    fleet = Fleet(reservation("cr-0a", "trn2.48xlarge", 1), reservation("cr-0b", "trn2.48xlarge", 1))
+    at = END - timedelta(minutes=30) - timedelta(hours=2)
+    clock = Clock(1_795_000_000.0)
+    ledger = Ledger(aws["ledger"].client, aws["ledger"].table, clock=clock)
+    topic = Topic(aws["sns"], aws["topic"])
+    for deadline, stopping in ((clock.now + 60, True), (clock.now + 61, False), (None, False)):
+        blocks, ec2, rg = fleet.blocks()
+        with ec2, rg:
+            if stopping:
+                with pytest.raises(LambdaStopped):
+                    run({"detail-type": "Scheduled Event"}, pool=POOL, alerts=StoppingTopic(topic), ledger=ledger,
+                        blocks=blocks, now=at, deadline=deadline)
+                first = said(aws)
+            elif deadline:
+                retry = run({"detail-type": "Scheduled Event"}, pool=POOL, alerts=topic, ledger=ledger, blocks=blocks,
+                            now=at, deadline=deadline)
+                second = said(aws)
+                clock.now += 60 + LEASE_MARGIN + 1
+            else:
+                later = run({"detail-type": "Scheduled Event"}, pool=POOL, alerts=topic, ledger=ledger, blocks=blocks,
+                            now=at + timedelta(minutes=15))
+                third = said(aws)
+    assert [m["Subject"] for m in first] == ["neuronfleet: Capacity Block cr-0a stops in under 2h"]
+    assert retry["announced"] == ["neuronfleet: Capacity Block cr-0b stops in under 2h"]
+    assert [m["Subject"] for m in second] == retry["announced"]
+    assert later["announced"] == ["neuronfleet: Capacity Block cr-0a stops in under 2h"]
+    (repeat,) = third
+    assert repeat["Message"] == first[0]["Message"] + REPEAT_NOTE
 
 
 def test_unknown_event_is_ignored_not_crashed(aws) -> None:
     out = deliver(aws, Fleet(), {"detail-type": "Something Else"}, 0)
     assert out["announced"] == [] and "detail-type 'Something Else' is not a capacity event" in out["skipped"][0]
     assert said(aws) == []
+
+
+def _without(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k != key}
+
+
+def malformed_events() -> list[Any]:
+    """Each a publisher's example (tests/data/events) broken in one way: (event, the refusal's start)."""
+    blocked, state = event("batch-job-queue-blocked"), event("batch-job-state-change")
+    warning = block_event("cr-0mine")
+    launch = launch_event("EC2 Instance Launch Unsuccessful", "InsufficientInstanceCapacity")
+    ending = "detail of a 'Capacity Block Expiration Warning' event"
+    return [
+        pytest.param(blocked | {"detail": json.dumps(blocked["detail"])},
+                     "detail of a 'Batch Job Queue Blocked' event: got '{\"jobArn\"", id="detail-a-string"),
+        pytest.param(warning | {"detail": [warning["detail"]]}, f"{ending}: got [{{'capacity-reservation-id'",
+                     id="detail-a-list"),
+        pytest.param(launch | {"detail": None}, "detail of a 'EC2 Instance Launch Unsuccessful' event: got None "
+                     "(NoneType); allowed: a JSON object with AutoScalingGroupName", id="detail-null"),
+        pytest.param(_without(state, "detail"), "detail of a 'Batch Job State Change' event: got nothing",
+                     id="detail-missing"),
+        pytest.param(blocked | {"detail": _without(blocked["detail"], "jobQueue")},
+                     "detail.jobQueue of a 'Batch Job Queue Blocked' event: got nothing; allowed: a non-blank string",
+                     id="key-missing"),
+        pytest.param(warning | {"detail": warning["detail"] | {"capacity-reservation-id": 12345}},
+                     "detail.capacity-reservation-id of a 'Capacity Block Expiration Warning' event: got 12345 (int)",
+                     id="id-a-number"),
+        pytest.param(launch | {"detail": launch["detail"] | {"AutoScalingGroupName": " "}},
+                     "detail.AutoScalingGroupName of a 'EC2 Instance Launch Unsuccessful' event: got ' ' (str)",
+                     id="group-blank"),
+        pytest.param(launch | {"detail": launch["detail"] | {"StatusMessage": {"text": "no capacity"}}},
+                     "detail.StatusMessage of a 'EC2 Instance Launch Unsuccessful' event: got {'text': 'no capacity'} "
+                     "(dict); allowed: a string or null", id="message-an-object"),
+        pytest.param(state | {"detail": state["detail"] | {"status": ["RUNNING"]}},
+                     "detail.status of a 'Batch Job State Change' event: got ['RUNNING'] (list)", id="status-a-list"),
+        pytest.param(blocked | {"detail-type": ["Batch Job Queue Blocked"]},
+                     "detail-type: got ['Batch Job Queue Blocked'] (list); allowed: a non-blank string", id="name-a-list"),
+        pytest.param(_without(_without(warning, "detail_type"), "detail-type"), "detail_type: got nothing",
+                     id="name-missing"),
+        pytest.param(event("scheduled-event") | {"detail": ""}, "detail of a 'Scheduled Event' event: got '' (str)",
+                     id="schedule-detail-a-string"),
+        pytest.param(json.dumps(blocked), "event: got '{", id="event-a-string"),
+        pytest.param([blocked], "event: got [{", id="event-a-list"),
+    ]
+
+
+@pytest.mark.parametrize(("bad", "reason"), malformed_events())
+def test_a_malformed_event_is_refused_with_the_field_never_a_crash_and_nothing_changes(aws, bad, reason) -> None:
+    blocks, ec2, rg = Fleet(reservation("cr-0mine", "trn2.48xlarge", 1)).blocks(0)  # no AWS call allowed
+    with ec2, rg:
+        out = run(bad, pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks, now=END)
+    assert out["refused"].startswith(reason), out["refused"]
+    assert out["announced"] == [] and said(aws) == []
+    assert aws["ledger"].client.scan(TableName=aws["ledger"].table)["Items"] == []
+
+
+def test_the_publishers_examples_are_not_refused(aws) -> None:
+    for name in ("batch-job-queue-blocked", "batch-job-state-change", "autoscaling-launch-unsuccessful",
+                 "ec2-capacity-reservation-scheduled", "scheduled-event"):
+        blocks, ec2, rg = Fleet().blocks(0)
+        with ec2, rg:
+            out = run(event(name), pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"],
+                      blocks=blocks, now=END)
+        assert "refused" not in out, (name, out)
+
+
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "capacity", 256, "req-1"
+    invoked_function_arn = f"arn:aws:lambda:{REGION}:111111111111:function:capacity"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+def test_the_deployed_handler_logs_and_counts_a_malformed_event_in_its_namespace(aws, monkeypatch, capsys,
+                                                                                 caplog) -> None:
+    settings = CapacityAlertSettings(pool=POOL, topic_arn=aws["topic"], ledger_table=aws["ledger"].table)
+    for name, value in settings.to_environment().items():
+        monkeypatch.setenv(name, value)
+    capacity_handler.container.cache_clear()
+    capacity_handler.metrics.clear_metrics()  # what direct run() calls of other tests added, never flushed
+    try:
+        bad = event("batch-job-queue-blocked")
+        out = capacity_handler.handler(bad | {"detail": "RUNNABLE"}, Context())
+    finally:
+        capacity_handler.container.cache_clear()
+    assert out["refused"].startswith("detail of a 'Batch Job Queue Blocked' event: got 'RUNNABLE' (str)")
+    (refusal,) = [r for r in caplog.records if r.getMessage() == "malformed event refused"]
+    assert refusal.levelname == "ERROR" and refusal.reason == out["refused"]  # type: ignore[attr-defined]
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    (emf,) = [line for line in lines if "_aws" in line]  # Powertools' embedded metric format, on stdout
+    (directive,) = emf["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == "NeuronFleet/Capacity" and emf["service"] == "neuronfleet-capacity"
+    assert [m["Name"] for m in directive["Metrics"]] == [capacity_handler.MALFORMED_METRIC] == ["MalformedEvents"]
+    assert emf["MalformedEvents"] == [1.0]
