@@ -54,6 +54,18 @@ __all__ = ["GPU_VARIANT", "NEURON_VARIANT", "SERVING_CONTAINERS", "STANDBY_TAG",
 Variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty
 
 
+
+CKV_MODEL_NETWORK_ISOLATION = "CKV_AWS_370"
+"""checkov's "Ensure Amazon SageMaker model uses network isolation" on AWS::SageMaker::Model
+(``Properties/EnableNetworkIsolation``; bridgecrewio/checkov, checkov/cloudformation/checks/resource/aws/
+SagemakerModelWithNetworkIsolation.py, read 2026-11-23)."""
+HUB_MODEL_NETWORK = (
+    "a hub model (hf_model_id) is downloaded by the serving container itself when it starts, from the Hugging Face Hub "
+    "through the VPC's NAT: EnableNetworkIsolation would cut that download off. A model from S3 (model_data_url) is "
+    "downloaded by SageMaker and runs isolated; package the model to S3 to get isolation")
+"""Why a hub model's SageMaker model runs without network isolation (the checkov acknowledgement's comment)."""
+
+
 class NeuronEndpoint(Construct):
     """A SageMaker real-time endpoint on Inferentia2 or Trainium.
 
@@ -168,6 +180,8 @@ class NeuronEndpoint(Construct):
                 enable_network_isolation=model_settings.model_data_url is not None,
                 primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
                     image=image, model_data_url=model_settings.model_data_url, environment=env))
+            if model_settings.model_data_url is None:
+                model.add_metadata("checkov", {"skip": [{"id": CKV_MODEL_NETWORK_ISOLATION, "comment": HUB_MODEL_NETWORK}]})
             model.node.add_dependency(self.execution_policy)
             self.models[variant] = model
 
@@ -328,34 +342,48 @@ class NeuronEndpoint(Construct):
                 alarms=[ep.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]))
 
     def _alarms(self, topic: sns.ITopic | None) -> None:
-        """Alarms on the Neuron variant, into the topic (OK notifications too, for failback)."""
+        """Alarms on every variant that serves: the Neuron variant's, and the live GPU variant's (the same three,
+        ``<endpoint name>-gpu-<suffix>``: after a failover it carries all the traffic), into the topic (OK
+        notifications too, for failback). A shadow variant answers no one; a warm standby is a pool of the Neuron
+        variant."""
+        self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS}
+        """The Neuron variant's alarms by kind -> their names (set, not generated: ``<endpoint name>-<suffix>``)."""
+        self.alarms: dict[str, cloudwatch.Alarm] = self._variant_alarms(NEURON_VARIANT, "", self.alarm_names)
+        gpu = self.gpu_variant
+        self.gpu_alarm_names: dict[str, str] = {} if gpu is None or gpu.shadow else {
+            kind: alarm_name(self.endpoint_name, kind, gpu=True) for kind in NEURON_ALARMS}
+        """The live GPU variant's alarms by kind -> their names (``<endpoint name>-gpu-<suffix>``); none without one."""
+        self.gpu_alarms: dict[str, cloudwatch.Alarm] = \
+            self._variant_alarms(GPU_VARIANT, "Gpu", self.gpu_alarm_names) if self.gpu_alarm_names else {}
+        if topic is not None:
+            action = cw_actions.SnsAction(topic)
+            for alarm in (*self.alarms.values(), *self.gpu_alarms.values()):
+                alarm.add_alarm_action(action)
+                alarm.add_ok_action(action)
+
+    def _variant_alarms(self, variant: str, id_prefix: str, names: dict[str, str]) -> dict[str, cloudwatch.Alarm]:
         a = self.settings.alarms
         five = Duration.minutes(5)
         at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
         missing = cloudwatch.TreatMissingData.NOT_BREACHING
-        self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS}
-        """The Neuron variant's alarms by kind -> their names (set, not generated: ``<endpoint name>-<suffix>``)."""
-        self.alarms: dict[str, cloudwatch.Alarm] = {
-            "latency": self.metric_model_latency(statistic="p99").create_alarm(
-                self, "LatencyP99Alarm", alarm_name=self.alarm_names["latency"],
+        label = "GPU" if variant == GPU_VARIANT else "Neuron"
+        return {
+            "latency": self.metric_model_latency(variant=variant, statistic="p99").create_alarm(
+                self, f"{id_prefix}LatencyP99Alarm", alarm_name=names["latency"],
                 threshold=a.latency_p99_ms * 1000, evaluation_periods=5, datapoints_to_alarm=3, treat_missing_data=missing,
-                alarm_description=f"p99 model latency above {a.latency_p99_ms} ms on the Neuron variant"),
-            "errors5xx": self.metric("Invocation5XXErrors", period=five).create_alarm(
-                self, "Errors5xxAlarm", alarm_name=self.alarm_names["errors5xx"],
+                alarm_description=f"p99 model latency above {a.latency_p99_ms} ms on the {label} variant"),
+            "errors5xx": self.metric("Invocation5XXErrors", variant=variant, period=five).create_alarm(
+                self, f"{id_prefix}Errors5xxAlarm", alarm_name=names["errors5xx"],
                 threshold=a.errors_5xx_per_5min, evaluation_periods=1, treat_missing_data=missing,
                 comparison_operator=at_least,
-                alarm_description=f"{a.errors_5xx_per_5min}+ 5XX errors in 5 minutes on the Neuron variant"),
-            "modelErrors": self.metric("InvocationModelErrors", period=five).create_alarm(
-                self, "ModelErrorsAlarm", alarm_name=self.alarm_names["modelErrors"],
+                alarm_description=f"{a.errors_5xx_per_5min}+ 5XX errors in 5 minutes on the {label} variant"),
+            "modelErrors": self.metric("InvocationModelErrors", variant=variant, period=five).create_alarm(
+                self, f"{id_prefix}ModelErrorsAlarm", alarm_name=names["modelErrors"],
                 threshold=a.model_errors_per_5min, evaluation_periods=1, treat_missing_data=missing,
                 comparison_operator=at_least,
-                alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"),
+                alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"
+                                  + (" on the GPU variant" if variant == GPU_VARIANT else "")),
         }
-        if topic is not None:
-            action = cw_actions.SnsAction(topic)
-            for alarm in self.alarms.values():
-                alarm.add_alarm_action(action)
-                alarm.add_ok_action(action)
 
 
 _SUBNET_IDS: WeakKeyDictionary[ec2.IVpc, dict[tuple[Any, ...], list[str]]] = WeakKeyDictionary()

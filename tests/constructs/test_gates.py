@@ -13,6 +13,7 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from cfnlint.api import ManualArgs, lint
 
+from neuronfleet.inference import CKV_MODEL_NETWORK_ISOLATION, HUB_MODEL_NETWORK
 from tests.conftest import EXAMPLE_FLEETS, new_app
 
 FLEETS = EXAMPLE_FLEETS
@@ -47,3 +48,24 @@ def test_cfn_lint_finds_nothing(synth_fleet, name: str) -> None:
         template = fleet.template_json(short)  # each stack in its own region (a CUR 2.0 export is in us-east-1)
         matches = lint(json.dumps(template), config=ManualArgs(regions=[stack.region]))
         assert [f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path))})" for m in matches] == []
+
+
+@pytest.mark.parametrize("name", FLEETS)
+def test_models_from_s3_run_isolated_and_hub_models_say_why_not(synth_fleet, name: str) -> None:
+    """checkov CKV_AWS_370 (SageMaker model network isolation): a model from S3 (ModelDataUrl) has
+    EnableNetworkIsolation; a hub model, which downloads itself at start, has not, and carries checkov's skip metadata
+    with the reason. Nothing else is skipped."""
+    fleet = synth_fleet(name)
+    seen = set()
+    for short in fleet.stacks:
+        for model_id, model in fleet.template(short).find_resources("AWS::SageMaker::Model").items():
+            props, skip = model["Properties"], model.get("Metadata", {}).get("checkov", {}).get("skip")
+            from_s3 = "ModelDataUrl" in props["PrimaryContainer"]
+            seen.add(from_s3)
+            assert props["EnableNetworkIsolation"] is from_s3, model_id
+            if from_s3:
+                assert skip is None, model_id
+            else:
+                assert skip == [{"id": CKV_MODEL_NETWORK_ISOLATION, "comment": HUB_MODEL_NETWORK}], model_id
+    if name == "prod":
+        assert seen == {True, False}  # both kinds are exercised
