@@ -16,10 +16,11 @@ An announcement is an outbox (:class:`Outbox`, one per run):
 
 1. **record**: one DynamoDB transaction writes the claims (a conditional put per started subject, a conditional
    delete per ended one) and the message, ``pending`` and owned by this run until its deadline: all of them or
-   none (TransactWriteItems). A subject whose condition fails (already claimed, or already ended, by another run
-   or an earlier try) leaves the transaction, which is retried with the others and their message rebuilt; two
-   overlapping runs thus never record the same subject twice. More subjects than one transaction takes
-   (:data:`MAX_CLAIMS`) go in several messages.
+   none (TransactWriteItems, with a ClientRequestToken so botocore's own retries are idempotent). A subject whose
+   condition fails (already claimed, or already ended, by another run or an earlier try; DynamoDB lists the
+   cancellation reasons in the order of the items: botocore's model) leaves the transaction, which is retried with
+   the others and their message rebuilt; two overlapping runs thus never record the same subject twice. More
+   subjects than one transaction takes (:data:`MAX_CLAIMS`) go in several messages.
 2. **publish** the message from the record: SNS Publish, the only step outside DynamoDB.
 3. **mark it sent** (conditional on this run still owning it). A failed publish hands the message back (owner
    cleared): the retry, or any later run, publishes it.

@@ -40,6 +40,17 @@ def test_one_transaction_takes_at_most_what_dynamodb_allows() -> None:
     assert announcements.MAX_CLAIMS == announcements.MAX_TRANSACTION_ITEMS - 1  # and the message
 
 
+def test_dynamodb_gives_the_cancellation_reasons_in_the_order_of_the_items_and_retries_are_idempotent() -> None:
+    """The outbox drops the subjects whose reason is ConditionalCheckFailed by position; botocore's own retries of a
+    transaction carry its ClientRequestToken."""
+    model = _model("dynamodb")
+    assert ("Transaction cancellation reasons are ordered in the order of requested items, if an item has no error "
+            "it will have None code") in _text(model.shape_for("TransactionCanceledException").documentation)
+    token = model.operation_model("TransactWriteItems").input_shape.members["ClientRequestToken"]
+    assert "Providing a ClientRequestToken makes the call to TransactWriteItems idempotent" in _text(token.documentation)
+    assert token.metadata["max"] == 36  # a str(uuid4())
+
+
 def test_sns_deduplicates_only_fifo_topics_so_the_publish_stays_at_least_once() -> None:
     doc = _model("sns").operation_model("Publish").input_shape.members["MessageDeduplicationId"].documentation
     assert "This parameter applies only to FIFO (first-in-first-out) topics." in _text(doc)
