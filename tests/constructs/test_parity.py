@@ -93,6 +93,9 @@ SETTINGS_CASES: list[tuple[str, type[Any], dict[str, Any], dict[str, Any]]] = [
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"count": 1002}),  # Batch's 1,000 nodes
     ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),
      {"count": 5002, "job_nodes": 1000}),  # ECS's 5,000 instances per cluster
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER), {"job_timeout_s": 59}),  # Batch's 60
+    ("training_clusters[0]", TrainiumClusterSettings, without_name(CLUSTER),  # longer than the longest block
+     {"job_timeout_s": 182 * 86400, "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}}),
     ("endpoints[0]", EndpointSettings, without_name(ENDPOINT), {"batch_size": 0}),
     ("endpoints[0]", EndpointSettings, without_name(ENDPOINT), {"volume_size_gib": 0}),
     ("endpoints[0]", EndpointSettings, without_name(ENDPOINT), {"target_invocations_per_instance": -1}),
