@@ -351,6 +351,9 @@ whitespace. Its text was not read here, only IAM's message: read 2026-11-22."""
 LAMBDA_ENVIRONMENT_BYTES = 4096
 """The total size of a function's environment variables (keys and values). AWS Lambda quotas
 (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html, read 2026-11-22; cfn-lint's E3697)."""
+EVENT_PATTERN_CHARS = 4096
+"""The longest EventBridge event pattern PutRule takes (botocore 1.44.5 events/2015-10-07 service-2.json, shape
+EventPattern, max 4096; read 2026-11-23, pinned by a test)."""
 TOKEN_ESTIMATE_CHARS = 64
 """What a reference (Ref, GetAtt, ImportValue) in a template value is taken to deploy as when sizes are estimated
 at synth: a physical name of up to 63 characters (a SageMaker endpoint's, for one); ARNs can be longer."""

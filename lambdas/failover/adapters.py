@@ -1,18 +1,16 @@
-"""Thin boto3 adapters for the failover: SageMaker, Application Auto Scaling, CloudWatch, SNS."""
+"""Thin boto3 adapters for the failover: SageMaker, Application Auto Scaling, CloudWatch, DynamoDB, SNS."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ._shared import topic
-from .logic import AlarmState, EndpointState, Evidence, Record, Variant
+from .logic import AlarmState, EndpointState, Evidence, Intent, Record, Variant
 
 Topic = topic.Topic
-
-RECORD_TAG = "neuronfleet:failover"
-"""The endpoint tag that holds the failover's :class:`Record` between checks."""
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 """Application Auto Scaling's dimension for a SageMaker variant's instance count (botocore
@@ -54,26 +52,55 @@ class SageMakerEndpoints:
             EndpointName=name, DesiredWeightsAndCapacities=[{"VariantName": variant, "DesiredInstanceCount": count}])
 
 
-class Records:
-    """The failover's record per endpoint, kept as a tag on the endpoint itself (survives cold starts and
-    concurrent containers; the function runs with reserved concurrency 1, so one decision at a time)."""
+@dataclass(frozen=True)
+class Stored:
+    """An endpoint's state item as read."""
 
-    def __init__(self, client: Any) -> None:
+    record: Record = field(default_factory=Record)
+    version: int = 0
+    """0: no item yet."""
+    intent: Intent | None = None
+    """The step recorded and not yet published (the outbox)."""
+    lease_until: datetime | None = None
+    """The run that recorded (or took over) ``intent`` may still be working on it until then."""
+
+
+class States:
+    """The failover's state, one DynamoDB item per endpoint (key ``endpoint``): its :class:`Record`, the step it owes
+    (:class:`Intent`) and a ``version`` that every write raises. Every write is conditional on the version read, so of
+    two runs that read the same item one write wins and the other run leaves the endpoint alone (a lease); the
+    intent's ``lease`` says until when its run may still be working on it (its Lambda time left)."""
+
+    def __init__(self, client: Any, table: str) -> None:
         self._client = client
+        self._table = table
 
-    def get(self, arn: str) -> Record:
-        value = None
-        for page in self._client.get_paginator("list_tags").paginate(ResourceArn=arn):
-            for tag in page.get("Tags", []):
-                if tag["Key"] == RECORD_TAG:
-                    value = tag["Value"]  # the last one: AddTags overwrites (moto's appends)
-        return Record.decode(value)
+    def get(self, endpoint: str) -> Stored:
+        item = self._client.get_item(TableName=self._table, Key={"endpoint": {"S": endpoint}},
+                                     ConsistentRead=True).get("Item")
+        if not item:
+            return Stored()
+        intent = Intent.from_json(item["intent"]["S"]) if "intent" in item else None
+        lease = datetime.fromisoformat(item["lease"]["S"]) if "lease" in item else None
+        return Stored(record=Record.decode(item.get("record", {}).get("S")), version=int(item["version"]["N"]),
+                      intent=intent, lease_until=lease)
 
-    def put(self, arn: str, record: Record) -> None:
-        if record.idle:
-            self._client.delete_tags(ResourceArn=arn, TagKeys=[RECORD_TAG])
-        else:
-            self._client.add_tags(ResourceArn=arn, Tags=[{"Key": RECORD_TAG, "Value": record.encode()}])
+    def write(self, endpoint: str, version: int, record: Record, intent: Intent | None = None,
+              lease_until: datetime | None = None) -> bool:
+        """Replace the item read at ``version`` (0: none) by one at ``version + 1``; False if another run wrote it
+        since (nothing written)."""
+        item = {"endpoint": {"S": endpoint}, "version": {"N": str(version + 1)}, "record": {"S": record.encode()}}
+        if intent is not None:
+            item["intent"] = {"S": intent.to_json()}
+            item["lease"] = {"S": (lease_until or datetime.min.replace(tzinfo=UTC)).isoformat()}
+        condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(#v)"} if version == 0 else {
+            "ConditionExpression": "#v = :v", "ExpressionAttributeValues": {":v": {"N": str(version)}}}
+        try:
+            self._client.put_item(TableName=self._table, Item=item, ExpressionAttributeNames={"#v": "version"},
+                                  **condition)
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
 
 
 class Scaling:
@@ -86,11 +113,15 @@ class Scaling:
     def resource_id(endpoint: str, variant: str) -> str:
         return f"endpoint/{endpoint}/variant/{variant}"
 
-    def registered(self, endpoint: str, variant: str) -> bool:
+    def bounds(self, endpoint: str, variant: str) -> tuple[int, int] | None:
+        """The scalable target's (MinCapacity, MaxCapacity); None if the variant is not registered."""
         found = self._client.describe_scalable_targets(
             ServiceNamespace="sagemaker", ResourceIds=[self.resource_id(endpoint, variant)],
-            ScalableDimension=SCALABLE_DIMENSION)
-        return bool(found.get("ScalableTargets"))
+            ScalableDimension=SCALABLE_DIMENSION).get("ScalableTargets", [])
+        return (int(found[0]["MinCapacity"]), int(found[0]["MaxCapacity"])) if found else None
+
+    def registered(self, endpoint: str, variant: str) -> bool:
+        return self.bounds(endpoint, variant) is not None
 
     def set_bounds(self, endpoint: str, variant: str, floor: int, ceiling: int) -> bool:
         """Update the scalable target's MinCapacity/MaxCapacity; False (nothing done) if it is not registered."""

@@ -1,8 +1,8 @@
 """Neuron -> GPU traffic failover for a SageMaker endpoint: pure decisions, no AWS calls.
 
 One decision per endpoint per check (an alarm state change, or the schedule every few minutes). The failover
-walks through phases, and remembers its phase between checks in a :class:`Record` (kept as a tag on the
-endpoint, see adapters.py):
+walks through phases, and remembers its phase between checks in a :class:`Record` (kept in the failover's own
+DynamoDB item per endpoint, see adapters.py and :class:`Intent`):
 
 ``serving-neuron``
     A Neuron alarm in ALARM starts a failover. The GPU variant must carry the Neuron variant's current load:
@@ -29,10 +29,25 @@ endpoint, see adapters.py):
 
 SageMaker takes one update at a time: while the endpoint is not ``InService`` (autoscaling updates it in a
 load spike) the failover waits, says so once, and acts at the first check that finds it in service.
+
+The GPU variant's own alarms (5XX, model errors, p99 latency, as the Neuron variant's) are judged too:
+
+- traffic never moves onto a GPU variant in alarm: with Neuron failing too the failover is blocked, traffic stays
+  on Neuron and "both variants failing" is announced once (``both_failing``); a canary that fails while the GPU
+  variant alarms leaves the canary's weights as they are (no move onto the failing variant), announced once;
+- the GPU variant alarming while it carries the traffic, Neuron healthy: announced once (``gpu_failing``), and the
+  move back starts without waiting out ``min_dwell`` (the dwell guards against flapping onto a Neuron variant that
+  just failed; with GPU failing it only prolongs the failure) but on the existing rules: Neuron instances in service
+  for the load, then a canary with its own evidence. Silence is still no evidence;
+- Neuron alarms still firing while on GPU hold the traffic on GPU (both firing: ``both_failing``, announced once).
+
+A GPU variant alarming while Neuron serves (at weight 0 it has no traffic, so rarely) is left to its own alarm
+actions: the failover only holds.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -58,7 +73,7 @@ IN_SERVICE = "InService"
 Phase = Literal["serving-neuron", "raising-gpu", "on-gpu", "canary", "lowering-gpu", "gave-up"]
 PHASES: tuple[Phase, ...] = ("serving-neuron", "raising-gpu", "on-gpu", "canary", "lowering-gpu", "gave-up")
 Action = Literal["hold", "wait", "raise_gpu", "to_gpu", "give_up", "raise_neuron", "canary", "canary_failed",
-                 "to_neuron", "lower_gpu"]
+                 "to_neuron", "lower_gpu", "both_failing", "gpu_failing", "adopt"]
 
 
 class NoGpuVariant(ValueError):
@@ -114,15 +129,21 @@ class Record:
     """The instance count being waited for (raising-gpu: GPU; on-gpu: Neuron)."""
     noted_update: bool = False
     """The wait for an endpoint update has been announced (say it once)."""
+    noted_gpu: bool = False
+    """The GPU variant's alarms (blocking a failover, or failing under the traffic) have been announced (say it
+    once; cleared when they are all OK again)."""
+    error: str = ""
+    """The kind of error the failover last announced for this endpoint (say it once; cleared by a clean check)."""
 
     @property
     def idle(self) -> bool:
-        return self.phase == "serving-neuron" and not self.noted_update
+        return self.phase == "serving-neuron" and not self.noted_update and not self.noted_gpu and not self.error
 
     def encode(self) -> str:
-        """A tag value (letters, digits, spaces and ``_.:/=+-@`` only)."""
+        """Letters, digits, spaces and ``_.:/=+-@`` only."""
         since = self.since.isoformat() if self.since else "-"
-        return f"phase={self.phase} since={since} target={self.target} noted={int(self.noted_update)}"
+        return (f"phase={self.phase} since={since} target={self.target} noted={int(self.noted_update)}"
+                f" gpu={int(self.noted_gpu)} error={self.error or '-'}")
 
     @classmethod
     def decode(cls, text: str | None) -> Record:
@@ -135,8 +156,10 @@ class Record:
             if phase not in PHASES:
                 return cls()
             since = None if parts["since"] == "-" else datetime.fromisoformat(parts["since"])
+            error = parts.get("error", "-")
             return cls(phase=phase, since=since, target=int(parts["target"]),
-                       noted_update=parts.get("noted") == "1")
+                       noted_update=parts.get("noted") == "1", noted_gpu=parts.get("gpu") == "1",
+                       error="" if error == "-" else error)
         except (KeyError, ValueError):
             return cls()
 
@@ -229,8 +252,9 @@ def needs_evidence(record: Record) -> bool:
 
 def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
            capacity: Capacity, *, latency_limit_ms: float, evidence: Evidence | None = None,
-           policy: Policy = Policy()) -> Decision:
-    """What to do with ``endpoint`` at ``now``, given its Neuron variant's alarms and the failover's record."""
+           policy: Policy = Policy(), gpu_alarms: Sequence[AlarmState] = ()) -> Decision:
+    """What to do with ``endpoint`` at ``now``, given its Neuron variant's ``alarms``, its GPU variant's
+    ``gpu_alarms`` and the failover's record."""
     neuron_name, gpu_name = policy.neuron_variant, policy.gpu_variant
     if gpu_name not in endpoint.variants or neuron_name not in endpoint.variants:
         raise NoGpuVariant(
@@ -238,17 +262,20 @@ def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record
             f"and a live {gpu_name!r} variant (a shadow variant takes no traffic). Nothing was changed.")
     if not alarms:
         raise ValueError(f"endpoint {endpoint.name!r}: no alarms configured for its {neuron_name!r} variant")
-    return _Decider(endpoint, alarms, record, now, capacity, latency_limit_ms, evidence, policy).decide()
+    return _Decider(endpoint, alarms, record, now, capacity, latency_limit_ms, evidence, policy,
+                    gpu_alarms).decide()
 
 
 class _Decider:
     def __init__(self, endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
-                 capacity: Capacity, latency_limit_ms: float, evidence: Evidence | None, policy: Policy) -> None:
+                 capacity: Capacity, latency_limit_ms: float, evidence: Evidence | None, policy: Policy,
+                 gpu_alarms: Sequence[AlarmState]) -> None:
         self.e, self.record, self.now, self.cap, self.policy = endpoint, record, now, capacity, policy
         self.latency_limit_ms, self.evidence = latency_limit_ms, evidence
         self.n_name, self.g_name = policy.neuron_variant, policy.gpu_variant
         self.neuron, self.gpu = endpoint.variants[self.n_name], endpoint.variants[self.g_name]
         self.firing = sorted(a.name for a in alarms if a.state == "ALARM")
+        self.gpu_firing = sorted(a.name for a in gpu_alarms if a.state == "ALARM")
 
     # ------------------------------------------------------------------ helpers
 
@@ -256,7 +283,16 @@ class _Decider:
         return Decision(self.e.name, action, reason, record if record is not None else self.record, **kw)  # type: ignore[arg-type]
 
     def _phase(self, phase: Phase, target: int = 0) -> Record:
-        return Record(phase=phase, since=self.now, target=target)
+        return Record(phase=phase, since=self.now, target=target, noted_gpu=self.record.noted_gpu)
+
+    def _both_failing(self, where: str, neuron_why: str = "") -> Decision:
+        """Neuron and GPU both failing: nothing moves (never onto a failing variant); said once."""
+        neuron_why = neuron_why or f"alarming: {', '.join(self.firing)}"
+        reason = (f"both variants failing: {self.n_name} {neuron_why}; {self.g_name} alarming: "
+                  f"{', '.join(self.gpu_firing)}; {where}")
+        if self.record.noted_gpu:
+            return self._d("hold", reason)
+        return self._d("both_failing", reason, replace(self.record, noted_gpu=True), announce=True)
 
     def _age(self) -> timedelta:
         return self.now - (self.record.since or self.now)
@@ -271,6 +307,8 @@ class _Decider:
             return self._wait_for_update()
         if self.record.noted_update:
             self.record = replace(self.record, noted_update=False)
+        if self.record.noted_gpu and not self.gpu_firing:  # GPU healthy again: the next failure is news
+            self.record = replace(self.record, noted_gpu=False)
         handler = {"serving-neuron": self._serving_neuron, "raising-gpu": self._raising_gpu, "on-gpu": self._on_gpu,
                    "canary": self._canary, "lowering-gpu": self._lowering_gpu, "gave-up": self._gave_up}
         return handler[self.record.phase]()
@@ -292,13 +330,17 @@ class _Decider:
     def _serving_neuron(self) -> Decision:
         if self.neuron.weight < self.gpu.weight:  # the record is lost (or traffic was moved by hand): on GPU
             self.record = Record(phase="on-gpu", since=self.e.last_modified)
-            return self._d("hold", f"traffic is on {self.g_name} without a failover record; taking it over "
-                                   f"(moving back on evidence only)", self.record)
+            return self._d("adopt", f"traffic is on {self.g_name} (weights {self.n_name}={self.neuron.weight:g}, "
+                                    f"{self.g_name}={self.gpu.weight:g}) without a failover record: moved by hand or "
+                                    f"the record was lost; taking it over (moving back on evidence only)",
+                           self.record, announce=True)
         if not self.firing:
             return self._d("hold", f"{self.n_name} variant healthy")
         return self._start_failover()
 
     def _start_failover(self) -> Decision:
+        if self.gpu_firing:
+            return self._both_failing(f"failover blocked, traffic stays on {self.n_name}")
         alarming = ", ".join(self.firing)
         need = self.cap.gpu_for(self.neuron.current_instances)
         if self.gpu.serving(need):
@@ -315,7 +357,7 @@ class _Decider:
 
     def _raising_gpu(self) -> Decision:
         target = self.record.target
-        if self.gpu.serving(target):
+        if self.gpu.serving(target) and not self.gpu_firing:
             return self._d("to_gpu", f"{self.g_name} has {self.gpu.current_instances} of {target} instance(s) in "
                                      f"service; traffic moved", self._phase("on-gpu"),
                            weights=self._on_gpu_weights(), announce=True)
@@ -326,6 +368,8 @@ class _Decider:
             return self._d("raise_gpu", f"{self.g_name} desired {self.gpu.desired_instances}, needs {target}; "
                                         f"setting it again ({waited})",
                            capacity={self.g_name: CapacityChange(target, target, max(self.cap.gpu_max, target))})
+        if self.gpu_firing:
+            return self._both_failing(f"failover blocked, traffic stays on {self.n_name} ({waited})")
         return self._d("hold", f"waiting for {self.g_name} capacity: {self.gpu.current_instances} of {target} "
                                f"instance(s) in service ({waited}); traffic stays on {self.n_name}")
 
@@ -348,9 +392,22 @@ class _Decider:
                                + (f", still alarming: {', '.join(self.firing)}" if self.firing else ""))
 
     def _on_gpu(self) -> Decision:
+        if self.firing and self.gpu_firing:
+            return self._both_failing(f"traffic stays on {self.g_name}")
         if self.firing:
             return self._d("hold", f"on {self.g_name}; {self.n_name} alarms still firing: {', '.join(self.firing)}")
-        if self._age() < self.policy.min_dwell:
+        if not self.gpu_firing:
+            return self._move_back()
+        # GPU failing under the traffic, Neuron healthy: move back on the same evidence, without the dwell; say so once
+        d = self._move_back(dwell=False)
+        if self.record.noted_gpu:
+            return d
+        why = f"{self.g_name} variant alarming while it carries the traffic: {', '.join(self.gpu_firing)}"
+        return replace(d, action="gpu_failing" if d.action == "hold" else d.action, reason=f"{why}; {d.reason}",
+                       record=replace(d.record, noted_gpu=True), announce=True)
+
+    def _move_back(self, *, dwell: bool = True) -> Decision:
+        if dwell and self._age() < self.policy.min_dwell:
             return self._d("hold", f"on {self.g_name} for {_minutes(self._age())} min, minimum "
                                    f"{_minutes(self.policy.min_dwell)} min")
         need = self.cap.neuron_for(self.gpu.current_instances)
@@ -395,6 +452,8 @@ class _Decider:
                        weights={self.n_name: 1.0, self.g_name: 0.0}, announce=True)
 
     def _canary_failed(self, why: str) -> Decision:
+        if self.gpu_firing:  # never back onto a failing variant
+            return self._both_failing("the canary's weights stay as they are", why)
         return self._d("canary_failed", f"{why}; traffic back on {self.g_name}", self._phase("on-gpu"),
                        weights=self._on_gpu_weights(), announce=True)
 
@@ -417,11 +476,13 @@ _TITLES: dict[str, str] = {
     "give_up": "GPU capacity did not come up", "raise_neuron": "raising Neuron capacity",
     "canary": "canary back to Neuron", "canary_failed": "canary failed, traffic on GPU",
     "to_neuron": "traffic shifted to Neuron", "lower_gpu": "GPU capacity lowered",
+    "both_failing": "both variants failing", "gpu_failing": "GPU variant failing under traffic",
+    "adopt": "traffic found on GPU without a failover record",
 }
 
 
-def announcement(decision: Decision) -> tuple[str, str]:
-    """Subject and message for the fleet's SNS topic."""
+def announcement(decision: Decision, step: str = "") -> tuple[str, str]:
+    """Subject and message for the fleet's SNS topic; ``step`` names the recorded step (the same on a repeat)."""
     subject = f"neuronfleet: {decision.endpoint} {_TITLES.get(decision.action, decision.action)}"[:100]
     parts = [f"Endpoint {decision.endpoint}: {_TITLES.get(decision.action, decision.action)}."]
     if decision.weights:
@@ -430,4 +491,88 @@ def announcement(decision: Decision) -> tuple[str, str]:
         count = "" if change.count is None else f"{change.count} instance(s), "
         parts.append(f"{variant}: {count}scaling bounds {change.floor}-{change.ceiling}.")
     parts.append(f"Reason: {decision.reason}.")
+    if step:
+        parts.append(f"Step {step}.")
     return subject, " ".join(parts)
+
+
+def error_announcement(endpoint: str, kind: str, detail: str, step: str = "") -> tuple[str, str]:
+    """Subject and message for an endpoint the failover cannot evaluate (said once per kind of error)."""
+    subject = f"neuronfleet: {endpoint} failover cannot check it"[:100]
+    message = (f"Endpoint {endpoint}: the failover cannot check it ({kind}): {detail}. The other endpoints are "
+               f"checked as usual; this one is not failed over until the error clears. Said once.")
+    return subject, message + (f" Step {step}." if step else "")
+
+
+# ---------------------------------------------------------------------------------------- the outbox
+
+
+@dataclass(frozen=True)
+class Intent:
+    """A step recorded before it is taken (the outbox): the changes it makes, the announcement it owes and the
+    record to keep once announced. It stays in the endpoint's state item until a run has published it: the run that
+    recorded it, or a later one that finds the changes made (:func:`applied`) and completes it. A step whose changes
+    are not found was not taken: it is dropped unannounced and decided afresh."""
+
+    id: str
+    """``<endpoint>#<version>``: the item version that recorded it. Repeated in the message."""
+    action: str
+    record: Record
+    """The record to keep once the step is announced."""
+    subject: str = ""
+    """Empty: nothing to announce."""
+    message: str = ""
+    weights: Mapping[str, float] = field(default_factory=dict)
+    capacity: Mapping[str, CapacityChange] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, decision: Decision, step: str) -> Intent:
+        subject, message = announcement(decision, step) if decision.announce else ("", "")
+        return cls(id=step, action=decision.action, record=decision.record, subject=subject, message=message,
+                   weights=dict(decision.weights), capacity=dict(decision.capacity))
+
+    @classmethod
+    def error(cls, endpoint: str, kind: str, detail: str, record: Record, step: str) -> Intent:
+        subject, message = error_announcement(endpoint, kind, detail, step)
+        return cls(id=step, action="error", record=replace(record, error=kind), subject=subject, message=message)
+
+    def to_json(self) -> str:
+        return json.dumps({"id": self.id, "action": self.action, "record": self.record.encode(),
+                           "subject": self.subject, "message": self.message, "weights": dict(self.weights),
+                           "capacity": {v: [c.count, c.floor, c.ceiling, c.up] for v, c in self.capacity.items()}},
+                          sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Intent:
+        """The intent a run recorded; ValueError naming what is wrong if it cannot be read."""
+        try:
+            doc = json.loads(text)
+            return cls(id=str(doc["id"]), action=str(doc["action"]), record=Record.decode(doc["record"]),
+                       subject=str(doc["subject"]), message=str(doc["message"]),
+                       weights={str(v): float(w) for v, w in doc["weights"].items()},
+                       capacity={str(v): CapacityChange(None if c[0] is None else int(c[0]), int(c[1]), int(c[2]),
+                                                        bool(c[3])) for v, c in doc["capacity"].items()})
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ValueError(f"unreadable failover intent {text[:200]!r}: {exc!r}") from None
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.weights or self.capacity)
+
+
+def applied(intent: Intent, endpoint: EndpointState, bounds: Mapping[str, tuple[int, int] | None]) -> bool:
+    """Whether ``endpoint`` shows every change of ``intent``: its desired weights, its desired instance counts and
+    the scaling bounds of its registered variants (``bounds``: variant -> (min, max), None if not registered). A
+    raise of a registered variant is its bounds alone (Application Auto Scaling moves the count)."""
+    for name, weight in intent.weights.items():
+        variant = endpoint.variants.get(name)
+        if variant is None or abs(variant.weight - weight) > 1e-9:
+            return False
+    for name, change in intent.capacity.items():
+        variant, registered = endpoint.variants.get(name), bounds.get(name)
+        if variant is None or (registered is not None and registered != (change.floor, change.ceiling)):
+            return False
+        count_set = change.count is not None and not (registered is not None and change.up)
+        if count_set and variant.desired_instances != change.count:
+            return False
+    return True

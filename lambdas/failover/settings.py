@@ -33,19 +33,22 @@ MAX_CANARY_ERROR_PERCENT = 50.0
 
 
 NEURON_ALARMS = {"latency": "latency-p99", "errors5xx": "errors-5xx", "modelErrors": "model-errors"}
-"""The Neuron variant's alarms of an endpoint (NeuronEndpoint.alarms keys) -> the suffix of their names."""
+"""The alarms of each serving variant (NeuronEndpoint.alarms keys) -> the suffix of their names."""
+GPU_ALARM_INFIX = "gpu-"
+"""The GPU variant's alarms: ``<endpoint name>-gpu-<suffix>``; the Neuron variant's keep ``<endpoint name>-<suffix>``."""
 
 
-def alarm_name(endpoint_name: str, kind: str) -> str:
-    """The name NeuronEndpoint gives the alarm ``kind`` of an endpoint: ``<endpoint name>-<suffix>`` (at most 63 + 14
-    characters; CloudWatch allows 255: botocore's cloudwatch and sagemaker models, EndpointName and AlarmName, read
-    2026-11-22, pinned by a test). Names set, not generated, so that the failover's environment need not carry
-    them: it derives them from the endpoint's name."""
-    return f"{endpoint_name}-{NEURON_ALARMS[kind]}"
+def alarm_name(endpoint_name: str, kind: str, *, gpu: bool = False) -> str:
+    """The name NeuronEndpoint gives the alarm ``kind`` of an endpoint's Neuron variant, ``<endpoint name>-<suffix>``,
+    or of its GPU variant, ``<endpoint name>-gpu-<suffix>`` (at most 63 + 17 characters; CloudWatch allows 255:
+    botocore's cloudwatch and sagemaker models, EndpointName and AlarmName, read 2026-11-22, pinned by a test). Names
+    set, not generated, so that the failover's environment need not carry them: it derives them from the endpoint's
+    name."""
+    return f"{endpoint_name}-{GPU_ALARM_INFIX if gpu else ''}{NEURON_ALARMS[kind]}"
 
 
-def default_alarms(endpoint_name: str) -> tuple[str, ...]:
-    return tuple(alarm_name(endpoint_name, kind) for kind in NEURON_ALARMS)
+def default_alarms(endpoint_name: str, *, gpu: bool = False) -> tuple[str, ...]:
+    return tuple(alarm_name(endpoint_name, kind, gpu=gpu) for kind in NEURON_ALARMS)
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,12 @@ class WatchedEndpoint:
     """Instance bounds of both variants and the GPU:Neuron throughput ratio."""
     latency_limit_ms: float
     """The canary's p99 latency limit (the latency alarm's threshold)."""
+    gpu_alarms: Sequence[str] = ()
+    """The names of its GPU variant's alarms (judged while it carries traffic, and before traffic moves onto it)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "alarms", tuple(self.alarms))
+        object.__setattr__(self, "gpu_alarms", tuple(self.gpu_alarms))
         if not self.alarms:
             raise ValueError("no alarms")
         c = self.capacity
@@ -77,6 +83,8 @@ class WatchedEndpoint:
         :func:`default_alarms` derives from ``name`` (a hundred endpoints' alarm names fill Lambda's 4 KB)."""
         c = self.capacity
         alarms = {} if name and self.alarms == default_alarms(name) else {"alarms": list(self.alarms)}
+        if not (name and self.gpu_alarms == default_alarms(name, gpu=True)):
+            alarms["gpu_alarms"] = list(self.gpu_alarms)
         return {**alarms, "latency_limit_ms": self.latency_limit_ms,
                 "neuron": {"min": c.neuron_min, "max": c.neuron_max},
                 "gpu": {"min": c.gpu_min, "max": c.gpu_max},
@@ -88,7 +96,9 @@ class WatchedEndpoint:
             raise ValueError("expected an object")
         n, g = doc["neuron"], doc["gpu"]
         alarms = environment.strings(doc["alarms"]) if "alarms" in doc or not name else default_alarms(name)
-        return cls(alarms=alarms, latency_limit_ms=float(doc["latency_limit_ms"]),
+        gpu_alarms = environment.strings(doc.get("gpu_alarms", [])) if "gpu_alarms" in doc or not name \
+            else default_alarms(name, gpu=True)
+        return cls(alarms=alarms, gpu_alarms=gpu_alarms, latency_limit_ms=float(doc["latency_limit_ms"]),
                    capacity=Capacity(neuron_min=_whole(n["min"]), neuron_max=_whole(n["max"]),
                                      gpu_min=_whole(g["min"]), gpu_max=_whole(g["max"]),
                                      neuron_instances_per_gpu_instance=float(doc["neuron_instances_per_gpu_instance"])))
@@ -106,6 +116,8 @@ class FailoverSettings:
     """Endpoint name -> what the failover knows of it (``FAILOVER_ENDPOINTS``, JSON)."""
     topic_arn: str
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
+    state_table: str
+    """The failover's DynamoDB table: one item per endpoint, its record and the step it owes (``FAILOVER_TABLE``)."""
     min_dwell: timedelta = MIN_DWELL
     """The least time on GPU before moving back starts (``MIN_DWELL_MINUTES``)."""
     capacity_timeout: timedelta = CAPACITY_TIMEOUT
@@ -149,6 +161,7 @@ class FailoverSettings:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when names are tokens."""
         return {"FAILOVER_ENDPOINTS": to_json({name: e.to_json(name) for name, e in self.endpoints.items()}),
                 "ALERTS_TOPIC_ARN": str(self.topic_arn),
+                "FAILOVER_TABLE": str(self.state_table),
                 "MIN_DWELL_MINUTES": str(self.min_dwell // _MINUTE),
                 "CAPACITY_TIMEOUT_MINUTES": str(self.capacity_timeout // _MINUTE),
                 "CANARY_WINDOW_MINUTES": str(self.canary_window // _MINUTE),
@@ -168,8 +181,10 @@ class FailoverSettings:
             endpoints=read.json("FAILOVER_ENDPOINTS", _endpoints, allowed=(
                 'a JSON object {endpoint name: {"alarms": [alarm name, ...] (default: <endpoint name>-latency-p99, '
                 '-errors-5xx, -model-errors), "latency_limit_ms": N, "neuron": {"min": N, "max": N}, "gpu": '
-                '{"min": N, "max": N}, "neuron_instances_per_gpu_instance": N}} of at least one endpoint')),
+                '{"min": N, "max": N}, "neuron_instances_per_gpu_instance": N, "gpu_alarms": [alarm name, ...] '
+                '(default: <endpoint name>-gpu-latency-p99, ...)}} of at least one endpoint')),
             topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
+            state_table=read.text("FAILOVER_TABLE", allowed="the name of the failover's DynamoDB state table"),
             min_dwell=minutes("MIN_DWELL_MINUTES", MIN_DWELL),
             capacity_timeout=minutes("CAPACITY_TIMEOUT_MINUTES", CAPACITY_TIMEOUT, minimum=1),
             canary_window=minutes("CANARY_WINDOW_MINUTES", CANARY_WINDOW),

@@ -7,7 +7,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Template
 
 from neuronfleet import (
     CATALOG,

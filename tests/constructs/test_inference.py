@@ -294,14 +294,17 @@ def test_target_tracking_and_scheduled_scaling(templates) -> None:
 
 
 def test_alarms_go_to_the_topic(templates) -> None:
+    """Both variants that serve (lmi has a live GPU variant), the same three alarms each."""
     t = templates["lmi"]
-    alarms = {a["Properties"]["MetricName"]: a["Properties"] for a in t.find_resources("AWS::CloudWatch::Alarm").values()}
-    assert set(alarms) == {"ModelLatency", "Invocation5XXErrors", "InvocationModelErrors"}
-    assert alarms["ModelLatency"]["ExtendedStatistic"] == "p99"
-    assert alarms["ModelLatency"]["Threshold"] == 5_000_000  # microseconds
+    alarms = {({d["Name"]: d["Value"] for d in a["Properties"]["Dimensions"]}["VariantName"],
+               a["Properties"]["MetricName"]): a["Properties"] for a in t.find_resources("AWS::CloudWatch::Alarm").values()}
+    assert set(alarms) == {(v, m) for v in (NEURON_VARIANT, GPU_VARIANT)
+                           for m in ("ModelLatency", "Invocation5XXErrors", "InvocationModelErrors")}
+    for variant in (NEURON_VARIANT, GPU_VARIANT):
+        assert alarms[variant, "ModelLatency"]["ExtendedStatistic"] == "p99"
+        assert alarms[variant, "ModelLatency"]["Threshold"] == 5_000_000  # microseconds
     for alarm in alarms.values():
         assert alarm["Namespace"] == "AWS/SageMaker"
-        assert {"Name": "VariantName", "Value": NEURON_VARIANT} in alarm["Dimensions"]
         assert len(alarm["AlarmActions"]) == 1 and len(alarm["OKActions"]) == 1
 
 

@@ -190,14 +190,19 @@ def test_alarms_are_named_after_their_endpoint_so_the_failover_environment_need_
     chat = synth["chat"]
     names = {p.get("AlarmName") for p in properties(synth["t"], "AWS::CloudWatch::Alarm").values()}
     assert {f"{chat.endpoint_name}-latency-p99", f"{chat.endpoint_name}-errors-5xx",
-            f"{chat.endpoint_name}-model-errors"} <= names
+            f"{chat.endpoint_name}-model-errors", f"{chat.endpoint_name}-gpu-latency-p99",
+            f"{chat.endpoint_name}-gpu-errors-5xx", f"{chat.endpoint_name}-gpu-model-errors"} <= names
     (fn,) = [f for f in properties(synth["t"], "AWS::Lambda::Function").values()
              if f["Handler"] == "failover.handler.handler"]
     variables = fn["Environment"]["Variables"]  # a literal now: no alarm references left in it
     assert isinstance(variables["FAILOVER_ENDPOINTS"], str) and "alarms" not in variables["FAILOVER_ENDPOINTS"]
-    env = {k: v for k, v in variables.items() if isinstance(v, str)} | {"ALERTS_TOPIC_ARN": "arn:aws:sns:x"}
+    env = {k: v for k, v in variables.items() if isinstance(v, str)} | {"ALERTS_TOPIC_ARN": "arn:aws:sns:x",
+                                                                        "FAILOVER_TABLE": "state"}
+    assert variables["FAILOVER_TABLE"] == {"Ref": synth["stack"].get_logical_id(
+        synth["failover"].table.node.default_child)}
     (watched,) = FailoverSettings.from_environment(env).endpoints.values()
     assert watched.alarms == tuple(chat.alarm_names.values()) and len(watched.alarms) == 3
+    assert watched.gpu_alarms == tuple(chat.gpu_alarm_names.values()) and len(watched.gpu_alarms) == 3
 
 
 def test_the_longest_endpoint_name_with_the_longest_alarm_suffix_is_a_valid_alarm_name() -> None:
@@ -206,17 +211,19 @@ def test_the_longest_endpoint_name_with_the_longest_alarm_suffix_is_a_valid_alar
     session = botocore.session.get_session()
     longest_endpoint = session.get_service_model("sagemaker").shape_for("EndpointName").metadata["max"]  # 63
     limit = session.get_service_model("cloudwatch").shape_for("AlarmName").metadata["max"]  # 255
-    assert len(alarm_name("e" * longest_endpoint, max(NEURON_ALARMS, key=lambda k: len(NEURON_ALARMS[k])))) <= limit
+    longest_kind = max(NEURON_ALARMS, key=lambda k: len(NEURON_ALARMS[k]))
+    assert len(alarm_name("e" * longest_endpoint, longest_kind)) <= len(alarm_name("e" * longest_endpoint, longest_kind,
+                                                                                    gpu=True)) == 80 <= limit
 
 
 def test_failover_may_resize_tag_and_scale_only_what_it_must(synth) -> None:
     statements = [s for p in properties(synth["t"], "AWS::IAM::Policy").values()
                   for s in p["PolicyDocument"]["Statement"]]
     chat = synth["chat"]
-    (endpoint_statement,) = [s for s in statements if "sagemaker:AddTags" in s["Action"]]
+    (endpoint_statement,) = [s for s in statements if "sagemaker:UpdateEndpointWeightsAndCapacities" in s["Action"]]
     assert set(endpoint_statement["Action"]) == {
-        "sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities", "sagemaker:ListTags",
-        "sagemaker:AddTags", "sagemaker:DeleteTags"}
+        "sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"}
+    assert not [s for s in statements if "sagemaker:AddTags" in json.dumps(s["Action"])]  # its state is its table
     assert f"endpoint/{chat.endpoint_name}" in json.dumps(endpoint_statement["Resource"])
     (scaling,) = [s for s in statements if "application-autoscaling:RegisterScalableTarget" in s["Action"]]
     assert set(scaling["Action"]) == {"application-autoscaling:DescribeScalableTargets",
@@ -264,3 +271,76 @@ def test_a_framework_neutral_artifact_may_serve_both() -> None:
     assert _settings(gpu_variant=gpu).gpu_variant == gpu
     hub = EndpointSettings(**{**SOLO, "gpu_variant": GpuVariant(instance_type="ml.g6e.xlarge", max_instances=6)})
     assert hub.gpu_variant is not None and not hub.gpu_variant.own_model  # a hub id: plain weights
+
+
+def test_the_gpu_variant_that_serves_is_alarmed_as_the_neuron_variant_is(synth) -> None:
+    """Same metrics, thresholds, periods and actions on both variants; a shadow or no GPU variant has none."""
+    chat = synth["chat"]
+    alarms = {p["AlarmName"]: p for p in properties(synth["t"], "AWS::CloudWatch::Alarm").values()
+              if str(p.get("AlarmName", "")).startswith(chat.endpoint_name)}
+    for kind, suffix in NEURON_ALARMS.items():
+        neuron, gpu = alarms[f"{chat.endpoint_name}-{suffix}"], alarms[f"{chat.endpoint_name}-gpu-{suffix}"]
+        assert {d["Name"]: d["Value"] for d in gpu["Dimensions"]} == {"EndpointName": chat.endpoint_name,
+                                                                       "VariantName": GPU_VARIANT}, kind
+        assert {d["Name"]: d["Value"] for d in neuron["Dimensions"]}["VariantName"] == NEURON_VARIANT
+        same = ("MetricName", "Namespace", "Threshold", "ComparisonOperator", "EvaluationPeriods", "Period",
+                "TreatMissingData", "AlarmActions", "OKActions")
+        assert {k: gpu.get(k) for k in same} == {k: neuron.get(k) for k in same}, kind
+        assert (gpu.get("ExtendedStatistic"), gpu.get("Statistic")) == (neuron.get("ExtendedStatistic"),
+                                                                       neuron.get("Statistic"))
+    assert alarms[f"{chat.endpoint_name}-gpu-latency-p99"]["Threshold"] == 8_000_000  # 8000 ms in microseconds
+    assert synth["embed"].gpu_alarms == {} and len(chat.gpu_alarms) == 3
+    pilot = _shadow_pilot()
+    assert pilot.gpu_variant is not None and pilot.gpu_variant.shadow
+    assert pilot.gpu_alarms == {} and pilot.gpu_alarm_names == {}
+
+
+def _shadow_pilot() -> NeuronEndpoint:
+    app = new_app()
+    stack = AzStack(app, "Shadow", env=ENV)
+    net = network(stack)
+    shadow = GpuVariant(instance_type="ml.p5.48xlarge", model_data_url="s3://models/llama-70b-hf/m.tar.gz",
+                        shadow=True, max_instances=2, neuron_instances_per_gpu_instance=4)
+    return NeuronEndpoint(stack, "Pilot", vpc=net.vpc, subnets=net.compute_subnets,
+                          settings=EndpointSettings(**{**LIVE, "gpu_variant": shadow}))
+
+
+def test_the_failover_hears_and_reads_both_variants_alarms_and_keeps_its_state_in_its_table(synth) -> None:
+    chat, t = synth["chat"], synth["t"]
+    (rule,) = [p for p in properties(t, "AWS::Events::Rule").values() if "EventPattern" in p]
+    assert rule["EventPattern"] == {"source": ["aws.cloudwatch"], "detail-type": ["CloudWatch Alarm State Change"],
+                                    "detail": {"alarmName": [{"prefix": f"{chat.endpoint_name}-"}]}}
+    names = [*chat.alarm_names.values(), *chat.gpu_alarm_names.values()]
+    assert len(names) == 6 and all(n.startswith(f"{chat.endpoint_name}-") for n in names)
+    assert not any(n.startswith(f"{synth['embed'].endpoint_name}-") for n in names)
+    statements = [s for p in properties(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]
+                  if "Failover" in json.dumps(p["Roles"])]
+    (describe,) = [s for s in statements if s["Action"] == "cloudwatch:DescribeAlarms"]
+    assert describe["Resource"] == f"arn:aws:cloudwatch:{ENV.region}:{ENV.account}:alarm:{chat.endpoint_name}-*"
+    ids = {a.node.path.split("/")[-1] for a in (*chat.alarms.values(), *chat.gpu_alarms.values())}
+    assert ids == {"LatencyP99Alarm", "Errors5xxAlarm", "ModelErrorsAlarm", "GpuLatencyP99Alarm", "GpuErrors5xxAlarm",
+                   "GpuModelErrorsAlarm"}  # construct ids are a contract: the Neuron ones as before
+    (table,) = properties(t, "AWS::DynamoDB::Table").values()
+    assert table["KeySchema"] == [{"AttributeName": "endpoint", "KeyType": "HASH"}]
+    assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    (state,) = [s for s in statements if "dynamodb:PutItem" in json.dumps(s["Action"])]
+    assert sorted(state["Action"]) == ["dynamodb:GetItem", "dynamodb:PutItem"]
+    assert "State" in json.dumps(state["Resource"]) and "*" not in json.dumps(state["Resource"])
+
+
+def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -> None:
+    import botocore.session
+
+    from neuronfleet import failover
+    from neuronfleet.rules import EVENT_PATTERN_CHARS
+
+    model = botocore.session.get_session().get_service_model("events")
+    assert EVENT_PATTERN_CHARS == model.shape_for("EventPattern").metadata["max"] == 4096
+    monkeypatch.setattr(failover, "EVENT_PATTERN_CHARS", 100)
+    app = new_app()
+    stack = AzStack(app, "Big", env=ENV)
+    net = network(stack)
+    chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, subnets=net.compute_subnets, settings=EndpointSettings(**LIVE))
+    with pytest.raises(ValueError, match=r"EndpointFailover: got 1 endpoints, an alarm rule pattern of 1\d\d "
+                                         r"characters; allowed: at most 100 \(EventBridge's EventPattern\)"):
+        EndpointFailover(stack, "Failover", endpoints=[chat], topic=sns.Topic(stack, "T"))

@@ -9,16 +9,20 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from neuronfleet.lambdas.failover.logic import (
+    CANARY_MIN_INVOCATIONS,
     AlarmState,
     Capacity,
     CapacityChange,
     Decision,
     EndpointState,
     Evidence,
+    Intent,
     NoGpuVariant,
+    Policy,
     Record,
     Variant,
     announcement,
+    applied,
     decide,
     needs_evidence,
 )
@@ -181,9 +185,11 @@ def test_a_failed_canary_puts_traffic_back_on_gpu(evidence, states, needle) -> N
     assert needle in d.reason and d.record.phase == "on-gpu" and d.announce
 
 
-def test_traffic_on_gpu_without_a_record_is_taken_over_not_left_there() -> None:
+def test_traffic_on_gpu_without_a_record_is_taken_over_and_said_never_adopted_silently() -> None:
     d = run(endpoint(0.0, 1.0, n=6, g=2), None, Record(), T0 + timedelta(minutes=30))
-    assert d.action == "hold" and d.record == Record(phase="on-gpu", since=T0) and "without a failover record" in d.reason
+    assert d.action == "adopt" and d.announce and not d.changes
+    assert d.record == Record(phase="on-gpu", since=T0) and "without a failover record" in d.reason
+    assert "weights neuron=0, gpu=1" in d.reason
     assert run(endpoint(0.0, 1.0, n=6, g=2), None, d.record, T0 + timedelta(minutes=30)).action == "canary"
 
 
@@ -221,11 +227,16 @@ def test_waiting_on_the_failovers_own_step_is_not_announced() -> None:
 # ---------------------------------------------------------------------------------------- record, errors, text
 
 
-@pytest.mark.parametrize("record", [Record(), Record("raising-gpu", T0, 3), Record("canary", T0, 0, True)])
-def test_record_round_trips_through_a_tag_value(record) -> None:
+@pytest.mark.parametrize("record", [Record(), Record("raising-gpu", T0, 3), Record("canary", T0, 0, True),
+                                    Record("on-gpu", T0, 0, False, True, "endpoint-not-found")])
+def test_record_round_trips_through_its_text(record) -> None:
     text = record.encode()
     assert Record.decode(text) == record
-    assert all(c.isalnum() or c in " _.:/=+-@" for c in text) and len(text) <= 256  # SageMaker tag value rules
+    assert all(c.isalnum() or c in " _.:/=+-@" for c in text) and len(text) <= 256
+
+
+def test_a_record_of_an_earlier_version_still_reads() -> None:
+    assert Record.decode(f"phase=on-gpu since={T0.isoformat()} target=2 noted=0") == Record("on-gpu", T0, 2)
 
 
 @pytest.mark.parametrize("text", [None, "", "garbage", "phase=flying since=- target=0", "phase=on-gpu since=x"])
@@ -248,3 +259,170 @@ def test_announcement_names_endpoint_step_weights_capacity_and_reason() -> None:
     assert message.startswith("Endpoint chat: raising GPU capacity. gpu: 2 instance(s), scaling bounds 2-3. Reason: ")
     subject, message = announcement(run(endpoint(n=3, g=1), FIRING, Record(), T0))
     assert subject == "neuronfleet: chat traffic shifted to GPU" and "Weights: gpu=1, neuron=0." in message
+
+
+# ---------------------------------------------------------------------------------------- the boundaries (mutants)
+
+
+def _canary(evidence: Evidence, **policy: object) -> Decision:
+    return decide(endpoint(0.05, 0.95, n=6, g=2), alarms(), Record(phase="canary", since=T0),
+                  T0 + timedelta(minutes=10), CAP, latency_limit_ms=LATENCY_MS, evidence=evidence,
+                  policy=Policy(**policy))  # type: ignore[arg-type]
+
+
+def test_canary_needs_exactly_the_minimum_invocations() -> None:
+    """20 invocations (the default minimum) are evidence, 19 are not; the configured minimum, not a constant."""
+    assert CANARY_MIN_INVOCATIONS == 20
+    at = _canary(Evidence(20, 0, 0, 2000))
+    below = _canary(Evidence(19, 0, 0, 2000))
+    assert at.action == "to_neuron" and below.action == "hold" and below.weights == {}
+    assert "19 neuron invocation(s) so far, 20 needed" in below.reason
+    assert _canary(Evidence(99, 0, 0, 2000), canary_min_invocations=100).action == "hold"
+    assert _canary(Evidence(100, 0, 0, 2000), canary_min_invocations=100).action == "to_neuron"
+
+
+def test_canary_latency_limit_is_compared_exactly_at_the_boundary() -> None:
+    """p99 at the limit passes, one millisecond over fails (the limit is the endpoint's, in ms, not microseconds)."""
+    assert _canary(Evidence(500, 0, 0, LATENCY_MS)).action == "to_neuron"
+    over = _canary(Evidence(500, 0, 0, LATENCY_MS + 1))
+    assert (over.action, dict(over.weights)) == ("canary_failed", {"neuron": 0.0, "gpu": 1.0})
+    assert _canary(Evidence(500, 0, 0, LATENCY_MS * 1000)).action == "canary_failed"  # 1000x: the unit trap
+    assert _canary(Evidence(500, 0, 0, None)).action == "to_neuron"  # no datapoint: counts and errors decide
+
+
+def test_canary_error_threshold_is_inclusive_at_exactly_the_limit() -> None:
+    """1% of 500 (5 errors) passes, 6 fail; 5XX and model errors both count."""
+    assert _canary(Evidence(500, 3, 2, 2000)).action == "to_neuron"
+    failed = _canary(Evidence(500, 3, 3, 2000))
+    assert failed.action == "canary_failed" and "canary errors 1.2% of 500 invocations (limit 1%)" in failed.reason
+    assert _canary(Evidence(500, 0, 10, 2000), canary_max_error_percent=2.0).action == "to_neuron"
+    assert _canary(Evidence(500, 0, 11, 2000), canary_max_error_percent=2.0).action == "canary_failed"
+
+
+def test_neuron_alarms_still_firing_on_gpu_hold_the_traffic_there() -> None:
+    """After the dwell, Neuron in service for the load: a canary only when its alarms are all OK."""
+    late = T0 + timedelta(hours=2)
+    firing = run(endpoint(0.0, 1.0, n=6, g=2), {"latency": "ALARM"}, Record(phase="on-gpu", since=T0), late)
+    assert (firing.action, firing.weights, firing.capacity) == ("hold", {}, {})
+    assert "neuron alarms still firing: latency" in firing.reason
+    assert run(endpoint(0.0, 1.0, n=6, g=2), None, Record(phase="on-gpu", since=T0), late).action == "canary"
+    raising = run(endpoint(0.0, 1.0, n=2, g=2), {"modelErrors": "ALARM"}, Record(phase="on-gpu", since=T0), late)
+    assert raising.action == "hold" and raising.capacity == {}  # not even Neuron capacity while it alarms
+
+
+# ---------------------------------------------------------------------------------------- the GPU variant's health
+
+
+GPU_ALARMS = ("gpu-latency", "gpu-errors5xx", "gpu-modelErrors")
+
+
+def gpu_alarms(*firing: str) -> list[AlarmState]:
+    return [AlarmState(name=a, state="ALARM" if a in firing else "OK", updated=T0) for a in GPU_ALARMS]
+
+
+def judge(e: EndpointState, states: dict[str, str] | None, record: Record, now: datetime, *gpu_firing: str,
+          evidence: Evidence | None = None) -> Decision:
+    return decide(e, alarms(states), record, now, CAP, latency_limit_ms=LATENCY_MS, evidence=evidence,
+                  gpu_alarms=gpu_alarms(*gpu_firing))
+
+
+def test_both_variants_failing_blocks_the_failover_and_is_said_once() -> None:
+    record, seen = Record(), []
+    for minute in (0, 5, 10):
+        d = judge(endpoint(n=6, g=2), FIRING, record, T0 + timedelta(minutes=minute), "gpu-errors5xx")
+        assert d.weights == {} and d.capacity == {}  # nothing moves onto the failing variant, nothing raised
+        seen.append((d.action, d.announce))
+        record = d.record
+    assert seen == [("both_failing", True), ("hold", False), ("hold", False)]
+    assert "both variants failing: neuron alarming: errors5xx; gpu alarming: gpu-errors5xx; failover blocked" in d.reason
+    healed = judge(endpoint(n=6, g=2), FIRING, record, T0 + timedelta(minutes=15))
+    assert healed.action == "to_gpu" and not healed.record.noted_gpu  # GPU OK again: the failover goes ahead
+    again = judge(endpoint(n=6, g=2), FIRING, Record(noted_gpu=False), T0, "gpu-latency")
+    assert again.action == "both_failing" and again.announce  # a new episode is news again
+
+
+def test_gpu_capacity_raised_but_failing_does_not_take_the_traffic() -> None:
+    raising = Record(phase="raising-gpu", since=T0, target=2)
+    d = judge(endpoint(n=6, g=2), FIRING, raising, T0 + timedelta(minutes=5), "gpu-latency")
+    assert (d.action, d.weights, d.announce) == ("both_failing", {}, True) and d.record.phase == "raising-gpu"
+    assert judge(endpoint(n=6, g=2), FIRING, d.record, T0 + timedelta(minutes=10), "gpu-latency").action == "hold"
+    assert judge(endpoint(n=6, g=2), FIRING, d.record, T0 + timedelta(minutes=10)).action == "to_gpu"
+    timeout = judge(endpoint(n=6, g=2), FIRING, d.record, T0 + timedelta(minutes=45), "gpu-latency")
+    assert timeout.action == "give_up"  # the capacity timeout still ends the attempt
+
+
+def test_an_alarm_after_moving_back_does_not_fail_over_onto_a_failing_gpu() -> None:
+    d = judge(endpoint(1.0, 0.0, n=6, g=2), FIRING, Record(phase="lowering-gpu", since=T0), T0, "gpu-errors5xx")
+    assert d.action == "both_failing" and d.weights == {}
+
+
+def test_gpu_failing_under_the_traffic_is_said_once_and_moves_back_on_evidence_without_the_dwell() -> None:
+    """Decided: a failing GPU variant carrying the traffic, Neuron healthy again, is announced at once and the move
+    back starts without the dwell, on the usual evidence (Neuron in service for the load, then a canary)."""
+    on_gpu = Record(phase="on-gpu", since=T0)
+    early = T0 + timedelta(minutes=1)  # well inside the 10-minute dwell
+    short = judge(endpoint(0.0, 1.0, n=2, g=2), None, on_gpu, early, "gpu-errors5xx")
+    assert short.action == "raise_neuron" and short.announce and short.record.noted_gpu
+    assert short.reason.startswith("gpu variant alarming while it carries the traffic: gpu-errors5xx; on gpu; raising")
+    waiting = judge(endpoint(0.0, 1.0, n=2, n_desired=6, g=2), None, Record(phase="on-gpu", since=T0), early,
+                    "gpu-errors5xx")
+    assert (waiting.action, waiting.announce) == ("gpu_failing", True)  # a hold, said because GPU fails
+    quiet = judge(endpoint(0.0, 1.0, n=2, n_desired=6, g=2), None, waiting.record, early, "gpu-errors5xx")
+    assert (quiet.action, quiet.announce) == ("hold", False)
+    canary = judge(endpoint(0.0, 1.0, n=6, g=2), None, waiting.record, early, "gpu-errors5xx")
+    assert canary.action == "canary" and canary.record.noted_gpu
+    silent = judge(endpoint(0.05, 0.95, n=6, g=2), None, canary.record, early + timedelta(minutes=10),
+                   "gpu-errors5xx", evidence=Evidence(0, 0, 0, None))
+    assert silent.action == "hold" and "silence is not health" in silent.reason  # still no move on silence
+
+
+def test_a_canary_failing_while_gpu_fails_leaves_the_weights_and_says_both_fail() -> None:
+    canary = Record(phase="canary", since=T0)
+    d = judge(endpoint(0.05, 0.95, n=6, g=2), {"latency": "ALARM"}, canary, T0 + timedelta(minutes=10),
+              "gpu-latency", evidence=GOOD)
+    assert (d.action, d.weights, d.announce) == ("both_failing", {}, True)
+    bad = judge(endpoint(0.05, 0.95, n=6, g=2), None, canary, T0 + timedelta(minutes=10), "gpu-latency",
+                evidence=Evidence(500, 10, 0, 2000))
+    assert bad.action == "both_failing" and "canary errors 2.0%" in bad.reason
+    good = judge(endpoint(0.05, 0.95, n=6, g=2), None, canary, T0 + timedelta(minutes=10), "gpu-latency",
+                 evidence=GOOD)
+    assert good.action == "to_neuron"  # off the failing GPU variant on the canary's own evidence
+
+
+def test_neuron_and_gpu_both_alarming_on_gpu_hold_and_say_so_once() -> None:
+    d = judge(endpoint(0.0, 1.0, n=6, g=2), FIRING, Record(phase="on-gpu", since=T0), T0 + timedelta(hours=1),
+              "gpu-errors5xx")
+    assert (d.action, d.weights, d.announce) == ("both_failing", {}, True) and "traffic stays on gpu" in d.reason
+
+
+def test_a_gpu_alarm_while_neuron_serves_is_left_to_its_own_alarm_actions() -> None:
+    d = judge(endpoint(n=6, g=1), None, Record(), T0, "gpu-latency")
+    assert (d.action, d.announce, d.changes) == ("hold", False, False)
+
+
+# ---------------------------------------------------------------------------------------- the outbox
+
+
+def test_an_intent_round_trips_and_says_its_step() -> None:
+    d = run(endpoint(n=6, g=1), FIRING, Record(), T0)
+    intent = Intent.of(d, "chat#4")
+    assert Intent.from_json(intent.to_json()) == intent
+    assert intent.message.endswith(" Step chat#4.") and intent.subject == "neuronfleet: chat raising GPU capacity"
+    assert intent.record == d.record and intent.capacity == d.capacity
+    quiet = Intent.of(replace(d, announce=False), "chat#5")
+    assert (quiet.subject, quiet.message) == ("", "")
+    with pytest.raises(ValueError, match="unreadable failover intent"):
+        Intent.from_json('{"id": "x"}')
+
+
+def test_applied_reads_weights_counts_and_bounds() -> None:
+    to_gpu = Intent.of(run(endpoint(n=3, g=1), FIRING, Record(), T0), "chat#1")
+    assert to_gpu.weights == {"neuron": 0.0, "gpu": 1.0}
+    assert applied(to_gpu, endpoint(0.0, 1.0, n=3, g=1), {}) and not applied(to_gpu, endpoint(n=3, g=1), {})
+    raise_gpu = Intent.of(run(endpoint(n=6, g=1), FIRING, Record(), T0), "chat#1")  # count 2, bounds 2-3, up
+    assert applied(raise_gpu, endpoint(n=6, g=1), {"gpu": (2, 3)})  # registered: the bounds are the raise
+    assert not applied(raise_gpu, endpoint(n=6, g=1), {"gpu": (1, 3)})
+    assert applied(raise_gpu, endpoint(n=6, g=1, g_desired=2), {"gpu": None})  # not registered: the count
+    assert not applied(raise_gpu, endpoint(n=6, g=1), {"gpu": None})
+    said = Intent.error("chat", "endpoint-not-found", "gone", Record(), "chat#1")
+    assert applied(said, endpoint(), {}) and said.record.error == "endpoint-not-found"

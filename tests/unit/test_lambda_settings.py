@@ -31,10 +31,10 @@ CHAT = WatchedEndpoint(alarms=("chat-latency", "chat-5xx"), capacity=CAPACITY, l
 PRICE = {"usd_per_hour": "55.04", "source": "https://aws.amazon.com/ec2/pricing/on-demand/", "as_of": "2025-10-01"}
 
 EXAMPLES: list[Any] = [
-    FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC),
+    FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, state_table="failover"),
     FailoverSettings(endpoints={"chat": CHAT, "embed": WatchedEndpoint(alarms=("b", "c"), capacity=CAPACITY,
-                                                                       latency_limit_ms=250.5)},
-                     topic_arn=TOPIC, capacity_timeout=timedelta(minutes=30), min_dwell=timedelta(0),
+                                                                       latency_limit_ms=250.5, gpu_alarms=("d",))},
+                     topic_arn=TOPIC, state_table="failover", capacity_timeout=timedelta(minutes=30), min_dwell=timedelta(0),
                      canary_window=timedelta(minutes=20), canary_weight=0.1, canary_min_invocations=100,
                      canary_max_error_percent=0.5),
     CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced"),
@@ -76,7 +76,7 @@ def test_from_environment_reads_the_process_environment_by_default(settings: Any
 
 def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
     assert set(EXAMPLES[0].to_environment()) == {
-        "FAILOVER_ENDPOINTS", "ALERTS_TOPIC_ARN", "MIN_DWELL_MINUTES", "CAPACITY_TIMEOUT_MINUTES",
+        "FAILOVER_ENDPOINTS", "ALERTS_TOPIC_ARN", "FAILOVER_TABLE", "MIN_DWELL_MINUTES", "CAPACITY_TIMEOUT_MINUTES",
         "CANARY_WINDOW_MINUTES", "CANARY_WEIGHT", "CANARY_MIN_INVOCATIONS", "CANARY_MAX_ERROR_PERCENT"}
     assert set(EXAMPLES[2].to_environment()) == {"GPU_POOL", "ALERTS_TOPIC_ARN", "ANNOUNCEMENTS_TABLE", "FLEET_RESERVATIONS",
                                                  "FLEET_RESERVATION_GROUPS", "ULTRASERVER_TYPES"}
@@ -97,7 +97,7 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
 
 def test_defaults_have_one_home() -> None:
     failover = FailoverSettings.from_environment({"FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"],
-                                                  "ALERTS_TOPIC_ARN": TOPIC})
+                                                  "ALERTS_TOPIC_ARN": TOPIC, "FAILOVER_TABLE": "failover"})
     assert (failover.capacity_timeout, failover.min_dwell) == (timedelta(minutes=45), timedelta(minutes=10))
     assert failover.policy == Policy()
     collector = CollectorSettings.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]'})
@@ -119,7 +119,8 @@ def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder(
         return f"<json {len(calls)}>"
 
     watched = WatchedEndpoint(alarms=(TOKEN,), capacity=CAPACITY, latency_limit_ms=1)
-    env = FailoverSettings(endpoints={TOKEN: watched}, topic_arn=TOKEN).to_environment(to_json=to_json_string)
+    env = FailoverSettings(endpoints={TOKEN: watched}, topic_arn=TOKEN, state_table=TOKEN).to_environment(
+        to_json=to_json_string)
     assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: watched.to_json()}]
     assert env["ALERTS_TOPIC_ARN"] == TOKEN
     pool = GpuPool(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
@@ -211,7 +212,7 @@ def test_a_missing_or_malformed_variable_is_named_with_its_value_and_what_is_all
 
 def test_hysteresis_is_whole_minutes() -> None:
     with pytest.raises(ValueError, match=r"FailoverSettings.canary_window: got 0:00:30; allowed: a whole number of min"):
-        FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, canary_window=timedelta(seconds=30))
+        FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, state_table="t", canary_window=timedelta(seconds=30))
 
 
 GROUP_PREFIX = "arn:aws:resource-groups:us-east-2:111111111111:group/"
@@ -265,20 +266,26 @@ def test_a_shared_prefix_is_cut_at_the_last_separator_they_share() -> None:
 
 def test_the_failover_derives_alarm_names_it_is_not_given_and_keeps_others() -> None:
     name = "nfprodinference-chat-04507f82"
-    derived = WatchedEndpoint(alarms=default_alarms(name), capacity=CAPACITY, latency_limit_ms=800)
+    derived = WatchedEndpoint(alarms=default_alarms(name), gpu_alarms=default_alarms(name, gpu=True), capacity=CAPACITY,
+                              latency_limit_ms=800)
     own = WatchedEndpoint(alarms=("team-latency",), capacity=CAPACITY, latency_limit_ms=800)
-    env = FailoverSettings(endpoints={name: derived, "other": own}, topic_arn=TOPIC).to_environment()
+    env = FailoverSettings(endpoints={name: derived, "other": own}, topic_arn=TOPIC,
+                           state_table="failover").to_environment()
     doc = json.loads(env["FAILOVER_ENDPOINTS"])
-    assert "alarms" not in doc[name] and doc["other"]["alarms"] == ["team-latency"]
+    assert "alarms" not in doc[name] and "gpu_alarms" not in doc[name] and doc["other"]["alarms"] == ["team-latency"]
+    assert doc["other"]["gpu_alarms"] == []  # none given: none derived
     assert default_alarms(name) == (f"{name}-latency-p99", f"{name}-errors-5xx", f"{name}-model-errors")
+    assert default_alarms(name, gpu=True) == (f"{name}-gpu-latency-p99", f"{name}-gpu-errors-5xx",
+                                              f"{name}-gpu-model-errors")
     assert FailoverSettings.from_environment(env).endpoints == {name: derived, "other": own}
 
 
 def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment() -> None:
     endpoints = {f"{'x' * 58}-{i:04d}": WatchedEndpoint(alarms=default_alarms(f"{'x' * 58}-{i:04d}"),
+                                                        gpu_alarms=default_alarms(f"{'x' * 58}-{i:04d}", gpu=True),
                                                         capacity=CAPACITY, latency_limit_ms=12345.5)
-                 for i in range(18)}  # (carrying the alarm names: 8)
-    env = FailoverSettings(endpoints=endpoints, topic_arn=TOPIC).to_environment()
+                 for i in range(18)}  # (carrying the alarm names of both variants: 4)
+    env = FailoverSettings(endpoints=endpoints, topic_arn=TOPIC, state_table="x" * 255).to_environment()
     assert sum(len(k) + len(v) for k, v in env.items()) < 4096
 
 

@@ -101,7 +101,7 @@ ENVIRONMENT = {
     "GPU_POOL": json.dumps({"queue_arn": "q", "max_vcpus": 192, "types": [
         {"instance_type": "p5.48xlarge", "gpus": 8, "gpu_name": "H100", "efa": 32, "vcpus": 192}]}),
     "LEDGER_TABLE": "ledger", "INSTANCE_TYPES": '["trn2.48xlarge"]', "FLEET": "nf", "REPORT_BUCKET": "b",
-    "PRICES": "{}", "ANNOUNCEMENTS_TABLE": "announced",
+    "PRICES": "{}", "ANNOUNCEMENTS_TABLE": "announced", "FAILOVER_TABLE": "failover",
 }
 
 
