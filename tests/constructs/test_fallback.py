@@ -93,7 +93,7 @@ def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa:
     assert got == [(0, 0, "interface"), (0, 1, "efa-only")] + [(c, 0, "efa-only") for c in range(1, efa)]
     assert sum(t != "interface" for *_, t in got) == efa == CATALOG.get(instance_type).efa_interfaces
     assert all("SubnetId" not in i for i in interfaces)  # AWS Batch takes subnets from the compute environment
-    assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 2}
+    assert data["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
     assert data["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
     tags = {(t["Key"], t["Value"]) for spec in data["TagSpecifications"] for t in spec["Tags"]}
     assert ("neuronfleet:accelerator-family", "gpu") in tags and ("neuronfleet:fleet", "nf-prod") in tags
