@@ -24,7 +24,7 @@ from neuronfleet.settings.inference import (
     ROLLING_MAX_BATCH_SHARE,
     ROLLING_MIN_BATCH_SHARE,
 )
-from tests.conftest import ENV, AzStack, network, new_app, properties
+from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
 
 LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "batch_size": 8, "sequence_length": 8192,
         "min_instances": 2, "max_instances": 8,
@@ -344,3 +344,31 @@ def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -
     with pytest.raises(ValueError, match=r"EndpointFailover: got 1 endpoints, an alarm rule pattern of 1\d\d "
                                          r"characters; allowed: at most 100 \(EventBridge's EventPattern\)"):
         EndpointFailover(stack, "Failover", endpoints=[chat], topic=sns.Topic(stack, "T"))
+
+
+SERVING_ALARM_METRICS = ("Invocation5XXErrors", "InvocationModelErrors", "ModelLatency")
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FLEETS)
+def test_every_serving_variant_of_every_example_fleet_endpoint_is_alarmed(synth_fleet, name) -> None:
+    """Every production variant (shadow variants answer no one) of every endpoint: 5XX, model errors and p99 latency
+    alarms on its own EndpointName/VariantName, each notifying the topic."""
+    fleet = synth_fleet(name)
+    variants: list[tuple[str, str]] = []
+    for short in fleet.stacks:
+        resources = fleet.template_json(short)["Resources"]
+        configs = {k: r["Properties"] for k, r in resources.items() if r["Type"] == "AWS::SageMaker::EndpointConfig"}
+        alarmed = {({d["Name"]: d["Value"] for d in p["Dimensions"]}.get("EndpointName"),
+                    {d["Name"]: d["Value"] for d in p["Dimensions"]}.get("VariantName"), p["MetricName"])
+                   for p in (r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm")
+                   if p.get("Namespace") == "AWS/SageMaker" and p.get("AlarmActions")}
+        for endpoint in (r["Properties"] for r in resources.values() if r["Type"] == "AWS::SageMaker::Endpoint"):
+            config = configs[endpoint["EndpointConfigName"]["Fn::GetAtt"][0]]
+            for variant in config["ProductionVariants"]:
+                variants.append((endpoint["EndpointName"], variant["VariantName"]))
+                missing = [m for m in SERVING_ALARM_METRICS
+                           if (endpoint["EndpointName"], variant["VariantName"], m) not in alarmed]
+                assert missing == [], (short, endpoint["EndpointName"], variant["VariantName"])
+    assert variants or not fleet.fleet.endpoints
+    if name == "prod":  # the example with a live GPU fallback: its GPU variant is among those checked
+        assert any(v == GPU_VARIANT for _, v in variants), variants
