@@ -43,9 +43,10 @@ the run rather than the spend: ``CostExplorerRequests`` (each billed $0.01), ``B
 ``neuronfleet-cost-collector``."""
 
 FAILOVER_NAMESPACE = "NeuronFleet/Failover"
-"""Published by the endpoint failover (``failover/handler``, Powertools EMF): ``TrafficShiftsToGpu`` and
-``TrafficShiftsToNeuron`` (count, dimension ``Endpoint``), ``FailoverErrors`` (count, an endpoint that cannot
-fail over; dimension ``service`` = ``neuronfleet-failover``)."""
+"""Published by the endpoint failover (``failover/handler``, Powertools EMF): a count per step taken (dimension
+``Endpoint``; ``failover.handler.METRIC_BY_ACTION``: ``TrafficShiftsToGpu``, ``TrafficShiftsToNeuron``,
+``BothVariantsFailing``, ...), ``FailoverErrors`` (count, an endpoint that could not be checked) and
+``MalformedEvents`` (count, events refused), dimension ``service`` = ``neuronfleet-failover``."""
 
 CAPACITY_NAMESPACE = "NeuronFleet/Capacity"
 """Published by the capacity alerts (``capacity_alert/handler``, Powertools EMF): ``CapacityAnnouncements`` (count,

@@ -15,12 +15,13 @@ Exactly once, per step (see logic.Intent):
 2. the changes are made; 3. the announcement is published from the record; 4. the record is kept and the step cleared
    (conditional again; retried in the run).
 
-A run that fails between 1 and 4 releases its lease; one that dies (a timeout) leaves it to expire. The next run finds
-the step: if the endpoint shows its changes (``logic.applied``) it publishes and clears it; if not, the step was not
-taken, is dropped unannounced and decided afresh. Nothing changed goes unannounced and no step is announced twice,
-with one window left: a run that dies after SNS accepted the message and before the one write that clears the step
-(and whose in-run retries of that write all fail) has it published again by the run that completes it, with the same
-``Step <endpoint>#<version>`` in the message.
+A run whose change fails checks the endpoint: change not made, the step is dropped (and the error said); made (its
+answer lost), the step goes on. A run whose publish fails releases its lease; one that dies (a timeout) leaves it to
+expire. The next run finds the step: if the endpoint shows its changes (``logic.applied``) it publishes and clears it;
+if not, the step was not taken, is dropped unannounced and decided afresh. Nothing changed goes unannounced and no
+step is announced twice, with one window left: a run that dies after SNS accepted the message and before the one
+write that clears the step (or whose in-run retries of that write all fail) has it published again by the run that
+completes it, with the same ``Step <endpoint>#<version>`` in the message.
 """
 
 from __future__ import annotations
