@@ -61,9 +61,9 @@ ERRORS_METRIC = "FailoverErrors"
 REFUSED_METRIC = "MalformedEvents"
 """An event that is not one the failover's rules send (dimension ``service``)."""
 DEFAULT_LEASE = timedelta(minutes=15)
-"""The lease without a Lambda context: Lambda's longest timeout, 900 s (Lambda developer guide, "Configure Lambda
-function timeout"; botocore lambda/2015-03-31 service-2.json, Timeout: min 1, read 2026-11-23, the 900 s maximum is the
-guide's)."""
+"""The lease without a Lambda context: Lambda's longest timeout, "the maximum allowed value is 900 seconds" (botocore
+1.44.5 lambda CreateFunction ``Timeout`` documentation, read 2026-11-23; its model's max, 5,400, is for Lambda Managed
+Instances). In the function the lease is the run's own remaining time plus :data:`LEASE_MARGIN`."""
 LEASE_MARGIN = timedelta(seconds=30)
 """Added to the run's remaining time: its lease ends only after the run can no longer be working."""
 COMMIT_ATTEMPTS = 3

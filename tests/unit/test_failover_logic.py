@@ -426,3 +426,15 @@ def test_applied_reads_weights_counts_and_bounds() -> None:
     assert not applied(raise_gpu, endpoint(n=6, g=1), {"gpu": None})
     said = Intent.error("chat", "endpoint-not-found", "gone", Record(), "chat#1")
     assert applied(said, endpoint(), {}) and said.record.error == "endpoint-not-found"
+
+
+def test_the_default_lease_outlasts_any_lambda_run() -> None:
+    """A lease shorter than a run lets a second run take a step the first is still taking."""
+    import botocore.session
+
+    from neuronfleet.lambdas.failover.handler import DEFAULT_LEASE
+
+    timeout = botocore.session.get_session().get_service_model("lambda").operation_model(
+        "CreateFunction").input_shape.members["Timeout"]
+    assert "the maximum allowed value is 900 seconds" in timeout.documentation
+    assert DEFAULT_LEASE.total_seconds() >= 900
