@@ -1,4 +1,4 @@
-"""moto as it is (DESIGN.md): the gap handling lives in the library (neuronfleet.offline), shared with the demo."""
+"""moto as it is (docs/DESIGN.md): the gap handling lives in the library (neuronfleet.offline), shared with the demo."""
 
 from __future__ import annotations
 

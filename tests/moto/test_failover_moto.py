@@ -174,7 +174,7 @@ def test_moto_gap_is_extended_from_botocore_not_loosened(monkeypatch) -> None:
         sm = boto3.client("sagemaker", region_name=REGION)
         sm.create_model(ModelName="m", ExecutionRoleArn=f"arn:aws:iam::{ACCOUNT}:role/sm",
                         PrimaryContainer={"Image": "763104351884.dkr.ecr.us-east-2.amazonaws.com/x:y"})
-        with pytest.raises(ClientError, match=r"ml\.inf2\.48xlarge"):  # moto's own list lags AWS (DESIGN.md)
+        with pytest.raises(ClientError, match=r"ml\.inf2\.48xlarge"):  # moto's own list lags AWS (docs/DESIGN.md)
             sm.create_endpoint_config(EndpointConfigName="a", ProductionVariants=[
                 {**variant, "InstanceType": "ml.inf2.48xlarge"}])
         with sagemaker_instance_types_from_botocore():

@@ -126,7 +126,7 @@ def test_hardware_matches_describe_instance_types(spec) -> None:
 
 
 def test_design_facts() -> None:
-    """The counts DESIGN.md states, as the catalog derives them."""
+    """The counts docs/DESIGN.md states, as the catalog derives them."""
     efa = {t: CATALOG.get(t).efa_interfaces for t in
            ("trn2.48xlarge", "trn2u.48xlarge", "trn1.32xlarge", "trn1n.32xlarge", "p5.48xlarge",
             "p5en.48xlarge", "p4d.24xlarge", "g6e.48xlarge", "inf2.48xlarge")}

@@ -1,4 +1,4 @@
-"""Guards for the layout traps of DESIGN.md."""
+"""Guards for the layout traps of docs/DESIGN.md."""
 
 from __future__ import annotations
 
@@ -31,3 +31,15 @@ def test_only_app_reads_context_or_environment() -> None:
         if "try_get_context" in text or "os.environ" in text or "os.getenv" in text:
             readers.append(path.relative_to(ROOT))
     assert readers == []
+
+
+def test_the_design_notes_the_code_cites_are_in_the_repository() -> None:
+    """Code and tests cite docs/DESIGN.md; the file is there, and nothing cites a DESIGN.md elsewhere."""
+    assert (ROOT / "docs" / "DESIGN.md").is_file()
+    sources = [p for folder in ("constructs", "lambdas", "stacks", "tests", "scripts")
+               for p in (ROOT / folder).rglob("*.py") if p != Path(__file__)]
+    cited = [p for p in sources if "DESIGN.md" in p.read_text()]
+    assert cited, "the citations this test guards are gone: drop the test or the file"
+    stray = [str(p.relative_to(ROOT)) for p in cited
+             if any("DESIGN.md" in line and "docs/DESIGN.md" not in line for line in p.read_text().splitlines())]
+    assert stray == [], stray

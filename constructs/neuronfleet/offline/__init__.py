@@ -13,7 +13,7 @@ environment-agnostic one into ``deploy_assembly(account=..., region=...)``, else
 AWS_DEFAULT_REGION, else us-east-1 (``DEFAULT_REGION``). A stack for an account moto is not serving is
 refused with a ValueError that says what to pass. Each ``StackResult`` names its account and region.
 
-moto is taken as it is (DESIGN.md) and every gap is stood in for explicitly and reported once in the
+moto is taken as it is (docs/DESIGN.md) and every gap is stood in for explicitly and reported once in the
 result: CDK's bootstrap version parameter and asset buckets are created and the assets uploaded; public
 SSM AMI parameters moto lacks are set to one of moto's AMIs; moto's lagging SageMaker instance-type list
 is extended with exactly botocore's; SageMaker resources get the template's names (moto would generate

@@ -11,7 +11,7 @@ The server is moto's ``ThreadedMotoServer`` in this process, on ``localhost`` an
 reaches CloudFormation (CreateChangeSet, CreateStack, UpdateStack) goes through the same ``prepare_template`` as the
 in-process deploy, so each stand-in is made and reported with the same text (``result.stand_ins``). What the real
 ``cdk bootstrap`` creates (version parameter, asset bucket) is not stood in here. On top of that, the gaps only the
-CLI meets (DESIGN.md, "moto, as it is"), each reported when it is used (``SERVER_GAPS``):
+CLI meets (docs/DESIGN.md, "moto, as it is"), each reported when it is used (``SERVER_GAPS``):
 
 - stacks created through a change set get outputs, exports and ``Fn::ImportValue`` as CloudFormation gives them;
 - a change set whose execution fails answers 200 and the stack fails as CloudFormation's does (a ``*_FAILED``
