@@ -17,8 +17,7 @@ class FallbackStack(StaticAzStack):
                  alerts_topic: sns.ITopic, clusters: Sequence[TrainiumCluster], **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("a GPU pool")
-        subnets = network.vpc.select_subnets(subnet_group_name=network.compute_subnets.subnet_group_name).subnets
-        self.pool = GpuPool(self, "GpuPool", vpc=network.vpc, subnets=subnets, settings=pool)
+        self.pool = GpuPool(self, "GpuPool", vpc=network.vpc, vpc_subnets=network.compute_subnets, settings=pool)
         self.capacity_alerts = CapacityAlerts(self, "CapacityAlerts", pool=self.pool, topic=alerts_topic,
                                               clusters=clusters)
         CfnOutput(self, "GpuJobQueueArn", value=self.pool.job_queue.job_queue_arn,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from aws_cdk import ArnFormat, CfnOutput, Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
@@ -12,6 +14,7 @@ from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
 from . import rules
+from ._args import string_list
 from ._nag import acknowledge_wildcards
 from .settings import check_argument
 
@@ -65,9 +68,11 @@ class FleetAlerts(Construct):
         alarm.add_alarm_action(cw_actions.SnsAction(alerts.topic))
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, emails: Sequence[str] = (),
+    def __init__(self, scope: Construct, construct_id: str, *, emails: Sequence[str] | str = (),
                  alarm_name_prefix: str = "", eventbridge: bool = False) -> None:
+        """``emails``: addresses to subscribe (one string is one address)."""
         super().__init__(scope, construct_id)
+        emails = string_list("emails", emails, what="FleetAlerts")
         for i, email in enumerate(emails):
             check_argument(f"emails[{i}]", email, rules.email)
         stack = Stack.of(self)
@@ -97,15 +102,30 @@ class FleetAlerts(Construct):
                 principals=[iam.ServicePrincipal(service)], actions=["sns:Publish"],
                 resources=[self.topic.topic_arn], conditions=_from(stack.account, source)))
 
+    def grant_publish(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Publish to the topic: ``sns:Publish`` on it and the KMS data-key permission on its key (aws-cdk-lib's
+        ``Topic.grant_publish``)."""
+        return grant_publish(self.topic, grantee)
+
+    def metric(self, metric_name: str, **options: Any) -> cloudwatch.Metric:
+        """A metric of the topic in ``AWS/SNS`` (``cloudwatch.MetricOptions`` keywords: ``period``, ``statistic``,
+        ``label``, ...)."""
+        return self.topic.metric(metric_name, **options)
+
+    def metric_number_of_notifications_failed(self, **options: Any) -> cloudwatch.Metric:
+        """Notifications SNS could not deliver (``cloudwatch.MetricOptions`` keywords)."""
+        return self.topic.metric_number_of_notifications_failed(**options)
+
 
 def _from(account: str, source_arn: str) -> dict[str, dict[str, str]]:
     """Confused-deputy conditions: the service acts for this account, from a source matching ``source_arn``."""
     return {"StringEquals": {"aws:SourceAccount": account}, "ArnLike": {"aws:SourceArn": source_arn}}
 
 
-def grant_publish(topic: sns.ITopic, role: iam.IRole) -> iam.Grant:
+def grant_publish(topic: sns.ITopic, role: iam.IGrantable) -> iam.Grant:
     """topic.grant_publish, with the KMS data-key permission it brings acknowledged for cdk-nag."""
     grant = topic.grant_publish(role)
-    acknowledge_wildcards(role, "Publishing to the KMS-encrypted alerts topic needs kms:GenerateDataKey* on its "
-                                "key (granted on that key only)", actions=("kms:GenerateDataKey*",))
+    if isinstance(role, Construct):  # a role or user: where the statement lands
+        acknowledge_wildcards(role, "Publishing to the KMS-encrypted alerts topic needs kms:GenerateDataKey* on its "
+                                    "key (granted on that key only)", actions=("kms:GenerateDataKey*",))
     return grant

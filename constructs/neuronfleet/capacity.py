@@ -11,6 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from ._args import duck
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .announcements import AnnouncementLedger
@@ -53,10 +54,12 @@ class CapacityAlerts(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, pool: GpuPool, topic: sns.ITopic,
                  clusters: Sequence[TrainiumCluster] = ()) -> None:
         super().__init__(scope, construct_id)
+        duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="CapacityAlerts")
+        duck("pool", pool, "describe", "a GpuPool", what="CapacityAlerts")
         ids, groups = reservations(c.settings.capacity for c in clusters)
         self.ledger = AnnouncementLedger(self, "Announced")
         self.function = FleetFunction(
-            self, "Function", handler="capacity_alert.handler.handler", alarm_topic=topic,
+            self, "Function", handler="capacity_alert.handler.handler", topic=topic,
             description="neuronfleet: Trainium capacity events -> GPU fallback announcement",
             environment=CapacityAlertSettings(
                 pool=gpu_pool(pool.describe()), topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,

@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from ._args import duck
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .functions import FleetFunction
@@ -55,7 +56,7 @@ class EndpointFailover(Construct):
     serves (instances in service, then a canary's own invocations, errors and latency), and lowers the GPU
     variant again. Never moves traffic onto a GPU variant whose own alarms fire (both failing: announced once).
     Waits out endpoint updates. One decision at a time (reserved concurrency 1); each step logged, counted
-    (``FAILOVER_NAMESPACE``, neuronfleet.lambdas.namespaces) and announced once on the topic: recorded first in
+    (``FAILOVER_NAMESPACE``, neuronfleet_contract.namespaces) and announced once on the topic: recorded first in
     :attr:`table` (one item per endpoint, version-conditioned writes), published from the record.
 
     The function may describe, re-weight and resize only the endpoints given, read only their alarms, read and
@@ -68,6 +69,7 @@ class EndpointFailover(Construct):
                  canary_window: Duration | None = None, canary_weight: float = CANARY_WEIGHT,
                  check_every: Duration | None = None) -> None:
         super().__init__(scope, construct_id)
+        duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="EndpointFailover")
         no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
         if not endpoints or no_gpu:
             raise ValueError(f"endpoints without a live '{GPU_VARIANT}' variant cannot fail over: "
@@ -88,7 +90,7 @@ class EndpointFailover(Construct):
             capacity_timeout=_delta(capacity_timeout, capacity_timeout_for(endpoints)),
             canary_window=_delta(canary_window, CANARY_WINDOW), canary_weight=canary_weight)
         self.function = FleetFunction(
-            self, "Function", handler="failover.handler.handler", alarm_topic=topic,
+            self, "Function", handler="failover.handler.handler", topic=topic,
             description="neuronfleet: Neuron->GPU endpoint failover", reserved_concurrent_executions=1,
             environment=self.settings.to_environment(to_json=stack.to_json_string))
         role = self.function.role

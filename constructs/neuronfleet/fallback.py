@@ -10,6 +10,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from ._args import renamed, settings_argument, wrong_type
 from ._region import check_in_region
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec, gpu_ecs_amis
 from .compute import (
@@ -42,25 +43,37 @@ class GpuPool(Construct):
 
     Example::
 
-        pool = GpuPool(self, "Gpu", vpc=net.vpc, subnets=net.vpc.select_subnets(subnet_group_name="compute").subnets,
+        pool = GpuPool(self, "Gpu", vpc=net.vpc, vpc_subnets=net.compute_subnets,
                        settings=GpuPoolSettings(instance_types=["p5.48xlarge", "g6e.48xlarge"], max_vcpus=384,
                                                 cuda_only_workloads=["custom-cuda-kernels"]))
         pool.job_queue.job_queue_arn
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet],
-                 settings: GpuPoolSettings | None = None) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc,
+                 vpc_subnets: ec2.SubnetSelection | None = None, settings: GpuPoolSettings | None = None,
+                 subnets: Sequence[ec2.ISubnet] | ec2.SubnetSelection | None = None) -> None:
+        """``vpc_subnets``: where the pool's instances launch (default: the VPC's private subnets, aws-cdk-lib's
+        default selection); ``subnets`` is its deprecated name (a list of subnets or a selection)."""
         super().__init__(scope, construct_id)
-        settings = settings or GpuPoolSettings()
+        settings = GpuPoolSettings() if settings is None else settings_argument(settings, GpuPoolSettings,
+                                                                                what="GpuPool")
         check_in_region(self, settings.what, settings.region_problems)
-        if not subnets:
-            raise InvalidSettings([Problem("subnets", [], "at least one (private) subnet")], what=settings.what)
+        selection = renamed("subnets", subnets, "vpc_subnets", vpc_subnets, what="GpuPool")
+        if subnets is not None and not isinstance(selection, ec2.SubnetSelection) and \
+                not isinstance(selection, str | dict) and hasattr(selection, "__iter__"):
+            selection = ec2.SubnetSelection(subnets=list(selection))  # the deprecated form: a list of subnets
+        if selection is not None and not isinstance(selection, ec2.SubnetSelection):
+            raise wrong_type("vpc_subnets", selection, "an ec2.SubnetSelection (e.g. net.compute_subnets, or "
+                             "ec2.SubnetSelection(subnets=[...]))", what="GpuPool")
+        chosen = _select(vpc, selection or ec2.SubnetSelection())
+        if not chosen:
+            raise InvalidSettings([Problem("vpc_subnets", [], "at least one (private) subnet")], what=settings.what)
         self.settings = settings
         self.specs: list[InstanceSpec] = [CATALOG.get(t) for t in settings.instance_types]
         self.max_vcpus = settings.max_vcpus
         self.cuda_only_workloads = settings.cuda_only_workloads
         tag_family(self, AcceleratorFamily.GPU)
-        self._environments(vpc, subnets)
+        self._environments(vpc, chosen)
         self.routing = ssm.StringParameter(
             self, "Routing", description="neuronfleet: where CUDA-only workloads run",
             string_value=Stack.of(self).to_json_string({
@@ -128,3 +141,10 @@ class GpuPool(Construct):
             "types": [{"instance_type": s.instance_type, "gpus": s.accelerators, "gpu_name": s.accelerator_name,
                        "efa": s.efa_interfaces, "vcpus": s.vcpus} for s in self.specs],
         }
+
+
+def _select(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[ec2.ISubnet]:
+    """The subnets a selection names in ``vpc``."""
+    return vpc.select_subnets(subnet_group_name=sel.subnet_group_name, subnet_type=sel.subnet_type,
+                              subnets=sel.subnets, availability_zones=sel.availability_zones,
+                              one_per_az=sel.one_per_az, subnet_filters=sel.subnet_filters).subnets

@@ -16,6 +16,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from ._args import duck, renamed
 from ._nag import acknowledge_wildcards
 from ._pseudo import pseudo
 
@@ -43,17 +44,21 @@ class FleetFunction(Construct):
     Example::
 
         fn = FleetFunction(self, "Failover", handler="failover.handler.handler",
-                           description="...", environment={"X": "y"}, alarm_topic=alerts.topic)
+                           description="...", environment={"X": "y"}, topic=alerts.topic)
         fn.function; fn.role; fn.dead_letter_queue; fn.errors_alarm; fn.dead_letters_alarm
         events.Rule(self, "Every5Minutes", schedule=..., targets=[fn.event_target()])
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str,
                  environment: Mapping[str, str] | None = None, timeout: Duration | None = None,
-                 memory_size: int = 256, alarm_topic: sns.ITopic | None = None,
+                 memory_size: int = 256, topic: sns.ITopic | None = None,
                  log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
-                 reserved_concurrent_executions: int | None = None) -> None:
+                 reserved_concurrent_executions: int | None = None, alarm_topic: sns.ITopic | None = None) -> None:
+        """``topic``: where the error and dead-letter alarms notify (``alarm_topic`` is its deprecated name)."""
         super().__init__(scope, construct_id)
+        topic = renamed("alarm_topic", alarm_topic, "topic", topic, what="FleetFunction")
+        if topic is not None:
+            duck("topic", topic, "topic_arn", "an sns.ITopic", what="FleetFunction")
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
         self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
                              description=f"{description} (least privilege)")
@@ -87,7 +92,7 @@ class FleetFunction(Construct):
                                          f"{POWERTOOLS_LAYER}:{POWERTOOLS_LAYER_VERSION} is built for"))
         self.errors_alarm: cloudwatch.Alarm | None = None
         self.dead_letters_alarm: cloudwatch.Alarm | None = None
-        if alarm_topic is not None:
+        if topic is not None:
             self.dead_letters_alarm = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
                 period=Duration.minutes(5), statistic="Maximum").create_alarm(
                 self, "DeadLettersAlarm", threshold=1, evaluation_periods=1,
@@ -95,13 +100,13 @@ class FleetFunction(Construct):
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
                 alarm_description=f"{description}: events or invocations it could not take are waiting in "
                                   "its dead-letter queue (read them, fix the cause, re-drive)")
-            self.dead_letters_alarm.add_alarm_action(cw_actions.SnsAction(alarm_topic))
+            self.dead_letters_alarm.add_alarm_action(cw_actions.SnsAction(topic))
             self.errors_alarm = self.function.metric_errors(period=Duration.minutes(5)).create_alarm(
                 self, "ErrorsAlarm", threshold=1, evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
                 alarm_description=f"{description}: invocation errors")
-            self.errors_alarm.add_alarm_action(cw_actions.SnsAction(alarm_topic))
+            self.errors_alarm.add_alarm_action(cw_actions.SnsAction(topic))
 
     def event_target(self, *, retry_attempts: int = EVENT_RETRY_ATTEMPTS,
                      max_event_age: Duration = EVENT_MAX_AGE) -> targets.LambdaFunction:

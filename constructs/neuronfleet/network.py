@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
+import json
+from collections.abc import Sequence
+
+from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Token, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from ._args import settings_argument
 from ._region import check_in_region
 from .catalog import LOG_RETENTION_DAYS
 from .problems import InvalidSettings, Problem
@@ -82,7 +86,9 @@ class FleetNetwork(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: NetworkSettings) -> None:
         super().__init__(scope, construct_id)
+        settings = settings_argument(settings, NetworkSettings, what="FleetNetwork")
         check_in_region(self, settings.what, settings.region_problems)
+        _check_no_az_lookup(self, settings.availability_zones)
         self.settings = settings
         self.vpc = self._vpc(settings)
         _ack_named_azs(self.vpc)
@@ -200,6 +206,29 @@ class FleetNetwork(Construct):
                        for name, _, _ in AWS_OWNED_BUCKETS.values()]))
         for endpoint in self.interface_endpoints.values():
             endpoint.add_to_policy(own)
+
+
+AZ_LOOKUP_KEY = "availability-zones:account={account}:region={region}"
+"""The context key under which CDK keeps the ``availability-zones`` lookup of an environment-specific stack
+(aws-cdk-lib ContextProvider: provider name, then the sorted props)."""
+
+
+def _check_no_az_lookup(scope: Construct, availability_zones: Sequence[str]) -> None:
+    """Refuse, with the way out, a VPC that would make its stack look up the region's AZs: an environment-specific
+    stack whose ``availability_zones`` is CDK's own (a lookup) and whose context holds no answer. Without this, synth
+    without credentials ends in the CLI's "no credentials" error after its retries, naming nothing of the kit."""
+    stack = Stack.of(scope)
+    if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
+        return  # environment-agnostic: Fn::GetAZs, no lookup
+    if type(stack).availability_zones is not Stack.availability_zones:
+        return  # StaticAzStack, or another stack that answers itself
+    key = AZ_LOOKUP_KEY.format(account=stack.account, region=stack.region)
+    if stack.node.try_get_context(key) is not None:
+        return
+    raise InvalidSettings([Problem("stack", f"{type(stack).__name__} {stack.node.path!r}", (
+        "a neuronfleet.StaticAzStack(app, ..., availability_zones=[...], env=...) for an environment-specific stack: "
+        "a VPC that names AZs makes a plain Stack look its region's AZs up (credentials at synth); or put the lookup's "
+        f"answer in cdk.context.json: {json.dumps({key: list(availability_zones)})}"))], what="FleetNetwork")
 
 
 _NAMED_AZ_REASON = "AZs are named on purpose: reserved capacity (Capacity Blocks, ODCRs) lives in one named AZ"

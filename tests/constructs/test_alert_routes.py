@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk.assertions import Template
 from moto.events.models import EventPattern
 
@@ -41,7 +42,7 @@ def stacks() -> dict[str, Template]:
                 instance_type="trn2.48xlarge", count=2,
                 capacity=Capacity.capacity_block(reservation_id=BLOCK if fleet == "mine" else "cr-0fffffffffffffff0"))),
         ]
-        pool = GpuPool(stack, "Gpu", vpc=net.vpc, subnets=net.vpc.private_subnets[:1],
+        pool = GpuPool(stack, "Gpu", vpc=net.vpc, vpc_subnets=ec2.SubnetSelection(subnets=net.vpc.private_subnets[:1]),
                        settings=GpuPoolSettings(instance_types=["p5.48xlarge"], max_vcpus=192))
         CapacityAlerts(stack, "Capacity", pool=pool, topic=alerts.topic, clusters=clusters)
         out[fleet] = stack
@@ -248,7 +249,7 @@ def test_blocks_bought_through_a_resource_group_are_filtered_by_the_function() -
     alerts = FleetAlerts(stack, "Alerts")
     cluster = TrainiumCluster(stack, "Ultra", vpc=net.vpc, subnet=net.training_subnet, settings=TrainiumClusterSettings(
         instance_type="trn2.48xlarge", count=2, capacity=Capacity.capacity_block(resource_group_arn=GROUP)))
-    pool = GpuPool(stack, "Gpu", vpc=net.vpc, subnets=net.vpc.private_subnets[:1])
+    pool = GpuPool(stack, "Gpu", vpc=net.vpc, vpc_subnets=ec2.SubnetSelection(subnets=net.vpc.private_subnets[:1]))
     CapacityAlerts(stack, "Capacity", pool=pool, topic=alerts.topic, clusters=[cluster])
     t = Template.from_stack(stack)
     (fn,) = [f for f in properties(t, "AWS::Lambda::Function").values()

@@ -114,7 +114,7 @@ def test_gpu_ami_is_pinned_and_efa_group_rules(fallback) -> None:
 
 def _pool(**settings: Any) -> Template:
     stack, net = _net()
-    GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings(**settings))
+    GpuPool(stack, "P", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=GpuPoolSettings(**settings))
     return Template.from_stack(stack)
 
 
@@ -277,7 +277,7 @@ def test_failover_refuses_an_endpoint_without_a_live_gpu_variant() -> None:
 def test_gpu_pool_bad_input(props, message) -> None:
     stack, net = _net()
     with pytest.raises(InvalidSettings) as info:
-        GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings(**props))
+        GpuPool(stack, "P", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=GpuPoolSettings(**props))
     assert any(str(p).startswith(message) for p in info.value.problems), info.value.problems
 
 
@@ -287,7 +287,7 @@ def test_gpu_pool_checks_offerings_in_its_region() -> None:
     net = network(stack, availability_zones=azs, training_az="ap-east-1b")
     with pytest.raises(InvalidSettings, match=r"instance_types\[0\]: got 'p5.48xlarge'; allowed: a type offered in "
                                               r"ap-east-1 \(AWS's offerings list it in: ap-northeast-1"):
-        GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings())
+        GpuPool(stack, "P", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=GpuPoolSettings())
 
 
 def test_a_job_queue_takes_at_most_three_compute_environments() -> None:
@@ -295,7 +295,7 @@ def test_a_job_queue_takes_at_most_three_compute_environments() -> None:
     from neuronfleet.compute import job_queue
 
     stack, net = _net()
-    pool = GpuPool(stack, "P", vpc=net.vpc, subnets=net.vpc.private_subnets, settings=GpuPoolSettings())
+    pool = GpuPool(stack, "P", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=GpuPoolSettings())
     with pytest.raises(InvalidSettings, match=r"compute_environments: got 4; allowed: 1 to 3 compute environments"):
         job_queue(stack, "Q", compute_environments=[pool.compute_environment] * 4)
 
