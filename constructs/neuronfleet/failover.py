@@ -67,7 +67,9 @@ class EndpointFailover(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, endpoints: Sequence[NeuronEndpoint],
                  topic: sns.ITopic, min_dwell: Duration | None = None, capacity_timeout: Duration | None = None,
                  canary_window: Duration | None = None, canary_weight: float = CANARY_WEIGHT,
-                 check_every: Duration | None = None) -> None:
+                 check_every: Duration | None = None, removal_policy: RemovalPolicy = RemovalPolicy.DESTROY) -> None:
+        """``removal_policy``: the state table's. DESTROY by default, the one exception to the kit's RETAIN: it holds
+        no data, only the step a failover in progress owes, which the next check takes over (and announces)."""
         super().__init__(scope, construct_id)
         duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="EndpointFailover")
         no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
@@ -80,7 +82,7 @@ class EndpointFailover(Construct):
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True),
-            removal_policy=RemovalPolicy.DESTROY)
+            removal_policy=removal_policy)
         """The failover's state per endpoint: its phase and the step it owes. Lost, a failover in progress is taken
         over at the next check (and announced), so it is destroyed with its stack."""
         self.settings = FailoverSettings(

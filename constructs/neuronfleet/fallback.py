@@ -7,10 +7,13 @@ from collections.abc import Sequence
 from aws_cdk import Stack, Token
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from ._args import renamed, settings_argument, wrong_type
+from ._fleet_tag import warn_without_fleet_tag
+from ._nag import acknowledge_wildcards
 from ._region import check_in_region
 from .catalog import CATALOG, AcceleratorFamily, InstanceSpec, gpu_ecs_amis
 from .compute import (
@@ -103,6 +106,8 @@ class GpuPool(Construct):
                 self, f"{cid}LaunchTemplate", spec=spec, machine_image=image, instance_profile=self.instance_profile,
                 security_group=self.security_group, root_volume_gib=settings.root_volume_gib, user_data=user_data)
         first, *rest = self.specs
+        warn_without_fleet_tag(self, self.launch_templates[first.instance_type], what=f"GPU pool {self.node.path}",
+                               found_by="the fleet's spend (Cost Explorer and the budget group by it)")
         self.compute_environment = batch_compute_environment(
             self, "ComputeEnvironment", spec=first, launch_template=self.launch_templates[first.instance_type],
             overrides=[(s, self.launch_templates[s.instance_type]) for s in rest],
@@ -130,6 +135,21 @@ class GpuPool(Construct):
                                 f"gpu_ecs_amis.json), or follow_latest: true to resolve {settings.ami_parameter} "
                                 "at every deploy")], what=settings.what)
         return ec2.MachineImage.generic_linux({region: recorded[region]})
+
+    def grant_submit_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
+        """``batch:SubmitJob`` on the pool's job queue with any job definition of this account and region (the pool
+        brings none: CUDA jobs bring their own) (Batch user guide, "Resource: Restrict to job definition prefix on job
+        submission", https://docs.aws.amazon.com/batch/latest/userguide/iam-example-restrict-job-submission.html,
+        read 2026-11-23: "you must provide both job queue and job definition resource types"; the request's
+        job-definition ARN carries the revision)."""
+        stack = Stack.of(self)
+        definitions = stack.format_arn(service="batch", resource="job-definition", resource_name="*")
+        grant = iam.Grant.add_to_principal(grantee=grantee, actions=["batch:SubmitJob"], resource_arns=[
+            self.job_queue.job_queue_arn, definitions])
+        if isinstance(grantee, Construct):
+            acknowledge_wildcards(grantee, "batch:SubmitJob to the GPU pool's queue with the caller's own job "
+                                           "definitions (any of this account and region)", resources=(definitions,))
+        return grant
 
     def describe(self) -> dict[str, object]:
         """What the pool can take, for the capacity alerts (JSON-serialisable; tokens allowed).

@@ -84,12 +84,15 @@ class FleetNetwork(Construct):
         net.vpc; net.training_subnet; net.compute_subnets
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: NetworkSettings) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, settings: NetworkSettings,
+                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+        """``removal_policy``: what deleting the stack does to the flow-log group (RETAIN unless asked)."""
         super().__init__(scope, construct_id)
         settings = settings_argument(settings, NetworkSettings, what="FleetNetwork")
         check_in_region(self, settings.what, settings.region_problems)
         _check_no_az_lookup(self, settings.availability_zones)
         self.settings = settings
+        self.removal_policy = removal_policy
         self.vpc = self._vpc(settings)
         _ack_named_azs(self.vpc)
         self._subnets_by_az: dict[str, ec2.ISubnet] = {}
@@ -145,7 +148,7 @@ class FleetNetwork(Construct):
 
         self.flow_log_group = logs.LogGroup(
             self, "FlowLogs", retention=RETENTION_BY_DAYS[settings.flow_logs_retention_days],
-            removal_policy=RemovalPolicy.RETAIN)
+            removal_policy=self.removal_policy)
         return ec2.Vpc(
             self,
             "Vpc",

@@ -9,17 +9,19 @@ from constructs import Construct
 
 def secure_bucket(scope: Construct, construct_id: str, *, versioned: bool = False,
                   access_logs: s3.IBucket | None = None, log_prefix: str | None = None,
-                  bucket_name: str | None = None) -> s3.Bucket:
+                  bucket_name: str | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> s3.Bucket:
     """An S3-encrypted, SSL-only, public-access-blocked bucket that survives stack deletion.
 
     With ``access_logs`` its server access logs go there; without, the bucket is itself a log bucket
     (and is acknowledged as such for cdk-nag's AwsSolutions-S1). ``bucket_name``: CloudFormation generates one
-    unless given (``PhysicalName.GENERATE_IF_NEEDED`` lets a stack of another region name it).
+    unless given (``PhysicalName.GENERATE_IF_NEEDED`` lets a stack of another region name it). ``removal_policy``:
+    RETAIN unless asked; with DESTROY, CloudFormation still cannot delete a bucket that holds objects (no
+    auto-delete custom resource: the kit adds none), so the stack's deletion fails until it is emptied.
     """
     bucket = s3.Bucket(
         scope, construct_id, encryption=s3.BucketEncryption.S3_MANAGED, enforce_ssl=True, versioned=versioned,
         bucket_name=bucket_name,
-        block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=RemovalPolicy.RETAIN,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL, removal_policy=removal_policy,
         server_access_logs_bucket=access_logs, server_access_logs_prefix=log_prefix if access_logs else None,
         object_ownership=None if access_logs else s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
     )

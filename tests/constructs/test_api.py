@@ -131,3 +131,24 @@ def test_a_plain_environment_specific_stack_is_told_about_static_az_stack() -> N
     FleetNetwork(answered, "Net", settings=settings)
     assert Template.from_stack(answered).find_resources("AWS::EC2::VPC") != {}
     FleetNetwork(AzStack(cdk.App(), "Static", env=ENV), "Net", settings=settings)  # StaticAzStack: no lookup
+
+
+def _fleet_tag_warnings(stack: cdk.Stack) -> list[str]:
+    from aws_cdk.assertions import Annotations, Match
+
+    return [str(w.entry.data) for w in Annotations.from_stack(stack).find_warning("*", Match.any_value())
+            if "neuronfleet:fleet tag" in str(w.entry.data)]
+
+
+def test_a_gpu_pool_without_the_fleet_tag_is_warned_about() -> None:
+    from neuronfleet import tag_fleet
+
+    bare = _stack()
+    GpuPool(bare, "P", vpc=network(bare).vpc)
+    (warning,) = _fleet_tag_warnings(bare)
+    assert warning.startswith("GPU pool S/P carries no neuronfleet:fleet tag: the cost monitors find the fleet's spend")
+    assert "tag_fleet(stack, fleet=..., phase=...)" in warning and "[ack: neuronfleet:no-fleet-tag]" in warning
+    tagged = _stack()
+    GpuPool(tagged, "P", vpc=network(tagged).vpc)
+    tag_fleet(tagged, fleet="nf", phase="pilot")  # after the constructs, as the reference app does
+    assert _fleet_tag_warnings(tagged) == []
