@@ -47,7 +47,7 @@ def renamed(old: str, old_value: Any, new: str, new_value: Any, *, what: str) ->
         raise InvalidSettings([Problem(old, old_value, f"nothing: give {new} only ({old} is its deprecated name)")],
                               what=what)
     warnings.warn(f"{what}: {old}= is deprecated and will be removed in the next release; use {new}=",
-                  DeprecationWarning, stacklevel=3)
+                  DeprecationWarning, stacklevel=4)  # the caller of the construct (through jsii's metaclass)
     return old_value
 
 
