@@ -3,7 +3,9 @@ find them as CDK assets in a wheel install as well as in this repository (pyproj
 
 Each handler package keeps pure, testable logic, its AWS calls in thin adapters (``adapters.py``), a thin
 handler, and one settings object (``settings.py``: ``to_environment`` for the construct, ``from_environment``
-for the handler, the only place the environment is read). Shared by all: ``namespaces`` (the metric
-namespaces), ``environment`` (typed reads, InvalidEnvironment), ``topic`` (the SNS adapter); each package
-reaches them through its ``_shared`` module, which works both here and deployed (lambdas/ as code root).
+for the handler, the only place the environment is read). Two top-level packages live here too, imported under one
+name in the tests and deployed: ``neuronfleet_contract`` (what the constructs and the handlers agree on: tag keys,
+variant and alarm names, metric namespaces, the environment codec) and ``neuronfleet_runtime`` (handler code several
+functions share: the SNS adapter, the announcements outbox, reservations). The constructs import the contract, never
+a handler's module (tests/unit/test_contract.py).
 """

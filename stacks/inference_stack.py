@@ -29,8 +29,8 @@ class InferenceStack(StaticAzStack):
             CfnOutput(self, "DataCaptureBucket", value=capture_bucket.bucket_name)
         self.endpoints: dict[str, NeuronEndpoint] = {}
         for cid, settings in endpoints.items():
-            endpoint = NeuronEndpoint(self, cid, vpc=network.vpc, subnets=network.compute_subnets, settings=settings,
-                                      alarm_topic=alerts_topic, data_capture_bucket=capture_bucket)
+            endpoint = NeuronEndpoint(self, cid, vpc=network.vpc, vpc_subnets=network.compute_subnets, settings=settings,
+                                      topic=alerts_topic, data_capture_bucket=capture_bucket)
             self.endpoints[cid] = endpoint
             CfnOutput(self, f"{cid}EndpointName", value=endpoint.endpoint_name)
         live_gpu = [e for e in self.endpoints.values() if e.gpu_variant and not e.gpu_variant.shadow]

@@ -81,7 +81,7 @@ class LambdaStopped(BaseException):
 
 
 class StoppingTopic:
-    """A topic (lambdas/topic.Topic) whose ``stop_at``-th announcement stops the run, after SNS took it
+    """A topic (neuronfleet_runtime.topic.Topic) whose ``stop_at``-th announcement stops the run, after SNS took it
     (``published=True``) or before."""
 
     def __init__(self, topic: Any, *, stop_at: int = 1, published: bool = True) -> None:

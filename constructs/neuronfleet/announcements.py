@@ -1,4 +1,4 @@
-"""AnnouncementLedger: the DynamoDB table behind "announce once" (neuronfleet.lambdas.announcements)."""
+"""AnnouncementLedger: the DynamoDB table behind "announce once" (neuronfleet_runtime.announcements)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class AnnouncementLedger(Construct):
 
     Keys ``kind`` (partition) and ``subject`` (sort), TTL on ``expires``; on demand, point-in-time recovery on.
     The same keys hold the claims and, under ``kind`` = ``#outbox``, the messages not yet sent (the handlers'
-    outbox: neuronfleet.lambdas.announcements); items written by earlier versions read as announced, so the schema
+    outbox: neuronfleet_runtime.announcements); items written by earlier versions read as announced, so the schema
     is unchanged. Losing it costs at most one repeated announcement per open condition, and the messages not yet
     sent, so it is destroyed with its stack.
 

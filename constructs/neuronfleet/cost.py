@@ -24,6 +24,17 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract.namespaces import (
+    COST_PER_MILLION_METRICS,
+    ECONOMICS_NAMESPACE,
+    NEURON_CORE_UTILIZATION,
+    NEURON_NAMESPACE,
+    SPEND_METRIC,
+    SPEND_NAMESPACE,
+    WORKLOAD_NAMESPACE,
+)
+
+from ._args import duck, settings_argument
 from ._nag import acknowledge_wildcards
 from ._region import check_in_region
 from .alerts import grant_publish
@@ -34,15 +45,6 @@ from .functions import FleetFunction
 from .lambdas.cost.discovery import ENDPOINT_RESOURCE_TYPE
 from .lambdas.cost.economics import EndpointModel
 from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
-from .lambdas.namespaces import (
-    COST_PER_MILLION_METRICS,
-    ECONOMICS_NAMESPACE,
-    NEURON_CORE_UTILIZATION,
-    NEURON_NAMESPACE,
-    SPEND_METRIC,
-    SPEND_NAMESPACE,
-    WORKLOAD_NAMESPACE,
-)
 from .prices import price_table
 from .settings import CostMonitorSettings, check_argument
 from .settings._base import name_rule
@@ -80,9 +82,14 @@ class CostMonitors(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
                  price_overrides: Mapping[str, Any] | None = None,
-                 reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = ()) -> None:
+                 reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = (),
+                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+        """``removal_policy``: what deleting the stack does to the ledger and the report buckets (RETAIN unless
+        asked)."""
         check_argument("fleet_name", fleet_name, name_rule)
-        settings = settings or CostMonitorSettings()
+        settings = CostMonitorSettings() if settings is None else settings_argument(
+            settings, CostMonitorSettings, what="CostMonitors")
+        duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="CostMonitors")
         super().__init__(scope, construct_id)
         check_in_region(self, settings.what, settings.region_problems)
         self.fleet_name = fleet_name
@@ -90,6 +97,7 @@ class CostMonitors(Construct):
         """The fleet's capacity reservations (ids) and resource groups: their Capacity Blocks' fees are its own."""
         self.reservation_groups = tuple(reservation_groups)
         self.settings = settings
+        self.removal_policy = removal_policy
         self._storage()
         self.cur: CurAnalytics | None = None
         """With ``source="athena"``: the bucket, Glue table and Athena workgroup the collector reads, and the CUR 2.0
@@ -107,25 +115,37 @@ class CostMonitors(Construct):
         self.budget = self._budget(topic)
         self.dashboard = self._dashboard()
 
+    def grant_read_reports(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read the migration reports (the report bucket's ``reports/`` prefix; aws-cdk-lib's ``Bucket.grant_read``)."""
+        return self.report_bucket.grant_read(grantee, "reports/*")
+
+    def metric_spend(self, family: str, **options: Any) -> cloudwatch.Metric:
+        """The collector's daily spend of one accelerator family (``trainium``, ``inferentia``, ``gpu``) of this fleet
+        (``cloudwatch.MetricOptions`` keywords: ``period``, ``statistic``, ``label``, ...; daily sums by default)."""
+        props: dict[str, Any] = {"statistic": "Sum", "period": Duration.days(1), "label": family, **options}
+        return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name=SPEND_METRIC,
+                                 dimensions_map={"Fleet": self.fleet_name, "Family": family}, **props)
+
     def _storage(self) -> None:
         """The ledger (DynamoDB) and the report bucket."""
         self.ledger = dynamodb.Table(
             self, "Ledger", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, removal_policy=RemovalPolicy.RETAIN,
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, removal_policy=self.removal_policy,
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True))
         self.announced = AnnouncementLedger(self, "Announced")
-        logs_bucket = secure_bucket(self, "ReportAccessLogs")
-        self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/")
+        logs_bucket = secure_bucket(self, "ReportAccessLogs", removal_policy=self.removal_policy)
+        self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/",
+                                           removal_policy=self.removal_policy)
 
     def _functions(self, topic: sns.ITopic, catalog: InstanceCatalog) -> None:
         """The three handlers, each configured through its own settings object (shared with the handler)."""
         settings, fleet_name, to_json = self.settings, self.fleet_name, Stack.of(self).to_json_string
         accelerator_types = sorted({t for s in catalog for t in (s.instance_type, f"ml.{s.instance_type}")})
         self.collector = FleetFunction(
-            self, "Collector", handler="cost.collector.handler", alarm_topic=topic, timeout=Duration.minutes(10),
+            self, "Collector", handler="cost.collector.handler", topic=topic, timeout=Duration.minutes(10),
             memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
             environment=CollectorSettings(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
                                           lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
@@ -138,7 +158,7 @@ class CostMonitors(Construct):
                                           resource_group_arns=self.reservation_groups,
                                           ).to_environment(to_json=Stack.of(self).to_json_string))
         self.report = FleetFunction(
-            self, "Report", handler="cost.report.handler", alarm_topic=topic, timeout=Duration.minutes(5),
+            self, "Report", handler="cost.report.handler", topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
             environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
                                        report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
@@ -149,7 +169,7 @@ class CostMonitors(Construct):
                                        price_cache_days=settings.price_cache_days,
                                        ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
-            self, "Waste", handler="cost.waste.handler", alarm_topic=topic, timeout=Duration.minutes(2),
+            self, "Waste", handler="cost.waste.handler", topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: waste (idle/silent instances, free reservation slots, idle "
                         "endpoints, GPU standbys)",
             environment=WasteSettings(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,

@@ -15,7 +15,7 @@ import re
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from aws_cdk import Annotations, Duration, Names, Stack, Tags
+from aws_cdk import Annotations, Duration, Names, RemovalPolicy, Stack, Tags
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -27,18 +27,20 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
+from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
+
+from ._args import duck, renamed, settings_argument, wrong_type
+from ._fleet_tag import warn_without_fleet_tag
 from ._nag import acknowledge_wildcards
 from ._pseudo import pseudo
 from .catalog import CATALOG, InstanceSpec
 from .images import dlc_image
-from .lambdas.failover.settings import NEURON_ALARMS, alarm_name
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 from .settings import EndpointSettings, GpuVariant, ScheduledScaling
 from .storage import secure_bucket
 from .tagging import tag_family
 
-NEURON_VARIANT = "neuron"
-GPU_VARIANT = "gpu"
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 STANDBY_TAG = "neuronfleet:gpu-standby"
 """Endpoint tag naming the GPU standby choice (``hot``, ``warm`` or ``none``) for cost reports."""
@@ -71,7 +73,7 @@ class NeuronEndpoint(Construct):
 
     Example::
 
-        endpoint = NeuronEndpoint(self, "Chat", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=alerts.topic,
+        endpoint = NeuronEndpoint(self, "Chat", vpc=net.vpc, vpc_subnets=net.compute_subnets, topic=alerts.topic,
             settings=EndpointSettings(instance_type="ml.inf2.24xlarge", container="vllm-neuronx",
                 hf_model_id="unsloth/Llama-3.1-8B-Instruct", revision="<40-hex commit>",
                 tensor_parallel_degree=12, allow_non_cached_model=False, min_instances=1, max_instances=4,
@@ -80,10 +82,24 @@ class NeuronEndpoint(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EndpointSettings,
-                 subnets: ec2.SubnetSelection | None = None, alarm_topic: sns.ITopic | None = None,
-                 data_capture_bucket: s3.IBucket | None = None) -> None:
+                 vpc_subnets: ec2.SubnetSelection | None = None, topic: sns.ITopic | None = None,
+                 data_capture_bucket: s3.IBucket | None = None, subnets: ec2.SubnetSelection | None = None,
+                 alarm_topic: sns.ITopic | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+        """``vpc_subnets``: where the endpoint's instances run (default: the VPC's private subnets with egress);
+        ``topic``: where its alarms notify. ``subnets`` and ``alarm_topic`` are their deprecated names.
+        ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
         super().__init__(scope, construct_id)
+        what = "NeuronEndpoint"
+        settings = settings_argument(settings, EndpointSettings, what=what)
+        vpc_subnets = renamed("subnets", subnets, "vpc_subnets", vpc_subnets, what=what)
+        if vpc_subnets is not None and not isinstance(vpc_subnets, ec2.SubnetSelection):
+            raise wrong_type("vpc_subnets", vpc_subnets, "an ec2.SubnetSelection (e.g. net.compute_subnets, or "
+                             "ec2.SubnetSelection(subnets=[...]))", what=what)
+        topic = renamed("alarm_topic", alarm_topic, "topic", topic, what=what)
+        if topic is not None:
+            duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what=what)
         self.settings = settings
+        self.removal_policy = removal_policy
         self.spec: InstanceSpec = settings.spec
         self.gpu_variant: GpuVariant | None = settings.live_gpu_variant
         """The GPU variant that runs instances (hot standby, live or shadow); None without one or for a warm standby."""
@@ -111,10 +127,10 @@ class NeuronEndpoint(Construct):
             description="SageMaker endpoint: no inbound (invoked through the SageMaker API), HTTPS out")
         self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
                                             "HTTPS: S3, ECR, model hub downloads")
-        self._models(vpc, subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
+        self._models(vpc, vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
         self._endpoint(data_capture_bucket)
         self._scaling()
-        self._alarms(alarm_topic)
+        self._alarms(topic)
         self._deployment()
 
     # ------------------------------------------------------------------------------------- public API
@@ -243,8 +259,9 @@ class NeuronEndpoint(Construct):
         local_storage = (s.live_gpu_variant is not None and s.live_gpu_variant.spec.instance_storage_gb > 0) or any(
             CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
         if s.data_capture_percent and capture_bucket is None:
-            capture_bucket = secure_bucket(self, "Capture", access_logs=secure_bucket(self, "CaptureAccessLogs"),
-                                           log_prefix="capture/", versioned=s.data_capture_versioning)
+            logs = secure_bucket(self, "CaptureAccessLogs", removal_policy=self.removal_policy)
+            capture_bucket = secure_bucket(self, "Capture", access_logs=logs, log_prefix="capture/",
+                                           versioned=s.data_capture_versioning, removal_policy=self.removal_policy)
         capturing = bool(s.data_capture_percent)
         self.key: kms.Key | None = None
         if not local_storage or capturing:
@@ -266,6 +283,8 @@ class NeuronEndpoint(Construct):
                                               endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
                                               retain_all_variant_properties=True)
         Tags.of(self.endpoint).add(STANDBY_TAG, self.standby)
+        warn_without_fleet_tag(self, self.endpoint, what=f"endpoint {self.node.path}",
+                               found_by="the fleet's endpoints (migration report, idle endpoints)")
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants
         for model in self.models.values():
             if default_policy is not None:

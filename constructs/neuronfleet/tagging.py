@@ -5,12 +5,11 @@ from __future__ import annotations
 from aws_cdk import Tags
 from constructs import IConstruct
 
-from .catalog import AcceleratorFamily
-from .lambdas.cost.idle import CAPACITY_TAG  # one home: the waste detector reads it off the instances
-from .lambdas.cost.rows import FLEET_TAG  # one home: the cost handlers group spend and find endpoints by it
+from neuronfleet_contract.tags import CAPACITY_TAG, FAMILY_TAG, FLEET_TAG, PHASE_TAG
 
-PHASE_TAG = "neuronfleet:phase"
-FAMILY_TAG = "neuronfleet:accelerator-family"
+from .catalog import AcceleratorFamily
+
+__all__ = ["CAPACITY_TAG", "FAMILY_TAG", "FLEET_TAG", "PHASE_TAG", "tag_capacity", "tag_family", "tag_fleet"]
 
 
 def tag_fleet(scope: IConstruct, *, fleet: str, phase: str, extra: dict[str, str] | None = None) -> None:

@@ -21,6 +21,10 @@ from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from neuronfleet_contract.namespaces import NEURON_NAMESPACE
+
+from ._args import duck, settings_argument
+from ._fleet_tag import warn_without_fleet_tag
 from ._nag import acknowledge_wildcards
 from ._pseudo import pseudo
 from ._region import check_in_region
@@ -35,7 +39,6 @@ from .compute import (
     job_queue,
 )
 from .images import dlc_image, dlc_repository_arn
-from .lambdas.namespaces import NEURON_NAMESPACE
 from .neuron import DEFAULT_TRAINING_IMAGE, ImageRef, ecs_neuron_amis, parse_image, runtime_environment, training_image
 from .node import HOST_DIR, SCRIPTS, script_text
 from .node.health_gate import EXIT_CONFIG, EXIT_HARDWARE_FAULT
@@ -102,10 +105,19 @@ class TrainiumCluster(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnet: ec2.ISubnet,
-                 settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_NAMESPACE) -> None:
+                 settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_NAMESPACE,
+                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
         """Raises :class:`InvalidSettings` for a subnet outside the reservation's AZ, a type not offered in the
-        stack's region, or a region without a recorded ECS Neuron AMI when the AMI is not pinned or followed."""
+        stack's region, or a region without a recorded ECS Neuron AMI when the AMI is not pinned or followed.
+
+        ``subnet`` is one ``ec2.ISubnet``, not a selection: reserved capacity (Capacity Blocks, ODCRs) lives in one
+        AZ, and every instance of the cluster launches there (``net.training_subnet_for(capacity)``).
+        ``removal_policy``: what deleting the stack does to the data (the FSx file system, the data and access-log
+        buckets): RETAIN unless asked."""
         super().__init__(scope, construct_id)
+        settings = settings_argument(settings, TrainiumClusterSettings, what="TrainiumCluster")
+        duck("subnet", subnet, "subnet_id", "one ec2.ISubnet, in the capacity's AZ (e.g. net.training_subnet or "
+             "net.training_subnet_for(capacity)); a SubnetSelection or a list names several", what="TrainiumCluster")
         check_in_region(self, settings.what, settings.region_problems)
         _check_subnet(subnet, settings.capacity)
         self.settings = settings
@@ -113,6 +125,7 @@ class TrainiumCluster(Construct):
         self.capacity = settings.capacity
         self.count = settings.count
         self.metrics_namespace = metrics_namespace
+        self.removal_policy = removal_policy
         tag_family(self, AcceleratorFamily.TRAINIUM)
         # EFA needs all traffic from and to the group itself; nothing from the internet
         self.security_group = efa_security_group(
@@ -125,8 +138,9 @@ class TrainiumCluster(Construct):
     def _storage(self, vpc: ec2.IVpc, subnet: ec2.ISubnet) -> None:
         """S3 for data and checkpoints, FSx for Lustre linked to it."""
         settings = self.settings
-        self.access_logs_bucket = secure_bucket(self, "AccessLogs")
+        self.access_logs_bucket = secure_bucket(self, "AccessLogs", removal_policy=self.removal_policy)
         self.data_bucket = secure_bucket(self, "Data", versioned=True, access_logs=self.access_logs_bucket,
+                                         removal_policy=self.removal_policy,
                                          log_prefix="data/")
         self.fsx_security_group = ec2.SecurityGroup(
             self, "LustreSecurityGroup", vpc=vpc, allow_all_outbound=False,
@@ -141,7 +155,7 @@ class TrainiumCluster(Construct):
         # (client to client: the cluster group already allows all traffic within itself, for EFA)
         self.file_system = fsx.LustreFileSystem(
             self, "Lustre", vpc=vpc, vpc_subnet=subnet, storage_capacity_gib=settings.fsx_storage_gib,
-            security_group=self.fsx_security_group, removal_policy=RemovalPolicy.RETAIN,
+            security_group=self.fsx_security_group, removal_policy=self.removal_policy,
             file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
             lustre_configuration=fsx.LustreConfiguration(
                 deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
@@ -186,6 +200,8 @@ class TrainiumCluster(Construct):
             user_data=self._user_data(), root_volume_gib=settings.root_volume_gib, subnet_id=subnet.subnet_id,
             placement_group=self.placement_group, extra_data=settings.capacity.launch_template_data())
         tag_capacity(self.launch_template, settings.capacity.type)
+        warn_without_fleet_tag(self, self.launch_template, what=f"training cluster {self.node.path}",
+                               found_by="the fleet's spend (Cost Explorer and the budget group by it)")
 
     def _machine_image(self) -> tuple[ec2.IMachineImage, bool]:
         """The AMI and whether it is pinned (a redeploy never moves it) or follows an SSM parameter."""
@@ -365,6 +381,19 @@ class TrainiumCluster(Construct):
                                            "root): training reads data and writes checkpoints",
                                   resources=(bucket.arn_for_objects("*"),))
         return grant
+
+    def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read the cluster's data bucket (aws-cdk-lib's ``Bucket.grant_read``): datasets and checkpoints."""
+        return self.data_bucket.grant_read(grantee)
+
+    def grant_submit_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
+        """``batch:SubmitJob`` on this cluster's job queue with its job definition (this revision), nothing else
+        (Batch user guide, "Resource: Restrict to job definition prefix on job submission",
+        https://docs.aws.amazon.com/batch/latest/userguide/iam-example-restrict-job-submission.html, read 2026-11-23:
+        "you must provide both job queue and job definition resource types"; the request's job-definition ARN carries
+        the revision)."""
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["batch:SubmitJob"], resource_arns=[
+            self.job_queue.job_queue_arn, self.job_definition.job_definition_arn])
 
     def _grant_pull(self, role: iam.IRole, ref: ImageRef) -> None:
         """Least privilege to pull the job image from ECR: the token (no resource-level permission) and the

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._shared import announcements, reservations, topic
+from neuronfleet_runtime import announcements, reservations, topic
+
 from .logic import Block
 
 Topic = topic.Topic

@@ -2,7 +2,7 @@
 Capacity Blocks (the safety net for AWS's own warning event).
 
 Configuration: :class:`~.settings.CapacityAlertSettings` (read once per container). Metrics: ``CAPACITY_NAMESPACE``.
-Every announcement goes through the announcements ledger's outbox (lambdas/announcements.py): once per block and
+Every announcement goes through the announcements ledger's outbox (neuronfleet_runtime.announcements): once per block and
 warning point, once per start and end of a lasting condition, whatever EventBridge retries or however runs overlap;
 each run first publishes what earlier runs recorded and could not publish. A malformed event is refused: a log
 line and the ``MalformedEvents`` metric, never an exception (a retry would not mend it).
@@ -22,7 +22,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ._shared import namespaces
+from neuronfleet_contract import namespaces
+
 from .adapters import FleetBlocks, Ledger, Outbox, Outcome, Topic
 from .logic import (
     EC2_EVENTS,

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
-from ._shared import environment
+from neuronfleet_contract import environment
+
 from .logic import GpuPool, GpuType
 
 _POOL_ALLOWED = ('a JSON object {"queue_arn": str, "max_vcpus": int, "cuda_only_workloads": [str, ...], "types": '
@@ -27,7 +28,7 @@ class CapacityAlertSettings:
     topic_arn: str
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
     ledger_table: str
-    """What has been announced (``ANNOUNCEMENTS_TABLE``, DynamoDB; see lambdas/announcements.py)."""
+    """What has been announced (``ANNOUNCEMENTS_TABLE``, DynamoDB; see lambdas/neuronfleet_runtime/announcements.py)."""
     reservation_ids: tuple[str, ...] = ()
     """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list)."""
     resource_group_arns: tuple[str, ...] = ()

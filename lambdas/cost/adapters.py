@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ._shared import announcements, namespaces, topic
+from neuronfleet_runtime import announcements, topic
+
+from neuronfleet_contract import namespaces
+
 from .rows import METRIC_VALUE_LIMITS, publishable
 
 Topic = topic.Topic

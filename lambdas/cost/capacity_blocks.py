@@ -28,9 +28,12 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from ._shared import reservations
+from neuronfleet_runtime import reservations
+
+from neuronfleet_contract.tags import FLEET_TAG
+
 from .paging import PageGuard
-from .rows import FLEET_TAG, UNTAGGED, CostRow, runs_instances
+from .rows import UNTAGGED, CostRow, runs_instances
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
 
+from neuronfleet_contract import namespaces
+
 from . import cost_explorer
-from ._shared import namespaces
 from .adapters import SpendMetrics
 from .capacity_blocks import CapacityBlocks, amortise
 from .cost_explorer import CostExplorer

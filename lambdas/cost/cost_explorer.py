@@ -22,8 +22,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from neuronfleet_contract.tags import FLEET_TAG
+
 from .paging import PageGuard
-from .rows import ADJUSTMENT_RECORD_TYPES, FEE_SERVICE, FLEET_TAG, SERVICES, USAGE_RECORD_TYPES
+from .rows import ADJUSTMENT_RECORD_TYPES, FEE_SERVICE, SERVICES, USAGE_RECORD_TYPES
 
 REGION = "us-east-1"
 """Cost Explorer's only endpoint."""

@@ -37,8 +37,10 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from typing import Any
 
+from neuronfleet_contract.tags import FLEET_TAG
+
 from .paging import PageGuard
-from .rows import ADJUSTMENT_RECORD_TYPES, FLEET_TAG
+from .rows import ADJUSTMENT_RECORD_TYPES
 
 MAX_RESULT_PAGES = 1000
 """GetQueryResults pages of one query at most (1,000 rows a page: botocore 1.44.5 athena model, MaxResults max

@@ -14,8 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from neuronfleet_contract.tags import FLEET_TAG
+from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
+
 from .economics import Accelerators, EndpointModel
-from .rows import FLEET_TAG
 
 ENDPOINT_RESOURCE_TYPE = "sagemaker:endpoint"
 """GetResources ``ResourceTypeFilters`` entry: ``service:resourceType`` as in the ARN
@@ -24,8 +26,6 @@ ENDPOINT_RESOURCE_TYPE = "sagemaker:endpoint"
 NEURON_FAMILIES = ("trainium", "inferentia")
 GPU_FAMILY = "gpu"
 
-WORK_VARIANTS = ("neuron", "gpu")
-"""The variant names whose invocations the report reads (work.py; NeuronEndpoint names its variants so)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def endpoint_model(endpoint: str, config: Mapping[str, Any], accelerators: Accel
         if len(gpu_types) > 1:
             notes.append(f"variant {gpu.get('VariantName')}: only its first pool {gpu_type} is its type; "
                          f"{', '.join(gpu_types[1:])} not attributed")
-    for v, expected in ((neuron, WORK_VARIANTS[0]), (gpu, WORK_VARIANTS[1])):
+    for v, expected in ((neuron, NEURON_VARIANT), (gpu, GPU_VARIANT)):
         if v is not None and v.get("VariantName") != expected:
             notes.append(f"variant {v.get('VariantName')} is the {expected} variant by its instance types, but the "
                          f"report reads the invocations of the variant named {expected}: its work is not counted")

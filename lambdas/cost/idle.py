@@ -39,9 +39,6 @@ GPU_STANDBY_KIND = "gpu-standby"
 OFF_RESERVATION_KIND = "off-reservation"
 KINDS = (IDLE_KIND, SILENT_KIND, UNUSED_RESERVATION_KIND, IDLE_ENDPOINT_KIND, GPU_STANDBY_KIND, OFF_RESERVATION_KIND)
 
-CAPACITY_TAG = "neuronfleet:capacity"
-"""The capacity a training instance's launch template targets (``on-demand``, ``odcr``, ``capacity-block``), tagged
-on its instances so the waste detector can tell one launched outside its reservation (TrainiumCluster sets it)."""
 RESERVED_CAPACITIES = ("odcr", "capacity-block")
 
 

@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
+
 from .discovery import ENDPOINT_RESOURCE_TYPE, Discovered, endpoint_model, fleet_endpoints, gone
 from .economics import Accelerators, EndpointModel
-from .idle import CAPACITY_TAG, Instance, Reservation, Variant
-from .rows import FLEET_TAG, family_of
+from .idle import Instance, Reservation, Variant
+from .rows import family_of
 
 
 class FleetEndpoints:

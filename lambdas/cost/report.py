@@ -21,7 +21,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ._shared import namespaces
+from neuronfleet_contract import namespaces
+from neuronfleet_contract.tags import FLEET_TAG
+
 from .adapters import ReportStore, Topic
 from .discovery import Discovered
 from .economics import (
@@ -44,7 +46,7 @@ from .economics import (
 from .inventory import FleetEndpoints
 from .ledger import Ledger
 from .pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
-from .rows import FLEET_TAG, Basis, CostRow
+from .rows import Basis, CostRow
 from .settings import ReportSettings
 from .work import UnitCostMetrics, Work
 

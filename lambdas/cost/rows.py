@@ -59,7 +59,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Literal
 
-FLEET_TAG = "neuronfleet:fleet"
+from neuronfleet_contract.tags import FLEET_TAG
+
 UNTAGGED = "(untagged)"
 
 METRIC_VALUE_LIMITS = (Decimal("8.515920e-109"), Decimal("1.174271e+108"))

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from ._shared import environment, namespaces
+from neuronfleet_contract import environment, namespaces
+
 from .rows import BASES
 
 _TOPIC = "the ARN of the fleet's SNS topic"
@@ -185,7 +186,7 @@ class WasteSettings:
     topic_arn: str
     """Where the warnings go (``ALERTS_TOPIC_ARN``)."""
     ledger_table: str
-    """Which idle instances are already announced (``ANNOUNCEMENTS_TABLE``, see lambdas/announcements.py)."""
+    """Which idle instances are already announced (``ANNOUNCEMENTS_TABLE``, see neuronfleet_runtime.announcements)."""
     neuron_namespace: str = namespaces.NEURON_NAMESPACE
     """Where neuron-monitor publishes utilisation (``NEURON_NAMESPACE``)."""
     utilization_metric: str = namespaces.NEURON_CORE_UTILIZATION

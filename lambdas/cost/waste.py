@@ -21,8 +21,10 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from neuronfleet_runtime import announcements
 
-from ._shared import announcements, namespaces
+from neuronfleet_contract import namespaces
+
 from .adapters import Ledger, Topic
 from .idle import (
     GPU_STANDBY_KIND,

@@ -9,10 +9,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ._shared import namespaces
+from neuronfleet_contract import namespaces
+from neuronfleet_contract.variants import VARIANTS
+
 from .paging import PageGuard
 
-VARIANTS = ("neuron", "gpu")
 MAX_PAGES = 100
 """GetMetricData pages per call at most (100,800 datapoints a page: botocore 1.44.5 cloudwatch model, MaxDatapoints
 default): 500 daily series of a 30-day report fit in one; a repeated NextToken stops the report loudly."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ._shared import topic
+from neuronfleet_runtime import topic
+
 from .logic import AlarmState, EndpointState, Evidence, Intent, Record, Variant
 
 Topic = topic.Topic

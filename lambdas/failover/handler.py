@@ -39,7 +39,8 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ._shared import namespaces
+from neuronfleet_contract import namespaces
+
 from .adapters import Alarms, CanaryMetrics, SageMakerEndpoints, Scaling, States, Stored, Topic
 from .logic import Decision, Intent, NoGpuVariant, Policy, Record, applied, decide, needs_evidence
 from .settings import FailoverSettings, WatchedEndpoint

@@ -54,8 +54,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-NEURON_VARIANT = "neuron"
-GPU_VARIANT = "gpu"
+from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
+
 MIN_DWELL = timedelta(minutes=10)
 """Default: the least time traffic stays on GPU before the failover starts to bring it back."""
 CAPACITY_TIMEOUT = timedelta(minutes=45)

@@ -32,6 +32,8 @@ def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path)
             "neuronfleet/py.typed", "neuronfleet/data/instance_type_offerings.json"} <= names
     lambda_sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "lambdas").rglob("*.py")}
     assert {f"neuronfleet/{p}" for p in lambda_sources} <= names
+    # the contract and the shared runtime, importable under their own top-level names (constructs and handlers alike)
+    assert {"neuronfleet_contract/tags.py", "neuronfleet_contract/py.typed", "neuronfleet_runtime/topic.py"} <= names
     assert not any(n.startswith(("constructs/", "stacks/", "tests/", "config/")) for n in names)
 
 

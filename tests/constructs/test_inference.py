@@ -66,7 +66,7 @@ def templates() -> dict[str, Template]:
         if props.pop("capture", False):
             bucket = secure_bucket(stack, "Capture", access_logs=secure_bucket(stack, "Logs"))
             props["data_capture_percent"] = 10
-        NeuronEndpoint(stack, "Endpoint", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic,
+        NeuronEndpoint(stack, "Endpoint", vpc=net.vpc, vpc_subnets=net.compute_subnets, topic=topic,
                        settings=EndpointSettings(**props), data_capture_bucket=bucket)
         stacks[name] = stack
     assembly = app.synth()

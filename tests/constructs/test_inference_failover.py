@@ -18,12 +18,13 @@ from aws_cdk.assertions import Template
 
 from neuronfleet import EndpointFailover, EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
 from neuronfleet.inference import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
-from neuronfleet.lambdas.failover.settings import NEURON_ALARMS, FailoverSettings, alarm_name
+from neuronfleet.lambdas.failover.settings import FailoverSettings
 from neuronfleet.settings.inference import (
     MAX_VOLUME_SIZE_GIB,
     ROLLING_MAX_BATCH_SHARE,
     ROLLING_MIN_BATCH_SHARE,
 )
+from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
 from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
 
 LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "batch_size": 8, "sequence_length": 8192,
@@ -50,9 +51,9 @@ def synth() -> dict[str, Any]:
     net = network(stack)
     topic = sns.Topic(stack, "Alerts", enforce_ssl=True,
                       master_key=cdk.aws_kms.Key(stack, "TopicKey", enable_key_rotation=True))
-    chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic,
+    chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, vpc_subnets=net.compute_subnets, topic=topic,
                           settings=EndpointSettings(**LIVE))
-    embed = NeuronEndpoint(stack, "Embed", vpc=net.vpc, subnets=net.compute_subnets, alarm_topic=topic,
+    embed = NeuronEndpoint(stack, "Embed", vpc=net.vpc, vpc_subnets=net.compute_subnets, topic=topic,
                            settings=EndpointSettings(**SOLO))
     failover = EndpointFailover(stack, "Failover", endpoints=[chat], topic=topic)
     template = Template.from_json(app.synth().get_stack_by_name(stack.stack_name).template)
@@ -301,7 +302,7 @@ def _shadow_pilot() -> NeuronEndpoint:
     net = network(stack)
     shadow = GpuVariant(instance_type="ml.p5.48xlarge", model_data_url="s3://models/llama-70b-hf/m.tar.gz",
                         shadow=True, max_instances=2, neuron_instances_per_gpu_instance=4)
-    return NeuronEndpoint(stack, "Pilot", vpc=net.vpc, subnets=net.compute_subnets,
+    return NeuronEndpoint(stack, "Pilot", vpc=net.vpc, vpc_subnets=net.compute_subnets,
                           settings=EndpointSettings(**{**LIVE, "gpu_variant": shadow}))
 
 
@@ -340,7 +341,7 @@ def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -
     app = new_app()
     stack = AzStack(app, "Big", env=ENV)
     net = network(stack)
-    chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, subnets=net.compute_subnets, settings=EndpointSettings(**LIVE))
+    chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=EndpointSettings(**LIVE))
     with pytest.raises(ValueError, match=r"EndpointFailover: got 1 endpoints, an alarm rule pattern of 1\d\d "
                                          r"characters; allowed: at most 100 \(EventBridge's EventPattern\)"):
         EndpointFailover(stack, "Failover", endpoints=[chat], topic=sns.Topic(stack, "T"))

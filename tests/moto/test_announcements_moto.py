@@ -1,4 +1,4 @@
-"""The announcements outbox (lambdas/announcements.py) under injected faults, against moto's DynamoDB and SNS: a
+"""The announcements outbox (neuronfleet_runtime.announcements) under injected faults, against moto's DynamoDB and SNS: a
 fault at each step (the claim's transaction throttled or timed out before or after it took effect, a later
 transaction of a batch, SNS refusing or losing its answer, the hand-back failing, the sent mark failing, the Lambda
 stopping after publishing, two overlapping runs) ends with every announcement made once, or, in the one documented
@@ -14,9 +14,8 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-
-from neuronfleet.lambdas import announcements
-from neuronfleet.lambdas.announcements import (
+from neuronfleet_runtime import announcements
+from neuronfleet_runtime.announcements import (
     LEASE_MARGIN,
     MAX_CLAIMS,
     ONCE,
@@ -26,7 +25,8 @@ from neuronfleet.lambdas.announcements import (
     Outcome,
     Unfinished,
 )
-from neuronfleet.lambdas.topic import Topic
+from neuronfleet_runtime.topic import Topic
+
 from tests.fault_injection import (
     Clock,
     FailingTopic,

@@ -13,8 +13,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
+from neuronfleet_runtime.announcements import LEASE_MARGIN, REPEAT_NOTE, Unfinished
 
-from neuronfleet.lambdas.announcements import LEASE_MARGIN, REPEAT_NOTE, Unfinished
 from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.handler import run

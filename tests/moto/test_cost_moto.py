@@ -18,8 +18,8 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from moto import mock_aws
 from moto.ce.models import ce_backends
+from neuronfleet_runtime.announcements import Unfinished
 
-from neuronfleet.lambdas.announcements import Unfinished
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters import Ledger, SpendMetrics, Topic
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks

@@ -12,8 +12,8 @@ from typing import Any
 import botocore.session
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
+from neuronfleet_runtime import announcements
 
-from neuronfleet.lambdas import announcements
 from neuronfleet.lambdas.capacity_alert import logic as capacity
 from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
 from neuronfleet.lambdas.cost import idle, waste

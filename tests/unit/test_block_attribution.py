@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.settings import CollectorSettings
-from neuronfleet.lambdas.environment import prefixed_strings
+from neuronfleet_contract.environment import prefixed_strings
 
 REGION = "us-east-2"
 GROUP = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2u-blocks"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronfleet.lambdas import namespaces
+from neuronfleet_contract import namespaces
 
 LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
 SOURCES = sorted(p for p in LAMBDAS.rglob("*.py") if "__pycache__" not in p.parts)
@@ -66,7 +66,8 @@ def test_every_handler_has_a_settings_module() -> None:
 
 def test_settings_need_no_aws_libraries() -> None:
     code = ("import sys; import neuronfleet.lambdas.failover.settings, neuronfleet.lambdas.capacity_alert.settings, "
-            "neuronfleet.lambdas.cost.settings, neuronfleet.lambdas.namespaces; "
+            "neuronfleet.lambdas.cost.settings, neuronfleet_contract.namespaces, neuronfleet_contract.alarms, "
+            "neuronfleet_contract.tags, neuronfleet_contract.variants; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'boto3', 'botocore', 'aws_lambda_powertools', "
             "'aws_cdk', 'jsii'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -74,7 +75,7 @@ def test_settings_need_no_aws_libraries() -> None:
 
 
 def test_one_namespace_scheme_with_one_home() -> None:
-    tree = ast.parse((LAMBDAS / "namespaces.py").read_text())
+    tree = ast.parse((LAMBDAS / "neuronfleet_contract" / "namespaces.py").read_text())
     body = tree.body
     constants = {}
     for node, doc in zip(body, [*body[1:], None], strict=True):
@@ -89,7 +90,7 @@ def test_one_namespace_scheme_with_one_home() -> None:
     literals = [f"{p.relative_to(LAMBDAS)}:{n.lineno}" for p in SOURCES if p.name != "namespaces.py"
                 for n in ast.walk(ast.parse(p.read_text()))
                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and "NeuronFleet/" in n.value]
-    assert literals == [], "use the constants of lambdas/namespaces.py"
+    assert literals == [], "use the constants of neuronfleet_contract.namespaces"
 
 
 ENVIRONMENT = {
@@ -117,11 +118,14 @@ for name in ("failover.handler", "capacity_alert.handler", "cost.collector", "co
     module = sys.modules[name]
     c = module.container()
     mods[name] = type(c.settings).__name__
-import namespaces
-assert sys.modules["failover._shared"].namespaces is namespaces
+from neuronfleet_contract import namespaces
+assert sys.modules["failover.handler"].namespaces is namespaces
 assert sys.modules["failover.handler"].metrics.namespace == namespaces.FAILOVER_NAMESPACE
 assert sys.modules["capacity_alert.handler"].metrics.namespace == namespaces.CAPACITY_NAMESPACE
-assert not [m for m in sys.modules if m.startswith("neuronfleet")], "imported the wheel's copy"
+assert not [m for m in sys.modules if m.split(".")[0] == "neuronfleet"], "imported the wheel's copy"
+import os, neuronfleet_runtime
+for shared in (namespaces, neuronfleet_runtime):
+    assert os.path.dirname(os.path.dirname(shared.__file__)) == os.getcwd(), shared.__file__  # the code root's own
 print(mods)
 """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHONPATH"))} | ENVIRONMENT

@@ -16,8 +16,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from botocore.validate import validate_parameters
+from neuronfleet_runtime import reservations
 
-from neuronfleet.lambdas import reservations
 from neuronfleet.lambdas.capacity_alert import logic as capacity
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks
 from neuronfleet.lambdas.capacity_alert.settings import gpu_pool

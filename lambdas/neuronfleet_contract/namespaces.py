@@ -3,7 +3,7 @@
 Each namespace has one publisher; the docstrings say which metric names and dimensions it puts there and
 who reads them. Pure constants (no imports): the handlers read them, and so do the constructs that grant
 ``cloudwatch:PutMetricData`` per namespace, draw dashboards and alarm on these metrics
-(``from neuronfleet.lambdas.namespaces import ...``). Where a namespace is configurable, the handler's
+(``from neuronfleet_contract.namespaces import ...``). Where a namespace is configurable, the handler's
 settings object carries it (its default is the constant here).
 """
 

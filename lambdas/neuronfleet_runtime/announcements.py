@@ -73,7 +73,7 @@ REPEAT_NOTE = ("\n\n[neuronfleet: this may repeat an announcement: a run that wa
 
 
 class Publisher(Protocol):
-    """Where announcements go (the fleet's SNS topic: lambdas/topic.py)."""
+    """Where announcements go (the fleet's SNS topic: neuronfleet_runtime/topic.py)."""
 
     def announce(self, subject: str, message: str) -> None: ...
 

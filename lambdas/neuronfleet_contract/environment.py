@@ -54,7 +54,7 @@ class Variables:
                             f"a number of {unit} above {above:g} and at most {at_most:g}")
 
     def namespace(self, name: str, *, default: str) -> str:
-        """A CloudWatch namespace; ``default`` (one of lambdas/namespaces.py) when not set."""
+        """A CloudWatch namespace; ``default`` (one of neuronfleet_contract.namespaces) when not set."""
         return self.text(name, default=default, allowed="a CloudWatch namespace")
 
     def _scalar(self, name: str, default: N, convert: Callable[[str], N], fits: Callable[[N], bool], allowed: str) -> N:

@@ -1,0 +1,16 @@
+"""The tag keys neuronfleet puts on resources (TrainiumCluster, NeuronEndpoint, GpuPool, ... via
+``neuronfleet.tagging``) and its cost handlers read back. Activate the cost-allocation ones in Billing."""
+
+FLEET_TAG = "neuronfleet:fleet"
+"""The fleet a resource belongs to (``tag_fleet``): the cost handlers group spend by it (Cost Explorer group-by, the CUR
+``resource_tags`` column) and find the fleet's endpoints and instances by it."""
+
+PHASE_TAG = "neuronfleet:phase"
+"""The migration phase of the fleet (evaluation | pilot | production), set with :data:`FLEET_TAG` by ``tag_fleet``."""
+
+FAMILY_TAG = "neuronfleet:accelerator-family"
+"""The accelerator family of a resource (trainium | inferentia | gpu), set by ``tag_family``."""
+
+CAPACITY_TAG = "neuronfleet:capacity"
+"""The capacity a training instance's launch template targets (``on-demand``, ``odcr``, ``capacity-block``), tagged
+on its instances so the waste detector can tell one launched outside its reservation (TrainiumCluster sets it)."""
