@@ -11,6 +11,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract import capacity_alert as contract
+from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
+
 from ._args import duck
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
@@ -18,8 +21,6 @@ from .announcements import AnnouncementLedger
 from .catalog import CATALOG
 from .fallback import GpuPool
 from .functions import FleetFunction
-from .lambdas.capacity_alert import logic
-from .lambdas.capacity_alert.settings import CapacityAlertSettings, gpu_pool
 from .settings import reservations
 from .training import TrainiumCluster
 
@@ -84,7 +85,7 @@ class CapacityAlerts(Construct):
         buys through resource groups, by the function), and the scan; the function may read the reservations."""
         detail = {} if groups else {"capacity-reservation-id": list(ids)}
         self._rule("ReservationEvents", "The fleet's Capacity Blocks: delivered, ending; reservations failed/expired",
-                   event_pattern=events.EventPattern(source=["aws.ec2"], detail_type=list(logic.EC2_EVENTS),
+                   event_pattern=events.EventPattern(source=["aws.ec2"], detail_type=list(contract.EC2_EVENTS),
                                                      detail=detail or None))
         self._rule("BlockScan", "Capacity Blocks: warn 24 h and 2 h before their instances stop (safety net)",
                    schedule=events.Schedule.rate(SCAN_EVERY))
@@ -100,13 +101,13 @@ class CapacityAlerts(Construct):
     def _schedulers(self, clusters: Sequence[TrainiumCluster]) -> None:
         queues = [c.job_queue.job_queue_arn for c in clusters]
         self._rule("QueueBlocked", "A job blocks one of the fleet's Trainium queues (Batch Job Queue Blocked)",
-                   event_pattern=events.EventPattern(source=["aws.batch"], detail_type=[logic.QUEUE_BLOCKED],
+                   event_pattern=events.EventPattern(source=["aws.batch"], detail_type=[contract.QUEUE_BLOCKED],
                                                      detail={"jobQueue": queues}))
         self._rule("QueueMoving", "A job starts on one of the fleet's Trainium queues (ends a blocked condition)",
-                   event_pattern=events.EventPattern(source=["aws.batch"], detail_type=[logic.JOB_STATE],
-                                                     detail={"jobQueue": queues, "status": list(logic.JOB_STARTED)}))
+                   event_pattern=events.EventPattern(source=["aws.batch"], detail_type=[contract.JOB_STATE],
+                                                     detail={"jobQueue": queues, "status": list(contract.JOB_STARTED)}))
         prefixes = [{"prefix": batch_asg_prefix(c.compute_environment.attr_compute_environment_arn)} for c in clusters]
         self._rule("Launches", "Instances of the fleet's Trainium compute environments not launched / launched again",
                    event_pattern=events.EventPattern(
-                       source=["aws.autoscaling"], detail_type=[logic.LAUNCH_UNSUCCESSFUL, logic.LAUNCH_SUCCESSFUL],
+                       source=["aws.autoscaling"], detail_type=[contract.LAUNCH_UNSUCCESSFUL, contract.LAUNCH_SUCCESSFUL],
                        detail={"AutoScalingGroupName": prefixes}))

@@ -14,13 +14,21 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract.failover import (
+    CANARY_WEIGHT,
+    CANARY_WINDOW,
+    CAPACITY_TIMEOUT,
+    MIN_DWELL,
+    Capacity,
+    FailoverSettings,
+    WatchedEndpoint,
+)
+
 from ._args import duck
 from ._nag import acknowledge_wildcards
 from .alerts import grant_publish
 from .functions import FleetFunction
 from .inference import GPU_VARIANT, NeuronEndpoint
-from .lambdas.failover.logic import CANARY_WEIGHT, CANARY_WINDOW, CAPACITY_TIMEOUT, MIN_DWELL, Capacity
-from .lambdas.failover.settings import FailoverSettings, WatchedEndpoint
 from .rules import EVENT_PATTERN_CHARS
 
 CAPACITY_MARGIN = timedelta(minutes=10)

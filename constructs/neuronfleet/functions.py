@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -17,6 +16,8 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ._args import duck, renamed
+from ._assets import lambda_source_dir as lambda_source_dir  # re-exported: where the handler sources are
+from ._assets import stage
 from ._nag import acknowledge_wildcards
 from ._pseudo import pseudo
 
@@ -30,16 +31,12 @@ EVENT_MAX_AGE = Duration.hours(1)
 """EventBridge target retries: a capacity or alarm event older than an hour is stale; it goes to the DLQ."""
 
 
-def lambda_source_dir() -> str:
-    """The folder of the Lambda handlers: ``lambdas/`` in the repository, ``neuronfleet/lambdas`` in the wheel."""
-    return str(resources.files("neuronfleet.lambdas"))
-
-
 class FleetFunction(Construct):
-    """A Python Lambda from the kit's handler sources, with the Powertools layer, a role that may write only
-    its own log group, a retained log group, an encrypted TLS-only dead-letter queue (for failed async
-    invocations and for events EventBridge could not deliver, see :meth:`event_target`), and (given a topic)
-    an alarm on its errors and one on its dead letters.
+    """A Python Lambda from the kit's handler sources (its asset: the handler's package, e.g. ``failover`` of
+    ``failover.handler.handler``, with neuronfleet_contract and neuronfleet_runtime; see ``_assets``), with the
+    Powertools layer, a role that may write only its own log group, a retained log group, an encrypted TLS-only
+    dead-letter queue (for failed async invocations and for events EventBridge could not deliver, see
+    :meth:`event_target`), and (given a topic) an alarm on its errors and one on its dead letters.
 
     Example::
 
@@ -74,7 +71,7 @@ class FleetFunction(Construct):
             f"arn:{pseudo().partition}:lambda:{pseudo().region}:017000801446:layer:{POWERTOOLS_LAYER}:{POWERTOOLS_LAYER_VERSION}")
         self.function = lambda_.Function(
             self, "Function", runtime=RUNTIME, handler=handler, description=description,
-            code=lambda_.Code.from_asset(lambda_source_dir(), exclude=["**/__pycache__", "*.pyc"]),
+            code=lambda_.Code.from_asset(str(stage(handler.split(".")[0]))),
             layers=[powertools], role=self.role, log_group=self.log_group,
             timeout=timeout or Duration.minutes(1), memory_size=memory_size,
             dead_letter_queue=self.dead_letter_queue, reserved_concurrent_executions=reserved_concurrent_executions,

@@ -1,7 +1,8 @@
 """Lambda entry point for Trainium capacity: EventBridge events of the fleet's capacity, and a scheduled scan of its
 Capacity Blocks (the safety net for AWS's own warning event).
 
-Configuration: :class:`~.settings.CapacityAlertSettings` (read once per container). Metrics: ``CAPACITY_NAMESPACE``.
+Configuration: :class:`neuronfleet_contract.capacity_alert.CapacityAlertSettings` (read once per container).
+Metrics: ``CAPACITY_NAMESPACE``.
 Every announcement goes through the announcements ledger's outbox (neuronfleet_runtime.announcements): once per block and
 warning point, once per start and end of a lasting condition, whatever EventBridge retries or however runs overlap;
 each run first publishes what earlier runs recorded and could not publish. A malformed event is refused: a log
@@ -23,6 +24,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
+from neuronfleet_contract.capacity_alert import CapacityAlertSettings
 
 from .adapters import FleetBlocks, Ledger, Outbox, Outcome, Topic
 from .logic import (
@@ -40,7 +42,6 @@ from .logic import (
     detail_type,
     malformed,
 )
-from .settings import CapacityAlertSettings
 
 SERVICE = "neuronfleet-capacity"
 logger = Logger(service=SERVICE)

@@ -1,25 +1,7 @@
 """Trainium capacity events and Capacity Block ends -> what to announce, once. Pure logic: no AWS calls.
 
-The facts below were read on 2026-11-22:
-
-- Capacity Block events (EC2 user guide, "Monitor Capacity Blocks using EventBridge",
-  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-monitor.html): "Capacity Block Delivered" when
-  a block starts and, forty minutes before it ends, "Capacity Block Expiration Warning" ("any instances running in
-  the reservation will begin to terminate in 10 minutes"); detail ``capacity-reservation-id`` and ``end-date``. The
-  guide spells the names both with and without "Reservation" across its versions: both are matched.
-- Instance Capacity Blocks: "Thirty minutes before the reservation expires, we begin to terminate any instances that
-  are still running" (EC2 user guide, "Work with Capacity Blocks", capacity-blocks-using.html).
-- UltraServer Capacity Blocks: for P6e-GB200 AWS asks users to stop their instances 60 minutes before the end
-  (EC2 user guide, as cited by issue 12 and dev.classmethod.jp "Instance CB vs UltraServer CB", 2026-02-08). No
-  public page gives the figure for Trn2 UltraServers: the kit assumes the same 60 minutes (the earlier, safer time)
-  and says so in every UltraServer warning (``Termination.confirmed``).
-- Future-dated Capacity Reservation state changes: "EC2 Capacity Reservation <State>" for Scheduled, Active,
-  Delayed, Unsupported, Failed, Expired; detail ``capacity-reservation-id``, ``state`` (monitor-fcr-state.html).
-- "Batch Job Queue Blocked" (AWS Batch user guide, batch-job-queue-blocked-events.html): a RUNNABLE job blocking a
-  queue; ``detail.jobQueue``, ``detail.statusReason`` (for capacity: ``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY -
-  Service cannot fulfill the capacity requested for instance type [...]``, job_stuck_in_runnable_capacity.html).
-- "EC2 Instance Launch Unsuccessful"/"... Successful" (EC2 Auto Scaling, ``detail.AutoScalingGroupName``,
-  ``detail.StatusMessage``): EC2's capacity refusal reads "We currently do not have sufficient <type> capacity ...".
+The facts (event names, when a block's instances stop, read on 2026-11-22, with their sources) live with the data in
+:mod:`neuronfleet_contract.capacity_alert`, which the CapacityAlerts construct subscribes with.
 
 Each event's documented example is copied verbatim in tests/data/events (README there names each source, read
 2026-11-23) and run through :func:`decide`. The Capacity Block page's examples are not EventBridge envelopes: they
@@ -34,35 +16,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-CAPACITY_BLOCK_DELIVERED = ("Capacity Block Reservation Delivered", "Capacity Block Delivered")
-CAPACITY_BLOCK_ENDING = ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning")
-RESERVATION_TROUBLE = tuple(f"EC2 Capacity Reservation {s}" for s in ("Delayed", "Unsupported", "Failed", "Expired"))
-LAUNCH_UNSUCCESSFUL = "EC2 Instance Launch Unsuccessful"
-LAUNCH_SUCCESSFUL = "EC2 Instance Launch Successful"
-QUEUE_BLOCKED = "Batch Job Queue Blocked"
-JOB_STATE = "Batch Job State Change"
-SCHEDULED = "Scheduled Event"
-EC2_EVENTS = (*CAPACITY_BLOCK_DELIVERED, *CAPACITY_BLOCK_ENDING, *RESERVATION_TROUBLE)
-JOB_STARTED = ("STARTING", "RUNNING")
-"""A job of a blocked queue reaching one of these ends the blocked condition."""
+from neuronfleet_contract.capacity_alert import (
+    CAPACITY_BLOCK_DELIVERED,
+    CAPACITY_BLOCK_ENDING,
+    EC2_EVENTS,
+    JOB_STARTED,
+    JOB_STATE,
+    LAUNCH_SUCCESSFUL,
+    LAUNCH_UNSUCCESSFUL,
+    QUEUE_BLOCKED,
+    RESERVATION_TROUBLE,
+    SCHEDULED,
+    TERMINATION,
+    GpuPool,
+    GpuType,
+    Termination,
+)
+
+__all__ = ["CAPACITY_BLOCK_DELIVERED", "CAPACITY_BLOCK_ENDING", "EC2_EVENTS", "JOB_STARTED", "JOB_STATE",
+           "LAUNCH_SUCCESSFUL", "LAUNCH_UNSUCCESSFUL", "QUEUE_BLOCKED", "RESERVATION_TROUBLE", "SCHEDULED",
+           "TERMINATION", "GpuPool", "GpuType", "Termination"]
+"""Also here: what the contract defines and this logic reads (the event names, the blocks' termination, the pool)."""
 
 AWS_WARNING_BEFORE_END = timedelta(minutes=40)
 
 
-@dataclass(frozen=True)
-class Termination:
-    lead: timedelta
-    """How long before the block's end its instances stop (AWS terminates them, or asks you to)."""
-    confirmed: bool
-    source: str
-
-
-TERMINATION = {
-    "instances": Termination(timedelta(minutes=30), True, "EC2 user guide, Work with Capacity Blocks (2026-11-22)"),
-    "ultraserver": Termination(timedelta(minutes=60), False, (
-        "EC2 user guide gives 60 minutes for P6e-GB200 UltraServer blocks; no figure is published for Trn2 "
-        "UltraServers, so the kit assumes the same (2026-11-22)")),
-}
 WARN_BEFORE_TERMINATION = (timedelta(hours=24), timedelta(hours=2))
 """The scan's warning points, counted back from the moment the block's instances stop (not from its end)."""
 CONDITION_TTL = timedelta(days=7)
@@ -70,24 +48,6 @@ CONDITION_TTL = timedelta(days=7)
 
 QUEUE_BLOCKED_KIND = "queue-blocked"
 LAUNCH_FAILING_KIND = "launch-failing"
-
-
-@dataclass(frozen=True)
-class GpuType:
-    instance_type: str
-    gpus: int
-    gpu_name: str
-    efa: int
-    vcpus: int
-
-
-@dataclass(frozen=True)
-class GpuPool:
-    queue_arn: str
-    types: Sequence[GpuType]
-    """In priority order."""
-    max_vcpus: int
-    cuda_only_workloads: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Lambda entry point: on an alarm state change of a watched endpoint, or on the schedule, decide one step and take it.
 
-Configuration: :class:`~.settings.FailoverSettings` (read once per container). Metrics: ``FAILOVER_NAMESPACE``.
+Configuration: :class:`neuronfleet_contract.failover.FailoverSettings` (read once per container).
+Metrics: ``FAILOVER_NAMESPACE``.
 The function runs with reserved concurrency 1; overlapping runs (a retry, a second invocation) are kept apart by the
 state item's version all the same.
 
@@ -40,10 +41,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
 from neuronfleet_contract import namespaces
+from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
 
 from .adapters import Alarms, CanaryMetrics, SageMakerEndpoints, Scaling, States, Stored, Topic
 from .logic import Decision, Intent, NoGpuVariant, Policy, Record, applied, decide, needs_evidence
-from .settings import FailoverSettings, WatchedEndpoint
 
 SERVICE = "neuronfleet-failover"
 NAMESPACE = namespaces.FAILOVER_NAMESPACE

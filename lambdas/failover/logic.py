@@ -48,26 +48,28 @@ actions: the failover only holds.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
+from neuronfleet_contract.failover import (
+    CANARY_MAX_ERROR_PERCENT,
+    CANARY_MIN_INVOCATIONS,
+    CANARY_WEIGHT,
+    CANARY_WINDOW,
+    CAPACITY_TIMEOUT,
+    MIN_DWELL,
+    Capacity,
+    Policy,
+)
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
-MIN_DWELL = timedelta(minutes=10)
-"""Default: the least time traffic stays on GPU before the failover starts to bring it back."""
-CAPACITY_TIMEOUT = timedelta(minutes=45)
-"""Default: how long raised capacity may take to come into service before the failover gives up."""
-CANARY_WEIGHT = 0.05
-"""Default: the share of traffic the Neuron variant gets back during the canary."""
-CANARY_WINDOW = timedelta(minutes=10)
-"""Default: how long the canary runs before its evidence is read."""
-CANARY_MIN_INVOCATIONS = 20
-"""Default: the fewest Neuron invocations in the canary window that count as evidence."""
-CANARY_MAX_ERROR_PERCENT = 1.0
-"""Default: the highest share of 5XX and model errors among the canary's invocations."""
+__all__ = ["CANARY_MAX_ERROR_PERCENT", "CANARY_MIN_INVOCATIONS", "CANARY_WEIGHT", "CANARY_WINDOW", "CAPACITY_TIMEOUT",
+           "GPU_VARIANT", "MIN_DWELL", "NEURON_VARIANT", "Capacity", "Policy"]
+"""Also here: what the contract defines and this logic uses (its policy, its variants)."""
+
+DEFAULT_POLICY = Policy()
 IN_SERVICE = "InService"
 
 Phase = Literal["serving-neuron", "raising-gpu", "on-gpu", "canary", "lowering-gpu", "gave-up"]
@@ -165,28 +167,6 @@ class Record:
 
 
 @dataclass(frozen=True)
-class Capacity:
-    """An endpoint's configured instance bounds and the GPU:Neuron throughput ratio."""
-
-    neuron_min: int
-    neuron_max: int
-    gpu_min: int
-    gpu_max: int
-    neuron_instances_per_gpu_instance: float
-    """How many Neuron instances one GPU instance replaces (from the pilot's measured throughput)."""
-
-    def gpu_for(self, neuron_instances: int) -> int:
-        """GPU instances that carry the load of ``neuron_instances`` Neuron instances, within the GPU bounds."""
-        need = math.ceil(neuron_instances / self.neuron_instances_per_gpu_instance - 1e-9)
-        return min(self.gpu_max, max(self.gpu_min, need))
-
-    def neuron_for(self, gpu_instances: int) -> int:
-        """Neuron instances that carry the load of ``gpu_instances`` GPU instances, within the Neuron bounds."""
-        need = math.ceil(gpu_instances * self.neuron_instances_per_gpu_instance - 1e-9)
-        return min(self.neuron_max, max(self.neuron_min, need))
-
-
-@dataclass(frozen=True)
 class Evidence:
     """The Neuron variant's own traffic over the canary window (CloudWatch AWS/SageMaker)."""
 
@@ -195,18 +175,6 @@ class Evidence:
     model_errors: float
     latency_p99_ms: float | None
     """None when CloudWatch has no latency datapoint."""
-
-
-@dataclass(frozen=True)
-class Policy:
-    min_dwell: timedelta = MIN_DWELL
-    capacity_timeout: timedelta = CAPACITY_TIMEOUT
-    canary_weight: float = CANARY_WEIGHT
-    canary_window: timedelta = CANARY_WINDOW
-    canary_min_invocations: int = CANARY_MIN_INVOCATIONS
-    canary_max_error_percent: float = CANARY_MAX_ERROR_PERCENT
-    neuron_variant: str = NEURON_VARIANT
-    gpu_variant: str = GPU_VARIANT
 
 
 @dataclass(frozen=True)
@@ -252,7 +220,7 @@ def needs_evidence(record: Record) -> bool:
 
 def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
            capacity: Capacity, *, latency_limit_ms: float, evidence: Evidence | None = None,
-           policy: Policy = Policy(), gpu_alarms: Sequence[AlarmState] = ()) -> Decision:
+           policy: Policy = DEFAULT_POLICY, gpu_alarms: Sequence[AlarmState] = ()) -> Decision:
     """What to do with ``endpoint`` at ``now``, given its Neuron variant's ``alarms``, its GPU variant's
     ``gpu_alarms`` and the failover's record."""
     neuron_name, gpu_name = policy.neuron_variant, policy.gpu_variant

@@ -54,7 +54,11 @@ def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) 
     assert {"AWS::EC2::LaunchTemplate", "AWS::Batch::JobQueue", "AWS::SageMaker::Endpoint", "AWS::Lambda::Function",
             "AWS::DynamoDB::Table", "AWS::Budgets::Budget"} <= kinds
     assets = [p for p in out.glob("asset.*") if p.is_dir()]
-    assert assets and all((a / "failover" / "handler.py").is_file() for a in assets)  # the wheel's Lambda sources
+    # the wheel's Lambda sources, one handler package an asset, each with the contract and the shared runtime
+    handlers = {"failover", "capacity_alert", "cost"}
+    assert assets and all({p.name for p in a.iterdir()} - handlers == {"neuronfleet_contract", "neuronfleet_runtime"}
+                          and len({p.name for p in a.iterdir()} & handlers) == 1 for a in assets)
+    assert any((a / "failover" / "handler.py").is_file() for a in assets)
     probe = (
         "import neuronfleet, constructs, pathlib;"
         "from neuronfleet import CATALOG;"

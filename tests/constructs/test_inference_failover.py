@@ -18,13 +18,13 @@ from aws_cdk.assertions import Template
 
 from neuronfleet import EndpointFailover, EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
 from neuronfleet.inference import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
-from neuronfleet.lambdas.failover.settings import FailoverSettings
 from neuronfleet.settings.inference import (
     MAX_VOLUME_SIZE_GIB,
     ROLLING_MAX_BATCH_SHARE,
     ROLLING_MIN_BATCH_SHARE,
 )
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
+from neuronfleet_contract.failover import FailoverSettings
 from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
 
 LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "batch_size": 8, "sequence_length": 8192,

@@ -56,6 +56,21 @@ def test_templates_equal_snapshots(fleet: str, synth_fleet: Callable[[str], Synt
         assert actual == expected, f"{fleet}/{stack}: template differs from its snapshot; {REGENERATE}"
 
 
+@pytest.mark.parametrize("fleet", ["prod"])
+def test_each_handler_package_is_its_own_asset(fleet: str, synth_fleet: Callable[[str], SynthesizedFleet]) -> None:
+    """A cost edit does not redeploy the failover: functions of one handler package share an S3 key, others differ."""
+    keys: dict[str, set[str]] = {}
+    synthesized = synth_fleet(fleet)
+    for stack in synthesized.stacks:
+        for resource in synthesized.template_json(stack)["Resources"].values():
+            if resource["Type"] == "AWS::Lambda::Function" and "S3Key" in resource["Properties"].get("Code", {}):
+                package = resource["Properties"]["Handler"].split(".")[0]
+                keys.setdefault(package, set()).add(resource["Properties"]["Code"]["S3Key"])
+    assert set(keys) == {"capacity_alert", "cost", "failover"}
+    assert all(len(k) == 1 for k in keys.values()), keys
+    assert len(set.union(*keys.values())) == len(keys)
+
+
 def update() -> None:
     """Rewrite every snapshot from a fresh synth of every example fleet."""
     for fleet in EXAMPLE_FLEETS:

@@ -18,7 +18,7 @@ from neuronfleet_runtime.announcements import LEASE_MARGIN, REPEAT_NOTE, Unfinis
 from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.handler import run
-from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings, gpu_pool
+from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
 from tests.fault_injection import Clock, LambdaStopped, StoppingTopic
 from tests.moto_support import alerts_inbox, announcements_table
 from tests.publisher_examples import event

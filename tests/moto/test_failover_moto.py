@@ -30,7 +30,7 @@ from neuronfleet.lambdas.failover.adapters import (
 )
 from neuronfleet.lambdas.failover.handler import Adapters, run
 from neuronfleet.lambdas.failover.logic import Capacity, Policy, Record
-from neuronfleet.lambdas.failover.settings import WatchedEndpoint
+from neuronfleet_contract.failover import WatchedEndpoint
 from tests.moto_support import alerts_inbox, sagemaker_instance_types_from_botocore
 from tests.publisher_examples import event
 
@@ -621,7 +621,7 @@ def test_malformed_events_are_refused_with_a_log_line_and_a_metric(aws, change, 
     """Through the Lambda entry point (Powertools' EventBridgeEvent, Logger, Metrics), CloudWatch's own example
     changed one field at a time."""
     from neuronfleet.lambdas.failover import handler as entry
-    from neuronfleet.lambdas.failover.settings import FailoverSettings
+    from neuronfleet_contract.failover import FailoverSettings
 
     make_endpoint(aws)
     event = {**alarm_event("chat-5xx"), **change}

@@ -15,8 +15,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from neuronfleet_runtime import announcements
 
 from neuronfleet.lambdas.capacity_alert import logic as capacity
-from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
 from neuronfleet.lambdas.cost import idle, waste
+from neuronfleet_contract.capacity_alert import gpu_pool
 from tests.publisher_examples import EVENTS, event
 
 POOL = gpu_pool({"queue_arn": "arn:aws:batch:us-east-2:111111111111:job-queue/gpu", "max_vcpus": 192,

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-from neuronfleet.lambdas.capacity_alert.logic import GpuPool, GpuType
-from neuronfleet.lambdas.capacity_alert.settings import CapacityAlertSettings
 from neuronfleet.lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet.lambdas.failover.logic import Capacity, Policy
-from neuronfleet.lambdas.failover.settings import FailoverSettings, WatchedEndpoint
 from neuronfleet_contract import environment
 from neuronfleet_contract.alarms import default_alarms
+from neuronfleet_contract.capacity_alert import CapacityAlertSettings, GpuPool, GpuType
 from neuronfleet_contract.environment import InvalidEnvironment
+from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
 
 TOPIC = "arn:aws:sns:us-east-2:123456789012:alerts"

@@ -20,14 +20,14 @@ from neuronfleet_runtime import reservations
 
 from neuronfleet.lambdas.capacity_alert import logic as capacity
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks
-from neuronfleet.lambdas.capacity_alert.settings import gpu_pool
 from neuronfleet.lambdas.cost.capacity_blocks import Block, amortise
 from neuronfleet.lambdas.cost.cost_explorer import adjustments_query, usage_query
 from neuronfleet.lambdas.cost.cur import AthenaSpend, pages_of
 from neuronfleet.lambdas.cost.rows import CostRow, parse
 from neuronfleet.lambdas.failover.handler import watched
 from neuronfleet.lambdas.failover.logic import Capacity
-from neuronfleet.lambdas.failover.settings import WatchedEndpoint
+from neuronfleet_contract.capacity_alert import gpu_pool
+from neuronfleet_contract.failover import WatchedEndpoint
 from tests.publisher_examples import (
     AWS_CLI,
     EVENTS,

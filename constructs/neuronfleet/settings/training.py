@@ -7,9 +7,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from neuronfleet_contract.capacity_alert import TERMINATION
+
 from .. import neuron, rules
 from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
-from ..lambdas.capacity_alert.logic import TERMINATION
 from ..problems import Problem
 from ._base import Bool, Int, PositiveInt, Settings
 from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, UpdateTimeoutMinutes

@@ -1,4 +1,28 @@
-"""What the capacity-alert function is told: built by CapacityAlerts, read once per container by the handler.
+"""The capacity alerts' contract: the events the CapacityAlerts construct routes to the function, when a Capacity
+Block's instances stop, the GPU pool it reports on, and what the function is told (built by CapacityAlerts, read once
+per container by the handler).
+
+The facts below were read on 2026-11-22:
+
+- Capacity Block events (EC2 user guide, "Monitor Capacity Blocks using EventBridge",
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-monitor.html): "Capacity Block Delivered" when
+  a block starts and, forty minutes before it ends, "Capacity Block Expiration Warning" ("any instances running in
+  the reservation will begin to terminate in 10 minutes"); detail ``capacity-reservation-id`` and ``end-date``. The
+  guide spells the names both with and without "Reservation" across its versions: both are matched.
+- Instance Capacity Blocks: "Thirty minutes before the reservation expires, we begin to terminate any instances that
+  are still running" (EC2 user guide, "Work with Capacity Blocks", capacity-blocks-using.html).
+- UltraServer Capacity Blocks: for P6e-GB200 AWS asks users to stop their instances 60 minutes before the end
+  (EC2 user guide, as cited by issue 12 and dev.classmethod.jp "Instance CB vs UltraServer CB", 2026-02-08). No
+  public page gives the figure for Trn2 UltraServers: the kit assumes the same 60 minutes (the earlier, safer time)
+  and says so in every UltraServer warning (``Termination.confirmed``).
+- Future-dated Capacity Reservation state changes: "EC2 Capacity Reservation <State>" for Scheduled, Active,
+  Delayed, Unsupported, Failed, Expired; detail ``capacity-reservation-id``, ``state`` (monitor-fcr-state.html).
+- "Batch Job Queue Blocked" (AWS Batch user guide, batch-job-queue-blocked-events.html): a RUNNABLE job blocking a
+  queue; ``detail.jobQueue``, ``detail.statusReason`` (for capacity: ``CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY -
+  Service cannot fulfill the capacity requested for instance type [...]``, job_stuck_in_runnable_capacity.html).
+- "EC2 Instance Launch Unsuccessful"/"... Successful" (EC2 Auto Scaling, ``detail.AutoScalingGroupName``,
+  ``detail.StatusMessage``): EC2's capacity refusal reads "We currently do not have sufficient <type> capacity ...".
+
 
 Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its values may be CDK tokens);
 ``from_environment`` checks.
@@ -8,13 +32,57 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Self
 
-from neuronfleet_contract import environment
+from . import environment
 
-from .logic import GpuPool, GpuType
+CAPACITY_BLOCK_DELIVERED = ("Capacity Block Reservation Delivered", "Capacity Block Delivered")
+CAPACITY_BLOCK_ENDING = ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning")
+RESERVATION_TROUBLE = tuple(f"EC2 Capacity Reservation {s}" for s in ("Delayed", "Unsupported", "Failed", "Expired"))
+LAUNCH_UNSUCCESSFUL = "EC2 Instance Launch Unsuccessful"
+LAUNCH_SUCCESSFUL = "EC2 Instance Launch Successful"
+QUEUE_BLOCKED = "Batch Job Queue Blocked"
+JOB_STATE = "Batch Job State Change"
+SCHEDULED = "Scheduled Event"
+EC2_EVENTS = (*CAPACITY_BLOCK_DELIVERED, *CAPACITY_BLOCK_ENDING, *RESERVATION_TROUBLE)
+JOB_STARTED = ("STARTING", "RUNNING")
+"""A job of a blocked queue reaching one of these ends the blocked condition."""
+
+@dataclass(frozen=True)
+class Termination:
+    lead: timedelta
+    """How long before the block's end its instances stop (AWS terminates them, or asks you to)."""
+    confirmed: bool
+    source: str
+
+
+TERMINATION = {
+    "instances": Termination(timedelta(minutes=30), True, "EC2 user guide, Work with Capacity Blocks (2026-11-22)"),
+    "ultraserver": Termination(timedelta(minutes=60), False, (
+        "EC2 user guide gives 60 minutes for P6e-GB200 UltraServer blocks; no figure is published for Trn2 "
+        "UltraServers, so the kit assumes the same (2026-11-22)")),
+}
+@dataclass(frozen=True)
+class GpuType:
+    instance_type: str
+    gpus: int
+    gpu_name: str
+    efa: int
+    vcpus: int
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    queue_arn: str
+    types: Sequence[GpuType]
+    """In priority order."""
+    max_vcpus: int
+    cuda_only_workloads: Sequence[str] = ()
+
+
 
 _POOL_ALLOWED = ('a JSON object {"queue_arn": str, "max_vcpus": int, "cuda_only_workloads": [str, ...], "types": '
                  '[{"instance_type": str, "gpus": int, "gpu_name": str, "efa": int, "vcpus": int}, ...]} with at '

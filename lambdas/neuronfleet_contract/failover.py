@@ -1,4 +1,5 @@
-"""What the failover function is told: built by EndpointFailover, read once per container by the handler.
+"""The failover's contract: what the function is told (built by EndpointFailover, read once per container by the
+handler) and the policy's defaults and capacity bounds the construct sets.
 
 Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its values may be CDK tokens);
 ``from_environment`` checks.
@@ -7,25 +8,63 @@ Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its valu
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Self
 
-from neuronfleet_contract import environment
-from neuronfleet_contract.alarms import default_alarms
+from . import environment
+from .alarms import default_alarms
+from .variants import GPU_VARIANT, NEURON_VARIANT
 
-from .logic import (
-    CANARY_MAX_ERROR_PERCENT,
-    CANARY_MIN_INVOCATIONS,
-    CANARY_WEIGHT,
-    CANARY_WINDOW,
-    CAPACITY_TIMEOUT,
-    MIN_DWELL,
-    Capacity,
-    Policy,
-)
+MIN_DWELL = timedelta(minutes=10)
+"""Default: the least time traffic stays on GPU before the failover starts to bring it back."""
+CAPACITY_TIMEOUT = timedelta(minutes=45)
+"""Default: how long raised capacity may take to come into service before the failover gives up."""
+CANARY_WEIGHT = 0.05
+"""Default: the share of traffic the Neuron variant gets back during the canary."""
+CANARY_WINDOW = timedelta(minutes=10)
+"""Default: how long the canary runs before its evidence is read."""
+CANARY_MIN_INVOCATIONS = 20
+"""Default: the fewest Neuron invocations in the canary window that count as evidence."""
+CANARY_MAX_ERROR_PERCENT = 1.0
+"""Default: the highest share of 5XX and model errors among the canary's invocations."""
+
+@dataclass(frozen=True)
+class Capacity:
+    """An endpoint's configured instance bounds and the GPU:Neuron throughput ratio."""
+
+    neuron_min: int
+    neuron_max: int
+    gpu_min: int
+    gpu_max: int
+    neuron_instances_per_gpu_instance: float
+    """How many Neuron instances one GPU instance replaces (from the pilot's measured throughput)."""
+
+    def gpu_for(self, neuron_instances: int) -> int:
+        """GPU instances that carry the load of ``neuron_instances`` Neuron instances, within the GPU bounds."""
+        need = math.ceil(neuron_instances / self.neuron_instances_per_gpu_instance - 1e-9)
+        return min(self.gpu_max, max(self.gpu_min, need))
+
+    def neuron_for(self, gpu_instances: int) -> int:
+        """Neuron instances that carry the load of ``gpu_instances`` GPU instances, within the Neuron bounds."""
+        need = math.ceil(gpu_instances * self.neuron_instances_per_gpu_instance - 1e-9)
+        return min(self.neuron_max, max(self.neuron_min, need))
+
+
+@dataclass(frozen=True)
+class Policy:
+    min_dwell: timedelta = MIN_DWELL
+    capacity_timeout: timedelta = CAPACITY_TIMEOUT
+    canary_weight: float = CANARY_WEIGHT
+    canary_window: timedelta = CANARY_WINDOW
+    canary_min_invocations: int = CANARY_MIN_INVOCATIONS
+    canary_max_error_percent: float = CANARY_MAX_ERROR_PERCENT
+    neuron_variant: str = NEURON_VARIANT
+    gpu_variant: str = GPU_VARIANT
+
 
 _MINUTE = timedelta(minutes=1)
 MAX_CANARY_WEIGHT = 0.5
