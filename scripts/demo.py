@@ -141,9 +141,9 @@ def main() -> int:
     from neuronfleet.lambdas.cost.economics import model_line
     from neuronfleet.lambdas.cost.inventory import FleetEndpoints
     from neuronfleet.lambdas.cost.ledger import Ledger
-    from neuronfleet.lambdas.cost.settings import ReportSettings
     from neuronfleet.lambdas.cost.work import Work
     from neuronfleet.offline import moto_server
+    from neuronfleet_contract.cost import ReportSettings
 
     # an embedded moto server on localhost serving the fleet's account; the CLI gets fake credentials and this
     # endpoint only, so no real account can be reached

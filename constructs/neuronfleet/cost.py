@@ -24,6 +24,13 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract.cost import (
+    ENDPOINT_RESOURCE_TYPE,
+    CollectorSettings,
+    EndpointModel,
+    ReportSettings,
+    WasteSettings,
+)
 from neuronfleet_contract.namespaces import (
     COST_PER_MILLION_METRICS,
     ECONOMICS_NAMESPACE,
@@ -42,9 +49,6 @@ from .announcements import AnnouncementLedger
 from .catalog import CATALOG, InstanceCatalog
 from .cur import CurAnalytics
 from .functions import FleetFunction
-from .lambdas.cost.discovery import ENDPOINT_RESOURCE_TYPE
-from .lambdas.cost.economics import EndpointModel
-from .lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from .prices import price_table
 from .settings import CostMonitorSettings, check_argument
 from .settings._base import name_rule

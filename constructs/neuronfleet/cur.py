@@ -12,7 +12,7 @@ Two parts, because AWS serves them from different places:
   Data Exports user guide's policy); a Glue database and table over the export's Parquet objects, partitioned by
   ``billing_period`` with partition projection (no crawler to run); an Athena workgroup that enforces its
   configuration (results encrypted, SSE-S3, into their own bucket; a bytes-scanned cutoff per query; CloudWatch
-  metrics); the collector's named queries (lambdas/cost/cur.py); ``grant_query(role)``.
+  metrics); the collector's named queries (neuronfleet_contract.cur); ``grant_query(role)``.
 
 In a us-east-1 stack (or an environment-agnostic one) CurAnalytics creates its export itself. Elsewhere it creates
 none, and synth stops until a CurExport in a us-east-1 stack of the same account is given it::
@@ -45,9 +45,10 @@ from aws_cdk import aws_glue as glue
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IValidation
 
+from neuronfleet_contract.cur import FLEET_TAG_COLUMN, QUERIES, render
+
 from ._nag import acknowledge_wildcards
 from ._region import check_in_region
-from .lambdas.cost.cur import FLEET_TAG_COLUMN, QUERIES, render
 from .problems import InvalidSettings, Problem
 from .settings.cost import CUR_EXPORT_REGION, cur_export_placement_problems
 from .storage import secure_bucket

@@ -34,6 +34,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
 
 from neuronfleet_contract import namespaces
+from neuronfleet_contract.cost import CollectorSettings
 
 from . import cost_explorer
 from .adapters import SpendMetrics
@@ -42,7 +43,6 @@ from .cost_explorer import CostExplorer
 from .cur import AthenaSpend
 from .ledger import TRANSACTION_ITEMS, Busy, Ledger, plan
 from .rows import BadRow, Basis, CostRow, parse, publishable, totals
-from .settings import CollectorSettings
 
 
 @dataclass

@@ -19,10 +19,6 @@ from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from .economics import Accelerators, EndpointModel
 
-ENDPOINT_RESOURCE_TYPE = "sagemaker:endpoint"
-"""GetResources ``ResourceTypeFilters`` entry: ``service:resourceType`` as in the ARN
-(``arn:aws:sagemaker:<region>:<account>:endpoint/<name>``)."""
-
 NEURON_FAMILIES = ("trainium", "inferentia")
 GPU_FAMILY = "gpu"
 

@@ -13,6 +13,8 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from neuronfleet_contract.cost import EndpointModel
+
 from .rows import CostRow
 
 # The migration guide's thresholds (monthly spend, USD) and expected savings.
@@ -96,31 +98,6 @@ def show_unit(value: Decimal | None, places: int = 2) -> str | None:
         exponent = value.adjusted() - 3
         return str(value.quantize(Decimal(1).scaleb(min(exponent, -places)), rounding=ROUND_HALF_UP))
     return str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
-
-
-@dataclass(frozen=True)
-class EndpointModel:
-    """What the report needs to know of one endpoint (one model): the instance types of its variants and what its GPU
-    variant is for. ``gpu_role``: ``baseline`` (a weighted GPU variant serving the same model: a comparison),
-    ``standby`` (weight 0: the failover target; its spend is insurance, its traffic a failover), ``shadow`` (a copy
-    of the traffic: costs, serves nobody), ``""`` (no GPU variant)."""
-
-    endpoint: str
-    neuron_types: tuple[str, ...]
-    gpu_type: str = ""
-    gpu_role: str = ""
-    gpu_pool_types: tuple[str, ...] = ()
-    """GPU instance pools of the Neuron variant (and a warm standby's type): capacity fallback, shown apart."""
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> EndpointModel:
-        return cls(endpoint=str(doc["endpoint"]), neuron_types=tuple(str(t) for t in doc.get("neuron_types", ())),
-                   gpu_type=str(doc.get("gpu_type") or ""), gpu_role=str(doc.get("gpu_role") or ""),
-                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "neuron_types": list(self.neuron_types), "gpu_type": self.gpu_type,
-                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types)}
 
 
 Counts = Mapping[tuple[str, str, str], Decimal]

@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from neuronfleet_contract.cost import ENDPOINT_RESOURCE_TYPE
 from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
 
-from .discovery import ENDPOINT_RESOURCE_TYPE, Discovered, endpoint_model, fleet_endpoints, gone
+from .discovery import Discovered, endpoint_model, fleet_endpoints, gone
 from .economics import Accelerators, EndpointModel
 from .idle import Instance, Reservation, Variant
 from .rows import family_of

@@ -22,6 +22,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
+from neuronfleet_contract.cost import ReportSettings
 from neuronfleet_contract.tags import FLEET_TAG
 
 from .adapters import ReportStore, Topic
@@ -47,7 +48,6 @@ from .inventory import FleetEndpoints
 from .ledger import Ledger
 from .pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
 from .rows import Basis, CostRow
-from .settings import ReportSettings
 from .work import UnitCostMetrics, Work
 
 logger = Logger(service="neuronfleet-cost-report")

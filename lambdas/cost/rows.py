@@ -57,8 +57,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
+from neuronfleet_contract.cost import Basis
 from neuronfleet_contract.tags import FLEET_TAG
 
 UNTAGGED = "(untagged)"
@@ -78,8 +79,6 @@ RESERVATION_USAGE = ("Reservation", "DedicatedRes")
 SERVICES = {"Amazon Elastic Compute Cloud - Compute": "ec2", "EC2 - Other": "ec2", "Amazon SageMaker": "sagemaker"}
 """Cost Explorer SERVICE values asked for; Capacity Block fees are billed under "EC2 - Other"."""
 
-Basis = Literal["net_amortized", "unblended"]
-BASES: tuple[Basis, ...] = ("net_amortized", "unblended")
 CE_METRIC: dict[Basis, str] = {"net_amortized": "NetAmortizedCost", "unblended": "UnblendedCost"}
 """Both are asked for in the same request; the fleet file picks which the report and metrics use."""
 

@@ -24,6 +24,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neuronfleet_runtime import announcements
 
 from neuronfleet_contract import namespaces
+from neuronfleet_contract.cost import WasteSettings
 
 from .adapters import Ledger, Topic
 from .idle import (
@@ -46,7 +47,6 @@ from .idle import (
     unused_reservations,
 )
 from .inventory import FleetInventory
-from .settings import WasteSettings
 
 SERVICE = "neuronfleet-waste"
 logger = Logger(service=SERVICE)

@@ -9,6 +9,11 @@ construct library (installed from lambdas/neuronfleet_contract, pyproject.toml m
 - ``alarms``: the names NeuronEndpoint gives its variants' alarms, which the failover derives from the endpoint name;
 - ``namespaces``: the CloudWatch metric namespaces and metric names;
 - ``environment``: the codec of a function's environment (typed reads, InvalidEnvironment).
+- ``failover``, ``capacity_alert``, ``cost``: each function's settings (``to_environment`` for the construct,
+  ``from_environment`` for the handler) and what its construct configures or subscribes to: the failover's policy
+  defaults and capacity bounds; the capacity events, a Capacity Block's termination and the GPU pool; the cost
+  bases, the endpoint model and the endpoint resource type;
+- ``cur``: the Athena queries the CurAnalytics construct saves and the collector runs.
 
 A construct module never imports a handler's module (tests/unit/test_contract.py holds that).
 """

@@ -77,7 +77,7 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
 
 def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost) -> None:
     _, fn = _fn(cost, "cost.report.handler")
-    from neuronfleet.lambdas.cost.settings import _prices
+    from neuronfleet_contract.cost import _prices
 
     prices = _prices(json.loads(fn["Environment"]["Variables"]["PRICES"]))  # packed: Lambda's 4 KB environment
     assert set(prices["trn2.48xlarge"]) >= {"usd_per_hour", "source", "as_of", "region", "sourced"}
@@ -234,7 +234,7 @@ def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(c
 
 
 def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_price_table(cost, prod) -> None:
-    from neuronfleet.lambdas.cost.settings import ReportSettings
+    from neuronfleet_contract.cost import ReportSettings
 
     _, fn = _fn(cost, "cost.report.handler")
     env = fn["Environment"]["Variables"]

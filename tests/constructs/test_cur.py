@@ -13,7 +13,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match, Template
 
 from neuronfleet import CostMonitors, CostMonitorSettings, CurAnalytics, CurExport, InvalidSettings
-from neuronfleet.lambdas.cost.cur import QUERIES
+from neuronfleet_contract.cur import QUERIES
 from tests.conftest import new_app, properties
 
 

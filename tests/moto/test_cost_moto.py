@@ -1112,7 +1112,7 @@ def report_env(fleets, monkeypatch) -> Iterator[dict[str, Any]]:
     """The report function's environment as CostMonitors writes it (no endpoint in it), its container fresh."""
     from neuronfleet.catalog import CATALOG
     from neuronfleet.cost import accelerators_of
-    from neuronfleet.lambdas.cost.settings import ReportSettings
+    from neuronfleet_contract.cost import ReportSettings
 
     env = ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=fleets["topic"],
                          prices=PRICES, period_days=3, accelerators=accelerators_of(CATALOG)).to_environment()

@@ -13,7 +13,7 @@ import pytest
 from botocore.stub import Stubber
 
 from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
-from neuronfleet.lambdas.cost.settings import CollectorSettings
+from neuronfleet_contract.cost import CollectorSettings
 from neuronfleet_contract.environment import prefixed_strings
 
 REGION = "us-east-2"

@@ -237,7 +237,7 @@ def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
 
 def test_a_wrong_cost_basis_names_the_field_the_value_and_what_is_allowed(tmp_path) -> None:
     from neuronfleet import FleetConfigError, load_fleet
-    from neuronfleet.lambdas.cost.settings import CollectorSettings
+    from neuronfleet_contract.cost import CollectorSettings
     from neuronfleet_contract.environment import InvalidEnvironment
     from tests.unit.test_config import BASE
 

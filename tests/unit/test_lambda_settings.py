@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from neuronfleet.lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet.lambdas.failover.logic import Capacity, Policy
 from neuronfleet_contract import environment
 from neuronfleet_contract.alarms import default_alarms
 from neuronfleet_contract.capacity_alert import CapacityAlertSettings, GpuPool, GpuType
+from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet_contract.environment import InvalidEnvironment
 from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
@@ -292,8 +292,8 @@ def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment(
 def test_the_price_table_packs_each_provenance_once_and_unpacks_to_itself() -> None:
     """Each distinct (source, as_of, region, sourced) travels once: a type added with a provenance already seen costs
     only its price. The older single-object ``"*"`` still reads."""
-    from neuronfleet.lambdas.cost.settings import _pack_prices, _prices
     from neuronfleet.prices import price_table
+    from neuronfleet_contract.cost import _pack_prices, _prices
 
     table = price_table(region="us-east-2")
     packed = json.loads(json.dumps(_pack_prices(table)))

@@ -53,7 +53,7 @@ def test_the_check_finds_a_stray_environment_read() -> None:
 def test_the_environment_is_read_only_in_the_settings_modules_from_environment() -> None:
     stray = {}
     for path in SOURCES:
-        settings = path.name == "settings.py" or path.parent.name == "neuronfleet_contract"
+        settings = path.parent.name == "neuronfleet_contract"  # the settings classes live in the contract
         reads = environment_reads(path.read_text(), inside="from_environment" if settings else None)
         if reads:
             stray[path.relative_to(LAMBDAS).as_posix()] = reads
@@ -61,16 +61,15 @@ def test_the_environment_is_read_only_in_the_settings_modules_from_environment()
 
 
 def test_every_handler_has_a_settings_module() -> None:
-    """In the contract (failover, capacity alerts); the cost monitors' still beside their handlers (to move)."""
-    for package in ("failover", "capacity_alert"):
+    """In the contract: the construct builds it, the handler reads it."""
+    for package in ("failover", "capacity_alert", "cost"):
         assert (LAMBDAS / "neuronfleet_contract" / f"{package}.py").is_file()
-    assert (LAMBDAS / "cost" / "settings.py").is_file()
 
 
 def test_settings_need_no_aws_libraries() -> None:
     code = ("import sys; import neuronfleet_contract.failover, neuronfleet_contract.capacity_alert, "
-            "neuronfleet.lambdas.cost.settings, neuronfleet_contract.namespaces, neuronfleet_contract.alarms, "
-            "neuronfleet_contract.tags, neuronfleet_contract.variants; "
+            "neuronfleet_contract.cost, neuronfleet_contract.cur, neuronfleet_contract.namespaces, "
+            "neuronfleet_contract.alarms, neuronfleet_contract.tags, neuronfleet_contract.variants; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'boto3', 'botocore', 'aws_lambda_powertools', "
             "'aws_cdk', 'jsii'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

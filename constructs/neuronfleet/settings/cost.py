@@ -8,7 +8,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ..lambdas.cost.settings import CollectorSettings, ReportSettings, WasteSettings
+from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
+
 from ..problems import Problem
 from ._base import Bool, Int, Number, Settings
 

@@ -1,4 +1,5 @@
-"""What the cost monitor functions are told: built by CostMonitors, read once per container by each handler.
+"""The cost monitors' contract: what their functions are told (built by CostMonitors, read once per container by each
+handler), the cost bases, the endpoint model the report is given and the resource type it finds endpoints by.
 
 Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its values may be CDK tokens);
 ``from_environment`` checks.
@@ -10,11 +11,43 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Literal, Self
 
-from neuronfleet_contract import environment, namespaces
+from . import environment, namespaces
 
-from .rows import BASES
+Basis = Literal["net_amortized", "unblended"]
+BASES: tuple[Basis, ...] = ("net_amortized", "unblended")
+"""The cost bases the collector reads (Cost Explorer metrics NetAmortizedCost and UnblendedCost)."""
+
+ENDPOINT_RESOURCE_TYPE = "sagemaker:endpoint"
+"""GetResources ``ResourceTypeFilters`` entry: ``service:resourceType`` as in the ARN
+(``arn:aws:sagemaker:<region>:<account>:endpoint/<name>``)."""
+
+
+@dataclass(frozen=True)
+class EndpointModel:
+    """What the report needs to know of one endpoint (one model): the instance types of its variants and what its GPU
+    variant is for. ``gpu_role``: ``baseline`` (a weighted GPU variant serving the same model: a comparison),
+    ``standby`` (weight 0: the failover target; its spend is insurance, its traffic a failover), ``shadow`` (a copy
+    of the traffic: costs, serves nobody), ``""`` (no GPU variant)."""
+
+    endpoint: str
+    neuron_types: tuple[str, ...]
+    gpu_type: str = ""
+    gpu_role: str = ""
+    gpu_pool_types: tuple[str, ...] = ()
+    """GPU instance pools of the Neuron variant (and a warm standby's type): capacity fallback, shown apart."""
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> EndpointModel:
+        return cls(endpoint=str(doc["endpoint"]), neuron_types=tuple(str(t) for t in doc.get("neuron_types", ())),
+                   gpu_type=str(doc.get("gpu_type") or ""), gpu_role=str(doc.get("gpu_role") or ""),
+                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint, "neuron_types": list(self.neuron_types), "gpu_type": self.gpu_type,
+                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types)}
+
 
 _TOPIC = "the ARN of the fleet's SNS topic"
 _TABLE = "the name of the cost ledger's DynamoDB table"
