@@ -202,13 +202,18 @@ def test_rerun_of_the_same_days_changes_nothing(aws) -> None:
     assert spend_sum(aws, "2026-11-01", "nf-prod", "gpu") == 1320.96  # not doubled
 
 
+def gpu_corrected_to(amount: str) -> list[dict[str, Any]]:
+    """MONTH with Cost Explorer's late correction of the GPU group's USD amounts (the third group of day one)."""
+    corrected = json.loads(json.dumps(MONTH))
+    for m in corrected[0]["ResultsByTime"][0]["Groups"][2]["Metrics"].values():
+        m["Amount"] = amount if m["Unit"] == "USD" else m["Amount"]
+    return corrected
+
+
 def test_late_correction_replaces_the_row_and_fixes_the_metric(aws) -> None:
     inject(MONTH)
     run_collector(aws)
-    corrected = json.loads(json.dumps(MONTH))
-    for m in corrected[0]["ResultsByTime"][0]["Groups"][2]["Metrics"].values():
-        m["Amount"] = "1100.00" if m["Unit"] == "USD" else m["Amount"]
-    inject(corrected)
+    inject(gpu_corrected_to("1100.00"))
     summary, _ = run_collector(aws)
     assert (summary.new, summary.replaced, summary.unchanged) == (0, 1, 5)
     (row,) = [i for i in rows_of(aws) if i["instance_type"] == "ml.p5.48xlarge"]
@@ -676,10 +681,7 @@ def test_a_publish_whose_outcome_is_unknown_is_never_sent_twice_and_is_named(aws
 def test_a_refused_correction_is_released_to_the_total_cloudwatch_holds_and_sent_by_the_next_run(aws) -> None:
     inject(MONTH)
     run_collector(aws)
-    corrected = json.loads(json.dumps(MONTH))
-    for m in corrected[0]["ResultsByTime"][0]["Groups"][2]["Metrics"].values():
-        m["Amount"] = "1100.00" if m["Unit"] == "USD" else m["Amount"]
-    inject(corrected)
+    inject(gpu_corrected_to("1100.00"))
     with pytest.raises(ClientError, match="down"):
         run_collector(aws, metrics=Failing(aws["cw"], 1))
     held = SpendLedger(aws["table"]).published("nf-prod", ["2026-11-01"])[("2026-11-01", "gpu")]
