@@ -1,0 +1,438 @@
+"""Capacity Blocks for ML, end to end: the lifecycle rules (facts, with sources), the fleet's capacity policy, the
+offers EC2 answers, and the policy's verdict on an offer or an extension. What the ``neuronfleet capacity`` command
+and the lifecycle function (lambdas/capacity_lifecycle) both apply, so one home for each rule.
+
+Pure: no boto3, no CDK. Every refusal names the rule, the offer's value and the limit (:class:`Refusal`).
+
+The facts were read on 2026-11-23; tests/unit/test_capacity_lifecycle.py pins each one against botocore 1.44.5's
+ec2 model (the documentation strings of its shapes) where botocore carries it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal, Self
+
+from . import environment
+from .capacity_alert import TERMINATION
+
+READ = "2026-11-23"
+EXTEND_GUIDE = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-extend.html"
+
+
+@dataclass(frozen=True)
+class Fact:
+    value: Any
+    source: str
+    read: str = READ
+    confirmed: bool = True
+
+
+EXTENSION_EARLIEST = Fact(timedelta(days=56), (
+    f"EC2 user guide, Extend Capacity Blocks ({EXTEND_GUIDE}): 'You can request to extend the duration of your "
+    "Capacity Block up to a minimum of 1 hour or a maximum of 56 days before it expires.' (the German translation "
+    "reads 57 days; the English page is authoritative)"))
+"""The earliest an extension can be requested: 56 days before the block's end."""
+EXTENSION_LATEST = Fact(timedelta(hours=1), EXTENSION_EARLIEST.source)
+"""The latest an extension can be requested: 1 hour before the block's end."""
+EXTENSION_PAYMENT_DEADLINE = Fact(timedelta(minutes=35), (
+    f"EC2 user guide, Extend Capacity Blocks, Billing ({EXTEND_GUIDE}): 'If your payment can't be processed within 12 "
+    "hours, or up to 35 minutes before the Capacity Block is scheduled to end (whichever comes first), your "
+    "extension is not successful and the status changes to payment-failed.'"))
+"""An extension still ``payment-pending`` 35 minutes before the end fails: the block ends at its old end date."""
+EXTENSION_PAYMENT_WINDOW = Fact(timedelta(hours=12), EXTENSION_PAYMENT_DEADLINE.source + (
+    "; botocore 1.44.5 ec2 CapacityBlockExtension.CapacityBlockExtensionStatus: 'If your payment can't be processed "
+    "within 12 hours, the Capacity Block extension is failed.'"))
+MAX_BLOCK_DAYS = Fact(182, (
+    f"EC2 user guide, Extend Capacity Blocks ({EXTEND_GUIDE}): 'You can extend your Capacity Block by 1-day "
+    "increments up to 14 days, and 7-day increments up to 182 days (26 weeks) total.'; botocore 1.44.5 ec2 "
+    "DescribeCapacityBlockOfferings CapacityDurationHours: '1-day increments up 14 days, and in 7-day increments up "
+    "to 182 days'. Whether 'total' bounds the block (purchase + extensions) or each extension is not said: the kit "
+    "takes the stricter reading and keeps a block within 182 days in all"), confirmed=False)
+DURATION_STEPS = Fact(((24, 14 * 24), (7 * 24, 182 * 24)), MAX_BLOCK_DAYS.source)
+"""(step hours, up to hours): whole days up to 14 days, whole weeks up to 182 days: a block's and an extension's."""
+EXTENDABLE_STATES = Fact(("active", "scheduled"), (
+    f"EC2 user guide, Extend Capacity Blocks ({EXTEND_GUIDE}): 'To extend a Capacity Block, it must have a status of "
+    "active or scheduled, and have no extensions that are payment-pending.'"))
+EXTENSION_NOT_GUARANTEED = Fact(True, (
+    f"EC2 user guide, Extend Capacity Blocks ({EXTEND_GUIDE}): 'Capacity Blocks can only be extended if there is "
+    "sufficient capacity available to support them, which is not guaranteed.'"))
+INSTANCES_STOP = Fact(TERMINATION["instances"].lead, TERMINATION["instances"].source)
+"""An instance block's instances are terminated from 30 minutes before its end (neuronfleet_contract.capacity_alert)."""
+ULTRASERVER_STOP = Fact(TERMINATION["ultraserver"].lead, TERMINATION["ultraserver"].source,
+                        confirmed=TERMINATION["ultraserver"].confirmed)
+WARNING_EVENT = Fact(timedelta(minutes=40), (
+    "EC2 user guide, Monitor Capacity Blocks using EventBridge (capacity-blocks-monitor.html, read 2026-11-22): the "
+    "expiration warning event comes forty minutes before the end ('any instances running in the reservation will "
+    "begin to terminate in 10 minutes'); neuronfleet_contract.capacity_alert.CAPACITY_BLOCK_ENDING names it"))
+ONE_RESERVATION_PER_SEGMENT = Fact(True, (
+    "botocore 1.44.5 ec2 PurchaseCapacityBlockResult.CapacityReservations: 'The Capacity Reservations created as a "
+    "result of the Capacity Block purchase. When a Capacity Block offering contains multiple segments, a separate "
+    "Capacity Reservation is created for each segment.'; CapacityBlockOffering.CapacityBlockOfferingSegments: 'Each "
+    "segment describes a distinct block of capacity with its own Availability Zone, instance type, schedule, and "
+    "pricing.'"))
+ULTRASERVER_OFFERS = Fact(True, (
+    "botocore 1.44.5 ec2 DescribeCapacityBlockOfferings UltraserverType ('The EC2 UltraServer type of the Capacity "
+    "Block offerings') and UltraserverCount; CapacityBlockOffering.UltraserverType/UltraserverCount; UltraServer "
+    "blocks go into capacity-reservation resource groups (resource-groups GroupResources: 'You can only use this "
+    "operation with ... AWS::EC2::CapacityReservationPool' groups)"))
+NO_CLIENT_TOKEN = Fact(("PurchaseCapacityBlock", "PurchaseCapacityBlockExtension"), (
+    "botocore 1.44.5 ec2 model: neither request shape has a ClientToken member (PurchaseCapacityBlockRequest: DryRun, "
+    "TagSpecifications, CapacityBlockOfferingId, InstancePlatform; PurchaseCapacityBlockExtensionRequest: "
+    "CapacityBlockExtensionOfferingId, CapacityReservationId, DryRun). So a retried purchase is not idempotent on "
+    "AWS's side: the kit makes it so (a tag per offering, the extension history) and never lets the SDK retry one"))
+MAX_INSTANCES_PER_BLOCK = Fact(64, (
+    "botocore 1.44.5 ec2 DescribeCapacityBlockOfferings InstanceCount: 'Each Capacity Block can have up to 64 "
+    "instances, and you can have up to 256 instances across Capacity Blocks.' (neuronfleet facts/data/"
+    "capacity_blocks.json holds the same with its sources)"))
+
+PLATFORM = "Linux/UNIX"
+"""PurchaseCapacityBlock's InstancePlatform (required; botocore's enum): the kit's AMIs are Linux."""
+CURRENCY = "USD"
+"""The policy's limits are in US dollars: an offer in another currency is refused, never converted."""
+
+
+# ---------------------------------------------------------------------------------------------------------- offers
+
+
+@dataclass(frozen=True)
+class Segment:
+    instance_type: str
+    availability_zone: str
+    instance_count: int
+    start: datetime
+    end: datetime
+    upfront_fee: Decimal
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A Capacity Block offering (botocore 1.44.5 ec2 ``CapacityBlockOffering``)."""
+
+    offering_id: str
+    instance_type: str
+    availability_zone: str
+    instance_count: int
+    start: datetime
+    end: datetime
+    upfront_fee: Decimal
+    currency: str
+    ultraserver_type: str | None = None
+    ultraserver_count: int | None = None
+    segments: tuple[Segment, ...] = ()
+
+    @property
+    def hours(self) -> Decimal:
+        return Decimal(int((self.end - self.start).total_seconds())) / 3600
+
+    @property
+    def instance_hours(self) -> Decimal:
+        return self.hours * self.instance_count
+
+    @property
+    def usd_per_instance_hour(self) -> Decimal:
+        ih = self.instance_hours
+        return (self.upfront_fee / ih).quantize(Decimal("0.0001")) if ih else self.upfront_fee
+
+    @property
+    def availability_zones(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([self.availability_zone, *(s.availability_zone for s in self.segments)]))
+
+    @property
+    def ultraserver(self) -> bool:
+        return bool(self.ultraserver_type)
+
+
+@dataclass(frozen=True)
+class ExtensionOffer:
+    """A Capacity Block extension offering (botocore 1.44.5 ec2 ``CapacityBlockExtensionOffering``)."""
+
+    offering_id: str
+    instance_type: str
+    instance_count: int
+    availability_zone: str
+    block_start: datetime
+    start: datetime
+    end: datetime
+    upfront_fee: Decimal
+    currency: str
+
+    @property
+    def hours(self) -> Decimal:
+        return Decimal(int((self.end - self.start).total_seconds())) / 3600
+
+    @property
+    def usd_per_instance_hour(self) -> Decimal:
+        ih = self.hours * self.instance_count
+        return (self.upfront_fee / ih).quantize(Decimal("0.0001")) if ih else self.upfront_fee
+
+
+class MalformedOffer(ValueError):
+    """EC2 answered an offer the kit cannot read (names the member, the value and what is allowed)."""
+
+
+def _utc(value: Any, member: str) -> datetime:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise MalformedOffer(f"{member}: got {value!r}; allowed: a timestamp") from None
+    if not isinstance(value, datetime):
+        raise MalformedOffer(f"{member}: got {value!r}; allowed: a timestamp")
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _fee(value: Any, member: str) -> Decimal:
+    try:
+        fee = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        raise MalformedOffer(f"{member}: got {value!r}; allowed: a decimal amount (botocore: a string)") from None
+    if not fee.is_finite() or fee < 0:
+        raise MalformedOffer(f"{member}: got {value!r}; allowed: a finite amount of at least 0")
+    return fee
+
+
+def _req(doc: Mapping[str, Any], member: str, what: str) -> Any:
+    if member not in doc or doc[member] in (None, ""):
+        raise MalformedOffer(f"{what}.{member}: got nothing; allowed: a value (the kit needs it)")
+    return doc[member]
+
+
+def offer(doc: Mapping[str, Any]) -> Offer:
+    """An offer from a ``CapacityBlockOffering`` (as boto3 parses it); MalformedOffer naming the member."""
+    what = "CapacityBlockOffering"
+    segments = tuple(Segment(instance_type=str(_req(s, "InstanceType", what + "Segment")),
+                             availability_zone=str(_req(s, "AvailabilityZone", what + "Segment")),
+                             instance_count=int(_req(s, "InstanceCount", what + "Segment")),
+                             start=_utc(_req(s, "StartDate", what + "Segment"), "StartDate"),
+                             end=_utc(_req(s, "EndDate", what + "Segment"), "EndDate"),
+                             upfront_fee=_fee(s.get("UpfrontFee", "0"), "UpfrontFee"))
+                     for s in doc.get("CapacityBlockOfferingSegments") or ())
+    return Offer(offering_id=str(_req(doc, "CapacityBlockOfferingId", what)),
+                 instance_type=str(_req(doc, "InstanceType", what)),
+                 availability_zone=str(_req(doc, "AvailabilityZone", what)),
+                 instance_count=int(_req(doc, "InstanceCount", what)),
+                 start=_utc(_req(doc, "StartDate", what), "StartDate"), end=_utc(_req(doc, "EndDate", what), "EndDate"),
+                 upfront_fee=_fee(_req(doc, "UpfrontFee", what), "UpfrontFee"),
+                 currency=str(doc.get("CurrencyCode") or ""), ultraserver_type=doc.get("UltraserverType") or None,
+                 ultraserver_count=doc.get("UltraserverCount"), segments=segments)
+
+
+def extension_offer(doc: Mapping[str, Any]) -> ExtensionOffer:
+    """An extension offer from a ``CapacityBlockExtensionOffering``; MalformedOffer naming the member."""
+    what = "CapacityBlockExtensionOffering"
+    return ExtensionOffer(
+        offering_id=str(_req(doc, "CapacityBlockExtensionOfferingId", what)),
+        instance_type=str(doc.get("InstanceType") or ""), instance_count=int(doc.get("InstanceCount") or 0),
+        availability_zone=str(doc.get("AvailabilityZone") or ""),
+        block_start=_utc(doc.get("StartDate") or _req(doc, "CapacityBlockExtensionStartDate", what), "StartDate"),
+        start=_utc(_req(doc, "CapacityBlockExtensionStartDate", what), "CapacityBlockExtensionStartDate"),
+        end=_utc(_req(doc, "CapacityBlockExtensionEndDate", what), "CapacityBlockExtensionEndDate"),
+        upfront_fee=_fee(_req(doc, "UpfrontFee", what), "UpfrontFee"), currency=str(doc.get("CurrencyCode") or ""))
+
+
+SortKey = Literal["price", "fee", "start", "duration", "az", "count"]
+SORT_KEYS: dict[str, Callable[[Offer], Any]] = {
+    "price": lambda o: (o.usd_per_instance_hour, o.start),
+    "fee": lambda o: (o.upfront_fee, o.start),
+    "start": lambda o: (o.start, o.usd_per_instance_hour),
+    "duration": lambda o: (-o.hours, o.usd_per_instance_hour),
+    "az": lambda o: (o.availability_zone, o.usd_per_instance_hour),
+    "count": lambda o: (-(o.ultraserver_count or o.instance_count), o.usd_per_instance_hour),
+}
+"""``neuronfleet capacity search --sort``: cheapest per instance-hour first by default; longest first for duration,
+largest first for count; ties by price, then by offering id."""
+
+
+def sort_offers(offers: Iterable[Offer], key: str = "price") -> list[Offer]:
+    if key not in SORT_KEYS:
+        raise ValueError(f"sort: got {key!r}; allowed: {', '.join(SORT_KEYS)}")
+    by = SORT_KEYS[key]
+    return sorted(offers, key=lambda o: (by(o), o.offering_id))
+
+
+# ---------------------------------------------------------------------------------------------------------- policy
+
+
+@dataclass(frozen=True)
+class CapacityPolicy:
+    """What the fleet lets the kit buy (built from the fleet file's ``capacity_policy``: neuronfleet.settings.
+    CapacityPolicySettings, which holds the defaults and the rules on its fields)."""
+
+    max_upfront_fee_usd: Decimal
+    max_usd_per_instance_hour: Decimal
+    availability_zones: tuple[str, ...] = ()
+    """The AZs of the fleet's training subnets: an offer elsewhere cannot be used (an instance can't launch in a
+    subnet of another AZ than its Capacity Block's: EC2 user guide, capacity-blocks-launch.html). Empty: any."""
+    start_after: datetime | None = None
+    start_before: datetime | None = None
+    allow_extension: bool = False
+    extension_budget_usd: Decimal = Decimal(0)
+    """The most the lifecycle function spends on extensions of one block, all its extensions together."""
+    extension_hours: int = 24
+    """How long one extension asks for (whole days up to 14 days, whole weeks after: DURATION_STEPS)."""
+    decide_before: timedelta = timedelta(hours=6)
+    """How long before a block's end the lifecycle function decides: extend, or drain."""
+    checkpoint_lead: timedelta = timedelta(minutes=45)
+    """How long before the block's instances stop the jobs are told to checkpoint (their deadline is
+    :data:`DEADLINE_MARGIN` before the stop)."""
+    fallback_after: timedelta | None = None
+    """A job held for Trainium capacity longer than this goes to the GPU pool, if it names a GPU job definition."""
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        return {"CAPACITY_POLICY": to_json(self.describe())}
+
+    def describe(self) -> dict[str, Any]:
+        def when(t: datetime | None) -> str | None:
+            return t.isoformat() if t else None
+
+        return {"max_upfront_fee_usd": str(self.max_upfront_fee_usd),
+                "max_usd_per_instance_hour": str(self.max_usd_per_instance_hour),
+                "availability_zones": list(self.availability_zones), "start_after": when(self.start_after),
+                "start_before": when(self.start_before), "allow_extension": self.allow_extension,
+                "extension_budget_usd": str(self.extension_budget_usd), "extension_hours": self.extension_hours,
+                "decide_before_minutes": int(self.decide_before.total_seconds() // 60),
+                "checkpoint_lead_minutes": int(self.checkpoint_lead.total_seconds() // 60),
+                "fallback_after_minutes": (None if self.fallback_after is None
+                                           else int(self.fallback_after.total_seconds() // 60))}
+
+    @classmethod
+    def parse(cls, doc: Mapping[str, Any]) -> Self:
+        def when(v: Any) -> datetime | None:
+            return None if v is None else _utc(v, "start window")
+
+        minutes = doc.get("fallback_after_minutes")
+        return cls(max_upfront_fee_usd=Decimal(str(doc["max_upfront_fee_usd"])),
+                   max_usd_per_instance_hour=Decimal(str(doc["max_usd_per_instance_hour"])),
+                   availability_zones=environment.strings(doc.get("availability_zones", [])),
+                   start_after=when(doc.get("start_after")), start_before=when(doc.get("start_before")),
+                   allow_extension=bool(doc.get("allow_extension", False)),
+                   extension_budget_usd=Decimal(str(doc.get("extension_budget_usd", "0"))),
+                   extension_hours=int(doc.get("extension_hours", 24)),
+                   decide_before=timedelta(minutes=int(doc.get("decide_before_minutes", 360))),
+                   checkpoint_lead=timedelta(minutes=int(doc.get("checkpoint_lead_minutes", 45))),
+                   fallback_after=None if minutes is None else timedelta(minutes=int(minutes)))
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        read = environment.Variables(os.environ if env is None else env)
+        return read.json("CAPACITY_POLICY", cls.parse, allowed="a JSON object: CapacityPolicy.describe()")
+
+
+DEADLINE_MARGIN = timedelta(minutes=10)
+"""The jobs' checkpoint deadline is this long before the block's instances stop: time for the checkpoint's last
+write to reach S3 (the cluster's /fsx/data exports to its bucket) before the instance goes."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why the policy refuses: the rule, the offer's value, the limit."""
+
+    rule: str
+    value: str
+    limit: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: the offer's {self.value}; allowed: {self.limit}"
+
+
+def duration_refusal(hours: int, *, what: str = "duration") -> Refusal | None:
+    """Whole days up to 14 days, whole weeks up to 182 days (DURATION_STEPS)."""
+    for step, upto in DURATION_STEPS.value:
+        if hours <= upto and hours >= step and hours % step == 0:
+            return None
+    return Refusal(what, f"{hours} h", "whole days (24 h steps) up to 336 h, whole weeks (168 h steps) up to 4368 h")
+
+
+def offer_refusals(o: Offer, policy: CapacityPolicy, *, now: datetime) -> list[Refusal]:
+    """Every policy rule the offer breaks (empty: the policy allows it)."""
+    out = []
+    if o.currency and o.currency != CURRENCY:
+        out.append(Refusal("currency", f"currency {o.currency}", f"{CURRENCY} (the policy's limits are in USD)"))
+    if o.upfront_fee > policy.max_upfront_fee_usd:
+        out.append(Refusal("max_upfront_fee_usd", f"upfront fee ${o.upfront_fee}",
+                           f"at most ${policy.max_upfront_fee_usd}"))
+    if o.usd_per_instance_hour > policy.max_usd_per_instance_hour:
+        out.append(Refusal("max_usd_per_instance_hour", f"${o.usd_per_instance_hour} per instance-hour",
+                           f"at most ${policy.max_usd_per_instance_hour}"))
+    outside = [z for z in o.availability_zones if policy.availability_zones and z not in policy.availability_zones]
+    if outside:
+        out.append(Refusal("availability_zones", f"AZ {', '.join(outside)}",
+                           f"the fleet's training AZs: {', '.join(policy.availability_zones)}"))
+    if policy.start_after and o.start < policy.start_after:
+        out.append(Refusal("start_after", f"start {o.start.isoformat()}", f"from {policy.start_after.isoformat()}"))
+    if policy.start_before and o.start > policy.start_before:
+        out.append(Refusal("start_before", f"start {o.start.isoformat()}", f"by {policy.start_before.isoformat()}"))
+    if o.start < now:
+        out.append(Refusal("start", f"start {o.start.isoformat()}", f"after now ({now.isoformat()})"))
+    return out
+
+
+@dataclass(frozen=True)
+class BlockEnd:
+    """What the lifecycle function knows of a block it may extend."""
+
+    reservation_id: str
+    start: datetime
+    end: datetime
+    state: str
+    extensions_pending: bool = False
+    extension_spent_usd: Decimal = Decimal(0)
+    """What the block's extensions cost so far (payment-pending and payment-succeeded, from the history)."""
+
+
+def extension_refusals(x: ExtensionOffer, block: BlockEnd, policy: CapacityPolicy, *, now: datetime) -> list[Refusal]:
+    """Every rule (AWS's and the policy's) an extension of ``block`` by ``x`` would break (empty: buy it)."""
+    out = []
+    if not policy.allow_extension:
+        out.append(Refusal("allow_extension", "extension", "allow_extension: true in the fleet's capacity_policy"))
+    if block.state not in EXTENDABLE_STATES.value:
+        out.append(Refusal("extendable state", f"block state {block.state}",
+                           " or ".join(EXTENDABLE_STATES.value) + " (EC2 user guide)"))
+    if block.extensions_pending:
+        out.append(Refusal("no pending extension", "an extension payment-pending",
+                           "none payment-pending (EC2 user guide)"))
+    left = block.end - now
+    if left > EXTENSION_EARLIEST.value or left < EXTENSION_LATEST.value:
+        out.append(Refusal("extension window", f"{_span(left)} before the end",
+                           "between 56 days and 1 hour before the end (EC2 user guide)"))
+    total = (x.end - block.start).total_seconds() / 86400
+    if total > MAX_BLOCK_DAYS.value:
+        out.append(Refusal("182 days in all", f"{total:g} days from the block's start to the extension's end",
+                           f"at most {MAX_BLOCK_DAYS.value} days"))
+    if x.currency and x.currency != CURRENCY:
+        out.append(Refusal("currency", f"currency {x.currency}", CURRENCY))
+    spend = block.extension_spent_usd + x.upfront_fee
+    if spend > policy.extension_budget_usd:
+        out.append(Refusal("extension_budget_usd", f"fee ${x.upfront_fee} (${spend} with this block's earlier "
+                           "extensions)", f"at most ${policy.extension_budget_usd} per block"))
+    if x.usd_per_instance_hour > policy.max_usd_per_instance_hour:
+        out.append(Refusal("max_usd_per_instance_hour", f"${x.usd_per_instance_hour} per instance-hour",
+                           f"at most ${policy.max_usd_per_instance_hour}"))
+    return out
+
+
+def _span(d: timedelta) -> str:
+    minutes = int(d.total_seconds() // 60)
+    if abs(minutes) >= 2 * 24 * 60:
+        return f"{minutes // (24 * 60)} days"
+    return f"{minutes // 60} h {minutes % 60} min" if abs(minutes) >= 60 else f"{minutes} min"
+
+
+# ---------------------------------------------------------------------------------------------------------- tags
+
+PURCHASE_TAG = "neuronfleet:capacity-offering"
+"""Tagged (with the fleet tag) on the reservations a purchase creates: the offering id bought. A retried ``buy`` of
+the same offering finds it (DescribeCapacityReservations, filter ``tag:<key>``) and buys nothing (NO_CLIENT_TOKEN)."""
+GPU_JOB_DEFINITION_TAG = "neuronfleet:gpu-job-definition"
+"""A Batch job tag naming the job definition (name, name:revision or ARN) that runs the same work on the GPU pool.
+Batch's SubmitJob cannot change a job's image (botocore 1.44.5 batch ContainerOverrides has no image member), so
+"declaring a GPU image" is declaring a job definition that carries it."""
+FALLBACK_OF_TAG = "neuronfleet:fallback-of"
+"""Tagged on a GPU job the lifecycle function submitted: the Trainium job it replaces."""
+

@@ -1,0 +1,259 @@
+"""EC2 Capacity Blocks: search, buy, extend, status; the one adapter the ``neuronfleet capacity`` command and the
+lifecycle function share.
+
+Purchases are made idempotent here, because AWS's are not (``neuronfleet_contract.capacity_lifecycle.
+NO_CLIENT_TOKEN``: neither PurchaseCapacityBlock nor PurchaseCapacityBlockExtension takes a ClientToken):
+
+- before a purchase, and after any answer that leaves it unclear whether AWS bought (a timeout, a 5xx, a lost
+  connection), the adapter looks for what that purchase would have made: a reservation tagged with the offering id
+  (``PURCHASE_TAG``), or an extension of the reservation in its history (payment-pending or payment-succeeded, of the
+  same offering or starting at the block's current end). Found: nothing is bought again.
+- throttling (``RequestLimitExceeded``, ``Throttling``) is retried here with backoff, each retry after that look;
+  give the purchase calls a client whose SDK retries are off (:data:`NO_SDK_RETRIES`), so botocore never resends a
+  purchase by itself.
+- a definite refusal (any other 4xx) is raised at once as :class:`Refused`; when the attempts run out with the
+  outcome unknown, :class:`Unclear` says what to check on the account.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from neuronfleet_contract.capacity_lifecycle import (
+    PLATFORM,
+    PURCHASE_TAG,
+    ExtensionOffer,
+    Offer,
+    extension_offer,
+    offer,
+)
+from neuronfleet_contract.tags import FLEET_TAG
+
+from . import reservations
+
+NO_SDK_RETRIES: dict[str, Any] = {"retries": {"total_max_attempts": 1, "mode": "standard"}}
+"""botocore ``Config(**NO_SDK_RETRIES)`` for the client that purchases: one attempt per call, the adapter retries."""
+THROTTLED = frozenset({"RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException"})
+ATTEMPTS = 4
+BACKOFF_S = 2.0
+MAX_PAGES = 100
+
+
+class Refused(Exception):
+    """AWS refused the call (a 4xx other than throttling): nothing was bought."""
+
+
+class Unclear(Exception):
+    """The purchase's outcome is unknown after every attempt: the message says what to look at."""
+
+
+def _code(error: Exception) -> tuple[str, int]:
+    response = getattr(error, "response", None) or {}
+    return (str(response.get("Error", {}).get("Code", "")),
+            int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0))
+
+
+def _definite(error: Exception) -> bool:
+    """A refusal that certainly bought nothing: a 4xx answer (not throttling), or a request never sent."""
+    from botocore.exceptions import ClientError, ParamValidationError
+
+    if isinstance(error, ParamValidationError):
+        return True
+    if isinstance(error, ClientError):
+        code, status = _code(error)
+        return code not in THROTTLED and 400 <= status < 500
+    return False
+
+
+def _pages(call: Callable[..., Mapping[str, Any]], key: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = call(**kwargs)
+        yield from page.get(key) or ()
+        token = page.get("NextToken")
+        if not token:
+            return
+        if token in seen:
+            raise RuntimeError(f"{key}: EC2 answered the same NextToken twice ({token[:20]}...): stopped")
+        seen.add(token)
+        kwargs["NextToken"] = token
+    raise RuntimeError(f"{key}: more than {MAX_PAGES} pages: stopped")
+
+
+@dataclass(frozen=True)
+class Purchase:
+    """What a buy or an extension left on the account. ``already``: it was there before this call bought anything."""
+
+    reservations: tuple[Mapping[str, Any], ...] = ()
+    extensions: tuple[Mapping[str, Any], ...] = ()
+    already: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def reservation_ids(self) -> list[str]:
+        return [str(r["CapacityReservationId"]) for r in self.reservations]
+
+
+@dataclass
+class CapacityBlocksApi:
+    """``ec2``: describes (SDK retries on); ``purchases``: the client that buys (SDK retries off: NO_SDK_RETRIES;
+    ``ec2`` when not given); ``groups``: Resource Groups, for UltraServer blocks. ``sleep`` backs off."""
+
+    ec2: Any
+    purchases: Any = None
+    groups: Any = None
+    sleep: Callable[[float], None] = time.sleep
+    log: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.purchases is None:
+            self.purchases = self.ec2
+
+    # ------------------------------------------------------------------------------------------------ read
+
+    def search(self, *, hours: int, instance_types: Sequence[str] = (), instance_count: int | None = None,
+               ultraserver_type: str | None = None, ultraserver_count: int | None = None,
+               start_after: datetime | None = None, end_before: datetime | None = None) -> list[Offer]:
+        """DescribeCapacityBlockOfferings, every page, as offers (InstanceTypePreferences for several types)."""
+        args: dict[str, Any] = {"CapacityDurationHours": hours}
+        if len(instance_types) == 1:
+            args["InstanceType"] = instance_types[0]
+        elif instance_types:
+            args["InstanceTypePreferences"] = list(instance_types)
+        for key, value in (("InstanceCount", instance_count), ("UltraserverType", ultraserver_type),
+                           ("UltraserverCount", ultraserver_count), ("StartDateRange", start_after),
+                           ("EndDateRange", end_before)):
+            if value is not None:
+                args[key] = value
+        return [offer(o) for o in _pages(self.ec2.describe_capacity_block_offerings, "CapacityBlockOfferings",
+                                          **args)]
+
+    def purchased(self, offering_id: str) -> list[Mapping[str, Any]]:
+        """The reservations a purchase of ``offering_id`` made (found by PURCHASE_TAG)."""
+        return list(_pages(self.ec2.describe_capacity_reservations, "CapacityReservations",
+                           Filters=[{"Name": f"tag:{PURCHASE_TAG}", "Values": [offering_id]}]))
+
+    def reservations(self, ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        if not ids:
+            return []
+        return list(_pages(self.ec2.describe_capacity_reservations, "CapacityReservations",
+                           CapacityReservationIds=list(ids)))
+
+    def blocks(self, *, fleet: str | None = None, block_ids: Sequence[str] = ()) -> list[Mapping[str, Any]]:
+        """DescribeCapacityBlocks (the fleet's by the fleet tag when ``fleet`` is given)."""
+        args: dict[str, Any] = {}
+        if block_ids:
+            args["CapacityBlockIds"] = list(block_ids)
+        if fleet:
+            args["Filters"] = [{"Name": f"tag:{FLEET_TAG}", "Values": [fleet]}]
+        return list(_pages(self.ec2.describe_capacity_blocks, "CapacityBlocks", **args))
+
+    def status(self, block_ids: Sequence[str]) -> list[Mapping[str, Any]]:
+        """DescribeCapacityBlockStatus of the blocks (interconnect health, capacity)."""
+        if not block_ids:
+            return []
+        return list(_pages(self.ec2.describe_capacity_block_status, "CapacityBlockStatuses",
+                           CapacityBlockIds=list(block_ids)))
+
+    def extension_offers(self, reservation_id: str, hours: int) -> list[ExtensionOffer]:
+        return [extension_offer(o) for o in _pages(
+            self.ec2.describe_capacity_block_extension_offerings, "CapacityBlockExtensionOfferings",
+            CapacityReservationId=reservation_id, CapacityBlockExtensionDurationHours=hours)]
+
+    def extension_history(self, reservation_id: str) -> list[Mapping[str, Any]]:
+        return list(_pages(self.ec2.describe_capacity_block_extension_history, "CapacityBlockExtensions",
+                           CapacityReservationIds=[reservation_id]))
+
+    # ------------------------------------------------------------------------------------------------ buy
+
+    def buy(self, o: Offer, *, fleet: str, tags: Mapping[str, str] | None = None) -> Purchase:
+        """Buy ``o`` once, tagged with the fleet and the offering (TagSpecifications on its capacity reservations)."""
+        all_tags = {**(tags or {}), FLEET_TAG: fleet, PURCHASE_TAG: o.offering_id}
+        request = {"CapacityBlockOfferingId": o.offering_id, "InstancePlatform": PLATFORM,
+                   "TagSpecifications": [{"ResourceType": "capacity-reservation",
+                                          "Tags": [{"Key": k, "Value": v} for k, v in sorted(all_tags.items())]}]}
+
+        def found() -> Purchase | None:
+            held = self.purchased(o.offering_id)
+            return Purchase(reservations=tuple(held), already=True) if held else None
+
+        def call() -> Purchase:
+            answer = self.purchases.purchase_capacity_block(**request)
+            return Purchase(reservations=tuple(answer.get("CapacityReservations") or
+                                               [answer["CapacityReservation"]]))
+
+        return self._once(f"offering {o.offering_id}", found, call, check=(
+            f"aws ec2 describe-capacity-reservations --filters Name=tag:{PURCHASE_TAG},Values={o.offering_id}"))
+
+    def extend(self, reservation_id: str, x: ExtensionOffer) -> Purchase:
+        """Buy extension ``x`` of ``reservation_id`` once (the history says whether it, or another extension from
+        the same end, was bought)."""
+
+        def found() -> Purchase | None:
+            mine = [e for e in self.extension_history(reservation_id)
+                    if e.get("CapacityBlockExtensionStatus") in ("payment-pending", "payment-succeeded")
+                    and (e.get("CapacityBlockExtensionOfferingId") == x.offering_id
+                         or _same_time(e.get("CapacityBlockExtensionStartDate"), x.start))]
+            return Purchase(extensions=tuple(mine), already=True) if mine else None
+
+        def call() -> Purchase:
+            answer = self.purchases.purchase_capacity_block_extension(
+                CapacityBlockExtensionOfferingId=x.offering_id, CapacityReservationId=reservation_id)
+            return Purchase(extensions=tuple(answer.get("CapacityBlockExtensions") or ()))
+
+        return self._once(f"extension {x.offering_id} of {reservation_id}", found, call, check=(
+            f"aws ec2 describe-capacity-block-extension-history --capacity-reservation-ids {reservation_id}"))
+
+    def _once(self, what: str, found: Callable[[], Purchase | None], call: Callable[[], Purchase], *,
+              check: str) -> Purchase:
+        unclear: list[str] = []
+        for attempt in range(ATTEMPTS):
+            held = found()
+            if held is not None:
+                notes = (f"{what}: found after an unclear answer ({'; '.join(unclear)}): bought once",) if unclear \
+                    else ()
+                return Purchase(held.reservations, held.extensions, already=not unclear, notes=notes)
+            try:
+                return call()
+            except Exception as e:
+                if _definite(e):
+                    raise Refused(f"{what}: {e}") from e
+                code, _ = _code(e)
+                if code not in THROTTLED:
+                    unclear.append(f"{type(e).__name__}: {e}")
+                self.log.append(f"{what}: attempt {attempt + 1} did not answer clearly ({e}); looking before retrying")
+                self.sleep(BACKOFF_S * 2 ** attempt)
+        held = found()
+        if held is not None:
+            return Purchase(held.reservations, held.extensions, already=False,
+                            notes=(f"{what}: found after {ATTEMPTS} unclear attempts",))
+        raise Unclear(f"{what}: no clear answer after {ATTEMPTS} attempts ({'; '.join(unclear) or 'throttled'}); "
+                      f"nothing found yet. Check before buying again: {check}")
+
+    # ------------------------------------------------------------------------------------------------ group
+
+    def add_to_group(self, group: str, reservation_arns: Sequence[str]) -> list[str]:
+        """Add the reservations to the capacity-reservation resource group (GroupResources), those not in it yet.
+        Returns problems (empty when all are in, or pending); never raises for a resource AWS failed to add."""
+        if self.groups is None:
+            raise ValueError("add_to_group needs a Resource Groups client")
+        held = reservations.group_members(self.groups, [group])
+        todo = [a for a in reservation_arns if a.rsplit("/", 1)[-1] not in held]
+        if not todo:
+            return []
+        answer = self.groups.group_resources(Group=group, ResourceArns=todo)
+        return [f"{f.get('ResourceArn', '?')}: {f.get('ErrorCode', '')} {f.get('ErrorMessage', '')}".strip()
+                for f in answer.get("Failed") or ()]
+
+
+def _same_time(value: Any, when: datetime) -> bool:
+    if not isinstance(value, datetime):
+        return False
+    from datetime import UTC
+
+    v = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    return abs((v - when).total_seconds()) < 60
