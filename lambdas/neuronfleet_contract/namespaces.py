@@ -66,3 +66,10 @@ for a GPU variant that is a baseline, never a standby), one datapoint per report
 
 COST_PER_MILLION_METRICS = {"inferences": "CostPerMillionInferences", "tokens": "CostPerMillionTokens"}
 """The metric names in :data:`ECONOMICS_NAMESPACE` per unit."""
+
+JUDGE_NAMESPACE = "NeuronFleet/Judge"
+"""Published by the pilot judge (``judge/handler``, PutMetricData; its role may write only here): ``Verdict`` (1 go,
+0 no-go) and the measures it judged (``TokenAgreement``, ``EmbeddingCosine``, ``TaskScoreDrop``, ``LatencyP99Ratio``,
+``ErrorRate``; unit None), dimensions ``Fleet`` and ``Endpoint``, one datapoint per judged run timestamped at its end.
+Read by the judge's verdict alarm, which NeuronEndpoint's cutover lists among its auto-rollback alarms
+(``neuronfleet_contract.judge``)."""

@@ -1,0 +1,108 @@
+"""Thin boto3 adapters for the judge: SageMaker Runtime (each variant by TargetVariant), SageMaker (the endpoint's
+configuration, for the run id), S3 (prompt set, run state, records) and CloudWatch (the verdict metric)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .logic import AnswerError, Outcome, RunState, parse_answer
+
+RETRY_CONFIG = {"mode": "standard", "max_attempts": 5}
+"""botocore's standard retry mode: throttling and transient errors (ThrottlingException, 5xx, ServiceUnavailable)
+are retried with backoff, up to 5 attempts; what still fails is an outcome with its error, not a crash."""
+INVOKE_READ_TIMEOUT_S = 70
+"""InvokeEndpoint's answer may take up to 60 s (SageMaker's real-time invocation limit); the client waits a little
+longer (botocore's default read timeout is 60 s)."""
+CONTENT_TYPE = "application/json"
+
+
+class Variants:
+    """InvokeEndpoint on one named variant (``TargetVariant``), timed on the client."""
+
+    def __init__(self, client: Any, endpoint: str, *, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._client, self._endpoint, self._clock = client, endpoint, clock
+
+    def ask(self, variant: str, body: Mapping[str, Any], *, style: Any, task: Any) -> Outcome:
+        start = self._clock()
+        try:
+            answer = self._client.invoke_endpoint(EndpointName=self._endpoint, TargetVariant=variant,
+                                                  ContentType=CONTENT_TYPE, Accept=CONTENT_TYPE,
+                                                  Body=json.dumps(body).encode())
+            raw = answer["Body"].read()
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            return Outcome(latency_ms=(self._clock() - start) * 1000,
+                           error=f"{err.get('Code', 'ClientError')}: {err.get('Message', '')}"[:500])
+        except BotoCoreError as exc:
+            return Outcome(latency_ms=(self._clock() - start) * 1000, error=f"{type(exc).__name__}: {exc}"[:500])
+        latency = (self._clock() - start) * 1000
+        try:
+            return Outcome(latency_ms=latency, answer=parse_answer(style, task, raw))
+        except AnswerError as exc:
+            return Outcome(latency_ms=latency, error=f"unreadable answer: {exc}")
+
+
+class Endpoint:
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def config_name(self, name: str) -> str:
+        """DescribeEndpoint's EndpointConfigName: a cutover changes it, so it names the deployment judged."""
+        return str(self._client.describe_endpoint(EndpointName=name)["EndpointConfigName"])
+
+
+class Store:
+    """The judge's S3 objects: the prompt set (read-only), run states and verdict records (its own prefix)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def prompt_set(self, bucket: str, key: str) -> tuple[bytes, str]:
+        """The prompt set's bytes and ETag (the ETag names its version in the run id)."""
+        got = self._client.get_object(Bucket=bucket, Key=key)
+        return got["Body"].read(), str(got.get("ETag", "")).strip('"')
+
+    def load(self, bucket: str, key: str) -> dict[str, Any] | None:
+        try:
+            return dict(json.loads(self._client.get_object(Bucket=bucket, Key=key)["Body"].read()))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None
+            raise
+
+    def save_state(self, bucket: str, key: str, state: RunState) -> None:
+        self._client.put_object(Bucket=bucket, Key=key, Body=json.dumps(state.to_json()).encode(),
+                                ContentType=CONTENT_TYPE)
+
+    def put_once(self, bucket: str, key: str, doc: Mapping[str, Any]) -> bool:
+        """Write ``doc`` unless the key exists (S3 conditional write, ``If-None-Match: *``): False when it did."""
+        try:
+            self._client.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc, indent=1).encode(),
+                                    ContentType=CONTENT_TYPE, IfNoneMatch="*")
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                return False
+            raise
+
+    def put(self, bucket: str, key: str, doc: Mapping[str, Any]) -> None:
+        self._client.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc, indent=1).encode(),
+                                ContentType=CONTENT_TYPE)
+
+
+class VerdictMetrics:
+    def __init__(self, client: Any, namespace: str) -> None:
+        self._client, self._namespace = client, namespace
+
+    def publish(self, *, fleet: str, endpoint: str, at: datetime, values: Mapping[str, float]) -> None:
+        """One datapoint per value at the run's own timestamp: a retried run sends the same points again."""
+        dims = [{"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": endpoint}]
+        self._client.put_metric_data(Namespace=self._namespace, MetricData=[
+            {"MetricName": name, "Dimensions": dims, "Timestamp": at, "Value": float(v), "Unit": "None"}
+            for name, v in values.items()])

@@ -1,0 +1,286 @@
+"""The pilot judge's contract: its tolerances and their sources, what the function is told, and the verdict record
+the migration report reads.
+
+Pure: no boto3, no Powertools, no CDK. The construct (``neuronfleet.judge``) builds :class:`JudgeSettings` and
+encodes it with ``to_environment`` (values may be CDK tokens); the handler (``judge/handler``) reads it once per
+container with ``from_environment``. The report reads :class:`Verdict` records (``Verdict.from_json``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Self
+
+from . import environment
+from .namespaces import JUDGE_NAMESPACE
+from .variants import GPU_VARIANT, NEURON_VARIANT
+
+Task = Literal["generation", "embeddings"]
+Style = Literal["openai", "generated-text", "hf-pipeline"]
+TASKS: tuple[Task, ...] = ("generation", "embeddings")
+STYLES: tuple[Style, ...] = ("openai", "generated-text", "hf-pipeline")
+
+STYLE_BY_CONTAINER: dict[str, Style] = {
+    "vllm-neuronx": "openai", "custom": "openai", "hf-inference-neuronx": "hf-pipeline",
+    "tgi-neuronx": "generated-text", "lmi-neuronx": "generated-text"}
+"""How each serving container of the kit (``container:``) is asked and answers at ``/invocations``; a container and
+its GPU image answer alike. ``openai``: vLLM's OpenAI-compatible server (completions ``{"prompt": ...}`` ->
+``choices[0].text``; embeddings ``{"input": ...}`` -> ``data[0].embedding``). ``generated-text``: TGI and DJL LMI
+(``{"inputs": ..., "parameters": {...}}`` -> ``[{"generated_text": ...}]``). ``hf-pipeline``: the Hugging Face
+inference toolkit (``{"inputs": ...}`` -> the pipeline's output). Example answers: tests/data/judge/README.md; that
+vLLM's ``/invocations`` on SageMaker answers in the OpenAI shape is read from vLLM's server, not from an AWS page:
+check one answer on a real endpoint (docs/judge.md)."""
+
+# ------------------------------------------------------------------------------------------- tolerances
+
+MIN_TOKEN_AGREEMENT = 0.95
+"""Default: the least mean share of positions at which the two variants' greedy outputs hold the same token. Neuron's
+autoport guide passes a port "when greedy token match rate reaches 95% or higher" (aws-neuron/aws-neuron-sdk,
+tools/neuron-agentic-development/developer_guides/neuron-framework-autoport.rst, commit 81ce03ae261e, read
+2026-11-23). Neuron compares against the Hugging Face reference with teacher forcing; the judge compares two served,
+free-running outputs, where one early divergence shifts what follows: the same bar is stricter here."""
+MIN_EMBEDDING_COSINE = 0.999
+"""Default: the least cosine similarity between the two variants' embeddings of each prompt. Neuron's equivalence
+guide: "Treat > 0.999 as a pass for a well-ported BF16 model" (aws-neuron/aws-neuron-sdk, tools/neuron-agentic-
+development/developer_guides/neuron-framework-equivalence.rst, commit 81ce03ae261e, read 2026-11-23)."""
+MAX_TASK_SCORE_DROP = 0.02
+"""Default: how far the Neuron variant's task score (share of prompts whose output matches the team's reference) may
+fall below the GPU variant's. Neuron leaves task thresholds to the user ("Accuracy scores must meet thresholds defined
+by the user", vllm-neuron/docs/model-dev/accuracy-debugging-guide.md, commit 81ce03ae261e): two points is
+neuronfleet's own choice, unsourced."""
+MAX_LATENCY_P99_RATIO = 1.5
+"""Default: the highest Neuron p99 latency as a multiple of the GPU variant's, measured by the judge. neuronfleet's own
+choice, unsourced: set it from your service's latency objective."""
+MAX_ERROR_RATE = 0.0
+"""Default: the highest share of prompts a variant may fail (after retries): none."""
+LOGIT_TOLERANCES = {"divergence_difference": 0.001, "atol": 1e-5,
+                    "rtol": {"5": 0.01, "50": 0.02, "1000": 0.03, "all": 0.05}}
+"""NxD Inference's logit-matching defaults, for reference only: the judge sees served text, not logits, so it cannot
+apply them (libraries/nxd-inference/developer_guides/onboarding-models.rst, "Logit Matching", commit 81ce03ae261e,
+read 2026-11-23; vLLM-Neuron's DEFAULT_TOLERANCE_MAP has top-5 rtol 0.011, vllm-neuron/docs/design/accuracy/
+logit_validation_design.md). Run them offline with the model's weights."""
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """When the judge says go: every measure within its bound."""
+
+    min_token_agreement: float = MIN_TOKEN_AGREEMENT
+    min_embedding_cosine: float = MIN_EMBEDDING_COSINE
+    max_task_score_drop: float = MAX_TASK_SCORE_DROP
+    max_latency_p99_ratio: float = MAX_LATENCY_P99_RATIO
+    max_error_rate: float = MAX_ERROR_RATE
+
+    def problems(self) -> list[tuple[str, float, str]]:
+        """(field, value, allowed) of every bound out of range."""
+        out = []
+        for name, value, low, high in (("min_token_agreement", self.min_token_agreement, 0.0, 1.0),
+                                       ("min_embedding_cosine", self.min_embedding_cosine, -1.0, 1.0),
+                                       ("max_task_score_drop", self.max_task_score_drop, 0.0, 1.0),
+                                       ("max_latency_p99_ratio", self.max_latency_p99_ratio, 0.0, math.inf),
+                                       ("max_error_rate", self.max_error_rate, 0.0, 1.0)):
+            if not (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+                    and low <= value <= high) or (name == "max_latency_p99_ratio" and value <= 0):
+                what = "above 0" if high == math.inf else f"from {low:g} to {high:g}"
+                out.append((name, value, f"a number {what}"))
+        return out
+
+    def to_json(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        if not isinstance(doc, dict):
+            raise ValueError("expected an object of tolerances")
+        known = set(cls().to_json())
+        unknown = set(doc) - known
+        if unknown:
+            raise ValueError(f"unknown tolerances {sorted(unknown)}; known: {sorted(known)}")
+        made = cls(**{k: float(v) for k, v in doc.items()})
+        bad = made.problems()
+        if bad:
+            raise ValueError("; ".join(f"{f}: got {v!r}; allowed: {a}" for f, v, a in bad))
+        return made
+
+
+# ------------------------------------------------------------------------------------------- settings
+
+MAX_NEW_TOKENS = 128
+"""Default: tokens each variant generates per prompt (greedy)."""
+MAX_PROMPTS = 1000
+"""The most prompts a prompt set may hold (the judge's state of a run is one S3 object)."""
+MAX_PROMPT_SET_BYTES = 5 * 1024 * 1024
+"""The largest prompt set the judge reads (5 MiB)."""
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What one judge function is told: the endpoint, its two variants, the prompt set, the records' place, the
+    tolerances and each variant's hourly price (for cost per million)."""
+
+    endpoint_name: str
+    prompts_bucket: str
+    prompts_key: str
+    records_bucket: str
+    task: Task = "generation"
+    style: Style = "openai"
+    records_prefix: str = "judge/"
+    tolerances: Tolerances = Tolerances()
+    usd_per_hour: Mapping[str, float] = field(default_factory=dict)
+    """Per variant (``neuron``, ``gpu``): what its instances cost per hour at the kit's prices."""
+    max_new_tokens: int = MAX_NEW_TOKENS
+    fleet: str = ""
+    namespace: str = JUDGE_NAMESPACE
+    neuron_variant: str = NEURON_VARIANT
+    gpu_variant: str = GPU_VARIANT
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        return {"JUDGE_ENDPOINT": self.endpoint_name, "JUDGE_PROMPTS_BUCKET": self.prompts_bucket,
+                "JUDGE_PROMPTS_KEY": self.prompts_key, "JUDGE_RECORDS_BUCKET": self.records_bucket,
+                "JUDGE_RECORDS_PREFIX": self.records_prefix, "JUDGE_TASK": self.task, "JUDGE_STYLE": self.style,
+                "JUDGE_TOLERANCES": to_json(self.tolerances.to_json()),
+                "JUDGE_USD_PER_HOUR": to_json(dict(self.usd_per_hour)),
+                "JUDGE_MAX_NEW_TOKENS": str(self.max_new_tokens), "JUDGE_FLEET": self.fleet,
+                "JUDGE_NAMESPACE": self.namespace}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        read = environment.Variables(os.environ if env is None else env)
+        task = read.text("JUDGE_TASK", allowed=" or ".join(TASKS), default="generation")
+        style = read.text("JUDGE_STYLE", allowed=" or ".join(STYLES), default="openai")
+        if task not in TASKS:
+            raise environment.InvalidEnvironment("JUDGE_TASK", task, " or ".join(TASKS))
+        if style not in STYLES:
+            raise environment.InvalidEnvironment("JUDGE_STYLE", style, ", ".join(STYLES))
+        return cls(
+            endpoint_name=read.text("JUDGE_ENDPOINT", allowed="a SageMaker endpoint name"),
+            prompts_bucket=read.text("JUDGE_PROMPTS_BUCKET", allowed="an S3 bucket name"),
+            prompts_key=read.text("JUDGE_PROMPTS_KEY", allowed="the prompt set's S3 key (JSONL)"),
+            records_bucket=read.text("JUDGE_RECORDS_BUCKET", allowed="an S3 bucket name"),
+            records_prefix=read.text("JUDGE_RECORDS_PREFIX", allowed="an S3 key prefix", default="judge/"),
+            task=task, style=style,
+            tolerances=read.json("JUDGE_TOLERANCES", Tolerances.from_json, allowed="a JSON object of tolerances",
+                                 default=Tolerances()),
+            usd_per_hour=read.json("JUDGE_USD_PER_HOUR", _prices, allowed='a JSON object {"neuron": usd, "gpu": usd}',
+                                   default={}),
+            max_new_tokens=read.whole("JUDGE_MAX_NEW_TOKENS", default=MAX_NEW_TOKENS, minimum=1, unit="tokens"),
+            fleet=read.text("JUDGE_FLEET", allowed="the fleet's name", default="-"),
+            namespace=read.namespace("JUDGE_NAMESPACE", default=JUDGE_NAMESPACE))
+
+
+def _prices(doc: Any) -> dict[str, float]:
+    if not isinstance(doc, dict) or not all(isinstance(v, int | float) and v >= 0 for v in doc.values()):
+        raise ValueError("expected an object of variant -> USD per hour (>= 0)")
+    return {str(k): float(v) for k, v in doc.items()}
+
+
+# ------------------------------------------------------------------------------------------- the verdict
+
+VERDICT_METRIC = "Verdict"
+"""In :data:`JUDGE_NAMESPACE`: 1 for go, 0 for no-go, one datapoint per judged run (timestamped at the run's end, so a
+retried run re-sends the same point), dimensions ``Fleet`` and ``Endpoint``. The judge's alarm (and through it the
+endpoint's cutover) reads its Minimum."""
+MEASURE_METRICS = {"token_agreement": "TokenAgreement", "embedding_cosine": "EmbeddingCosine",
+                   "task_score_drop": "TaskScoreDrop", "latency_p99_ratio": "LatencyP99Ratio",
+                   "error_rate": "ErrorRate"}
+"""The measures the judge publishes beside the verdict (same dimensions; ``ErrorRate`` also by ``Variant``)."""
+RECORD_SCHEMA = "neuronfleet.judge.verdict/1"
+
+
+def record_key(prefix: str, endpoint: str, run_id: str) -> str:
+    """Where a run's verdict record lives: ``<prefix><endpoint>/runs/<run id>.json``."""
+    return f"{prefix}{endpoint}/runs/{run_id}.json"
+
+
+def latest_key(prefix: str, endpoint: str) -> str:
+    """The endpoint's latest verdict (a copy of the newest run's record): what the report reads."""
+    return f"{prefix}{endpoint}/latest.json"
+
+
+@dataclass(frozen=True)
+class Failing:
+    """A measure out of its bound: its name, the value measured, the bound, the variant it concerns."""
+
+    measure: str
+    value: float
+    limit: float
+    variant: str = ""
+
+    def sentence(self) -> str:
+        who = f" ({self.variant})" if self.variant else ""
+        return f"{self.measure}{who} {self.value:.4g} against a limit of {self.limit:.4g}"
+
+
+@dataclass(frozen=True)
+class VariantFigures:
+    """What the judge measured on one variant (latency client-side around InvokeEndpoint)."""
+
+    invocations: int
+    errors: int
+    p50_ms: float | None
+    p99_ms: float | None
+    units_per_second: float | None
+    """Output tokens (generation) or inferences (embeddings) per second, one request at a time."""
+    usd_per_million: float | None
+    """At the kit's hourly price and :attr:`units_per_second`: a ceiling (a batched server does more per hour)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judged run, as the report reads it (``latest.json``; schema ``neuronfleet.judge.verdict/1``).
+
+    ``go`` is True when every measure is within its tolerance; ``failing`` names those that are not. ``unit`` says
+    what cost per million counts (``tokens`` or ``inferences``); ``token_unit`` whether agreement compared the
+    model's own tokens (``tokens``) or whitespace-separated words (``words``, when the answers carry no tokens)."""
+
+    endpoint: str
+    run_id: str
+    task: Task
+    go: bool
+    failing: tuple[Failing, ...]
+    measures: Mapping[str, float]
+    variants: Mapping[str, VariantFigures]
+    prompts: int
+    unit: str
+    token_unit: str = "tokens"
+    fleet: str = ""
+    finished_at: str = ""
+    synthetic: bool = False
+    """True when the answers came from fixtures (the demo), not from an endpoint."""
+
+    def line(self) -> str:
+        """One sentence a person understands."""
+        n = self.variants.get(NEURON_VARIANT)
+        g = self.variants.get(GPU_VARIANT)
+        cost = ""
+        if n and g and n.usd_per_million and g.usd_per_million:
+            cost = (f"; ${n.usd_per_million:,.2f} vs ${g.usd_per_million:,.2f} per million {self.unit} "
+                    "(Neuron vs GPU)")
+        label = " [synthetic: fixture answers]" if self.synthetic else ""
+        if self.go:
+            key = "token_agreement" if self.task == "generation" else "embedding_cosine"
+            return (f"{self.endpoint}: GO: Neuron matches GPU on {self.prompts} prompts ({key.replace('_', ' ')} "
+                    f"{self.measures.get(key, float('nan')):.3f}){cost}{label}")
+        return (f"{self.endpoint}: NO-GO: " + "; ".join(f.sentence() for f in self.failing)
+                + f" ({self.prompts} prompts){cost}{label}")
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["failing"] = [asdict(f) for f in self.failing]
+        doc["schema"] = RECORD_SCHEMA
+        doc["verdict"] = "go" if self.go else "no-go"
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        if doc.get("schema") != RECORD_SCHEMA:
+            raise ValueError(f"schema: got {doc.get('schema')!r}; allowed: {RECORD_SCHEMA}")
+        return cls(endpoint=doc["endpoint"], run_id=doc["run_id"], task=doc["task"], go=bool(doc["go"]),
+                   failing=tuple(Failing(**f) for f in doc["failing"]), measures=dict(doc["measures"]),
+                   variants={k: VariantFigures(**v) for k, v in doc["variants"].items()}, prompts=int(doc["prompts"]),
+                   unit=doc["unit"], token_unit=doc.get("token_unit", "tokens"), fleet=doc.get("fleet", ""),
+                   finished_at=doc.get("finished_at", ""), synthetic=bool(doc.get("synthetic", False)))
