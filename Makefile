@@ -42,6 +42,7 @@ test: lint
 	$(PY) -m pytest
 
 bench: $(STAMP)
+	$(PY) scripts/bench_floor.py
 	$(PY) scripts/bench_synth.py
 	$(PY) scripts/bench_collector.py
 

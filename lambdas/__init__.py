@@ -8,5 +8,5 @@ alarm names, metric namespaces, the environment codec, each function's settings 
 the construct and ``from_environment`` for the handler, the only place the environment is read) and
 ``neuronfleet_runtime`` (handler code several functions share: the SNS adapter, the announcements outbox,
 reservations). The constructs import the contract, never a handler's module (tests/unit/test_contract.py); each
-function's asset holds its own package and those two (neuronfleet._assets).
+function's asset holds its own package and those two (neuronfleet.core.assets).
 """

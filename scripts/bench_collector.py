@@ -40,9 +40,9 @@ import requests  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
 from neuronfleet.lambdas.cost import collector  # noqa: E402
-from neuronfleet.lambdas.cost.cost_explorer import CostExplorer  # noqa: E402
-from neuronfleet.lambdas.cost.ledger import Ledger, Published, item  # noqa: E402
-from neuronfleet.lambdas.cost.rows import CostRow  # noqa: E402
+from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer  # noqa: E402
+from neuronfleet.lambdas.cost.logic.ledger import Ledger, Published, item  # noqa: E402
+from neuronfleet.lambdas.cost.logic.rows import CostRow  # noqa: E402
 
 TYPES = ["trn2.48xlarge", "trn1.32xlarge", "ml.inf2.xlarge", "ml.inf2.48xlarge", "p5.48xlarge", "ml.g6e.12xlarge"]
 TODAY = date(2026, 11, 1)

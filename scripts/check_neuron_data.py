@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "constructs" / "neuronfleet" / "data" / "neuron_compat.json"
+DATA = ROOT / "constructs" / "neuronfleet" / "facts" / "data" / "neuron_compat.json"
 FOLDER = "docs/src/data/pytorch-training-neuronx"
 
 

@@ -135,13 +135,13 @@ def main() -> int:
 
     import requests
 
-    from neuronfleet.config import construct_id
+    from neuronfleet.fleetfile.schema import construct_id
     from neuronfleet.lambdas.cost import collector, report
-    from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
-    from neuronfleet.lambdas.cost.economics import model_line
-    from neuronfleet.lambdas.cost.inventory import FleetEndpoints
-    from neuronfleet.lambdas.cost.ledger import Ledger
-    from neuronfleet.lambdas.cost.work import Work
+    from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
+    from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints
+    from neuronfleet.lambdas.cost.adapters.work import Work
+    from neuronfleet.lambdas.cost.logic.economics import model_line
+    from neuronfleet.lambdas.cost.logic.ledger import Ledger
     from neuronfleet.offline import moto_server
     from neuronfleet_contract.cost import ReportSettings
 

@@ -1,16 +1,16 @@
-"""Regenerate the AWS facts the library ships as data (constructs/neuronfleet/data/*.json).
+"""Regenerate the AWS facts the library ships as data (constructs/neuronfleet/facts/data/*.json).
 
 - instance_type_offerings.json: EC2 DescribeInstanceTypeOfferings (location type: region) for the
   catalog's types, from the copy of AWS's data that ships inside moto.
 - sagemaker_instance_types.json: every ProductionVariantInstanceType of botocore's SageMaker service model.
-- regions.json: every region of every partition in botocore's endpoints data (neuronfleet.rules.region).
+- regions.json: every region of every partition in botocore's endpoints data (neuronfleet.core.rules.region).
 - availability_zones.json: the AZ names per region in moto's copy of AWS's data: the per-AZ
-  DescribeInstanceTypeOfferings files and moto's zone table (neuronfleet.rules.availability_zone).
+  DescribeInstanceTypeOfferings files and moto's zone table (neuronfleet.core.rules.availability_zone).
 - neuron_ecs_amis.json: per region, the AMI of AWS's SSM public parameter
   /aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended, as shipped in moto (the training
-  clusters' pinned default AMI; neuronfleet.neuron).
+  clusters' pinned default AMI; neuronfleet.facts.neuron).
 - gpu_ecs_amis.json: the same for /aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended (the GPU
-  pool's pinned default AMI; neuronfleet.catalog.gpu_ecs_amis).
+  pool's pinned default AMI; neuronfleet.facts.catalog.gpu_ecs_amis).
 
 A file's "as_of" (the date it was generated) is not compared by --check and is kept when nothing else changed.
 
@@ -31,14 +31,14 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "constructs" / "neuronfleet" / "data"
+DATA = ROOT / "constructs" / "neuronfleet" / "facts" / "data"
 
 
 def offerings() -> dict[str, object]:
     import moto
 
     sys.path.insert(0, str(ROOT / "constructs"))
-    from neuronfleet.catalog import _SPECS
+    from neuronfleet.facts.catalog import _SPECS
 
     folder = Path(moto.__file__).parent / "ec2" / "resources" / "instance_type_offerings" / "region"
     regions: dict[str, list[str]] = {s.instance_type: [] for s in sorted(_SPECS, key=lambda s: s.instance_type)}

@@ -11,8 +11,7 @@ from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
 from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
-from neuronfleet.config import CUR_EXPORT_PART, construct_id, partition
-from neuronfleet.rules import (
+from neuronfleet.core.rules import (
     CDK_DESCRIPTION_CHARS,
     CLOUDFORMATION_QUOTAS,
     IAM_ROLE_INLINE_POLICY_CHARS,
@@ -20,6 +19,7 @@ from neuronfleet.rules import (
     TOKEN_ESTIMATE_CHARS,
     fits_description,
 )
+from neuronfleet.fleetfile.schema import CUR_EXPORT_PART, construct_id, partition
 from neuronfleet.settings import reservations
 from neuronfleet.settings.cost import cur_export_region
 

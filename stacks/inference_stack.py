@@ -8,7 +8,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet import EndpointFailover, EndpointSettings, FleetNetwork, NeuronEndpoint, StaticAzStack
-from neuronfleet.storage import secure_bucket
+from neuronfleet.core.storage import secure_bucket
 
 
 class InferenceStack(StaticAzStack):

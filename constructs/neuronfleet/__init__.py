@@ -9,9 +9,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price, UnknownInstanceType
-from .config import Fleet, FleetConfigError, load_fleet, parse_fleet
-from .problems import InvalidSettings, Problem
+from .core.problems import InvalidSettings, Problem
+from .facts.catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price, UnknownInstanceType
+from .fleetfile.schema import Fleet, FleetConfigError, load_fleet, parse_fleet
 from .settings import (
     AmiSettings,
     BudgetThreshold,
@@ -27,26 +27,26 @@ from .settings import (
 )
 
 if TYPE_CHECKING:
-    from .alerts import FleetAlerts
-    from .capacity import CapacityAlerts
-    from .cost import CostMonitors
-    from .cur import CurAnalytics, CurExport
-    from .failover import EndpointFailover
-    from .fallback import GpuPool
-    from .functions import FleetFunction
-    from .inference import NeuronEndpoint
-    from .network import FleetNetwork
-    from .stack import StaticAzStack
-    from .tagging import FAMILY_TAG, FLEET_TAG, PHASE_TAG, tag_family, tag_fleet
-    from .training import TrainiumCluster
+    from .alerts.topic import FleetAlerts
+    from .capacity.alerts import CapacityAlerts
+    from .core.functions import FleetFunction
+    from .core.stack import StaticAzStack
+    from .core.tagging import FAMILY_TAG, FLEET_TAG, PHASE_TAG, tag_family, tag_fleet
+    from .cost.cur import CurAnalytics, CurExport
+    from .cost.monitors import CostMonitors
+    from .fallback.gpu_pool import GpuPool
+    from .inference.endpoint import NeuronEndpoint
+    from .inference.failover import EndpointFailover
+    from .network.fleet_network import FleetNetwork
+    from .training.cluster import TrainiumCluster
 
 _LAZY = {
-    "FleetAlerts": ".alerts", "CostMonitors": ".cost", "CapacityAlerts": ".capacity", "EndpointFailover": ".failover",
-    "CurAnalytics": ".cur", "CurExport": ".cur",
-    "GpuPool": ".fallback", "FleetFunction": ".functions", "NeuronEndpoint": ".inference",
-    "FleetNetwork": ".network", "StaticAzStack": ".stack", "TrainiumCluster": ".training",
-    "FAMILY_TAG": ".tagging", "FLEET_TAG": ".tagging", "PHASE_TAG": ".tagging", "tag_family": ".tagging",
-    "tag_fleet": ".tagging",
+    "FleetAlerts": ".alerts.topic", "CostMonitors": ".cost.monitors", "CapacityAlerts": ".capacity.alerts",
+    "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
+    "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
+    "FleetNetwork": ".network.fleet_network", "StaticAzStack": ".core.stack", "TrainiumCluster": ".training.cluster",
+    "FAMILY_TAG": ".core.tagging", "FLEET_TAG": ".core.tagging", "PHASE_TAG": ".core.tagging",
+    "tag_family": ".core.tagging", "tag_fleet": ".core.tagging",
 }
 
 

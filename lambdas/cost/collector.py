@@ -36,13 +36,13 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnec
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.cost import CollectorSettings
 
-from . import cost_explorer
-from .adapters import SpendMetrics
-from .capacity_blocks import CapacityBlocks, amortise
-from .cost_explorer import CostExplorer
-from .cur import AthenaSpend
-from .ledger import TRANSACTION_ITEMS, Busy, Ledger, plan
-from .rows import BadRow, Basis, CostRow, parse, publishable, totals
+from .adapters import cost_explorer
+from .adapters.athena import AthenaSpend
+from .adapters.cost_explorer import CostExplorer
+from .adapters.outputs import SpendMetrics
+from .logic.capacity_blocks import CapacityBlocks, amortise
+from .logic.ledger import TRANSACTION_ITEMS, Busy, Ledger, plan
+from .logic.rows import BadRow, Basis, CostRow, parse, publishable, totals
 
 
 @dataclass

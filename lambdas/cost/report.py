@@ -25,9 +25,11 @@ from neuronfleet_contract import namespaces
 from neuronfleet_contract.cost import ReportSettings
 from neuronfleet_contract.tags import FLEET_TAG
 
-from .adapters import ReportStore, Topic
-from .discovery import Discovered
-from .economics import (
+from .adapters.inventory import FleetEndpoints
+from .adapters.outputs import ReportStore, Topic
+from .adapters.work import UnitCostMetrics, Work
+from .logic.discovery import Discovered
+from .logic.economics import (
     Accelerators,
     Counts,
     EndpointModel,
@@ -44,11 +46,9 @@ from .economics import (
     unit_economics,
     verdict,
 )
-from .inventory import FleetEndpoints
-from .ledger import Ledger
-from .pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
-from .rows import Basis, CostRow
-from .work import UnitCostMetrics, Work
+from .logic.ledger import Ledger
+from .logic.pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
+from .logic.rows import Basis, CostRow
 
 logger = Logger(service="neuronfleet-cost-report")
 

@@ -26,8 +26,9 @@ from neuronfleet_runtime import announcements
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.cost import WasteSettings
 
-from .adapters import Ledger, Topic
-from .idle import (
+from .adapters.inventory import FleetInventory
+from .adapters.outputs import Ledger, Topic
+from .logic.idle import (
     GPU_STANDBY_KIND,
     IDLE_ENDPOINT_KIND,
     IDLE_KIND,
@@ -46,7 +47,6 @@ from .idle import (
     started_message,
     unused_reservations,
 )
-from .inventory import FleetInventory
 
 SERVICE = "neuronfleet-waste"
 logger = Logger(service=SERVICE)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal, Self
@@ -436,3 +436,72 @@ Batch's SubmitJob cannot change a job's image (botocore 1.44.5 batch ContainerOv
 FALLBACK_OF_TAG = "neuronfleet:fallback-of"
 """Tagged on a GPU job the lifecycle function submitted: the Trainium job it replaces."""
 
+
+
+# ---------------------------------------------------------------------------------------------------------- function
+
+
+@dataclass(frozen=True)
+class ClusterRef:
+    """One training cluster the lifecycle function looks after."""
+
+    name: str
+    queue_arn: str
+    """Its Batch job queue: RUNNING jobs keep its blocks worth extending; RUNNABLE jobs held for capacity may move."""
+    instance_type: str
+    drain_bucket: str
+    """The cluster's data bucket: the checkpoint flag is written at :func:`drain_key` in it (the jobs can read it)."""
+    reservation_ids: tuple[str, ...] = ()
+    group_arns: tuple[str, ...] = ()
+
+
+def drain_key(cluster: str) -> str:
+    """Where a cluster's checkpoint flag lives in its data bucket: a JSON object ``{"deadline": ISO 8601, "reason",
+    "blocks"}`` while a drain is on; absent otherwise. A job polls it (GetObject; the job role reads the bucket)."""
+    return f"neuronfleet/drain/{cluster}.json"
+
+
+@dataclass(frozen=True)
+class LifecycleSettings:
+    fleet: str
+    topic_arn: str
+    ledger_table: str
+    policy: CapacityPolicy
+    clusters: tuple[ClusterRef, ...]
+    gpu_queue_arn: str = ""
+    gpu_instance_type: str = ""
+    """The GPU pool's first instance type (its priority order): what a moved job is priced at."""
+    prices: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """The kit's price table (neuronfleet.facts.prices.price_table): the fallback's cost difference."""
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        env = {"FLEET": self.fleet, "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
+                **self.policy.to_environment(to_json=to_json), "GPU_QUEUE_ARN": str(self.gpu_queue_arn),
+                "GPU_INSTANCE_TYPE": self.gpu_instance_type,
+                "CLUSTERS": to_json([{"name": c.name, "queue_arn": c.queue_arn, "instance_type": c.instance_type,
+                                      "drain_bucket": c.drain_bucket, "reservation_ids": list(c.reservation_ids),
+                                      "group_arns": list(c.group_arns)} for c in self.clusters]),
+                "PRICES": to_json({k: {"usd_per_hour": v["usd_per_hour"], "as_of": v.get("as_of", "")}
+                                   for k, v in self.prices.items()})}
+        return {k: v for k, v in env.items() if v != ""}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        read = environment.Variables(os.environ if env is None else env)
+
+        def clusters(doc: Any) -> tuple[ClusterRef, ...]:
+            return tuple(ClusterRef(name=str(c["name"]), queue_arn=str(c["queue_arn"]),
+                                    instance_type=str(c["instance_type"]), drain_bucket=str(c["drain_bucket"]),
+                                    reservation_ids=environment.strings(c.get("reservation_ids", [])),
+                                    group_arns=environment.strings(c.get("group_arns", []))) for c in doc)
+
+        return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
+                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
+                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
+                   policy=CapacityPolicy.from_environment(env),
+                   clusters=read.json("CLUSTERS", clusters, allowed='a JSON list of {"name", "queue_arn", '
+                                      '"instance_type", "drain_bucket", "reservation_ids", "group_arns"}'),
+                   gpu_queue_arn=read.text("GPU_QUEUE_ARN", allowed="the GPU pool's job queue ARN", default=""),
+                   gpu_instance_type=read.text("GPU_INSTANCE_TYPE", allowed="an instance type", default=""),
+                   prices=read.json("PRICES", dict, allowed="a JSON object: instance type -> {usd_per_hour, as_of}",
+                                    default={}))

@@ -37,16 +37,23 @@ class EndpointModel:
     gpu_role: str = ""
     gpu_pool_types: tuple[str, ...] = ()
     """GPU instance pools of the Neuron variant (and a warm standby's type): capacity fallback, shown apart."""
+    model: str = ""
+    """The model's name as the fleet file gives it (the endpoint's ``neuronfleet:model`` tag); "" when untagged."""
+
+    @property
+    def name(self) -> str:
+        """What the report calls the model: its fleet-file name, else the endpoint's name."""
+        return self.model or self.endpoint
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> EndpointModel:
         return cls(endpoint=str(doc["endpoint"]), neuron_types=tuple(str(t) for t in doc.get("neuron_types", ())),
                    gpu_type=str(doc.get("gpu_type") or ""), gpu_role=str(doc.get("gpu_role") or ""),
-                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())))
+                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())), model=str(doc.get("model") or ""))
 
     def to_json(self) -> dict[str, Any]:
         return {"endpoint": self.endpoint, "neuron_types": list(self.neuron_types), "gpu_type": self.gpu_type,
-                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types)}
+                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types), "model": self.model}
 
 
 _TOPIC = "the ARN of the fleet's SNS topic"
@@ -155,7 +162,7 @@ class ReportSettings:
     topic_arn: str
     """Where the summary goes (``ALERTS_TOPIC_ARN``)."""
     prices: Mapping[str, Mapping[str, str]]
-    """Instance type -> usd_per_hour, source, as_of (``PRICES``, JSON; neuronfleet.estimate.price_table). The fleet's
+    """Instance type -> usd_per_hour, source, as_of (``PRICES``, JSON; neuronfleet.cost.estimate.price_table). The fleet's
     endpoints are not configured: the report finds those tagged with the fleet when it runs (discovery.py)."""
     period_days: int = 30
     """Days per report (``PERIOD_DAYS``)."""

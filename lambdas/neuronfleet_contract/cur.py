@@ -1,6 +1,6 @@
 """The collector's Athena queries over a CUR 2.0 export: the CurAnalytics construct saves them as named queries and
-the collector (``neuronfleet.lambdas.cost.cur.AthenaSpend``) runs them, so both render the same text. The sources of
-their columns and rules are in that module's docstring.
+the collector (``neuronfleet.lambdas.cost.adapters.athena.AthenaSpend``) runs them, so both render the same text.
+The sources of their columns and rules are in that module's docstring.
 """
 
 from __future__ import annotations

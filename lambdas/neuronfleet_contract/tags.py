@@ -1,5 +1,5 @@
 """The tag keys neuronfleet puts on resources (TrainiumCluster, NeuronEndpoint, GpuPool, ... via
-``neuronfleet.tagging``) and its cost handlers read back. Activate the cost-allocation ones in Billing."""
+``neuronfleet.core.tagging``) and its cost handlers read back. Activate the cost-allocation ones in Billing."""
 
 FLEET_TAG = "neuronfleet:fleet"
 """The fleet a resource belongs to (``tag_fleet``): the cost handlers group spend by it (Cost Explorer group-by, the CUR
@@ -10,6 +10,10 @@ PHASE_TAG = "neuronfleet:phase"
 
 FAMILY_TAG = "neuronfleet:accelerator-family"
 """The accelerator family of a resource (trainium | inferentia | gpu), set by ``tag_family``."""
+
+MODEL_TAG = "neuronfleet:model"
+"""The name of the model an endpoint serves, as the fleet file gives it (``endpoints[].name``; NeuronEndpoint's
+``model_name``): the migration report names the model by it rather than by the generated endpoint name."""
 
 CAPACITY_TAG = "neuronfleet:capacity"
 """The capacity a training instance's launch template targets (``on-demand``, ``odcr``, ``capacity-block``), tagged

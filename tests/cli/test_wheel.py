@@ -28,8 +28,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"neuronfleet/__init__.py", "neuronfleet/catalog.py", "neuronfleet/config.py",
-            "neuronfleet/py.typed", "neuronfleet/data/instance_type_offerings.json"} <= names
+    assert {"neuronfleet/__init__.py", "neuronfleet/facts/catalog.py", "neuronfleet/fleetfile/schema.py",
+            "neuronfleet/py.typed", "neuronfleet/facts/data/instance_type_offerings.json"} <= names
     lambda_sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "lambdas").rglob("*.py")}
     assert {f"neuronfleet/{p}" for p in lambda_sources} <= names
     # the contract and the shared runtime, importable under their own top-level names (constructs and handlers alike)

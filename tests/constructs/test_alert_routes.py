@@ -17,9 +17,9 @@ from aws_cdk.assertions import Template
 from moto.events.models import EventPattern
 
 from neuronfleet import Capacity, FleetAlerts, GpuPool, GpuPoolSettings, TrainiumCluster, TrainiumClusterSettings
-from neuronfleet.announcements import GRANTED_ACTIONS
-from neuronfleet.capacity import CapacityAlerts
-from neuronfleet.functions import EVENT_MAX_AGE, EVENT_RETRY_ATTEMPTS
+from neuronfleet.alerts.announcement_ledger import GRANTED_ACTIONS
+from neuronfleet.capacity.alerts import CapacityAlerts
+from neuronfleet.core.functions import EVENT_MAX_AGE, EVENT_RETRY_ATTEMPTS
 from tests.conftest import ENV, AzStack, network, new_app, properties
 
 ACCOUNT, REGION = ENV.account, ENV.region

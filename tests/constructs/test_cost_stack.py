@@ -154,9 +154,9 @@ def test_the_report_reads_each_model_from_the_endpoint_configuration_as_the_sett
     """What the report finds at run time (discovery.endpoint_model on the deployed endpoint configuration, here the
     synthesised one: CloudFormation's properties are the API's) is what the fleet file says (cost.endpoint_model):
     chat on ml.inf2.48xlarge with its p5en pool as capacity fallback and the weight-0 p5 variant a standby."""
-    from neuronfleet.catalog import CATALOG
-    from neuronfleet.cost import accelerators_of, endpoint_model
-    from neuronfleet.lambdas.cost.discovery import endpoint_model as discovered
+    from neuronfleet.cost.monitors import accelerators_of, endpoint_model
+    from neuronfleet.facts.catalog import CATALOG
+    from neuronfleet.lambdas.cost.logic.discovery import endpoint_model as discovered
 
     inference = prod.template_json("inference")["Resources"]
     models = {}

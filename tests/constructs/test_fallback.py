@@ -20,7 +20,7 @@ from neuronfleet import (
     NeuronEndpoint,
     StaticAzStack,
 )
-from neuronfleet.functions import RUNTIME, lambda_source_dir
+from neuronfleet.core.functions import RUNTIME, lambda_source_dir
 from neuronfleet.settings import GPU_ECS_AMI_PARAMETER
 from tests.conftest import ENV, AzStack, network, properties
 from tests.constructs import iam_view
@@ -102,7 +102,7 @@ def test_every_efa_card_attached_on_gpu_types(fallback, instance_type: str, efa:
 def test_gpu_ami_is_pinned_and_efa_group_rules(fallback) -> None:
     """The ECS GPU AMI recorded for us-east-2 (data/gpu_ecs_amis.json), not an SSM parameter re-read at every
     deploy: a redeploy makes no new launch-template version, so Batch replaces nothing."""
-    from neuronfleet.catalog import gpu_ecs_amis
+    from neuronfleet.facts.catalog import gpu_ecs_amis
 
     params = fallback.to_json().get("Parameters", {})
     assert not any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in params.values())
@@ -145,7 +145,7 @@ def test_gpu_types_of_the_catalog_fit_one_pool(part: int) -> None:
     """As many GPU types as one pool takes (the first type's launch template and 10 overrides) are one compute
     environment behind one queue (a queue takes at most 3); two pools cover every catalog GPU type offered in the
     stack's region (us-east-2), each type with its own interface layout."""
-    from neuronfleet.catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES
+    from neuronfleet.facts.catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES
     from neuronfleet.settings.fallback import GPU_TYPES
 
     most = 1 + BATCH_LAUNCH_TEMPLATE_OVERRIDES
@@ -292,7 +292,7 @@ def test_gpu_pool_checks_offerings_in_its_region() -> None:
 
 def test_a_job_queue_takes_at_most_three_compute_environments() -> None:
     """Batch's limit, enforced where queues are built (botocore: "up to three compute environments")."""
-    from neuronfleet.compute import job_queue
+    from neuronfleet.training.batch import job_queue
 
     stack, net = _net()
     pool = GpuPool(stack, "P", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=GpuPoolSettings())

@@ -13,7 +13,7 @@ import pytest
 from aws_cdk import aws_ec2 as ec2
 from cfnlint.api import ManualArgs, lint
 
-from neuronfleet.inference import CKV_MODEL_NETWORK_ISOLATION, HUB_MODEL_NETWORK
+from neuronfleet.inference.endpoint import CKV_MODEL_NETWORK_ISOLATION, HUB_MODEL_NETWORK
 from tests.conftest import EXAMPLE_FLEETS, new_app
 
 FLEETS = EXAMPLE_FLEETS

@@ -11,8 +11,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Annotations, Capture, Match, Template
 
 from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint, ScheduledScaling
-from neuronfleet.inference import GPU_VARIANT, NEURON_VARIANT, SERVING_CONTAINERS
-from neuronfleet.storage import secure_bucket
+from neuronfleet.core.storage import secure_bucket
+from neuronfleet.inference.endpoint import GPU_VARIANT, NEURON_VARIANT, SERVING_CONTAINERS
 from tests.conftest import ENV, AzStack, network, new_app
 
 DLC_ACCOUNT = "763104351884"

@@ -17,7 +17,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Template
 
 from neuronfleet import EndpointFailover, EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
-from neuronfleet.inference import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
+from neuronfleet.inference.endpoint import GPU_VARIANT, MAX_DEPLOYMENT_S, MIN_DEPLOYMENT_S, NEURON_VARIANT, ROLLING_WAIT_S
 from neuronfleet.settings.inference import (
     MAX_VOLUME_SIZE_GIB,
     ROLLING_MAX_BATCH_SHARE,
@@ -332,8 +332,8 @@ def test_the_failover_hears_and_reads_both_variants_alarms_and_keeps_its_state_i
 def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -> None:
     import botocore.session
 
-    from neuronfleet import failover
-    from neuronfleet.rules import EVENT_PATTERN_CHARS
+    from neuronfleet.core.rules import EVENT_PATTERN_CHARS
+    from neuronfleet.inference import failover
 
     model = botocore.session.get_session().get_service_model("events")
     assert EVENT_PATTERN_CHARS == model.shape_for("EventPattern").metadata["max"] == 4096

@@ -11,7 +11,7 @@ from aws_cdk import assertions
 from aws_cdk.assertions import Capture, Match
 
 from neuronfleet import FleetNetwork, InvalidSettings, NetworkSettings
-from neuronfleet.network import INTERFACE_ENDPOINTS
+from neuronfleet.network.fleet_network import INTERFACE_ENDPOINTS
 
 
 @pytest.fixture(scope="module")

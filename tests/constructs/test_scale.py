@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from neuronfleet import FleetConfigError, parse_fleet
-from neuronfleet.config import Fleet
-from neuronfleet.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
+from neuronfleet.core.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
+from neuronfleet.fleetfile.schema import Fleet
 from stacks.fleet import build_fleet, describe, template_problems
 from tests.conftest import EXAMPLE_FLEETS, ROOT, new_app
 

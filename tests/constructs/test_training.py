@@ -11,8 +11,8 @@ import pytest
 from aws_cdk.assertions import Annotations, Match, Template
 
 from neuronfleet import CATALOG, AmiSettings, Capacity, InvalidSettings, TrainiumCluster, TrainiumClusterSettings
-from neuronfleet.neuron import ecs_neuron_amis
-from neuronfleet.training import NEURON_ECS_AMI_PARAMETER, USER_DATA_LIMIT_BYTES
+from neuronfleet.facts.neuron import ecs_neuron_amis
+from neuronfleet.training.cluster import NEURON_ECS_AMI_PARAMETER, USER_DATA_LIMIT_BYTES
 from neuronfleet_contract.namespaces import NEURON_NAMESPACE as NEURON_METRICS_NAMESPACE
 from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
 from tests.constructs import iam_view

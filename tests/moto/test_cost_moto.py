@@ -21,16 +21,16 @@ from moto.ce.models import ce_backends
 from neuronfleet_runtime.announcements import Unfinished
 
 from neuronfleet.lambdas.cost import collector, report, waste
-from neuronfleet.lambdas.cost.adapters import Ledger, SpendMetrics, Topic
-from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
-from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
-from neuronfleet.lambdas.cost.cur import AthenaSpend
-from neuronfleet.lambdas.cost.discovery import Discovered
-from neuronfleet.lambdas.cost.economics import EndpointModel
-from neuronfleet.lambdas.cost.inventory import FleetEndpoints, FleetInventory
-from neuronfleet.lambdas.cost.ledger import Ledger as SpendLedger
-from neuronfleet.lambdas.cost.ledger import Published
-from neuronfleet.lambdas.cost.work import Work
+from neuronfleet.lambdas.cost.adapters.athena import AthenaSpend
+from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
+from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints, FleetInventory
+from neuronfleet.lambdas.cost.adapters.outputs import Ledger, SpendMetrics, Topic
+from neuronfleet.lambdas.cost.adapters.work import Work
+from neuronfleet.lambdas.cost.logic.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.logic.discovery import Discovered
+from neuronfleet.lambdas.cost.logic.economics import EndpointModel
+from neuronfleet.lambdas.cost.logic.ledger import Ledger as SpendLedger
+from neuronfleet.lambdas.cost.logic.ledger import Published
 from tests.fault_injection import Fault, Faulty, client_error
 from tests.moto_support import alerts_inbox, announcements_table, sagemaker_instance_types_from_botocore
 
@@ -570,7 +570,7 @@ def test_a_1e400_row_an_older_collector_stored_is_retracted_and_the_other_spend_
 
 def test_a_repeated_page_token_fails_the_run_loudly_writes_nothing_and_a_retry_completes(aws) -> None:
     """Before: the collector followed a repeating NextPageToken until the Lambda timed out, $0.01 a request."""
-    from neuronfleet.lambdas.cost.paging import PagingError
+    from neuronfleet.lambdas.cost.logic.paging import PagingError
 
     looping = [page("2026-11-01", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "100")], token="tok-2"),
                page("2026-11-02", [group("USE2-BoxUsage:p5.48xlarge", "nf-prod", "100")], token="tok-2")]
@@ -784,7 +784,7 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
 def test_the_report_takes_live_prices_caches_them_in_the_ledger_and_notes_its_prices_once(aws) -> None:
     """Price List answers stubbed with botocore's Stubber (moto has no pricing service), the cache on moto's
     DynamoDB: overrides > live > catalog, one line on stale/unsourced prices, one on what the API did not answer."""
-    from neuronfleet.lambdas.cost.pricelist import LivePrices, PriceCache, PriceListApi, filters
+    from neuronfleet.lambdas.cost.logic.pricelist import LivePrices, PriceCache, PriceListApi, filters
     from tests.unit.test_price_list import derived
 
     inject(MONTH)
@@ -1112,8 +1112,8 @@ def _endpoint(sm: Any, name: str, fleet: str, *, gpu: bool = False, config: str 
 @pytest.fixture
 def report_env(fleets, monkeypatch) -> Iterator[dict[str, Any]]:
     """The report function's environment as CostMonitors writes it (no endpoint in it), its container fresh."""
-    from neuronfleet.catalog import CATALOG
-    from neuronfleet.cost import accelerators_of
+    from neuronfleet.cost.monitors import accelerators_of
+    from neuronfleet.facts.catalog import CATALOG
     from neuronfleet_contract.cost import ReportSettings
 
     env = ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=fleets["topic"],

@@ -15,7 +15,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from neuronfleet_runtime import announcements
 
 from neuronfleet.lambdas.capacity_alert import logic as capacity
-from neuronfleet.lambdas.cost import idle, waste
+from neuronfleet.lambdas.cost import waste
+from neuronfleet.lambdas.cost.logic import idle
 from neuronfleet_contract.capacity_alert import gpu_pool
 from tests.publisher_examples import EVENTS, event
 

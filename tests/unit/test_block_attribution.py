@@ -12,7 +12,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from neuronfleet.lambdas.cost.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.logic.capacity_blocks import CapacityBlocks
 from neuronfleet_contract.cost import CollectorSettings
 from neuronfleet_contract.environment import prefixed_strings
 
@@ -101,7 +101,7 @@ def test_the_prod_collector_knows_the_pretrain_group_and_may_list_it(synth_fleet
 
 
 def test_a_repeated_next_token_from_describe_capacity_blocks_stops_the_run_naming_it() -> None:
-    from neuronfleet.lambdas.cost.paging import PagingError
+    from neuronfleet.lambdas.cost.logic.paging import PagingError
 
     ec2 = boto3.client("ec2", region_name=REGION)
     with Stubber(ec2) as stub:

@@ -157,7 +157,7 @@ def test_data_files_are_awss_data() -> None:
     assert "us-east-2" in CATALOG.regions("trn2.48xlarge")
     assert CATALOG.offered_in("trn1.32xlarge", "us-west-2")
     assert not CATALOG.offered_in("trn2.48xlarge", "eu-west-1")
-    from neuronfleet.catalog import sagemaker_instance_types
+    from neuronfleet.facts.catalog import sagemaker_instance_types
 
     assert {f"ml.inf2.{s}" for s in ("xlarge", "8xlarge", "24xlarge", "48xlarge")} <= sagemaker_instance_types()
 
@@ -165,7 +165,7 @@ def test_data_files_are_awss_data() -> None:
 def test_every_price_names_source_and_date() -> None:
     """AWS's pricing pages or AWS's price list file; a price no AWS page gives is listed in data/prices.json
     ``unsourced`` with the reason (the report says so)."""
-    unsourced = json.loads((ROOT / "constructs/neuronfleet/data/prices.json").read_text())["unsourced"]
+    unsourced = json.loads((ROOT / "constructs/neuronfleet/facts/data/prices.json").read_text())["unsourced"]
     for spec in CATALOG:
         assert spec.price.usd_per_hour > 0
         assert spec.price.as_of <= date.today()
@@ -227,7 +227,7 @@ def test_batch_limits_are_botocores() -> None:
     """Batch limits the kit refuses on, as botocore's batch model states them."""
     import botocore.session
 
-    from neuronfleet.catalog import (
+    from neuronfleet.facts.catalog import (
         BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE,
         BATCH_LAUNCH_TEMPLATE_OVERRIDES,
         BATCH_UPDATE_TIMEOUT_MINUTES,
@@ -257,7 +257,7 @@ def test_log_retentions_are_the_ones_cloudwatch_logs_takes() -> None:
 
     import botocore.session
 
-    from neuronfleet.catalog import LOG_RETENTION_DAYS
+    from neuronfleet.facts.catalog import LOG_RETENTION_DAYS
 
     model = botocore.session.get_session().get_service_model("logs")
     doc = model.operation_model("PutRetentionPolicy").input_shape.members["retentionInDays"].documentation
@@ -329,8 +329,8 @@ def test_every_gpu_type_teams_migrate_from_is_in_the_catalog_or_excluded_with_a_
 # ------------------------------------------------------------------------------------ trn2.3xlarge, derived
 
 def test_trn2_3xlarge_is_a_trn2_with_one_chip_in_the_regions_aws_lists() -> None:
-    from neuronfleet import neuron
-    from neuronfleet.catalog import sagemaker_types
+    from neuronfleet.facts import neuron
+    from neuronfleet.facts.catalog import sagemaker_types
 
     assert CATALOG.regions("trn2.3xlarge") == {"ap-south-2", "sa-east-1", "ap-southeast-4"}
     support = neuron.support("trn2.3xlarge")
@@ -351,7 +351,7 @@ def _usage_capacity_block() -> set[str]:
 def test_capacity_block_types_are_the_ones_awss_data_lists() -> None:
     """Instance Capacity Blocks: every type DescribeInstanceTypes lists with usage class ``capacity-block`` that is not
     an UltraServer type; UltraServer Capacity Blocks: trn2u (in that data) and p6e-gb200 (not in it)."""
-    from neuronfleet.catalog import capacity_blocks
+    from neuronfleet.facts.catalog import capacity_blocks
 
     blocks = capacity_blocks()
     in_moto = {t for t in blocks.ultraserver_types if t in aws_types()}
@@ -370,7 +370,7 @@ def test_capacity_block_types_are_the_ones_awss_data_lists() -> None:
 def test_capacity_block_size_limit_is_botocores() -> None:
     import botocore.session
 
-    from neuronfleet.catalog import capacity_blocks
+    from neuronfleet.facts.catalog import capacity_blocks
 
     ec2 = botocore.session.get_session().get_service_model("ec2")
     offerings = ec2.operation_model("DescribeCapacityBlockOfferings").input_shape.members
@@ -382,7 +382,7 @@ def test_capacity_block_size_limit_is_botocores() -> None:
 
 
 def test_capacity_block_data_names_its_sources() -> None:
-    raw = json.loads((ROOT / "constructs/neuronfleet/data/capacity_blocks.json").read_text())
+    raw = json.loads((ROOT / "constructs/neuronfleet/facts/data/capacity_blocks.json").read_text())
     assert date.fromisoformat(raw["read"]) <= date.today()
     assert "moto 5.2.5" in raw["instance_blocks"]["source"] and raw["max_instances_per_block_source"]
     assert all(re.search(r"@ [0-9a-f]{40}", v["source"]) for v in raw["ultraserver_blocks"].values())
@@ -400,7 +400,7 @@ def _cfn_lint_instance_types() -> set[str]:
 def test_types_cfn_lint_lacks_are_exactly_the_ones_aws_offers_that_its_lists_miss() -> None:
     """CFN_LINT_LAGS excuses E3628 on a launch template: each type in it must be one AWS's own data offers On-Demand
     in some region and that no region of cfn-lint's lists has; a cfn-lint upgrade that adds one fails this."""
-    from neuronfleet.catalog import CFN_LINT_LAGS
+    from neuronfleet.facts.catalog import CFN_LINT_LAGS
 
     listed = _cfn_lint_instance_types()
     assert len(listed) > 500  # the lists were read, not an empty file

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from neuronfleet import CATALOG
-from neuronfleet.estimate import main as estimate_cli
-from neuronfleet.estimate import price_table
-from neuronfleet.lambdas.cost.capacity_blocks import Block, amortise, use_of
-from neuronfleet.lambdas.cost.economics import Spend, estimate, verdict
-from neuronfleet.lambdas.cost.ledger import plan
-from neuronfleet.lambdas.cost.rows import CostRow, family_of, totals, usage_of
+from neuronfleet.cost.estimate import main as estimate_cli
+from neuronfleet.cost.estimate import price_table
+from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise, use_of
+from neuronfleet.lambdas.cost.logic.economics import Spend, estimate, verdict
+from neuronfleet.lambdas.cost.logic.ledger import plan
+from neuronfleet.lambdas.cost.logic.rows import CostRow, family_of, totals, usage_of
 
 
 def row(instance_type: str, amount: str, hours: str = "0", service: str = "ec2", fleet: str = "f",
@@ -50,7 +50,7 @@ def test_ledger_plan_new_replaced_unchanged() -> None:
 
 
 def _held(r: CostRow, **changes: Any) -> dict[str, Any]:
-    from neuronfleet.lambdas.cost.ledger import item
+    from neuronfleet.lambdas.cost.logic.ledger import item
 
     return {**item(r, "t"), **changes}
 
@@ -171,7 +171,7 @@ def test_training_verdict_only_with_gpu_training_spend() -> None:
 
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:
-    from neuronfleet.cost import accelerators_of
+    from neuronfleet.cost.monitors import accelerators_of
 
     prices = price_table()
     result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("g6e.xlarge", "18.61"),
@@ -255,11 +255,11 @@ def test_a_wrong_cost_basis_names_the_field_the_value_and_what_is_allowed(tmp_pa
 def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overridden(tmp_path) -> None:
     from datetime import date
 
-    from neuronfleet.prices import price_table, sagemaker_types
+    from neuronfleet.facts.prices import price_table, sagemaker_types
 
     table = price_table()
     assert "ml.inf2.xlarge" not in table  # no built-in SageMaker rate: none could be confirmed
-    from neuronfleet.cost import accelerators_of
+    from neuronfleet.cost.monitors import accelerators_of
 
     acc = accelerators_of(CATALOG)
     result = estimate([row("ml.g6e.xlarge", "18.61", service="sagemaker")], table, accelerators=acc)
@@ -287,8 +287,8 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
 def test_price_notes_mark_unsourced_other_region_and_stale_prices_in_one_line() -> None:
     from datetime import date
 
-    from neuronfleet.lambdas.cost.economics import price_notes
-    from neuronfleet.prices import price_table
+    from neuronfleet.facts.prices import price_table
+    from neuronfleet.lambdas.cost.logic.economics import price_notes
 
     (line,) = price_notes(price_table(region="us-west-2"), today=date(2026, 11, 22), stale_after_days=180)
     assert "unsourced (no public source): catalog: " in line and "trn2.48xlarge" in line
@@ -314,7 +314,7 @@ class _Pages:
 def _read(tokens: list[Any], **options: Any) -> tuple[Any, _Pages]:
     from datetime import date
 
-    from neuronfleet.lambdas.cost.cost_explorer import CostExplorer
+    from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
 
     client = _Pages(tokens)
     ce = CostExplorer(client, sleep=lambda s: None, **options)
@@ -323,7 +323,7 @@ def _read(tokens: list[Any], **options: Any) -> tuple[Any, _Pages]:
 
 def test_a_repeated_page_token_stops_the_query_loudly_naming_it() -> None:
     """Before: a token Cost Explorer repeats was followed until the Lambda timed out, $0.01 a request."""
-    from neuronfleet.lambdas.cost.paging import PagingError
+    from neuronfleet.lambdas.cost.logic.paging import PagingError
 
     with pytest.raises(PagingError, match=r"Cost Explorer GetCostAndUsage: next-page token 'tok-b' repeated after "
                                           r"page 3 \(\$0\.03 at \$0\.01 a page\)") as err:
@@ -338,8 +338,8 @@ def test_a_repeated_page_token_stops_the_query_loudly_naming_it() -> None:
 def test_the_page_cap_is_500_pages_and_every_page_is_counted() -> None:
     """Boundary: exactly 500 pages with no further token is a complete answer; a token on the 500th page stops the
     query ($5.00 spent) instead of following it to the Lambda's timeout."""
-    from neuronfleet.lambdas.cost.cost_explorer import MAX_PAGES, USD_PER_REQUEST
-    from neuronfleet.lambdas.cost.paging import PagingError
+    from neuronfleet.lambdas.cost.adapters.cost_explorer import MAX_PAGES, USD_PER_REQUEST
+    from neuronfleet.lambdas.cost.logic.paging import PagingError
 
     assert (MAX_PAGES, str(USD_PER_REQUEST)) == (500, "0.01")
     (pages, ce), client = _read([f"t{i}" for i in range(499)] + [None])
@@ -355,8 +355,8 @@ def test_the_page_cap_is_500_pages_and_every_page_is_counted() -> None:
 
 
 def test_a_repeated_get_metric_data_token_stops_the_report_naming_it() -> None:
-    from neuronfleet.lambdas.cost.paging import PagingError
-    from neuronfleet.lambdas.cost.work import Work
+    from neuronfleet.lambdas.cost.adapters.work import Work
+    from neuronfleet.lambdas.cost.logic.paging import PagingError
 
     class Looping:
         calls = 0

@@ -63,7 +63,7 @@ def test_the_aws_partition_regions_are_botocores() -> None:
     for partition in partitions["partitions"]:
         for region in (r for r in partition["regions"] if not r.endswith("-global")):  # not pseudo-regions
             assert (cur_export_region(region) == CUR_EXPORT_REGION) == (partition["id"] == "aws"), region
-    known = json.loads(resources.files("neuronfleet.data").joinpath("regions.json").read_text())["regions"]
+    known = json.loads(resources.files("neuronfleet.facts.data").joinpath("regions.json").read_text())["regions"]
     assert {"us-west-2", "eu-west-1", "ap-south-2"} <= {r for r in known if cur_export_region(r)}
     assert not {"cn-north-1", "us-gov-west-1", "us-iso-east-1", "eusc-de-east-1"} & {r for r in known
                                                                                    if cur_export_region(r)}

@@ -10,8 +10,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from neuronfleet.lambdas.cost.cur import QUERIES, pages_of, render, to_duckdb
-from neuronfleet.lambdas.cost.rows import parse
+from neuronfleet.lambdas.cost.adapters.athena import QUERIES, pages_of, render, to_duckdb
+from neuronfleet.lambdas.cost.logic.rows import parse
 
 # CUR 2.0 columns the queries read (names and types from the CUR 2.0 table dictionary)
 SCHEMA = """CREATE TABLE cur (

@@ -1,4 +1,4 @@
-"""The fleet's endpoints found at run time (lambdas/cost/discovery.py): which endpoints are the fleet's, and each
+"""The fleet's endpoints found at run time (lambdas/cost/logic/discovery.py): which endpoints are the fleet's, and each
 one's model from its endpoint configuration, Neuron or GPU by the catalog's family of each instance type. The
 adapter (inventory.FleetEndpoints) against botocore Stubbers on the real service models: every page, and an
 endpoint deleted between the listing and its description skipped with its reason."""
@@ -11,11 +11,11 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from neuronfleet.catalog import CATALOG
-from neuronfleet.cost import accelerators_of
-from neuronfleet.lambdas.cost.discovery import endpoint_model, endpoint_name, fleet_endpoints, gone, variant_types
-from neuronfleet.lambdas.cost.economics import EndpointModel
-from neuronfleet.lambdas.cost.inventory import FleetEndpoints
+from neuronfleet.cost.monitors import accelerators_of
+from neuronfleet.facts.catalog import CATALOG
+from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints
+from neuronfleet.lambdas.cost.logic.discovery import endpoint_model, endpoint_name, fleet_endpoints, gone, variant_types
+from neuronfleet.lambdas.cost.logic.economics import EndpointModel
 
 ACC = accelerators_of(CATALOG)
 ARN = "arn:aws:sagemaker:us-east-2:111111111111:endpoint/{}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronfleet._assets import SHARED_PACKAGES, asset_files, digest, handler_packages, lambda_source_dir, stage
+from neuronfleet.core.assets import SHARED_PACKAGES, asset_files, digest, handler_packages, lambda_source_dir, stage
 
 SOURCE = lambda_source_dir()
 

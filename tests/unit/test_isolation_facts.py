@@ -1,5 +1,5 @@
 """The AWS facts job isolation and alert subscriptions rest on, pinned against AWS's own service models in botocore
-1.44.5 (the kit's copies of them live in neuronfleet.settings.training and neuronfleet.alerts)."""
+1.44.5 (the kit's copies of them live in neuronfleet.settings.training and neuronfleet.alerts.topic)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import botocore.session
 import pytest
 
-from neuronfleet.alerts import UNSUBSCRIBE_PROTECTION
+from neuronfleet.alerts.topic import UNSUBSCRIBE_PROTECTION
 from neuronfleet.settings.training import BATCH_MIN_TIMEOUT_S, CAPACITY_BLOCK_HOURS, MAX_JOB_TIMEOUT_S
 
 

@@ -292,7 +292,7 @@ def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment(
 def test_the_price_table_packs_each_provenance_once_and_unpacks_to_itself() -> None:
     """Each distinct (source, as_of, region, sourced) travels once: a type added with a provenance already seen costs
     only its price. The older single-object ``"*"`` still reads."""
-    from neuronfleet.prices import price_table
+    from neuronfleet.facts.prices import price_table
     from neuronfleet_contract.cost import _pack_prices, _prices
 
     table = price_table(region="us-east-2")

@@ -11,9 +11,9 @@ from importlib import resources
 import pytest
 
 from neuronfleet import CATALOG, AcceleratorFamily
-from neuronfleet import neuron as nx
+from neuronfleet.facts import neuron as nx
 
-RAW = json.loads(resources.files("neuronfleet.data").joinpath("neuron_compat.json").read_text())
+RAW = json.loads(resources.files("neuronfleet.facts.data").joinpath("neuron_compat.json").read_text())
 
 
 def test_every_family_and_limit_has_a_source_and_a_date() -> None:
@@ -167,7 +167,7 @@ def test_the_ecs_neuron_ami_is_recorded_for_every_region_a_trainium_type_is_offe
 # ------------------------------------------------------------------------------------------------ serving
 
 def test_every_serving_container_names_its_source_date_and_a_known_status() -> None:
-    from neuronfleet.neuron import SERVING_STATUSES, serving_images
+    from neuronfleet.facts.neuron import SERVING_STATUSES, serving_images
     for name, image in serving_images().items():
         assert image.source and image.read == RAW["as_of"], name
         assert image.status in SERVING_STATUSES, name
@@ -180,7 +180,7 @@ def test_every_serving_container_names_its_source_date_and_a_known_status() -> N
 def test_a_tag_that_names_its_sdk_agrees_with_the_recorded_one() -> None:
     import re
 
-    from neuronfleet.neuron import serving_images
+    from neuronfleet.facts.neuron import serving_images
     for image in serving_images().values():
         m = re.search(r"sdk(\d+\.\d+\.\d+)", image.tag or "")
         if m:
@@ -221,5 +221,5 @@ def test_named_containers_serve_with_torch_neuronx_and_vllm_reads_the_contract_v
 
 
 def test_tei_has_no_neuron_image_and_says_why() -> None:
-    from neuronfleet.neuron import serving_not_available
+    from neuronfleet.facts.neuron import serving_not_available
     assert "text-embeddings-inference" in serving_not_available()["tei-neuronx"]

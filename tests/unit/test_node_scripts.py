@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronfleet import neuron
+from neuronfleet.facts import neuron
 from neuronfleet.node import HOST_DIR, SCRIPTS, health_gate, launch, script_text
 
 HOSTS = Path(__file__).resolve().parents[1] / "data" / "neuron_hosts"

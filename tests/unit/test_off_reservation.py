@@ -9,8 +9,8 @@ from typing import Any
 import boto3
 from botocore.stub import Stubber
 
-from neuronfleet.lambdas.cost.idle import OFF_RESERVATION_KIND, TITLES, Instance, off_reservation, started
-from neuronfleet.lambdas.cost.inventory import FleetInventory
+from neuronfleet.lambdas.cost.adapters.inventory import FleetInventory
+from neuronfleet.lambdas.cost.logic.idle import OFF_RESERVATION_KIND, TITLES, Instance, off_reservation, started
 
 LAUNCHED = datetime(2026, 11, 20, 8, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""The Price List Query API reader (lambdas/cost/pricelist.py): its parser on AWS's own GetProducts example
+"""The Price List Query API reader (lambdas/cost/logic/pricelist.py): its parser on AWS's own GetProducts example
 (tests/data/pricing, verbatim from botocore), variations derived from it, the choice among several products, the
 endpoint, and the lookup's throttling, caching and fallbacks, with the client stubbed by botocore's Stubber (moto
 does not implement the pricing service: it answers 404 "Not yet implemented")."""
@@ -20,8 +20,8 @@ import pytest
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-from neuronfleet.lambdas.cost.economics import price_notes
-from neuronfleet.lambdas.cost.pricelist import (
+from neuronfleet.lambdas.cost.logic.economics import price_notes
+from neuronfleet.lambdas.cost.logic.pricelist import (
     EC2_FILTERS,
     LivePrices,
     MalformedProduct,
@@ -347,7 +347,7 @@ def test_overrides_beat_live_prices_which_beat_the_catalog() -> None:
 
 
 def test_stale_and_unsourced_prices_are_noted_once_naming_types_origins_and_the_oldest_date() -> None:
-    from neuronfleet.prices import price_table
+    from neuronfleet.facts.prices import price_table
 
     table = resolve(price_table(region="us-east-2"), {"inf2.xlarge": {
         "usd_per_hour": "0.76", "source": "AWS Price List", "as_of": "2026-11-23", "region": "us-east-2"}})
@@ -376,7 +376,7 @@ def test_stale_and_unsourced_prices_are_noted_once_naming_types_origins_and_the_
 
 
 def test_a_price_read_in_another_region_and_one_without_a_date_are_in_the_same_line() -> None:
-    from neuronfleet.prices import price_table
+    from neuronfleet.facts.prices import price_table
 
     table = {t: p for t, p in price_table(region="us-west-2").items() if t in ("p5.48xlarge", "g5.xlarge")}
     table["g5.xlarge"] = {**table["g5.xlarge"], "as_of": "soon"}

@@ -20,10 +20,10 @@ from neuronfleet_runtime import reservations
 
 from neuronfleet.lambdas.capacity_alert import logic as capacity
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks
-from neuronfleet.lambdas.cost.capacity_blocks import Block, amortise
-from neuronfleet.lambdas.cost.cost_explorer import adjustments_query, usage_query
-from neuronfleet.lambdas.cost.cur import AthenaSpend, pages_of
-from neuronfleet.lambdas.cost.rows import CostRow, parse
+from neuronfleet.lambdas.cost.adapters.athena import AthenaSpend, pages_of
+from neuronfleet.lambdas.cost.adapters.cost_explorer import adjustments_query, usage_query
+from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise
+from neuronfleet.lambdas.cost.logic.rows import CostRow, parse
 from neuronfleet.lambdas.failover.handler import watched
 from neuronfleet.lambdas.failover.logic import Capacity
 from neuronfleet_contract.capacity_alert import gpu_pool
@@ -256,7 +256,7 @@ def test_estimated_absent_reads_false_and_any_other_value_is_a_bad_row_for_each_
 
 def test_cloudwatchs_value_range_is_pinned_from_botocores_model() -> None:
     """rows.METRIC_VALUE_LIMITS keeps the stricter of AWS's two texts; the current one is botocore's, pinned here."""
-    from neuronfleet.lambdas.cost.rows import METRIC_VALUE_LIMITS
+    from neuronfleet.lambdas.cost.logic.rows import METRIC_VALUE_LIMITS
 
     cw = boto3.client("cloudwatch", region_name=REGION).meta.service_model
     text = ("Values must be in the range of -2^360 to 2^360. In addition, special values (for example, NaN, "
@@ -422,7 +422,7 @@ def test_athenas_own_result_set_reads_as_records_under_its_header() -> None:
 
 
 def test_a_repeated_athena_next_token_stops_the_run_naming_it() -> None:
-    from neuronfleet.lambdas.cost.paging import PagingError
+    from neuronfleet.lambdas.cost.logic.paging import PagingError
 
     (results,) = repaired("athena-get-query-results")
     looping = response("athena", "GetQueryResults", {**results, "NextToken": "tok"})

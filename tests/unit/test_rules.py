@@ -1,4 +1,4 @@
-"""neuronfleet.rules: each rule returns a valid value and refuses an invalid one saying what is allowed.
+"""neuronfleet.core.rules: each rule returns a valid value and refuses an invalid one saying what is allowed.
 
 Limits that botocore's service models carry are compared with the installed botocore here, so a new botocore
 that changes them fails this test instead of silently disagreeing with AWS.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronfleet import rules
+from neuronfleet.core import rules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,7 +123,7 @@ def test_regions_data_is_botocore_endpoints() -> None:
 
     endpoints = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
     expected = sorted({r for p in endpoints["partitions"] for r in p["regions"]})
-    shipped = json.loads((ROOT / "constructs" / "neuronfleet" / "data" / "regions.json").read_text())
+    shipped = json.loads((ROOT / "constructs" / "neuronfleet" / "facts" / "data" / "regions.json").read_text())
     assert shipped["regions"] == expected
     assert botocore.__version__ in shipped["source"] and shipped["as_of"]
 
@@ -444,7 +444,7 @@ def test_rules_module_loads_without_aws_cdk_or_pydantic() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; import neuronfleet.rules, neuronfleet.yamlsafe; "
+    code = ("import sys; import neuronfleet.core.rules, neuronfleet.fleetfile.yamlsafe; "
             "bad = [m for m in ('aws_cdk', 'jsii', 'botocore', 'moto') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stderr

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal
 
-from neuronfleet.lambdas.cost.economics import EndpointModel, Spend, cost_per_million, divide, show, show_unit, verdict
+from neuronfleet.lambdas.cost.logic.economics import EndpointModel, Spend, cost_per_million, divide, show, show_unit, verdict
+from neuronfleet.lambdas.cost.logic.rows import CostRow, family_of
 from neuronfleet.lambdas.cost.report import build
-from neuronfleet.lambdas.cost.rows import CostRow, family_of
 
 START = date(2026, 10, 23)
 END = START + timedelta(days=30)
@@ -127,7 +127,7 @@ def test_a_type_two_endpoints_share_is_not_split_by_invocations() -> None:
 
 def _acc() -> dict:
     from neuronfleet import CATALOG
-    from neuronfleet.cost import accelerators_of
+    from neuronfleet.cost.monitors import accelerators_of
 
     return accelerators_of(CATALOG)
 
@@ -137,7 +137,7 @@ def _ml_prices(*types: str) -> dict:
 
 
 def test_sagemaker_inference_on_p5_is_not_mapped_to_a_training_chip() -> None:
-    from neuronfleet.lambdas.cost.economics import estimate
+    from neuronfleet.lambdas.cost.logic.economics import estimate
 
     prices = _ml_prices(("ml.p5.48xlarge", "113"), ("ml.trn2.48xlarge", "60"), ("ml.inf2.48xlarge", "15"))
     out = estimate([hosting("ml.p5.48xlarge", "1130")], prices, accelerators=_acc())
@@ -147,7 +147,7 @@ def test_sagemaker_inference_on_p5_is_not_mapped_to_a_training_chip() -> None:
 
 
 def test_a_g6e_xlarge_model_is_not_mapped_to_an_inf2_xlarge_with_less_memory() -> None:
-    from neuronfleet.lambdas.cost.economics import estimate
+    from neuronfleet.lambdas.cost.logic.economics import estimate
 
     prices = _ml_prices(("ml.g6e.xlarge", "2.5"), ("ml.inf2.xlarge", "0.99"), ("ml.inf2.24xlarge", "8.9"))
     (line,) = estimate([hosting("ml.g6e.xlarge", "60")], prices, accelerators=_acc())["lines"]

@@ -1,4 +1,4 @@
-"""neuronfleet.yamlsafe: no input crashes or exhausts the fleet-file reader; each refusal says where and why."""
+"""neuronfleet.fleetfile.yamlsafe: no input crashes or exhausts the fleet-file reader; each refusal says where and why."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from neuronfleet.problems import Problem
-from neuronfleet.yamlsafe import MAX_BYTES, MAX_NODES, YamlProblem, load_yaml_file, load_yaml_text
+from neuronfleet.core.problems import Problem
+from neuronfleet.fleetfile.yamlsafe import MAX_BYTES, MAX_NODES, YamlProblem, load_yaml_file, load_yaml_text
 from tests.conftest import EXAMPLE_FLEETS
 
 ROOT = Path(__file__).resolve().parents[2]

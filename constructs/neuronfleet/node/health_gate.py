@@ -30,7 +30,7 @@ Where the facts come from (read 2026-11-22):
     --check validates correctness (tools/neuron-sys-tools/nccom-test.rst)
   - EFA devices in a Batch container: /dev/infiniband/uverbs<N> (AWS Batch user guide, "Elastic Fabric Adapter")
   - the host's driver: /sys/module/neuron/version (the kernel's module version file of the neuron module); the
-    window comes from Neuron's runtime release notes, as data (neuronfleet/data/neuron_compat.json
+    window comes from Neuron's runtime release notes, as data (neuronfleet/facts/data/neuron_compat.json
     ``driver_runtime``): e.g. "Neuron Driver 2.29 requires Neuron Runtime Library 2.33 or later ... nrt_init() to
     fail" (Neuron 2.31.0), "Neuron Runtime Library 2.32 is not backward-compatible with Neuron Driver 2.26 or
     earlier" (Neuron 2.30.0)

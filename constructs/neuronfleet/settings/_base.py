@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
-from ..problems import MISSING, InvalidSettings, Problem
+from ..core.problems import MISSING, InvalidSettings, Problem
 
 Int = Annotated[int, Strict()]
 """A whole number: ``yes``, ``4.0`` or ``"4"`` are refused, not converted."""
@@ -194,7 +194,7 @@ def fields_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
 
 
 def check_argument(field: str, value: Any, rule: Any) -> None:
-    """Check one construct argument that is not part of a settings object with a rule of ``neuronfleet.rules``
+    """Check one construct argument that is not part of a settings object with a rule of ``neuronfleet.core.rules``
     (raise :class:`InvalidSettings` naming the argument)."""
     try:
         rule(value)

@@ -1,7 +1,7 @@
 """What every AWS Batch compute environment of the kit shares: how a redeploy treats running jobs.
 
 Used by :class:`neuronfleet.GpuPool` (``GpuPoolSettings.update_timeout_minutes``) and available to any
-settings object that builds a compute environment through ``neuronfleet.compute``.
+settings object that builds a compute environment through ``neuronfleet.training.batch``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, Strict
 
-from ..catalog import BATCH_UPDATE_TIMEOUT_MINUTES
+from ..facts.catalog import BATCH_UPDATE_TIMEOUT_MINUTES
 
 _MIN, _AWS_DEFAULT, _MAX = BATCH_UPDATE_TIMEOUT_MINUTES
 

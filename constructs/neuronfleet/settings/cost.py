@@ -10,7 +10,7 @@ from pydantic import Field
 
 from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
 
-from ..problems import Problem
+from ..core.problems import Problem
 from ._base import Bool, Int, Number, Settings
 
 CUR_EXPORT_REGION = "us-east-1"

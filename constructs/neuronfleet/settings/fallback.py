@@ -7,9 +7,9 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
-from .. import rules
-from ..catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES, CATALOG, AcceleratorFamily
-from ..problems import Problem
+from ..core import rules
+from ..core.problems import Problem
+from ..facts.catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES, CATALOG, AcceleratorFamily
 from ._base import Bool, Int, Name, NonNegativeInt, Settings
 from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, AllocationStrategy, UpdateTimeoutMinutes
 from .training import offered_in
@@ -17,7 +17,7 @@ from .training import offered_in
 GPU_TYPES = CATALOG.types(AcceleratorFamily.GPU)
 GPU_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
 """The ECS-optimized Amazon Linux 2023 GPU AMI (NVIDIA driver, container toolkit): what Batch GPU hosts need.
-By default the pool pins the value recorded for its region (``neuronfleet.catalog.gpu_ecs_amis``)."""
+By default the pool pins the value recorded for its region (``neuronfleet.facts.catalog.gpu_ecs_amis``)."""
 
 
 class GpuPoolSettings(Settings):

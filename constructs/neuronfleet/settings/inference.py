@@ -9,14 +9,15 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from .. import neuron, rules
-from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, sagemaker_instance_types, sagemaker_types
-from ..problems import Problem
+from ..core import rules
+from ..core.problems import Problem
+from ..facts import neuron
+from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, sagemaker_instance_types, sagemaker_types
 from ._base import Bool, Int, Name, Number, PositiveInt, Settings
 
 ServingContainerName = Literal["vllm-neuronx", "hf-inference-neuronx", "tgi-neuronx", "lmi-neuronx", "neuron-vllm",
                                "custom"]
-"""Serving containers by name, resolved from ``data/neuron_compat.json`` (``neuronfleet.neuron.serving_images``)."""
+"""Serving containers by name, resolved from ``data/neuron_compat.json`` (``neuronfleet.facts.neuron.serving_images``)."""
 ModelTask = Literal["text-generation", "embeddings", "text-classification"]
 GpuStandby = Literal["hot", "warm", "cold"]
 MAX_INSTANCE_POOLS = 5

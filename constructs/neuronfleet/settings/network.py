@@ -8,9 +8,9 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from .. import rules
-from ..catalog import LOG_RETENTION_DAYS
-from ..problems import Problem
+from ..core import rules
+from ..core.problems import Problem
+from ..facts.catalog import LOG_RETENTION_DAYS
 from ._base import Bool, NonNegativeInt, Settings
 
 
@@ -66,8 +66,9 @@ class NetworkSettings(Settings):
     @property
     def reaches_aws_apis(self) -> bool:
         """Whether AWS Batch container instances in the compute subnets can reach ECS, ECR, CloudWatch Logs and
-        STS: through a NAT gateway, or through the interface endpoints (``neuronfleet.network.INTERFACE_ENDPOINTS``;
-        the S3 gateway endpoint for image layers is always there)."""
+        STS: through a NAT gateway, or through the interface endpoints
+        (``neuronfleet.network.fleet_network.INTERFACE_ENDPOINTS``; the S3 gateway endpoint for image layers is always
+        there)."""
         return self.has_egress or self.interface_endpoints
 
     def aws_api_access_problems(self, what: str) -> Iterator[Problem]:

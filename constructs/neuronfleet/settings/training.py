@@ -9,9 +9,10 @@ from pydantic import AfterValidator, Field, model_validator
 
 from neuronfleet_contract.capacity_alert import TERMINATION
 
-from .. import neuron, rules
-from ..catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
-from ..problems import Problem
+from ..core import rules
+from ..core.problems import Problem
+from ..facts import neuron
+from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
 from ._base import Bool, Int, PositiveInt, Settings
 from .batch import DEFAULT_UPDATE_TIMEOUT_MINUTES, UpdateTimeoutMinutes
 
@@ -120,7 +121,7 @@ class AmiSettings(Settings):
     """The machine image. Pinned unless you opt in to following AWS's updates:
 
     - default: the ECS-optimized Amazon Linux 2023 Neuron AMI (what AWS Batch container instances need) *as
-      recorded* in ``neuronfleet/data/neuron_ecs_amis.json`` for the stack's region (AWS's SSM public parameter,
+      recorded* in ``neuronfleet/facts/data/neuron_ecs_amis.json`` for the stack's region (AWS's SSM public parameter,
       read offline; ``scripts/refresh_data.py`` moves it, in a commit you can review);
     - ``ami_id``: your pinned AMI (bump it on purpose);
     - ``follow_latest: true``: the SSM parameter (``ssm_parameter`` or the ECS Neuron one) is resolved at every
@@ -177,7 +178,7 @@ class TrainiumClusterSettings(Settings):
     no file system linked to an S3 data repository. Checkpoints' durable copy is the versioned bucket."""
     training_image: Annotated[str, AfterValidator(rules.container_image)] | None = None
     """Container image of the job definition: a Neuron DLC (``repository:tag``, or its full reference) or an ECR
-    URI. Default: the newest recorded training image for the type's family (:func:`neuronfleet.neuron.
+    URI. Default: the newest recorded training image for the type's family (:func:`neuronfleet.facts.neuron.
     default_training_image`; Trn2: the TorchNeuron DLC). Its Neuron SDK is read from a DLC tag; a custom image needs
     ``training_image_sdk``. Its Neuron runtime library must run on the AMI's Neuron driver (checked at synth for the
     recorded and the followed ECS Neuron AMI; at job start by the health gate)."""
@@ -191,7 +192,7 @@ class TrainiumClusterSettings(Settings):
     """Nodes of the job definition's multi-node job (default: ``count``). On UltraServer types whole UltraServers."""
     max_job_nodes: PositiveInt = rules.BATCH_MNP_MAX_NODES
     """The most nodes AWS Batch runs in one multi-node parallel job in your account: 1,000 by AWS's guide
-    (:data:`neuronfleet.rules.BATCH_MNP_MAX_NODES`); set it once AWS has raised that limit for you."""
+    (:data:`neuronfleet.core.rules.BATCH_MNP_MAX_NODES`); set it once AWS has raised that limit for you."""
     retry_attempts: Int = Field(default=3, ge=1, le=10)
     """Batch attempts of a job (1 to 10, RetryStrategy ``attempts``); only host and hardware failures retry."""
     capacity_wait_timeout_s: Int | None = Field(default=3600, ge=600, le=86400)

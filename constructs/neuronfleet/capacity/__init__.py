@@ -1,0 +1,1 @@
+"""Capacity: alerts for jobs held for Trainium capacity, Capacity Blocks."""

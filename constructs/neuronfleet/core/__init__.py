@@ -1,0 +1,1 @@
+"""What every construct shares: the error type, argument checks, rules, tagging, assets, the base stack."""

@@ -1,0 +1,306 @@
+"""CostMonitors: the production-migration phase's numbers, provisioned for real.
+
+A daily spend collector (Cost Explorer -> DynamoDB ledger -> CloudWatch), a weekly unit-economics and
+migration report (S3 JSON and HTML, SNS summary), an hourly waste detector (idle NeuronCores, Capacity
+Blocks ending), an AWS Budget per fleet, a dashboard. Handlers live in ``lambdas/cost``.
+
+The report and the waste detector find the fleet's SageMaker endpoints when they run: those tagged
+``neuronfleet:fleet`` = ``fleet_name`` (``tag_fleet`` tags every resource of the reference app; tag your own
+endpoints so). Nothing in their environment grows with the number of endpoints, and the cost stack does not
+depend on the inference stacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_budgets as budgets
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from neuronfleet_contract.cost import (
+    ENDPOINT_RESOURCE_TYPE,
+    CollectorSettings,
+    EndpointModel,
+    ReportSettings,
+    WasteSettings,
+)
+from neuronfleet_contract.namespaces import (
+    COST_PER_MILLION_METRICS,
+    ECONOMICS_NAMESPACE,
+    NEURON_CORE_UTILIZATION,
+    NEURON_NAMESPACE,
+    SPEND_METRIC,
+    SPEND_NAMESPACE,
+    WORKLOAD_NAMESPACE,
+)
+
+from ..alerts.announcement_ledger import AnnouncementLedger
+from ..alerts.topic import grant_publish
+from ..core.args import duck, settings_argument
+from ..core.functions import FleetFunction
+from ..core.nag import acknowledge_wildcards
+from ..core.region import check_in_region
+from ..core.storage import secure_bucket
+from ..core.tagging import FLEET_TAG
+from ..facts.catalog import CATALOG, InstanceCatalog
+from ..facts.prices import price_table
+from ..settings import CostMonitorSettings, check_argument
+from ..settings._base import name_rule
+from .cur import CurAnalytics
+
+
+def accelerators_of(catalog: InstanceCatalog) -> dict[str, tuple[str, int]]:
+    """Instance type -> (family, accelerator memory GiB): what the evaluation estimate maps GPU work by."""
+    return {s.instance_type: (s.family.value, s.accelerator_memory_gib) for s in catalog}
+
+
+def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
+    """An endpoint's model as its settings (neuronfleet.settings.EndpointSettings) describe it: the Neuron variant's
+    types, the GPU variant's type and role (``baseline`` when weighted, ``standby`` at weight 0, ``shadow``), and the
+    GPU pools of the Neuron variant (capacity fallback, with a warm standby's type). The report reads the same from
+    the deployed endpoint configuration (lambdas/cost/logic/discovery.py); the tests hold the two equal."""
+    gpu = settings.live_gpu_variant
+    role = "" if gpu is None else "shadow" if gpu.shadow else "baseline" if gpu.initial_weight > 0 else "standby"
+    return EndpointModel(endpoint=endpoint_name, neuron_types=tuple(settings.neuron_pools),
+                         gpu_type=gpu.instance_type if gpu is not None else "", gpu_role=role,
+                         gpu_pool_types=tuple(settings.gpu_pools))
+
+
+class CostMonitors(Construct):
+    """Example::
+
+        CostMonitors(self, "Cost", fleet_name="nf-prod", topic=alerts.topic,
+                     settings=CostMonitorSettings(monthly_budget_usd=450_000))
+
+    The fleet's endpoints are those tagged ``neuronfleet:fleet`` = ``fleet_name`` (``tag_fleet``), found by the
+    report and the waste detector when they run; an endpoint without the tag is not in the report.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
+                 settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
+                 price_overrides: Mapping[str, Any] | None = None,
+                 reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = (),
+                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+        """``removal_policy``: what deleting the stack does to the ledger and the report buckets (RETAIN unless
+        asked)."""
+        check_argument("fleet_name", fleet_name, name_rule)
+        settings = CostMonitorSettings() if settings is None else settings_argument(
+            settings, CostMonitorSettings, what="CostMonitors")
+        duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="CostMonitors")
+        super().__init__(scope, construct_id)
+        check_in_region(self, settings.what, settings.region_problems)
+        self.fleet_name = fleet_name
+        self.reservation_ids = tuple(reservation_ids)
+        """The fleet's capacity reservations (ids) and resource groups: their Capacity Blocks' fees are its own."""
+        self.reservation_groups = tuple(reservation_groups)
+        self.settings = settings
+        self.removal_policy = removal_policy
+        self._storage()
+        self.cur: CurAnalytics | None = None
+        """With ``source="athena"``: the bucket, Glue table and Athena workgroup the collector reads, and the CUR 2.0
+        export in a us-east-1 stack; elsewhere give it its export: ``CurExport(stack_in_us_east_1, "CurExport",
+        analytics=monitors.cur)`` (see neuronfleet.cost.cur)."""
+        if settings.source == "athena":
+            self.cur = CurAnalytics(self, "Cur", export_name=f"{fleet_name}-cur2",
+                                    bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff)
+        self.prices = price_table(catalog, Stack.of(self).region if not Token.is_unresolved(Stack.of(self).region)
+                                  else None, price_overrides)
+        """The price table the report uses (instance type -> usd_per_hour, source, as_of, region, sourced)."""
+        self._functions(topic, catalog)
+        self._grant(topic)
+        self._schedules()
+        self.budget = self._budget(topic)
+        self.dashboard = self._dashboard()
+
+    def grant_read_reports(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read the migration reports (the report bucket's ``reports/`` prefix; aws-cdk-lib's ``Bucket.grant_read``)."""
+        return self.report_bucket.grant_read(grantee, "reports/*")
+
+    def metric_spend(self, family: str, **options: Any) -> cloudwatch.Metric:
+        """The collector's daily spend of one accelerator family (``trainium``, ``inferentia``, ``gpu``) of this fleet
+        (``cloudwatch.MetricOptions`` keywords: ``period``, ``statistic``, ``label``, ...; daily sums by default)."""
+        props: dict[str, Any] = {"statistic": "Sum", "period": Duration.days(1), "label": family, **options}
+        return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name=SPEND_METRIC,
+                                 dimensions_map={"Fleet": self.fleet_name, "Family": family}, **props)
+
+    def _storage(self) -> None:
+        """The ledger (DynamoDB) and the report bucket."""
+        self.ledger = dynamodb.Table(
+            self, "Ledger", partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, removal_policy=self.removal_policy,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True))
+        self.announced = AnnouncementLedger(self, "Announced")
+        logs_bucket = secure_bucket(self, "ReportAccessLogs", removal_policy=self.removal_policy)
+        self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/",
+                                           removal_policy=self.removal_policy)
+
+    def _functions(self, topic: sns.ITopic, catalog: InstanceCatalog) -> None:
+        """The three handlers, each configured through its own settings object (shared with the handler)."""
+        settings, fleet_name, to_json = self.settings, self.fleet_name, Stack.of(self).to_json_string
+        accelerator_types = sorted({t for s in catalog for t in (s.instance_type, f"ml.{s.instance_type}")})
+        self.collector = FleetFunction(
+            self, "Collector", handler="cost.collector.handler", topic=topic, timeout=Duration.minutes(10),
+            memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
+            environment=CollectorSettings(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
+                                          lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
+                                          fleet=fleet_name, basis=settings.basis,
+                                          backfill_days=settings.backfill_days,
+                                          month_close_days=settings.month_close_days, source=settings.source,
+                                          athena_workgroup=self.cur.workgroup.ref if self.cur else "",
+                                          athena_table=self.cur.table_name if self.cur else "",
+                                          reservation_ids=self.reservation_ids,
+                                          resource_group_arns=self.reservation_groups,
+                                          ).to_environment(to_json=Stack.of(self).to_json_string))
+        self.report = FleetFunction(
+            self, "Report", handler="cost.report.handler", topic=topic, timeout=Duration.minutes(5),
+            memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
+            environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
+                                       report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
+                                       prices=self.prices, period_days=settings.report_period_days,
+                                       tokens_namespace=WORKLOAD_NAMESPACE,
+                                       basis=settings.basis, stale_after_days=settings.price_stale_days,
+                                       accelerators=accelerators_of(catalog), live_prices=settings.live_prices,
+                                       price_cache_days=settings.price_cache_days,
+                                       ).to_environment(to_json=to_json))
+        self.waste = FleetFunction(
+            self, "Waste", handler="cost.waste.handler", topic=topic, timeout=Duration.minutes(2),
+            description=f"neuronfleet {fleet_name}: waste (idle/silent instances, free reservation slots, idle "
+                        "endpoints, GPU standbys)",
+            environment=WasteSettings(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
+                                      neuron_namespace=NEURON_NAMESPACE,
+                                      utilization_metric=NEURON_CORE_UTILIZATION,
+                                      idle_percent=settings.idle_utilisation_percent,
+                                      idle_hours=settings.idle_hours, fleet=fleet_name,
+                                      reservation_ids=self.reservation_ids,
+                                      ).to_environment(to_json=to_json))
+
+    def _schedules(self) -> None:
+        self.schedules = {
+            "collector": events.Rule(self, "Daily", schedule=events.Schedule.cron(minute="0", hour="6"),
+                                     description="Collect yesterday's spend (Cost Explorer refreshes up to 3x a day)",
+                                     targets=[self.collector.event_target()]),
+            "report": events.Rule(self, "Weekly", schedule=events.Schedule.cron(minute="0", hour="7", week_day="MON"),
+                                  description="Weekly migration report",
+                                  targets=[self.report.event_target()]),
+            "waste": events.Rule(self, "Hourly", schedule=events.Schedule.rate(Duration.hours(1)),
+                                 description="Idle NeuronCores (went idle / no longer idle)",
+                                 targets=[self.waste.event_target()]),
+        }
+
+    def _budget(self, topic: sns.ITopic) -> budgets.CfnBudget | None:
+        """An AWS Budget on the fleet's cost allocation tag, alerting on the topic."""
+        settings = self.settings
+        if not settings.monthly_budget_usd:
+            return None
+        return budgets.CfnBudget(
+            self, "Budget", budget=budgets.CfnBudget.BudgetDataProperty(
+                budget_type="COST", time_unit="MONTHLY",
+                budget_limit=budgets.CfnBudget.SpendProperty(amount=settings.monthly_budget_usd, unit="USD"),
+                cost_filters={"TagKeyValue": [f"user:{FLEET_TAG}${self.fleet_name}"]}),
+            notifications_with_subscribers=[budgets.CfnBudget.NotificationWithSubscribersProperty(
+                notification=budgets.CfnBudget.NotificationProperty(
+                    notification_type=t.kind, comparison_operator="GREATER_THAN", threshold=t.percent,
+                    threshold_type="PERCENTAGE"),
+                subscribers=[budgets.CfnBudget.SubscriberProperty(subscription_type="SNS", address=topic.topic_arn)])
+                for t in settings.budget_thresholds])
+
+    def _grant(self, topic: sns.ITopic) -> None:
+        table, bucket = self.ledger.table_arn, self.report_bucket
+        c, r, w = self.collector.role, self.report.role, self.waste.role
+        if self.cur is not None:
+            self.cur.grant_query(c)
+        else:
+            c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
+        c.add_to_principal_policy(iam.PolicyStatement(
+            actions=["ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations"], resources=["*"]))
+        if self.reservation_groups:
+            c.add_to_principal_policy(iam.PolicyStatement(actions=["resource-groups:ListGroupResources"],
+                                                          resources=list(self.reservation_groups)))
+        c.add_to_principal_policy(iam.PolicyStatement(
+            actions=["dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:PutItem",
+                     "dynamodb:DeleteItem"], resources=[table]))
+        c.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": SPEND_NAMESPACE}}))
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["dynamodb:Query"], resources=[table]))
+        if self.settings.live_prices:  # current On-Demand prices, cached in the ledger under PRICE#<region> only
+            r.add_to_principal_policy(iam.PolicyStatement(actions=["pricing:GetProducts"], resources=["*"]))
+            r.add_to_principal_policy(iam.PolicyStatement(
+                actions=["dynamodb:BatchWriteItem"], resources=[table],
+                conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["PRICE#*"]}}))
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:GetMetricData"], resources=["*"]))
+        r.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": ECONOMICS_NAMESPACE}}))
+        objects = bucket.arn_for_objects("reports/*")
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
+        w.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:GetMetricData", "ec2:DescribeInstances", "ec2:DescribeCapacityReservations"],
+            resources=["*"]))
+        # the fleet's endpoints, found when the functions run: GetResources by the fleet tag (no resource-level
+        # permissions), then each endpoint (and, for the report, its configuration) described
+        stack = Stack.of(self)
+        endpoints = stack.format_arn(service="sagemaker", resource="endpoint", resource_name="*")
+        configs = stack.format_arn(service="sagemaker", resource="endpoint-config", resource_name="*")
+        for role in (r, w):
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["tag:GetResources"], resources=["*"]))
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpoint"],
+                                                             resources=[endpoints]))
+            acknowledge_wildcards(role, f"Describes the endpoints tagged {FLEET_TAG} with the fleet (found at run "
+                                        "time, any name; DescribeEndpoint reads, never changes)", resources=(endpoints,))
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpointConfig"], resources=[configs]))
+        acknowledge_wildcards(r, "The report reads the configuration of each endpoint of the fleet (named by the "
+                                 "endpoint at run time; DescribeEndpointConfig reads, never changes)", resources=(configs,))
+        self.announced.grant(w)
+        for role in (r, w):
+            grant_publish(topic, role)
+        why = ("Cost Explorer, EC2 Describe*, CloudWatch metric reads/writes (writes limited by namespace) and "
+               f"tag:GetResources ({ENDPOINT_RESOURCE_TYPE} resources tagged {FLEET_TAG} with the fleet) have no "
+               "resource-level permissions")
+        for role in (c, w):
+            acknowledge_wildcards(role, why, resources=("*",))
+        acknowledge_wildcards(r, why + "; nor has pricing:GetProducts (the AWS Price List Query API: public list "
+                                       "prices, no resource to name)" if self.settings.live_prices else why,
+                              resources=("*",))
+        acknowledge_wildcards(r, "The report writes under the reports/ prefix of its own bucket", resources=(objects,))
+
+    def _dashboard(self) -> cloudwatch.Dashboard:
+        fleet = self.fleet_name
+
+        def spend(family: str) -> cloudwatch.Metric:
+            return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name=SPEND_METRIC, statistic="Sum",
+                                     period=Duration.days(1), label=family,
+                                     dimensions_map={"Fleet": fleet, "Family": family})
+
+        # the report's own figures (hosting attributed per model, work per model), for every endpoint it found: a
+        # search over the fleet's unit costs, not a list of endpoints fixed at synth (up to 500 series per search)
+        week = Duration.days(7)
+        per_model = cloudwatch.SearchExpression(
+            expression=f"SEARCH('{{{ECONOMICS_NAMESPACE},Endpoint,Fleet,Variant}} Fleet=\"{fleet}\" "
+                       f"MetricName=\"{COST_PER_MILLION_METRICS['inferences']}\"', 'Average', {week.to_seconds():.0f})",
+            label="${PROP('Dim.Endpoint')} ${PROP('Dim.Variant')}", period=week)
+
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.days(30))
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(title=f"{fleet}: daily spend by accelerator family (USD)", width=12,
+                                   left=[spend(f) for f in ("trainium", "inferentia", "gpu")], stacked=True),
+            cloudwatch.GraphWidget(title="Cost per million inferences per model, from the migration report (USD)",
+                                   width=12, left=[per_model]),
+            cloudwatch.GraphWidget(title="NeuronCore utilisation (%)", width=12, left=[cloudwatch.MathExpression(
+                expression=f"SEARCH('{{{NEURON_NAMESPACE},InstanceId}} MetricName=\"{NEURON_CORE_UTILIZATION}\"', "
+                           "'Average', 3600)", label="utilisation", period=Duration.hours(1))]),
+            cloudwatch.GraphWidget(title="Cost monitor errors", width=12, left=[
+                f.function.metric_errors(period=Duration.hours(1)) for f in (self.collector, self.report, self.waste)]),
+        )
+        return dashboard
+

@@ -1,0 +1,1 @@
+"""GpuPool: the GPU fallback pool for training jobs."""

@@ -1,0 +1,84 @@
+"""A training cluster's ``eks:`` section (``scheduler: eks``): the fleet file's view of NeuronEksClusterSettings.
+
+The cluster entry itself (name, instance_type, count, capacity, root_volume_gib) is the first Neuron node group;
+``eks.node_groups`` adds more (an UltraServer group on its own blocks, an Inferentia group for serving). Every rule
+is NeuronEksClusterSettings', so the fleet file and the construct API refuse the same things with the same words;
+only the paths differ (the first node group's problems point at the entry's own fields).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from ..core.problems import InvalidSettings, Problem
+from ..settings import TrainiumClusterSettings
+from ..settings._base import Bool, Settings
+from ..settings.eks import ChartVersions, NeuronEksClusterSettings, NeuronNodegroupSettings
+
+Scheduler = Literal["batch", "eks"]
+
+
+class EksSection(Settings):
+    """``training_clusters[].eks``: the cluster-wide EKS settings and any node groups beyond the entry's own."""
+
+    what: ClassVar[str] = "eks section"
+    kubernetes_version: str | None = None
+    endpoint_access: Literal["private", "public-and-private"] = "private"
+    admin_role_arns: tuple[str, ...] = ()
+    charts: ChartVersions = ChartVersions()
+    scheduler_extension: Bool = True
+    problem_detector: Bool = True
+    system_instance_type: str | None = None
+    system_nodes: int | None = None
+    availability_zones: tuple[str, ...] = ()
+    """AZs of the entry's own node group (default: the reservation's, else the network's training AZ)."""
+    dra: Bool = False
+    """The entry's own node group uses Neuron's DRA driver instead of the device plugin."""
+    node_groups: tuple[NeuronNodegroupSettings, ...] = Field(default=(), max_length=20)
+
+
+def cluster_settings(entry: TrainiumClusterSettings, name: str, section: EksSection,
+                     training_az: str | None = None) -> NeuronEksClusterSettings:
+    """The NeuronEksClusterSettings of one ``scheduler: eks`` entry (raises InvalidSettings, paths as the construct
+    API's: :func:`entry_problems` moves them to the fleet file's)."""
+    main: dict[str, Any] = {
+        "name": name, "instance_type": entry.instance_type, "count": entry.count, "capacity": entry.capacity,
+        "root_volume_gib": entry.root_volume_gib, "dra": section.dra, "device_plugin": not section.dra,
+        "availability_zones": section.availability_zones or (
+            (training_az,) if training_az and not entry.capacity.availability_zone else ()),
+    }
+    fields: dict[str, Any] = {
+        k: v for k, v in section.model_dump(exclude={"availability_zones", "dra", "node_groups", "charts"}).items()
+        if v is not None}
+    return NeuronEksClusterSettings(**fields, charts=section.charts,
+                                    node_groups=(main, *section.node_groups))
+
+
+_GROUP = re.compile(r"node_groups\[(\d+)\](.*)")
+_OWN = {".name": "name", ".instance_type": "instance_type", ".count": "count", ".root_volume_gib": "root_volume_gib"}
+
+
+def entry_problems(entry: TrainiumClusterSettings, name: str, section: EksSection | None,
+                   training_az: str | None = None) -> Iterator[Problem]:
+    """The problems of an entry's EKS cluster, with fleet-file paths relative to the entry."""
+    if section is None:
+        section = EksSection()
+    try:
+        cluster_settings(entry, name, section, training_az)
+    except InvalidSettings as exc:
+        for p in exc.problems:
+            m = _GROUP.fullmatch(p.path)
+            if m and m.group(1) == "0":
+                rest = m.group(2)
+                path = _OWN.get(rest) or (f"capacity{rest[len('.capacity'):]}" if rest.startswith(".capacity")
+                                          else f"eks{rest}" if rest in (".dra", ".availability_zones") else
+                                          f"eks.dra" if rest == ".device_plugin" else f"eks{rest}")
+                yield Problem(path, p.value, p.allowed)
+            elif m:
+                yield Problem(f"eks.node_groups[{int(m.group(1)) - 1}]{m.group(2)}", p.value, p.allowed)
+            else:
+                yield p.under("eks")

@@ -1,0 +1,1 @@
+"""NeuronEndpoint, its serving containers and the endpoint failover."""

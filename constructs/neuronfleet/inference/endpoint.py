@@ -1,0 +1,431 @@
+"""NeuronEndpoint: a SageMaker real-time endpoint on ml.inf2, ml.trn1 or ml.trn2 with a Neuron serving container.
+
+One production variant on Neuron (``neuron``), optionally over several instance pools (Neuron types first, GPU types
+after them with a GPU model through ``ModelNameOverride``), and room for a second variant on GPU (``gpu``): either a
+live variant that shares traffic by weight (the failover target) or a shadow variant that gets a copy of the
+traffic without answering (pilot comparisons). Target-tracking autoscaling, optional schedules, alarms
+into the fleet's SNS topic, VPC config, KMS and data capture. What it serves and how it scales is one
+:class:`~neuronfleet.settings.EndpointSettings`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from aws_cdk import Annotations, Duration, Names, RemovalPolicy, Stack, Tags
+from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
+from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
+
+from ..core.args import duck, renamed, settings_argument, wrong_type
+from ..core.fleet_tag_check import warn_without_fleet_tag
+from ..core.nag import acknowledge_wildcards
+from ..core.pseudo import pseudo
+from ..core.storage import secure_bucket
+from ..core.tagging import tag_family
+from ..facts.catalog import CATALOG, InstanceSpec
+from ..facts.images import dlc_image
+from ..settings import EndpointSettings, GpuVariant, ScheduledScaling
+from .serving import SERVING_CONTAINERS, environment, execution_policy
+
+SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+STANDBY_TAG = "neuronfleet:gpu-standby"
+"""Endpoint tag naming the GPU standby choice (``hot``, ``warm`` or ``none``) for cost reports."""
+ROLLING_WAIT_S = 300
+"""Baking time of each rolling-update batch (RollingUpdatePolicy.WaitIntervalInSeconds: 0-3600)."""
+MIN_DEPLOYMENT_S, MAX_DEPLOYMENT_S = 600, 28800
+"""RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600-28800 (botocore sagemaker/2017-07-24/service-2.json,
+MaximumExecutionTimeoutInSeconds, read 2026-11-22)."""
+
+__all__ = ["GPU_VARIANT", "NEURON_VARIANT", "SERVING_CONTAINERS", "STANDBY_TAG", "GpuVariant", "NeuronEndpoint",
+           "ScheduledScaling"]
+
+Variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty
+
+
+
+CKV_MODEL_NETWORK_ISOLATION = "CKV_AWS_370"
+"""checkov's "Ensure Amazon SageMaker model uses network isolation" on AWS::SageMaker::Model
+(``Properties/EnableNetworkIsolation``; bridgecrewio/checkov, checkov/cloudformation/checks/resource/aws/
+SagemakerModelWithNetworkIsolation.py, read 2026-11-23)."""
+HUB_MODEL_NETWORK = (
+    "a hub model (hf_model_id) is downloaded by the serving container itself when it starts, from the Hugging Face Hub "
+    "through the VPC's NAT: EnableNetworkIsolation would cut that download off. A model from S3 (model_data_url) is "
+    "downloaded by SageMaker and runs isolated; package the model to S3 to get isolation")
+"""Why a hub model's SageMaker model runs without network isolation (the checkov acknowledgement's comment)."""
+
+
+class NeuronEndpoint(Construct):
+    """A SageMaker real-time endpoint on Inferentia2 or Trainium.
+
+    Example::
+
+        endpoint = NeuronEndpoint(self, "Chat", vpc=net.vpc, vpc_subnets=net.compute_subnets, topic=alerts.topic,
+            settings=EndpointSettings(instance_type="ml.inf2.24xlarge", container="vllm-neuronx",
+                hf_model_id="unsloth/Llama-3.1-8B-Instruct", revision="<40-hex commit>",
+                tensor_parallel_degree=12, allow_non_cached_model=False, min_instances=1, max_instances=4,
+                gpu_variant=GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)))
+        endpoint.endpoint_name; endpoint.metric_invocations(); endpoint.grant_invoke(role)
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EndpointSettings,
+                 vpc_subnets: ec2.SubnetSelection | None = None, topic: sns.ITopic | None = None,
+                 data_capture_bucket: s3.IBucket | None = None, subnets: ec2.SubnetSelection | None = None,
+                 alarm_topic: sns.ITopic | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+        """``vpc_subnets``: where the endpoint's instances run (default: the VPC's private subnets with egress);
+        ``topic``: where its alarms notify. ``subnets`` and ``alarm_topic`` are their deprecated names.
+        ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
+        super().__init__(scope, construct_id)
+        what = "NeuronEndpoint"
+        settings = settings_argument(settings, EndpointSettings, what=what)
+        vpc_subnets = renamed("subnets", subnets, "vpc_subnets", vpc_subnets, what=what)
+        if vpc_subnets is not None and not isinstance(vpc_subnets, ec2.SubnetSelection):
+            raise wrong_type("vpc_subnets", vpc_subnets, "an ec2.SubnetSelection (e.g. net.compute_subnets, or "
+                             "ec2.SubnetSelection(subnets=[...]))", what=what)
+        topic = renamed("alarm_topic", alarm_topic, "topic", topic, what=what)
+        if topic is not None:
+            duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what=what)
+        self.settings = settings
+        self.removal_policy = removal_policy
+        self.spec: InstanceSpec = settings.spec
+        self.gpu_variant: GpuVariant | None = settings.live_gpu_variant
+        """The GPU variant that runs instances (hot standby, live or shadow); None without one or for a warm standby."""
+        tag_family(self, self.spec.family)
+        serving = settings.serving
+        if serving is not None and serving.status == "deprecated":
+            Annotations.of(self).add_warning_v2(
+                "neuronfleet:deprecated-container",
+                f"container {settings.container} ({serving.image}) is deprecated: {serving.note} "
+                f"Move to container: {serving.replacement}.")
+        for field, model, revision in settings.hub_models:
+            if revision is None:
+                Annotations.of(self).add_warning_v2(
+                    "neuronfleet:unpinned-model",
+                    f"{field}: {model} is not pinned to a revision: every instance start (creation, scale-out, "
+                    f"replacement) loads whatever its default branch holds then. Set "
+                    f"{'gpu_variant.revision' if field == 'gpu_variant.hf_model_id' else 'revision'} to a commit "
+                    "(40 hex digits).")
+        self.role = iam.Role(self, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+                             description="SageMaker endpoint execution role (least privilege)")
+        self.execution_policy = execution_policy(self, "ExecutionPolicy", settings)
+        self.execution_policy.attach_to_role(self.role)
+        self.security_group = ec2.SecurityGroup(
+            self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
+            description="SageMaker endpoint: no inbound (invoked through the SageMaker API), HTTPS out")
+        self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
+                                            "HTTPS: S3, ECR, model hub downloads")
+        self._models(vpc, vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
+        self._endpoint(data_capture_bucket)
+        self._scaling()
+        self._alarms(topic)
+        self._deployment()
+
+    # ------------------------------------------------------------------------------------- public API
+
+    def metric(self, metric_name: str, *, variant: str = NEURON_VARIANT, statistic: str = "Sum",
+               period: Duration | None = None, **options: object) -> cloudwatch.Metric:
+        """A metric of one of this endpoint's variants in the ``AWS/SageMaker`` namespace (metric options:
+        ``label``, ``unit``, ``color``, ...)."""
+        return cloudwatch.Metric(namespace=SAGEMAKER_NAMESPACE, metric_name=metric_name,
+                                 dimensions_map={"EndpointName": self.endpoint_name, "VariantName": variant},
+                                 statistic=statistic, period=period or Duration.minutes(1), **options)  # type: ignore[arg-type]
+
+    def metric_invocations(self, *, variant: str = NEURON_VARIANT, **options: object) -> cloudwatch.Metric:
+        return self.metric("Invocations", variant=variant, **options)  # type: ignore[arg-type]
+
+    def metric_model_latency(self, *, variant: str = NEURON_VARIANT, statistic: str = "p99",
+                             **options: object) -> cloudwatch.Metric:
+        """Model latency in microseconds."""
+        return self.metric("ModelLatency", variant=variant, statistic=statistic, **options)  # type: ignore[arg-type]
+
+    @property
+    def endpoint_arn(self) -> str:
+        return Stack.of(self).format_arn(service="sagemaker", resource="endpoint", resource_name=self.endpoint_name)
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["sagemaker:InvokeEndpoint"],
+                                          resource_arns=[self.endpoint_arn])
+
+    # ------------------------------------------------------------------------------------- steps
+
+    def _models(self, vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> None:
+        """One SageMaker model per variant, in the VPC, created after the execution policy exists (SageMaker
+        checks image and artifact access when it creates a model)."""
+        settings = self.settings
+        vpc_config = sagemaker.CfnModel.VpcConfigProperty(
+            security_group_ids=[self.security_group.security_group_id], subnets=_subnet_ids(vpc, sel))
+        serving = SERVING_CONTAINERS.get(settings.container)
+        neuron_image = settings.image_uri or dlc_image(self, serving.image if serving else "")
+        served = {NEURON_VARIANT: (neuron_image, settings, environment(settings, neuron=True))}
+        gpu = settings.gpu_variant
+        if gpu:
+            gpu_types = ([gpu.instance_type] if settings.live_gpu_variant else []) + list(settings.gpu_pools)
+            # settings refuse a custom container without a GPU image: neuron_image is never served on GPU
+            gpu_image = gpu.image_uri or (dlc_image(self, serving.gpu.image) if serving and serving.gpu else neuron_image)
+            gpu_settings = settings.model_copy(update={"model_data_url": gpu.model_data_url, "hf_model_id": gpu.hf_model_id,
+                                                       "revision": gpu.revision}) if gpu.own_model else settings
+            for t in dict.fromkeys(gpu_types):  # one model per GPU type: each passes its own GPU count
+                key = GPU_VARIANT if t == gpu.instance_type else f"{GPU_VARIANT}-{t.removeprefix('ml.')}"
+                served[key] = (gpu_image, gpu_settings, environment(gpu_settings, neuron=False,
+                                                                    gpus=CATALOG.get(t.removeprefix("ml.")).accelerators))
+            if gpu.model_data_url:
+                bucket, _, key = gpu.model_data_url.removeprefix("s3://").partition("/")
+                self.execution_policy.add_statements(iam.PolicyStatement(
+                    sid="ReadGpuModelArtifact", actions=["s3:GetObject"],
+                    resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
+        self.models: dict[str, sagemaker.CfnModel] = {}
+        for variant, (image, model_settings, env) in served.items():
+            # A model from S3 needs no network: SageMaker downloads the artifact; the container runs isolated (no
+            # inbound or outbound calls, CreateModel EnableNetworkIsolation). A hub model downloads itself.
+            model = sagemaker.CfnModel(
+                self, "".join(w.capitalize() for w in re.split(r"[-.]", variant)) + "Model",
+                execution_role_arn=self.role.role_arn, vpc_config=vpc_config,
+                enable_network_isolation=model_settings.model_data_url is not None,
+                primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                    image=image, model_data_url=model_settings.model_data_url, environment=env))
+            if model_settings.model_data_url is None:
+                model.add_metadata("checkov", {"skip": [{"id": CKV_MODEL_NETWORK_ISOLATION, "comment": HUB_MODEL_NETWORK}]})
+            model.node.add_dependency(self.execution_policy)
+            self.models[variant] = model
+
+    def _variants(self) -> tuple[list[Variant], list[Variant]]:
+        s = self.settings
+        startup, download = s.startup_health_check_timeout_s, s.model_download_timeout_s
+        pools = None
+        if len(s.pools) > 1:  # InstancePools replace InstanceType (developer guide, "Deploy to multiple instance
+            # types with instance pools", read 2026-11-22); priority 1 is tried first
+            pools = [sagemaker.CfnEndpointConfig.InstancePoolProperty(
+                instance_type=t, priority=i,
+                model_name_override=None if i == 1 or t in s.neuron_pools else self._gpu_model(t).attr_model_name)
+                for i, t in enumerate(s.pools, start=1)]
+        local = any(CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
+        live = [Variant(variant_name=NEURON_VARIANT, model_name=self.models[NEURON_VARIANT].attr_model_name,
+                        instance_type=None if pools else s.instance_type, instance_pools=pools,
+                        variant_instance_provision_timeout_in_seconds=s.provision_timeout_s,
+                        initial_instance_count=s.min_instances,
+                        initial_variant_weight=1.0, volume_size_in_gb=None if local else s.volume_size_gib,
+                        container_startup_health_check_timeout_in_seconds=startup,
+                        model_data_download_timeout_in_seconds=download)]
+        shadows: list[Variant] = []
+        gpu = s.live_gpu_variant
+        if gpu:
+            variant = Variant(
+                variant_name=GPU_VARIANT, model_name=self.models[GPU_VARIANT].attr_model_name,
+                instance_type=gpu.instance_type, initial_instance_count=gpu.min_instances,
+                initial_variant_weight=1.0 if gpu.shadow else gpu.initial_weight,
+                volume_size_in_gb=None if gpu.spec.instance_storage_gb else s.volume_size_gib,
+                container_startup_health_check_timeout_in_seconds=startup, model_data_download_timeout_in_seconds=download)
+            (shadows if gpu.shadow else live).append(variant)
+        return live, shadows
+
+    def _gpu_model(self, instance_type: str) -> sagemaker.CfnModel:
+        gpu = self.settings.gpu_variant
+        assert gpu is not None, "settings refuse GPU pools without a gpu_variant"
+        key = GPU_VARIANT if instance_type == gpu.instance_type else f"{GPU_VARIANT}-{instance_type.removeprefix('ml.')}"
+        return self.models[key]
+
+    @property
+    def standby(self) -> str:
+        """The GPU standby: ``hot`` (running GPU instances), ``warm`` (a GPU instance pool, nothing running) or
+        ``none``."""
+        gpu = self.settings.gpu_variant
+        return "none" if gpu is None or gpu.shadow else gpu.standby
+
+    def standby_usd_per_hour(self) -> float:
+        """What the GPU standby costs per hour while Neuron serves, at the catalog's price (0 for warm or none)."""
+        gpu = self.settings.gpu_variant
+        if self.standby != "hot" or gpu is None:
+            return 0.0
+        return gpu.min_instances * gpu.spec.price.usd_per_hour
+
+    def _endpoint(self, capture_bucket: s3.IBucket | None) -> None:
+        """KMS key, data capture, endpoint configuration and endpoint (a deterministic lower-case name)."""
+        s = self.settings
+        # SageMaker refuses KmsKeyId (and VolumeSizeInGB) when any variant has local NVMe storage; such
+        # storage is encrypted by the instance itself.
+        local_storage = (s.live_gpu_variant is not None and s.live_gpu_variant.spec.instance_storage_gb > 0) or any(
+            CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
+        if s.data_capture_percent and capture_bucket is None:
+            logs = secure_bucket(self, "CaptureAccessLogs", removal_policy=self.removal_policy)
+            capture_bucket = secure_bucket(self, "Capture", access_logs=logs, log_prefix="capture/",
+                                           versioned=s.data_capture_versioning, removal_policy=self.removal_policy)
+        capturing = bool(s.data_capture_percent)
+        self.key: kms.Key | None = None
+        if not local_storage or capturing:
+            self.key = kms.Key(self, "Key", enable_key_rotation=True,
+                               description="SageMaker endpoint: ML storage volume and data capture")
+            self.key.grant(self.role, "kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey")
+        capture = self._capture(capture_bucket) if capturing and capture_bucket is not None else None
+        live, shadows = self._variants()
+        self.endpoint_config = sagemaker.CfnEndpointConfig(
+            self, "EndpointConfig", production_variants=live, shadow_production_variants=shadows or None,
+            kms_key_id=self.key.key_arn if self.key and not local_storage else None, data_capture_config=capture)
+        # SageMaker ARNs are lower-case: grants and the failover's permissions name exactly this endpoint.
+        self.endpoint_name: str = _endpoint_name(self)
+        # An update keeps the live instance counts and weights (a failover's, autoscaling's) instead of resetting
+        # them to the new configuration's initial values (UpdateEndpoint RetainAllVariantProperties; no
+        # ExcludeRetainedVariantProperties: nothing is overridden. botocore sagemaker UpdateEndpointInput, read
+        # 2026-11-22). It applies to updates only; creation uses the initial values.
+        self.endpoint = sagemaker.CfnEndpoint(self, "Endpoint", endpoint_name=self.endpoint_name,
+                                              endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
+                                              retain_all_variant_properties=True)
+        Tags.of(self.endpoint).add(STANDBY_TAG, self.standby)
+        warn_without_fleet_tag(self, self.endpoint, what=f"endpoint {self.node.path}",
+                               found_by="the fleet's endpoints (migration report, idle endpoints)")
+        default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants
+        for model in self.models.values():
+            if default_policy is not None:
+                model.node.add_dependency(default_policy)
+
+    def _capture(self, bucket: s3.IBucket) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
+        own_id = self.node.id
+        prefix = bucket.arn_for_objects(f"capture/{own_id}/*")
+        days = Duration.days(self.settings.data_capture_retention_days)
+        if isinstance(bucket, s3.Bucket):  # an imported bucket's retention is its owner's
+            bucket.add_lifecycle_rule(id=f"capture-{own_id}"[:255], prefix=f"capture/{own_id}/", expiration=days,
+                                      noncurrent_version_expiration=days)
+        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[prefix]))
+        acknowledge_wildcards(self.role, "SageMaker writes captured requests under this endpoint's own prefix of the "
+                                         "capture bucket", resources=(prefix,))
+        return sagemaker.CfnEndpointConfig.DataCaptureConfigProperty(
+            initial_sampling_percentage=self.settings.data_capture_percent or 0,
+            destination_s3_uri=bucket.s3_url_for_object(f"capture/{own_id}"),
+            kms_key_id=self.key.key_arn if self.key else None,
+            capture_options=[sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode="Input"),
+                             sagemaker.CfnEndpointConfig.CaptureOptionProperty(capture_mode="Output")])
+
+    def _scaling(self) -> None:
+        """Target tracking on invocations per instance of each live variant, and the Neuron variant's schedules."""
+        s = self.settings
+        self.scalable_target = self._track(NEURON_VARIANT, "Scaling", s.min_instances, s.max_instances,
+                                           s.target_invocations_per_instance)
+        for action in s.scheduled_scaling:
+            self.scalable_target.scale_on_schedule(
+                action.name, schedule=appscaling.Schedule.expression(action.schedule),
+                min_capacity=action.min_instances, max_capacity=action.max_instances)
+        gpu = s.live_gpu_variant
+        # The GPU variant scales on its own traffic, between its own bounds: at weight 0 it sits at min_instances;
+        # the failover raises its floor to carry the Neuron load before moving traffic (EndpointFailover).
+        self.gpu_scalable_target: appscaling.ScalableTarget | None = None if gpu is None or gpu.shadow else \
+            self._track(GPU_VARIANT, "GpuScaling", gpu.min_instances, gpu.max_instances,
+                        gpu.target_invocations_per_instance
+                        or s.target_invocations_per_instance * gpu.neuron_instances_per_gpu_instance)
+
+    def _track(self, variant: str, construct_id: str, low: int, high: int, target: float) -> appscaling.ScalableTarget:
+        s = self.settings
+        scalable = appscaling.ScalableTarget(
+            self, construct_id, service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+            resource_id=f"endpoint/{self.endpoint_name}/variant/{variant}",
+            scalable_dimension="sagemaker:variant:DesiredInstanceCount", min_capacity=low, max_capacity=high)
+        scalable.node.add_dependency(self.endpoint)
+        scalable.scale_to_track_metric(
+            "InvocationsPerInstance", target_value=target,
+            predefined_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+            scale_in_cooldown=Duration.seconds(s.scale_in_cooldown_s),
+            scale_out_cooldown=Duration.seconds(s.scale_out_cooldown_s))
+        return scalable
+
+    def _deployment(self) -> None:
+        """Rolling updates where SageMaker supports them (one variant; a batch of 5-50% of its instances): an update
+        then replaces the fleet batch by batch instead of standing up a second full fleet. Each batch bakes for
+        ``ROLLING_WAIT_S`` while the Neuron alarms are watched; an alarm rolls the update back."""
+        s = self.settings
+        batch = s.rolling_batch_instances
+        if batch is None:
+            return  # SageMaker's default: blue/green, all at once (a second fleet for the update's duration)
+        steps = math.ceil(s.max_instances / batch)
+        per_step = s.model_download_timeout_s + s.startup_health_check_timeout_s + ROLLING_WAIT_S
+        alarms = list(self.alarms.values())
+        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
+                                                              resources=[a.alarm_arn for a in alarms]))
+        ep = sagemaker.CfnEndpoint
+        self.endpoint.deployment_config = ep.DeploymentConfigProperty(
+            rolling_update_policy=ep.RollingUpdatePolicyProperty(
+                maximum_batch_size=ep.CapacitySizeProperty(type="INSTANCE_COUNT", value=batch),
+                wait_interval_in_seconds=ROLLING_WAIT_S,
+                maximum_execution_timeout_in_seconds=min(MAX_DEPLOYMENT_S, max(MIN_DEPLOYMENT_S, steps * per_step))),
+            auto_rollback_configuration=ep.AutoRollbackConfigProperty(
+                alarms=[ep.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]))
+
+    def _alarms(self, topic: sns.ITopic | None) -> None:
+        """Alarms on every variant that serves: the Neuron variant's, and the live GPU variant's (the same three,
+        ``<endpoint name>-gpu-<suffix>``: after a failover it carries all the traffic), into the topic (OK
+        notifications too, for failback). A shadow variant answers no one; a warm standby is a pool of the Neuron
+        variant."""
+        self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS}
+        """The Neuron variant's alarms by kind -> their names (set, not generated: ``<endpoint name>-<suffix>``)."""
+        self.alarms: dict[str, cloudwatch.Alarm] = self._variant_alarms(NEURON_VARIANT, "", self.alarm_names)
+        gpu = self.gpu_variant
+        self.gpu_alarm_names: dict[str, str] = {} if gpu is None or gpu.shadow else {
+            kind: alarm_name(self.endpoint_name, kind, gpu=True) for kind in NEURON_ALARMS}
+        """The live GPU variant's alarms by kind -> their names (``<endpoint name>-gpu-<suffix>``); none without one."""
+        self.gpu_alarms: dict[str, cloudwatch.Alarm] = \
+            self._variant_alarms(GPU_VARIANT, "Gpu", self.gpu_alarm_names) if self.gpu_alarm_names else {}
+        if topic is not None:
+            action = cw_actions.SnsAction(topic)
+            for alarm in (*self.alarms.values(), *self.gpu_alarms.values()):
+                alarm.add_alarm_action(action)
+                alarm.add_ok_action(action)
+
+    def _variant_alarms(self, variant: str, id_prefix: str, names: dict[str, str]) -> dict[str, cloudwatch.Alarm]:
+        a = self.settings.alarms
+        five = Duration.minutes(5)
+        at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        missing = cloudwatch.TreatMissingData.NOT_BREACHING
+        label = "GPU" if variant == GPU_VARIANT else "Neuron"
+        return {
+            "latency": self.metric_model_latency(variant=variant, statistic="p99").create_alarm(
+                self, f"{id_prefix}LatencyP99Alarm", alarm_name=names["latency"],
+                threshold=a.latency_p99_ms * 1000, evaluation_periods=5, datapoints_to_alarm=3, treat_missing_data=missing,
+                alarm_description=f"p99 model latency above {a.latency_p99_ms} ms on the {label} variant"),
+            "errors5xx": self.metric("Invocation5XXErrors", variant=variant, period=five).create_alarm(
+                self, f"{id_prefix}Errors5xxAlarm", alarm_name=names["errors5xx"],
+                threshold=a.errors_5xx_per_5min, evaluation_periods=1, treat_missing_data=missing,
+                comparison_operator=at_least,
+                alarm_description=f"{a.errors_5xx_per_5min}+ 5XX errors in 5 minutes on the {label} variant"),
+            "modelErrors": self.metric("InvocationModelErrors", variant=variant, period=five).create_alarm(
+                self, f"{id_prefix}ModelErrorsAlarm", alarm_name=names["modelErrors"],
+                threshold=a.model_errors_per_5min, evaluation_periods=1, treat_missing_data=missing,
+                comparison_operator=at_least,
+                alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"
+                                  + (" on the GPU variant" if variant == GPU_VARIANT else "")),
+        }
+
+
+_SUBNET_IDS: WeakKeyDictionary[ec2.IVpc, dict[tuple[Any, ...], list[str]]] = WeakKeyDictionary()
+
+
+def _subnet_ids(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[str]:
+    """The selection's subnet ids, selected once per VPC and selection (a selection is seven jsii round trips;
+    a fleet's endpoints share one). Selections naming subnet objects or filters are not cached."""
+    if sel.subnets is not None or sel.subnet_filters is not None:
+        return _select(vpc, sel)
+    key = (sel.subnet_group_name, sel.subnet_type, tuple(sel.availability_zones or ()) or None, sel.one_per_az)
+    per_vpc = _SUBNET_IDS.setdefault(vpc, {})
+    if key not in per_vpc:
+        per_vpc[key] = _select(vpc, sel)
+    return list(per_vpc[key])
+
+
+def _select(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[str]:
+    return vpc.select_subnets(subnet_group_name=sel.subnet_group_name, subnet_type=sel.subnet_type,
+                              subnets=sel.subnets, availability_zones=sel.availability_zones,
+                              one_per_az=sel.one_per_az, subnet_filters=sel.subnet_filters).subnet_ids
+
+
+def _endpoint_name(scope: Construct) -> str:
+    name = re.sub(r"[^a-z0-9-]", "-", Names.unique_resource_name(scope, max_length=63, separator="-").lower())
+    return re.sub(r"-+", "-", name).strip("-")

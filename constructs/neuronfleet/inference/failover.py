@@ -1,0 +1,151 @@
+"""EndpointFailover: Neuron->GPU endpoint failover that carries the load and moves back on evidence only."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from datetime import timedelta
+
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from neuronfleet_contract.failover import (
+    CANARY_WEIGHT,
+    CANARY_WINDOW,
+    CAPACITY_TIMEOUT,
+    MIN_DWELL,
+    Capacity,
+    FailoverSettings,
+    WatchedEndpoint,
+)
+
+from ..alerts.topic import grant_publish
+from ..core.args import duck
+from ..core.functions import FleetFunction
+from ..core.nag import acknowledge_wildcards
+from ..core.rules import EVENT_PATTERN_CHARS
+from .endpoint import GPU_VARIANT, NeuronEndpoint
+
+CAPACITY_MARGIN = timedelta(minutes=10)
+"""Added to an endpoint's model-download and startup timeouts for the default capacity bound: SageMaker itself
+fails an instance that exceeds them."""
+
+
+def capacity_timeout_for(endpoints: Sequence[NeuronEndpoint]) -> timedelta:
+    """How long raised capacity may take: SageMaker's own timeouts for the slowest endpoint, plus a margin, at
+    least CAPACITY_TIMEOUT."""
+    slowest = max(e.settings.model_download_timeout_s + e.settings.startup_health_check_timeout_s for e in endpoints)
+    return max(CAPACITY_TIMEOUT, timedelta(minutes=math.ceil(slowest / 60)) + CAPACITY_MARGIN)
+
+
+def watched_endpoint(endpoint: NeuronEndpoint) -> WatchedEndpoint:
+    s, gpu = endpoint.settings, endpoint.settings.gpu_variant
+    assert gpu is not None
+    return WatchedEndpoint(
+        alarms=list(endpoint.alarm_names.values()), gpu_alarms=list(endpoint.gpu_alarm_names.values()),
+        latency_limit_ms=s.alarms.latency_p99_ms,
+        capacity=Capacity(neuron_min=s.min_instances, neuron_max=s.max_instances, gpu_min=gpu.min_instances,
+                          gpu_max=gpu.max_instances,
+                          neuron_instances_per_gpu_instance=gpu.neuron_instances_per_gpu_instance))
+
+
+def _delta(d: Duration | None, default: timedelta) -> timedelta:
+    return timedelta(minutes=d.to_minutes()) if d is not None else default
+
+
+class EndpointFailover(Construct):
+    """Moves an endpoint's traffic from its Neuron variant to its GPU variant when the Neuron variant's alarms fire,
+    after raising the GPU variant to carry the Neuron variant's load; moves it back only on evidence that Neuron
+    serves (instances in service, then a canary's own invocations, errors and latency), and lowers the GPU
+    variant again. Never moves traffic onto a GPU variant whose own alarms fire (both failing: announced once).
+    Waits out endpoint updates. One decision at a time (reserved concurrency 1); each step logged, counted
+    (``FAILOVER_NAMESPACE``, neuronfleet_contract.namespaces) and announced once on the topic: recorded first in
+    :attr:`table` (one item per endpoint, version-conditioned writes), published from the record.
+
+    The function may describe, re-weight and resize only the endpoints given, read only their alarms, read and
+    write only its own table, and change the Application Auto Scaling bounds of SageMaker variants (scalable-target
+    ARNs are not known at synth).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, endpoints: Sequence[NeuronEndpoint],
+                 topic: sns.ITopic, min_dwell: Duration | None = None, capacity_timeout: Duration | None = None,
+                 canary_window: Duration | None = None, canary_weight: float = CANARY_WEIGHT,
+                 check_every: Duration | None = None, removal_policy: RemovalPolicy = RemovalPolicy.DESTROY) -> None:
+        """``removal_policy``: the state table's. DESTROY by default, the one exception to the kit's RETAIN: it holds
+        no data, only the step a failover in progress owes, which the next check takes over (and announces)."""
+        super().__init__(scope, construct_id)
+        duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="EndpointFailover")
+        no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
+        if not endpoints or no_gpu:
+            raise ValueError(f"endpoints without a live '{GPU_VARIANT}' variant cannot fail over: "
+                             f"{', '.join(no_gpu) or 'none given'}; give each a GpuVariant(shadow=False)")
+        stack = Stack.of(self)
+        self.table = dynamodb.Table(
+            self, "State", partition_key=dynamodb.Attribute(name="endpoint", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True),
+            removal_policy=removal_policy)
+        """The failover's state per endpoint: its phase and the step it owes. Lost, a failover in progress is taken
+        over at the next check (and announced), so it is destroyed with its stack."""
+        self.settings = FailoverSettings(
+            endpoints={e.endpoint_name: watched_endpoint(e) for e in endpoints}, topic_arn=topic.topic_arn,
+            state_table=self.table.table_name,
+            min_dwell=_delta(min_dwell, MIN_DWELL),
+            capacity_timeout=_delta(capacity_timeout, capacity_timeout_for(endpoints)),
+            canary_window=_delta(canary_window, CANARY_WINDOW), canary_weight=canary_weight)
+        self.function = FleetFunction(
+            self, "Function", handler="failover.handler.handler", topic=topic,
+            description="neuronfleet: Neuron->GPU endpoint failover", reserved_concurrent_executions=1,
+            environment=self.settings.to_environment(to_json=stack.to_json_string))
+        role = self.function.role
+        arns = [e.endpoint_arn for e in endpoints]
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"], resources=arns))
+        self.table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem")
+        # RegisterScalableTarget on a SageMaker variant: Application Auto Scaling acts with the caller's SageMaker
+        # permissions (DescribeEndpoint, DescribeEndpointConfig, UpdateEndpointWeightsAndCapacities). Endpoint
+        # configurations get generated names: any of the account's, read-only.
+        configs = stack.format_arn(service="sagemaker", resource="endpoint-config", resource_name="*",
+                                   arn_format=ArnFormat.SLASH_RESOURCE_NAME)
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpointConfig"],
+                                                         resources=[configs]))
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["application-autoscaling:DescribeScalableTargets", "application-autoscaling:RegisterScalableTarget",
+                     "cloudwatch:GetMetricData"], resources=["*"]))
+        acknowledge_wildcards(role, "Application Auto Scaling scalable-target ARNs carry an id generated at "
+                                    "registration (unknown at synth) and cloudwatch:GetMetricData has no resource "
+                                    "scope; endpoint configurations get generated names (DescribeEndpointConfig, "
+                                    "read-only)", resources=("*", configs))
+        # Each endpoint's alarms by their name prefix (six full ARNs per endpoint pass IAM's 10,240 characters of
+        # inline policy at about fifteen endpoints): read-only, and the handler asks for exact names
+        alarm_prefixes = [stack.format_arn(service="cloudwatch", resource="alarm", resource_name=f"{e.endpoint_name}-*",
+                                           arn_format=ArnFormat.COLON_RESOURCE_NAME) for e in endpoints]
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
+                                                         resources=alarm_prefixes))
+        acknowledge_wildcards(role, "cloudwatch:DescribeAlarms (read-only) on each endpoint's alarms, named "
+                                    "<endpoint name>-<suffix> and <endpoint name>-gpu-<suffix>, by that prefix",
+                              resources=tuple(alarm_prefixes))
+        grant_publish(topic, role)
+        # By name prefix, <endpoint name>-, one per endpoint (both variants' alarms): six alarm ARNs per endpoint
+        # would pass EventBridge's pattern limit at a dozen endpoints. The handler maps exact names.
+        source, detail_type = ["aws.cloudwatch"], ["CloudWatch Alarm State Change"]
+        detail = {"alarmName": [{"prefix": f"{e.endpoint_name}-"} for e in endpoints]}
+        size = len(json.dumps({"source": source, "detail-type": detail_type, "detail": detail}, separators=(",", ":")))
+        if size > EVENT_PATTERN_CHARS:
+            raise ValueError(f"EndpointFailover: got {len(endpoints)} endpoints, an alarm rule pattern of {size} "
+                             f"characters; allowed: at most {EVENT_PATTERN_CHARS} (EventBridge's EventPattern): "
+                             "give the endpoints to more than one failover (more inference stacks)")
+        self.alarm_rule = events.Rule(
+            self, "OnAlarm", description="Neuron or GPU variant alarm changed state",
+            event_pattern=events.EventPattern(source=source, detail_type=detail_type, detail=detail),
+            targets=[self.function.event_target()])
+        self.schedule_rule = events.Rule(
+            self, "Recheck", description="Next step of a failover in progress: capacity, canary, move back, lower",
+            schedule=events.Schedule.rate(check_every or Duration.minutes(5)),
+            targets=[self.function.event_target()])

@@ -1,0 +1,122 @@
+"""Serving stacks for NeuronEndpoint: pinned Deep Learning Container images, the settings each container
+reads, and the execution policy that lets SageMaker pull them and the model."""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import ArnFormat, SecretValue, Stack
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from ..core.nag import acknowledge_wildcards
+from ..core.pseudo import pseudo
+from ..facts.images import dlc_repository_arn
+from ..facts.neuron import ServingImage, serving_images
+from ..settings import EndpointSettings
+
+SERVING_CONTAINERS: dict[str, ServingImage] = serving_images()
+"""Containers chosen by name, as recorded in ``data/neuron_compat.json`` (image, SDK, tasks, the variables each reads);
+the region's DLC registry is filled in at synth. ``custom``: bring an image."""
+
+
+CUSTOM_SETTINGS = {"model": "MODEL_ID", "revision": "MODEL_REVISION", "tensor_parallel_degree": "TENSOR_PARALLEL_DEGREE",
+                   "batch_size": "BATCH_SIZE", "sequence_length": "SEQUENCE_LENGTH"}
+"""The neutral names a custom image gets its settings under."""
+HF_TOKEN_SECRET_ARN = "HF_TOKEN_SECRET_ARN"
+"""A custom image gets the token secret's ARN under this name and reads the secret itself (its role may)."""
+
+
+def hf_token_reference(secret_arn: str) -> str:
+    """A CloudFormation dynamic reference to the whole SecretString: CloudFormation resolves it at deploy, the template
+    holds only the ARN ("The secretsmanager dynamic reference can be used in all resource properties", CloudFormation
+    user guide, dynamic-references-secretsmanager, read 2026-11-23)."""
+    return SecretValue.secrets_manager(secret_arn).unsafe_unwrap()
+
+
+def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0) -> dict[str, str]:
+    """The settings the serving container reads, under the variable names its documentation gives: the model and its
+    revision, the shapes (:attr:`EndpointSettings.shapes`; on GPU the GPU count is the tensor parallelism), the task,
+    the non-cached-model flag, the Hugging Face token of a gated hub model; Trn2's logical NeuronCore configuration."""
+    serving = SERVING_CONTAINERS.get(settings.container)
+    model = settings.hf_model_id or "/opt/ml/model"
+    values = {k: str(v) for k, v in settings.shapes.items()} | {"model": model}
+    if not neuron:
+        values["tensor_parallel_degree"] = str(gpus)
+    if settings.hf_model_id and settings.revision:
+        values["revision"] = settings.revision
+    hub = settings.hf_model_id is not None
+    env: dict[str, str]
+    if serving is None:  # custom image: pass the settings under neutral names
+        env = {var: values[key] for key, var in CUSTOM_SETTINGS.items() if key in values}
+        if hub and settings.hf_token_secret_arn:
+            env[HF_TOKEN_SECRET_ARN] = settings.hf_token_secret_arn
+    else:
+        image = serving if neuron else serving.gpu
+        assert image is not None, "settings refuse a GPU variant for a container without a GPU image"
+        task = serving.task_values.get(settings.task or serving.tasks[0], "")
+        if task:
+            values["task"] = task
+        if settings.model_data_url and image.model_from_s3 == "unset":
+            values.pop("model")  # the container loads /opt/ml/model when its model variable is unset
+        if neuron and settings.allow_non_cached_model and "allow_non_cached_model" in serving.flags:
+            values["allow_non_cached_model"] = ""  # the entrypoint turns an empty SM_ON_ variable into a bare flag
+        if hub and settings.hf_token_secret_arn:
+            values["hf_token"] = hf_token_reference(settings.hf_token_secret_arn)
+        env = {var: values[key] for key, var in image.settings.items() if key in values} | image.fixed
+    if neuron and settings.lnc:  # Trn2: the runtime reads the logical NeuronCore configuration from here
+        env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
+    return env
+
+
+_ECR_URI = re.compile(r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?/(?P<repo>[^:@]+)")
+_PULL = ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"]
+
+
+def execution_policy(scope: Construct, construct_id: str, settings: EndpointSettings) -> iam.Policy:
+    """Images (the named DLC repositories, or the custom ECR repositories), the model artifact (read),
+    the endpoint's logs and metrics, and the network interfaces SageMaker's VpcConfig needs."""
+    stack = Stack.of(scope)
+    serving = SERVING_CONTAINERS.get(settings.container)
+    logs_arn = stack.format_arn(service="logs", resource="log-group", resource_name="/aws/sagemaker/Endpoints/*",
+                                arn_format=ArnFormat.COLON_RESOURCE_NAME)
+    statements = [
+        iam.PolicyStatement(sid="EcrAuth", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+        iam.PolicyStatement(sid="Logs", resources=[logs_arn], actions=[
+            "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]),
+        iam.PolicyStatement(sid="Metrics", actions=["cloudwatch:PutMetricData"], resources=["*"],
+                            conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}),
+        iam.PolicyStatement(sid="VpcInterfaces", resources=["*"], actions=[
+            "ec2:CreateNetworkInterface", "ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
+            "ec2:DeleteNetworkInterfacePermission", "ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
+            "ec2:DescribeDhcpOptions", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"]),
+    ]
+    dlc_arns: list[str] = []
+    if serving:
+        repos = sorted({serving.repository, *([serving.gpu.repository] if serving.gpu else [])})
+        dlc_arns = [dlc_repository_arn(scope, r) for r in repos]
+        statements.append(iam.PolicyStatement(sid="PullDlcImages", actions=_PULL, resources=dlc_arns))
+    gpu = settings.gpu_variant
+    for i, uri in enumerate(u for u in (settings.image_uri, gpu.image_uri if gpu else None) if u):
+        m = _ECR_URI.match(uri)
+        if m:
+            statements.append(iam.PolicyStatement(sid=f"PullCustomImage{i}", actions=_PULL, resources=[
+                f"arn:{pseudo().partition}:ecr:{m['region']}:{m['account']}:repository/{m['repo']}"]))
+    if settings.model_data_url:
+        bucket, _, key = settings.model_data_url.removeprefix("s3://").partition("/")
+        statements.append(iam.PolicyStatement(sid="ReadModelArtifact", actions=["s3:GetObject"],
+                                              resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
+    if settings.hf_token_secret_arn and serving is None:  # a custom image reads the secret itself; the named
+        # containers get it from CloudFormation (hf_token_reference) and their role needs no access to it
+        statements.append(iam.PolicyStatement(sid="ReadHfTokenSecret", actions=["secretsmanager:GetSecretValue"],
+                                              resources=[settings.hf_token_secret_arn]))
+    policy = iam.Policy(scope, construct_id, statements=statements)
+    acknowledge_wildcards(policy, "ecr:GetAuthorizationToken, cloudwatch:PutMetricData (limited to /aws/sagemaker/*) "
+                                  "and the EC2 network-interface actions SageMaker's VpcConfig needs have no "
+                                  "resource scope", resources=("*",))
+    acknowledge_wildcards(policy, "SageMaker writes endpoint logs to its own /aws/sagemaker/Endpoints/* log groups",
+                          resources=(logs_arn,))
+    if dlc_arns:
+        acknowledge_wildcards(policy, "Pulls named AWS Deep Learning Container repositories only",
+                              resources=tuple(dlc_arns))
+    return policy

@@ -1,0 +1,1 @@
+"""FleetNetwork: the VPC, its subnets and endpoints."""

@@ -1,0 +1,1 @@
+"""Thin AWS adapters of the cost functions (Cost Explorer, Athena, CloudWatch, SageMaker, S3)."""

@@ -1,0 +1,1 @@
+"""Pure cost logic: rows, ledgers, economics, waste rules (no AWS calls)."""
