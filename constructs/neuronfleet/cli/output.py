@@ -1,0 +1,126 @@
+"""What every ``neuronfleet`` subcommand shares: exit codes, ``--json``, errors in the kit's field/value/allowed form,
+progress on stderr, and ok / warning / blocking check lines (preflight and other checkers).
+
+No aws-cdk-lib here (importing the CLI must not start Node.js).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, TypeVar
+
+import click
+
+from neuronfleet import FleetConfigError, InvalidSettings, Problem
+from neuronfleet.core.problems import render, show
+
+OK = 0
+"""Exit code: the command did what was asked and found nothing blocking."""
+FINDINGS = 1
+"""Exit code: the command ran and found something blocking (a failed check, a blocking preflight line)."""
+BAD_INPUT = 2
+"""Exit code: bad usage or input (an unknown flag, a fleet file or CSV that cannot be used); nothing was done."""
+INTERNAL = 3
+"""Exit code: an unexpected error inside neuronfleet (one line, no traceback; NEURONFLEET_DEBUG=1 shows it)."""
+
+JSON_KEY = "neuronfleet.json"
+"""``ctx.meta`` key: whether the running command was given ``--json`` (errors are then JSON too)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(f: F) -> F:
+    """Add ``--json`` to a command: its result (and any input error) printed as one JSON object on stdout."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        ctx.meta[JSON_KEY] = bool(value)
+        return bool(value)
+
+    return click.option("--json", "as_json", is_flag=True, callback=remember, expose_value=True, is_eager=True,
+                        help="Print one JSON object on stdout instead of text.")(f)
+
+
+def emit(payload: Any, text: str, *, as_json: bool) -> None:
+    """Print the result: ``payload`` as JSON (``--json``), else ``text``."""
+    click.echo(json.dumps(payload, indent=1, default=str) if as_json else text)
+
+
+def progress(message: str) -> None:
+    """One progress line on stderr (never mixed into ``--json`` output on stdout)."""
+    click.echo(message, err=True)
+
+
+class BadInput(click.ClickException):
+    """Input neuronfleet cannot use: every problem with its field, value and what is allowed. Exit code 2."""
+
+    exit_code = BAD_INPUT
+
+    def __init__(self, problems: Sequence[Problem], what: str, *, as_json: bool = False) -> None:
+        self.problems, self.what, self.as_json = list(problems), what, as_json
+        super().__init__(render(self.problems, what))
+
+    @classmethod
+    def of(cls, path: str, value: Any, allowed: str, *, what: str = "input") -> BadInput:
+        """One problem: ``BadInput.of("--price", "p5=abc", "TYPE=USD, USD a number >= 0")``."""
+        return cls([Problem(path, value, allowed)], what)
+
+    def payload(self) -> dict[str, Any]:
+        return {"error": self.what, "problems": [{"path": p.path, "value": show(p.value), "allowed": p.allowed}
+                                                 for p in self.problems]}
+
+    def show(self, file: Any = None) -> None:
+        if self.as_json:
+            click.echo(json.dumps(self.payload(), indent=1))
+        else:
+            click.echo(f"neuronfleet: {self.format_message()}", err=True)
+
+
+def bad_input_from(exc: Exception, *, as_json: bool = False) -> BadInput | None:
+    """The kit's own input errors (:class:`FleetConfigError`, :class:`InvalidSettings`) as :class:`BadInput`."""
+    if isinstance(exc, BadInput):
+        exc.as_json = exc.as_json or as_json
+        return exc
+    if isinstance(exc, FleetConfigError):
+        return BadInput(exc.problems, f"{exc.source}: the fleet file", as_json=as_json)
+    if isinstance(exc, InvalidSettings):
+        return BadInput(exc.problems, exc.what, as_json=as_json)
+    return None
+
+
+Status = Literal["ok", "warning", "blocking"]
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One line of a checker's report (preflight, judge): what was checked, how it stands, and the fix."""
+
+    status: Status
+    check: str
+    detail: str
+    fix: str = ""
+
+
+def exit_code_of(lines: Iterable[CheckLine]) -> int:
+    """:data:`FINDINGS` when any line is blocking, else :data:`OK` (warnings do not fail a run)."""
+    return FINDINGS if any(line.status == "blocking" for line in lines) else OK
+
+
+def check_lines_text(lines: Sequence[CheckLine]) -> str:
+    """Lines as text, one per check, the fix indented under it, and a one-line count."""
+    mark = {"ok": "ok      ", "warning": "WARNING ", "blocking": "BLOCKING"}
+    out = []
+    for line in lines:
+        out.append(f"{mark[line.status]} {line.check}: {line.detail}")
+        if line.fix and line.status != "ok":
+            out.append(f"         fix: {line.fix}")
+    counts = {s: sum(1 for line in lines if line.status == s) for s in ("ok", "warning", "blocking")}
+    out.append(f"{counts['ok']} ok, {counts['warning']} warning(s), {counts['blocking']} blocking")
+    return "\n".join(out)
+
+
+def check_lines_payload(lines: Sequence[CheckLine]) -> dict[str, Any]:
+    return {"lines": [asdict(line) for line in lines],
+            "blocking": sum(1 for line in lines if line.status == "blocking"),
+            "warnings": sum(1 for line in lines if line.status == "warning")}
