@@ -8,7 +8,7 @@ Reads neuron-monitor's JSON reports (one complete JSON document per line on stdi
 utilisation over each ``--period`` (60 s) and publishes one datapoint per period to CloudWatch with
 ``PutMetricData``, signed with Signature Version 4 by the instance role's credentials from IMDSv2: no AWS CLI, no
 boto3, no CloudWatch agent (the ECS-optimized Neuron AMI is built on AL2023 minimal and installs none of them; see
-the README, "NeuronCore utilisation"). The metric is the kit's own, documented in neuronfleet.lambdas.namespaces:
+docs/cost.md, "NeuronCore utilisation"). The metric is the kit's own, documented in neuronfleet.lambdas.namespaces:
 
   namespace   NeuronFleet/Neuron (``--namespace``)
   metric      NeuronCoreUtilization, unit Percent, 0-100

@@ -16,7 +16,7 @@ What the code relies on, each with its source (read 2026-11-23; tests/unit/test_
 - **SageMaker filters** (AmazonSageMaker): ``instanceName`` (``ml.inf2.xlarge``), ``component`` Hosting,
   ``regionCode``, hourly unit ``Hrs``: as AWS's own awslabs/llmeter reads SageMaker hosting prices
   (llmeter/callbacks/cost/providers/sagemaker.py @ cada484712337a198d8a0dbf5984123299335e7b). No AWS document
-  confirms these names offline: the check on a real account is in the README ("Prices").
+  confirms these names offline: the check on a real account is in docs/cost.md ("Prices").
 
 A live price is used only when exactly one price answers: products that fail to parse, have no hourly On-Demand
 USD price, or a price of 0 are set aside (with the reason); several remaining products with one and the same price

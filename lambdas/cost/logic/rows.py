@@ -37,7 +37,7 @@ carry), and the kit amortises the fee itself over the block's hours (capacity_bl
 block carries the fee's usage type with a negative amount and is netted into the fee's group (grafana/cloudcost-
 exporter pkg/aws/client/billing.go at 68b7680f, getCapacityBlockCosts: RECORD_TYPE Upfront and Refund, UnblendedCost,
 summed per usage type "so summing nets out cancelled reservations"; read 2026-11-23). Not documented by AWS: see
-the README's "Capacity Block fees" for the one check on a real account.
+docs/cost.md ("Capacity Blocks") for the one check on a real account.
 
 Credits, refunds and taxes are kept apart by record type (Cost Explorer RECORD_TYPE): they are rows of usage
 ``credit``/``refund``/``tax`` with no instance type or family, never netted into a family's spend.
