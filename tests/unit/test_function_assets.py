@@ -16,8 +16,8 @@ from neuronfleet.core.assets import SHARED_PACKAGES, asset_files, digest, handle
 SOURCE = lambda_source_dir()
 
 
-def test_the_kit_has_three_handler_packages() -> None:
-    assert handler_packages() == ("capacity_alert", "cost", "failover")
+def test_the_kit_has_its_handler_packages() -> None:
+    assert handler_packages() == ("capacity_alert", "capacity_lifecycle", "cost", "failover", "judge")
 
 
 @pytest.mark.parametrize("package", ["capacity_alert", "cost", "failover"])
@@ -31,7 +31,8 @@ def test_an_asset_holds_its_package_and_the_shared_ones_only(package: str) -> No
 
 
 def test_an_unknown_package_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(ValueError, match=r"handler package: got 'lambdas'; allowed: one of capacity_alert, cost, failover"):
+    known = "capacity_alert, capacity_lifecycle, cost, failover, judge"
+    with pytest.raises(ValueError, match=rf"handler package: got 'lambdas'; allowed: one of {known}"):
         asset_files("lambdas")
     with pytest.raises(ValueError, match="got 'neuronfleet_contract'"):
         asset_files("neuronfleet_contract")

@@ -1,0 +1,157 @@
+"""Thin boto3 adapters of the lifecycle function: the cluster's blocks (EC2, Resource Groups), its jobs (Batch), the
+checkpoint flag (S3), one-at-a-time intents (DynamoDB, the announcements table), the GPU resubmission (Batch)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from neuronfleet_runtime import announcements, reservations, topic
+from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+
+from neuronfleet_contract.capacity_lifecycle import FALLBACK_OF_TAG, GPU_JOB_DEFINITION_TAG, ClusterRef, drain_key
+
+from .logic import Block, HeldJob
+
+Topic = topic.Topic
+Ledger = announcements.Ledger
+Outbox = announcements.Outbox
+Outcome = announcements.Outcome
+
+LIVE_STATES = ("active", "scheduled")
+RUNNING = ("STARTING", "RUNNING")
+
+
+def _utc(v: datetime) -> datetime:
+    return v.replace(tzinfo=UTC) if v.tzinfo is None else v.astimezone(UTC)
+
+
+class Fleet:
+    """The fleet's clusters as AWS has them: blocks, running and held jobs."""
+
+    def __init__(self, api: CapacityBlocksApi, batch: Any) -> None:
+        self.api, self.batch = api, batch
+
+    def blocks(self, cluster: ClusterRef) -> list[Block]:
+        ids = set(cluster.reservation_ids)
+        if cluster.group_arns:
+            ids |= reservations.group_members(self.api.groups, cluster.group_arns)
+        found = [r for r in self.api.reservations(sorted(ids))
+                 if r.get("ReservationType") == "capacity-block" and r.get("State") in LIVE_STATES]
+        block_ids = sorted({str(r["CapacityBlockId"]) for r in found if r.get("CapacityBlockId")})
+        ultra = {str(b["CapacityBlockId"]) for b in self.api.blocks(block_ids=block_ids)
+                 if b.get("UltraserverType")} if block_ids else set()
+        return [Block(reservation_id=str(r["CapacityReservationId"]), instance_type=str(r["InstanceType"]),
+                      count=int(r.get("TotalInstanceCount", 0)), start=_utc(r["StartDate"]), end=_utc(r["EndDate"]),
+                      state=str(r["State"]), block_id=str(r.get("CapacityBlockId") or ""),
+                      kind="ultraserver" if r.get("CapacityBlockId") in ultra else "instances") for r in found]
+
+    def running(self, queue: str) -> int:
+        n = 0
+        for status in RUNNING:
+            for page in self.batch.get_paginator("list_jobs").paginate(jobQueue=queue, jobStatus=status):
+                n += len(page.get("jobSummaryList", []))
+        return n
+
+    def held(self, queue: str) -> list[HeldJob]:
+        ids = [j["jobId"] for page in self.batch.get_paginator("list_jobs").paginate(jobQueue=queue,
+                                                                                      jobStatus="RUNNABLE")
+               for j in page.get("jobSummaryList", [])]
+        out = []
+        for i in range(0, len(ids), 100):
+            for j in self.batch.describe_jobs(jobs=ids[i:i + 100]).get("jobs", []):
+                tags = dict(j.get("tags") or {})
+                out.append(HeldJob(job_id=j["jobId"], name=j["jobName"], queue=j["jobQueue"],
+                                   created=datetime.fromtimestamp(int(j["createdAt"]) / 1000, UTC),
+                                   status_reason=str(j.get("statusReason") or ""),
+                                   gpu_job_definition=tags.get(GPU_JOB_DEFINITION_TAG) or None,
+                                   nodes=int((j.get("nodeProperties") or {}).get("numNodes") or 1), tags=tags))
+        return out
+
+
+class Flag:
+    """The cluster's checkpoint flag in its data bucket (see logic)."""
+
+    def __init__(self, s3: Any) -> None:
+        self.s3 = s3
+
+    @staticmethod
+    def where(cluster: ClusterRef) -> str:
+        return f"s3://{cluster.drain_bucket}/{drain_key(cluster.name)}"
+
+    def raise_(self, cluster: ClusterRef, *, deadline: datetime, reason: str, blocks: Sequence[str]) -> None:
+        self.s3.put_object(Bucket=cluster.drain_bucket, Key=drain_key(cluster.name), ContentType="application/json",
+                           Body=json.dumps({"deadline": deadline.isoformat(), "reason": reason,
+                                            "blocks": list(blocks)}).encode())
+
+    def lower(self, cluster: ClusterRef) -> None:
+        self.s3.delete_object(Bucket=cluster.drain_bucket, Key=drain_key(cluster.name))
+
+
+class Intents:
+    """One run at a time per intent (an extension, a resubmission): a lease in the announcements table (kind
+    ``intent``). ``take`` is False while another run holds it or once it is done; a crashed run's lease passes, and
+    the next run looks on AWS for what it may have done before acting (the callers do)."""
+
+    KIND = "intent"
+
+    def __init__(self, client: Any, table: str, *, clock: Callable[[], float] = time.time,
+                 lease: timedelta = timedelta(minutes=15)) -> None:
+        self.client, self.table, self.clock, self.lease = client, table, clock, lease
+
+    def take(self, subject: str, *, expires: datetime) -> bool:
+        now = self.clock()
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={"kind": {"S": self.KIND}, "subject": {"S": subject}, "state": {"S": "taken"},
+                      "lease_until": {"N": repr(now + self.lease.total_seconds())},
+                      "expires": {"N": str(int(expires.timestamp()))}},
+                ConditionExpression="attribute_not_exists(#k) OR (#st = :taken AND lease_until < :now)",
+                ExpressionAttributeNames={"#k": "kind", "#st": "state"},
+                ExpressionAttributeValues={":taken": {"S": "taken"}, ":now": {"N": repr(now)}})
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def done(self, subject: str, *, note: str) -> None:
+        self.client.update_item(TableName=self.table, Key={"kind": {"S": self.KIND}, "subject": {"S": subject}},
+                                UpdateExpression="SET #st = :done, note = :note REMOVE lease_until",
+                                ExpressionAttributeNames={"#st": "state"},
+                                ExpressionAttributeValues={":done": {"S": "done"}, ":note": {"S": note[:1000]}})
+
+
+class GpuQueue:
+    """Resubmission to the GPU pool's queue, found by name before submitting (Batch's SubmitJob has no client
+    token: botocore 1.44.5 batch SubmitJob)."""
+
+    def __init__(self, batch: Any, queue_arn: str) -> None:
+        self.batch, self.queue = batch, queue_arn
+
+    def existing(self, name: str) -> str | None:
+        pages = self.batch.get_paginator("list_jobs").paginate(
+            jobQueue=self.queue, filters=[{"name": "JOB_NAME", "values": [name]}])
+        for page in pages:
+            for j in page.get("jobSummaryList", []):
+                if j.get("jobName") == name:
+                    return str(j["jobId"])
+        return None
+
+    def submit(self, job: HeldJob, name: str) -> str:
+        answer = self.batch.submit_job(jobName=name, jobQueue=self.queue, jobDefinition=job.gpu_job_definition,
+                                       tags={FALLBACK_OF_TAG: job.job_id}, propagateTags=True)
+        return str(answer["jobId"])
+
+    def cancel(self, job: HeldJob, reason: str) -> bool:
+        try:
+            self.batch.cancel_job(jobId=job.job_id, reason=reason[:255])
+        except Exception:
+            return False
+        return True
+
+
+def tags_of(items: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(items or {})

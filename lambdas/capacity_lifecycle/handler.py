@@ -1,0 +1,198 @@
+"""Lambda entry point of the Capacity Block lifecycle: one pass over the fleet's clusters, run on a schedule and on
+EC2's Capacity Block events (any of them starts the same idempotent pass).
+
+Per cluster: extend a block whose jobs still run when the policy allows (bought once: an intent lease, and the
+block's extension history looked at before buying), else tell the jobs to checkpoint (S3 flag) and announce the
+drain; announce an impaired interconnect once (until it is ok again); move jobs held for capacity past the policy's
+limit to the GPU pool when they name a GPU job definition (once), else announce them. Every announcement goes
+through the announcements outbox (once, whatever the retries). A failure in one cluster does not stop the others:
+it is named, and the run raises :class:`announcements.Unfinished` at the end so that Lambda retries it.
+
+Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleSettings`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger
+from botocore.config import Config
+from neuronfleet_runtime.announcements import Unfinished
+from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksApi
+
+from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings
+
+from .adapters import Flag, Fleet, GpuQueue, Intents, Ledger, Outbox, Topic
+from .logic import (
+    ANNOUNCE_TTL,
+    INTERCONNECT_KIND,
+    Block,
+    History,
+    Move,
+    Tell,
+    choose_extension,
+    cost_difference,
+    drain_deadline,
+    drain_key,
+    drain_text,
+    extended_text,
+    extension_key,
+    gpu_job_name,
+    held,
+    history,
+    interconnect_changes,
+    interconnect_text,
+    move_text,
+    refused_text,
+    step,
+    tell_text,
+)
+
+SERVICE = "neuronfleet-capacity-lifecycle"
+logger = Logger(service=SERVICE)
+
+
+@dataclass
+class Tools:
+    settings: LifecycleSettings
+    api: CapacityBlocksApi
+    fleet: Fleet
+    flag: Flag
+    intents: Intents
+    gpu: GpuQueue | None
+    alerts: Topic
+    ledger: Ledger
+
+
+def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, Any]:
+    """One pass (see the module). Returns what it did per cluster; raises Unfinished when something is left."""
+    if not isinstance(event, Mapping):
+        logger.error("malformed event refused", extra={"event": repr(event)[:200]})
+        return {"refused": f"event: got {type(event).__name__}; allowed: a JSON object (an EventBridge event)"}
+    box = t.ledger.outbox(t.alerts, deadline=deadline)
+    box.complete()
+    problems: list[str] = []
+    done: dict[str, list[str]] = {}
+    for cluster in t.settings.clusters:
+        try:
+            done[cluster.name] = _cluster(cluster, t, box, now)
+        except Exception as e:  # one cluster's failure never stops the others
+            logger.exception("cluster pass failed", extra={"cluster": cluster.name})
+            problems.append(f"{cluster.name}: {type(e).__name__}: {e}")
+    logger.info("lifecycle pass", extra={"done": done, "announced": box.sent, "problems": problems})
+    box.finish()
+    if problems:
+        raise Unfinished(problems)
+    return {"clusters": done, "announced": box.sent}
+
+
+def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str]:
+    policy = t.settings.policy
+    did: list[str] = []
+    blocks = t.fleet.blocks(cluster)
+    running = t.fleet.running(cluster.queue_arn) if blocks else 0
+    draining: list[tuple[Block, str]] = []
+    for b in blocks:
+        due = running and now >= b.end - policy.decide_before
+        past = history(t.api.extension_history(b.reservation_id)) if due else History()
+        s = step(b, running_jobs=running, past=past, policy=policy, now=now)
+        did.append(f"{b.reservation_id}: {s.action} ({s.why})")
+        if s.action == "extend":
+            did.append(_extend(cluster, b, past, t, box, now))
+        elif s.action == "drain":
+            draining.append((b, s.why))
+    if draining:
+        ends = [b for b, _ in draining]
+        deadline = drain_deadline(ends)
+        t.flag.raise_(cluster, deadline=deadline, reason="; ".join(w for _, w in draining),
+                      blocks=[b.reservation_id for b in ends])
+        box.once(drain_key(cluster.name, ends), expires=max(b.end for b in ends) + timedelta(days=1),
+                 say=drain_text(cluster.name, ends, deadline, Flag.where(cluster), draining[0][1]))
+        did.append(f"drain by {deadline.isoformat()}")
+    _interconnect(blocks, t, box, now)
+    did += _held(cluster, t, box, now)
+    return did
+
+
+def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox, now: datetime) -> str:
+    policy = t.settings.policy
+    key = extension_key(b)
+    offers = t.api.extension_offers(b.reservation_id, policy.extension_hours)
+    choice = choose_extension(offers, b, past, policy, now=now)
+    if choice.offer is None:
+        box.once(key + "#refused", expires=b.end + timedelta(days=1),
+                 say=refused_text(cluster.name, b, choice, offers=len(offers)))
+        return f"no extension: {len(offers)} offer(s), none within the policy"
+    if not t.intents.take(key, expires=b.end + timedelta(days=2)):
+        return "extension: another run holds it, or it is done"
+    bought = t.api.extend(b.reservation_id, choice.offer)
+    t.intents.done(key, note=f"{choice.offer.offering_id} already={bought.already}")
+    box.once(key, expires=b.end + timedelta(days=2),
+             say=extended_text(cluster.name, b, choice.offer, already=bought.already))
+    return f"extended by {choice.offer.offering_id} (already: {bought.already})"
+
+
+def _interconnect(blocks: list[Block], t: Tools, box: Outbox, now: datetime) -> None:
+    ids = sorted({b.block_id for b in blocks if b.block_id})
+    if not ids:
+        return
+    impaired, ok = interconnect_changes(t.api.status(ids))
+    for s in impaired:
+        bid = str(s["CapacityBlockId"])
+        box.start(INTERCONNECT_KIND, bid, expires=now + ANNOUNCE_TTL, say=interconnect_text(bid, s))
+    if ok:
+        box.end_all(INTERCONNECT_KIND, ok, expires=now + ANNOUNCE_TTL,
+                    say=lambda xs: ("neuronfleet: Capacity Block interconnect ok again",
+                                    f"The accelerator interconnect is ok again on: {', '.join(xs)}."))
+
+
+def _held(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str]:
+    policy, s = t.settings.policy, t.settings
+    if policy.fallback_after is None:
+        return []
+    did = []
+    for item in held(t.fleet.held(cluster.queue_arn), policy, now=now):
+        job = item.job
+        if isinstance(item, Tell) or t.gpu is None:
+            box.once(f"held#{job.job_id}", expires=now + ANNOUNCE_TTL, say=tell_text(job, item.held_for))
+            did.append(f"{job.job_id}: held, announced")
+            continue
+        assert isinstance(item, Move)
+        key = f"fallback#{job.job_id}"
+        if not t.intents.take(key, expires=now + ANNOUNCE_TTL):
+            continue
+        name = gpu_job_name(job)
+        gpu_id = t.gpu.existing(name) or t.gpu.submit(job, name)
+        cancelled = t.gpu.cancel(job, f"neuronfleet: moved to the GPU pool as {gpu_id}")
+        t.intents.done(key, note=gpu_id)
+        box.once(key, expires=now + ANNOUNCE_TTL, say=move_text(
+            job, item.held_for, gpu_id, s.gpu_queue_arn,
+            cost_difference(job, cluster.instance_type, s.gpu_instance_type, s.prices), cancelled=cancelled))
+        did.append(f"{job.job_id}: moved to the GPU pool as {gpu_id}")
+    return did
+
+
+@cache
+def tools() -> Tools:
+    s = LifecycleSettings.from_environment()
+    ec2 = boto3.client("ec2")
+    api = CapacityBlocksApi(ec2, purchases=boto3.client("ec2", config=Config(**NO_SDK_RETRIES)),
+                            groups=boto3.client("resource-groups"))
+    batch = boto3.client("batch")
+    dynamodb = boto3.client("dynamodb")
+    return Tools(settings=s, api=api, fleet=Fleet(api, batch), flag=Flag(boto3.client("s3")),
+                 intents=Intents(dynamodb, s.ledger_table),
+                 gpu=GpuQueue(batch, s.gpu_queue_arn) if s.gpu_queue_arn else None,
+                 alerts=Topic(boto3.client("sns"), s.topic_arn), ledger=Ledger(dynamodb, s.ledger_table))
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return run(event, tools(), now=datetime.now(UTC),
+               deadline=time.time() + context.get_remaining_time_in_millis() / 1000)

@@ -1,0 +1,273 @@
+"""The Capacity Block lifecycle of one fleet: what to do before a block ends, and with jobs held for capacity. Pure:
+no AWS calls (adapters.py makes them, handler.py runs one pass).
+
+Before a block ends (``policy.decide_before`` ahead of its end), while the cluster's Batch jobs still run:
+
+1. extend it when the policy allows and an extension offer passes every rule (AWS's window and the policy's budget
+   and price: ``neuronfleet_contract.capacity_lifecycle.extension_refusals``), announced once, bought once;
+2. otherwise, from ``policy.checkpoint_lead`` before the block's instances stop (30 minutes before the end of an
+   instance block, 60 assumed for an UltraServer block), tell the jobs to checkpoint by a deadline
+   (``DEADLINE_MARGIN`` before the stop) and announce the drain once.
+
+How the jobs are told: AWS Batch has no signal API. ``TerminateJob`` stops a job's containers with SIGTERM and kills
+them after the ECS agent's stop timeout (30 seconds by default, botocore 1.44.5 ecs ContainerDefinition stopTimeout;
+Batch's ContainerProperties has no stopTimeout to raise it): far too short to write a Trainium checkpoint. So the
+function writes a flag, ``s3://<cluster data bucket>/neuronfleet/drain/<cluster>.json`` with the deadline, which a
+job polls (the job role already reads the bucket: TrainiumCluster.grant_read); the example job's loop checks it
+between steps and checkpoints to /fsx/data/checkpoints (exported to the same bucket). The flag is removed once the
+block is extended or gone. Jobs that never read it are stopped by AWS at the block's end, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from neuronfleet_contract.capacity_alert import TERMINATION
+from neuronfleet_contract.capacity_lifecycle import (
+    DEADLINE_MARGIN,
+    EXTENSION_LATEST,
+    EXTENSION_PAYMENT_DEADLINE,
+    BlockEnd,
+    CapacityPolicy,
+    ExtensionOffer,
+    Refusal,
+    extension_refusals,
+)
+
+CAPACITY_REASON = "CAPACITY:"
+"""A RUNNABLE job's statusReason when Batch cannot get the instances (neuronfleet_contract.capacity_alert, AWS Batch
+user guide job_stuck_in_runnable_capacity.html): the jobs the fallback considers held for capacity."""
+INTERCONNECT_KIND = "interconnect-impaired"
+ANNOUNCE_TTL = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Block:
+    reservation_id: str
+    instance_type: str
+    count: int
+    start: datetime
+    end: datetime
+    state: str
+    kind: str = "instances"
+    block_id: str = ""
+
+    @property
+    def stops_at(self) -> datetime:
+        return self.end - TERMINATION[self.kind].lead
+
+
+@dataclass(frozen=True)
+class History:
+    """A block's extensions, as DescribeCapacityBlockExtensionHistory gives them."""
+
+    pending: bool = False
+    spent_usd: Decimal = Decimal(0)
+
+
+def history(items: Iterable[Mapping[str, Any]]) -> History:
+    """Pending extensions and what the paid or pending ones cost (a failed payment costs nothing)."""
+    items = list(items)
+    live = [i for i in items if i.get("CapacityBlockExtensionStatus") in ("payment-pending", "payment-succeeded")]
+    return History(pending=any(i.get("CapacityBlockExtensionStatus") == "payment-pending" for i in items),
+                   spent_usd=sum((Decimal(str(i.get("UpfrontFee") or "0")) for i in live), Decimal(0)))
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do about one block now: ``extend`` (look for offers and buy one if the policy allows), ``drain``
+    (checkpoint flag + announcement), ``wait`` (a decision is not due, or an extension's payment is pending), or
+    ``idle`` (no job runs on it: an idle block is not worth extending or draining)."""
+
+    action: str
+    block: Block
+    why: str
+
+
+def step(block: Block, *, running_jobs: int, past: History, policy: CapacityPolicy, now: datetime) -> Step:
+    if now >= block.end:
+        return Step("idle", block, "the block has ended")
+    if running_jobs == 0:
+        return Step("idle", block, "no job of the cluster runs")
+    if now < block.end - policy.decide_before:
+        return Step("wait", block, f"decides from {(block.end - policy.decide_before).isoformat()}")
+    drain_from = block.stops_at - policy.checkpoint_lead
+    if now >= drain_from:
+        return Step("drain", block, "pending extension not paid in time" if past.pending else "no extension")
+    if past.pending:
+        return Step("wait", block, "an extension's payment is pending (it fails 35 minutes before the end if unpaid)")
+    if policy.allow_extension and block.end - now >= EXTENSION_LATEST.value:
+        return Step("extend", block, "jobs still run and the policy allows an extension")
+    return Step("wait", block, f"drains from {drain_from.isoformat()}"
+                + ("" if policy.allow_extension else " (extensions not allowed by the policy)"))
+
+
+@dataclass(frozen=True)
+class Choice:
+    offer: ExtensionOffer | None
+    refused: Mapping[str, Sequence[Refusal]] = field(default_factory=dict)
+
+
+def choose_extension(offers: Sequence[ExtensionOffer], block: Block, past: History, policy: CapacityPolicy, *,
+                     now: datetime) -> Choice:
+    """The cheapest extension offer every rule allows, or None with each offer's refusals."""
+    end = BlockEnd(block.reservation_id, block.start, block.end, block.state, past.pending, past.spent_usd)
+    refused = {x.offering_id: extension_refusals(x, end, policy, now=now) for x in offers}
+    ok = sorted((x for x in offers if not refused[x.offering_id]), key=lambda x: (x.upfront_fee, x.offering_id))
+    return Choice(ok[0] if ok else None, {k: v for k, v in refused.items() if v})
+
+
+def drain_deadline(blocks: Sequence[Block]) -> datetime:
+    return min(b.stops_at for b in blocks) - DEADLINE_MARGIN
+
+
+# ------------------------------------------------------------------------------------------------ what is said
+
+
+def _t(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def extension_key(block: Block) -> str:
+    """One extension decision per block and end date: an extended block has a new end and a new key."""
+    return f"extend#{block.reservation_id}#{block.end.isoformat()}"
+
+
+def extended_text(cluster: str, block: Block, x: ExtensionOffer, *, already: bool) -> tuple[str, str]:
+    return (f"neuronfleet: Capacity Block {block.reservation_id} extended"[:100],
+            f"Cluster {cluster}: jobs still run on Capacity Block {block.reservation_id} ({block.count} x "
+            f"{block.instance_type}), which ended at {_t(block.end)}. Extension {x.offering_id} "
+            f"{'was already bought' if already else 'bought'}: {x.hours:g} h to {_t(x.end)}, upfront fee "
+            f"${x.upfront_fee} {x.currency} (${x.usd_per_instance_hour} per instance-hour). AWS bills it up front; it "
+            f"stays payment-pending until paid, and fails if unpaid {int(EXTENSION_PAYMENT_DEADLINE.value.seconds // 60)}"
+            " minutes before the old end: then the jobs are told to checkpoint as before.")
+
+
+def refused_text(cluster: str, block: Block, choice: Choice, *, offers: int) -> tuple[str, str]:
+    lines = [f"Cluster {cluster}: jobs still run on Capacity Block {block.reservation_id}, which ends at "
+             f"{_t(block.end)}; no extension is bought ({offers} offer(s) from EC2)."]
+    for oid, reasons in choice.refused.items():
+        lines.append(f"- {oid}: " + "; ".join(map(str, reasons)))
+    lines.append(f"The jobs are told to checkpoint before the instances stop at {_t(block.stops_at)}.")
+    return (f"neuronfleet: Capacity Block {block.reservation_id} not extended"[:100], "\n".join(lines))
+
+
+def drain_key(cluster: str, blocks: Sequence[Block]) -> str:
+    return f"drain#{cluster}#{min(b.end for b in blocks).isoformat()}"
+
+
+def drain_text(cluster: str, blocks: Sequence[Block], deadline: datetime, flag: str, why: str) -> tuple[str, str]:
+    names = ", ".join(f"{b.reservation_id} ({b.count} x {b.instance_type}, stops {_t(b.stops_at)})" for b in blocks)
+    return (f"neuronfleet: checkpoint now, {cluster} drains"[:100],
+            f"Cluster {cluster}: its Capacity Block(s) {names} end ({why}). The jobs were told to checkpoint by "
+            f"{_t(deadline)}: the flag {flag} holds the deadline. Jobs that do not read it stop when AWS stops the "
+            "instances.")
+
+
+def interconnect_text(block_id: str, status: Mapping[str, Any]) -> tuple[str, str]:
+    return (f"neuronfleet: Capacity Block {block_id} interconnect {status.get('InterconnectStatus')}"[:100],
+            f"DescribeCapacityBlockStatus says the accelerator interconnect of Capacity Block {block_id} is "
+            f"{status.get('InterconnectStatus')} ({status.get('TotalUnavailableCapacity', '?')} of "
+            f"{status.get('TotalCapacity', '?')} unavailable). Collective jobs across it may hang or slow: check the "
+            "job's progress and the instances' status checks. Announced again only after it recovers.")
+
+
+def interconnect_changes(statuses: Iterable[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """(statuses impaired now, block ids ok now): start and end of the lasting condition. ``insufficient-data``
+    changes nothing."""
+    impaired, ok = [], []
+    for s in statuses:
+        if s.get("InterconnectStatus") == "impaired":
+            impaired.append(s)
+        elif s.get("InterconnectStatus") == "ok":
+            ok.append(str(s.get("CapacityBlockId")))
+    return impaired, ok
+
+
+# ------------------------------------------------------------------------------------------------ held jobs
+
+
+@dataclass(frozen=True)
+class HeldJob:
+    job_id: str
+    name: str
+    queue: str
+    created: datetime
+    status_reason: str
+    gpu_job_definition: str | None
+    nodes: int = 1
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Move:
+    """Resubmit ``job`` to the GPU queue (it names a GPU job definition)."""
+
+    job: HeldJob
+    held_for: timedelta
+
+
+@dataclass(frozen=True)
+class Tell:
+    """Only announce: ``job`` has no GPU job definition."""
+
+    job: HeldJob
+    held_for: timedelta
+
+
+def held(jobs: Iterable[HeldJob], policy: CapacityPolicy, *, now: datetime) -> list[Move | Tell]:
+    """Jobs held for Trainium capacity longer than ``policy.fallback_after`` (none when it is unset)."""
+    if policy.fallback_after is None:
+        return []
+    out: list[Move | Tell] = []
+    for j in jobs:
+        waited = now - j.created
+        if not j.status_reason.startswith(CAPACITY_REASON) or waited < policy.fallback_after:
+            continue
+        out.append(Move(j, waited) if j.gpu_job_definition else Tell(j, waited))
+    return out
+
+
+def gpu_job_name(job: HeldJob) -> str:
+    """The GPU job's name: the same for every retry (the adapter looks for it before submitting); Batch allows 128
+    letters, digits, hyphens and underscores (botocore 1.44.5 batch SubmitJob jobName)."""
+    return f"{job.name[:90]}-gpu-{job.job_id.replace('-', '')[:16]}"
+
+
+def cost_difference(job: HeldJob, trainium_type: str, gpu_type: str,
+                    prices: Mapping[str, Mapping[str, str]]) -> str:
+    """The hourly On-Demand difference from the kit's price table (the GPU job runs as many nodes as the Trainium
+    job asked for: an assumption the message states)."""
+    t, g = prices.get(trainium_type), prices.get(gpu_type)
+    if not t or not g:
+        missing = [x for x, p in ((trainium_type, t), (gpu_type, g)) if not p]
+        return f"cost difference unknown: the kit's price table has no {', '.join(missing)}"
+    tp, gp = Decimal(t["usd_per_hour"]) * job.nodes, Decimal(g["usd_per_hour"]) * job.nodes
+    diff = gp - tp
+    return (f"{job.nodes} x {gpu_type} at ${Decimal(g['usd_per_hour'])}/h = ${gp}/h instead of {job.nodes} x "
+            f"{trainium_type} at ${Decimal(t['usd_per_hour'])}/h = ${tp}/h: {'+' if diff >= 0 else '-'}${abs(diff)}/h "
+            f"On-Demand (kit price table, as of {g.get('as_of', '?')}; a Trainium Capacity Block is paid up front "
+            "whether used or not)")
+
+
+def move_text(job: HeldJob, waited: timedelta, gpu_job_id: str, gpu_queue: str, cost: str, *,
+              cancelled: bool) -> tuple[str, str]:
+    return (f"neuronfleet: job {job.name} moved to the GPU pool"[:100],
+            f"Job {job.name} ({job.job_id}) was held for Trainium capacity on {job.queue} for "
+            f"{int(waited.total_seconds() // 60)} min ({job.status_reason}). It was resubmitted once to the GPU pool's "
+            f"queue "
+            f"{gpu_queue} as {gpu_job_id} with its GPU job definition {job.gpu_job_definition}. "
+            + ("The Trainium job was cancelled. " if cancelled else
+               "The Trainium job could NOT be cancelled: cancel it, or it runs twice. ") + f"Cost: {cost}.")
+
+
+def tell_text(job: HeldJob, waited: timedelta) -> tuple[str, str]:
+    return (f"neuronfleet: job {job.name} held for Trainium capacity"[:100],
+            f"Job {job.name} ({job.job_id}) has been held for Trainium capacity on {job.queue} for "
+            f"{int(waited.total_seconds() // 60)} min ({job.status_reason}). It names no GPU job definition (tag "
+            "neuronfleet:gpu-job-definition), so it stays where it is.")
+
