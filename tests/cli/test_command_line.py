@@ -83,13 +83,18 @@ def test_check_lines_exit_1_only_when_a_line_blocks() -> None:
 
 @pytest.mark.slow
 def test_the_cli_starts_no_node_js() -> None:
-    """aws-cdk-lib loads lazily: --help, every command's --help and validate run without jsii (no Node.js)."""
+    """aws-cdk-lib loads lazily: --help, every command's --help, validate and estimate run without jsii (no
+    Node.js)."""
     probe = (
         "import sys\n"
         "from neuronfleet.cli.main import COMMANDS, main\n"
         "assert main(['--help']) == 0\n"
         "for name in COMMANDS: assert main([name, '--help']) == 0, name\n"
         f"assert main(['validate', '-c', {str(ROOT / 'config' / 'prod.yaml')!r}]) == 0\n"
+        "import pathlib, tempfile\n"
+        "csv = pathlib.Path(tempfile.mkdtemp()) / 'gpu.csv'\n"
+        "csv.write_text('instance_type,amount_usd,hours\\np5.48xlarge,5504,100\\nm5.large,1,1\\n')\n"
+        "assert main(['estimate', str(csv), '--json']) == 0\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('jsii', 'aws_cdk', 'constructs'))\n"
         "assert not loaded, loaded\n"
     )

@@ -171,7 +171,7 @@ def test_training_verdict_only_with_gpu_training_spend() -> None:
 
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:
-    from neuronfleet.cost.monitors import accelerators_of
+    from neuronfleet.cost.estimate import accelerators_of
 
     prices = price_table()
     result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("g6e.xlarge", "18.61"),
@@ -211,15 +211,15 @@ def test_estimate_cli_reads_a_csv(tmp_path, capsys) -> None:
 
 def test_estimate_cli_rejects_a_bad_csv_naming_line_field_and_value(tmp_path, capsys) -> None:
     csv = tmp_path / "gpu.csv"
-    csv.write_text("instance_type,amount_usd,hours\ntrn2.48xlarge,1,1\n")
-    assert estimate_cli(["--csv", str(csv)]) == 2
-    assert "gpu.csv:2: instance_type: got 'trn2.48xlarge'; allowed: a GPU type" in capsys.readouterr().err
+    csv.write_text("instance_type,amount_usd,hours\ntrn2.48xlarge,1,1\n")  # not GPU spend: skipped and counted
+    assert estimate_cli(["--csv", str(csv)]) == 0
+    assert "skipped 1 row(s), $1.00: already on Neuron" in capsys.readouterr().out
     csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,lots,1\n")
     assert estimate_cli(["--csv", str(csv)]) == 2
-    assert "amount_usd/hours: got 'lots'/'1'; allowed: decimal numbers" in capsys.readouterr().err
+    assert "gpu.csv: the spend CSV: line 2: amount_usd: got 'lots'; allowed: a decimal number" in capsys.readouterr().err
     csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,10,NaN\n")  # used to end in a traceback
     assert estimate_cli(["--csv", str(csv)]) == 2
-    assert "gpu.csv:2: hours: got 'NaN'; allowed: a finite number >= 0" in capsys.readouterr().err
+    assert "gpu.csv: the spend CSV: line 2: hours: got 'NaN'; allowed: a decimal number" in capsys.readouterr().err
 
 
 def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
@@ -259,7 +259,7 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
 
     table = price_table()
     assert "ml.inf2.xlarge" not in table  # no built-in SageMaker rate: none could be confirmed
-    from neuronfleet.cost.monitors import accelerators_of
+    from neuronfleet.cost.estimate import accelerators_of
 
     acc = accelerators_of(CATALOG)
     result = estimate([row("ml.g6e.xlarge", "18.61", service="sagemaker")], table, accelerators=acc)

@@ -49,6 +49,7 @@ from .output import INTERNAL, JSON_KEY, OK, bad_input_from
 
 COMMANDS: dict[str, str] = {
     "validate": "neuronfleet.cli.validate:validate",
+    "estimate": "neuronfleet.cli.estimate:estimate",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 

@@ -54,11 +54,7 @@ from ..facts.prices import price_table
 from ..settings import CostMonitorSettings, check_argument
 from ..settings._base import name_rule
 from .cur import CurAnalytics
-
-
-def accelerators_of(catalog: InstanceCatalog) -> dict[str, tuple[str, int]]:
-    """Instance type -> (family, accelerator memory GiB): what the evaluation estimate maps GPU work by."""
-    return {s.instance_type: (s.family.value, s.accelerator_memory_gib) for s in catalog}
+from .estimate import accelerators_of
 
 
 def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:

@@ -6,7 +6,6 @@ and go out with them, so every figure in a report can be traced.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -160,7 +159,8 @@ def per_model(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, st
     traffic) are shown apart, and no savings are claimed from them."""
     out = []
     for m in models:
-        entry: dict[str, Any] = {"endpoint": m.endpoint, "neuron_types": list(m.neuron_types), "gpu_type": m.gpu_type,
+        entry: dict[str, Any] = {"endpoint": m.endpoint, "model": m.name, "neuron_types": list(m.neuron_types),
+                                 "gpu_type": m.gpu_type,
                                  "gpu_role": m.gpu_role or "none"}
         n_spend = _sum(spend, m.endpoint, "neuron")
         g_spend = _sum(spend, m.endpoint, "gpu")
@@ -298,7 +298,8 @@ Accelerators = Mapping[str, tuple[str, int]]
 
 
 def neuron_equivalent(gpu_type: str, *, inference: bool, accelerators: Accelerators,
-                      prices: Mapping[str, Mapping[str, Any]], need_gib: int | None = None) -> tuple[str | None, str]:
+                      prices: Mapping[str, Mapping[str, Any]], need_gib: int | None = None, region: str = ""
+                      ) -> tuple[str | None, str]:
     """The cheapest priced Neuron type for ``gpu_type``'s work: inference types (Inferentia) for inference, training
     types (Trainium) for training, with at least the accelerator memory the work needs (``need_gib``, else the GPU
     type's own memory: the model fits the GPU it runs on). (type or None, why)."""
@@ -314,15 +315,17 @@ def neuron_equivalent(gpu_type: str, *, inference: bool, accelerators: Accelerat
     if not fits:
         return None, f"no {family} type has {need} GiB of accelerator memory"
     if not priced:
-        return None, (f"no price for {', '.join(sorted(('ml.' if ml else '') + t for t, _ in fits))} "
-                      "(set one under prices: in the fleet file)")
+        return None, (f"no {'SageMaker' if ml else 'EC2'} price for "
+                      f"{', '.join(sorted(('ml.' if ml else '') + t for t, _ in fits))}{' in ' + region if region else ''}"
+                      " (set one under prices: in the fleet file)")
     _, chosen = min(priced)
     return (f"ml.{chosen}" if ml else chosen), f"cheapest {family} type with >= {need} GiB of accelerator memory"
 
 
 def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]], *,
              accelerators: Accelerators | None = None, ratios: Mapping[str, Decimal] | None = None,
-             equivalents: Mapping[str, str] | None = None) -> dict[str, Any]:
+             equivalents: Mapping[str, str] | None = None, region: str = "",
+             ratio_source: str = "measured by the pilot") -> dict[str, Any]:
     """What the GPU work of ``gpu_rows`` would cost on Neuron, at the price table's prices.
 
     Inference (SageMaker hosting, batch transform) maps to inference types, training (EC2, SageMaker training,
@@ -331,6 +334,9 @@ def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]
     instance-hours times ``ratios[gpu type]`` (Neuron instance-hours per GPU instance-hour, measured by the pilot),
     else times :data:`ASSUMED_RATIO`, and the line says which. SageMaker rows are priced with SageMaker entries,
     never at EC2 rates. Pass only spend that could move (no GPU standby). Full precision; rounded for display.
+    Each line also gives its saving and ``break_even_ratio``: the Neuron:GPU throughput ratio (work of one Neuron
+    instance-hour over one GPU instance-hour) at which its Neuron cost equals its GPU spend. ``region`` names where
+    a missing price was looked for; ``ratio_source`` says where ``ratios`` come from.
     """
     accelerators, ratios, equivalents = accelerators or {}, ratios or {}, equivalents or {}
     lines: dict[tuple[str, bool], dict[str, Any]] = {}
@@ -344,7 +350,7 @@ def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]
             neuron, why = equivalents[row.instance_type], "given equivalent"
         else:
             neuron, why = neuron_equivalent(row.instance_type, inference=inference, accelerators=accelerators,
-                                            prices=prices)
+                                            prices=prices, region=region)
         if neuron is not None and gpu_price is None and row.usage_hours <= 0:
             neuron, why = None, f"no price for {row.instance_type} and no usage hours"
         if neuron is None or neuron not in prices:
@@ -372,18 +378,23 @@ def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]
         used = prices[line["neuron_type"]]
         measured = ratios.get(gpu)
         ratio = measured if measured is not None else ASSUMED_RATIO
-        neuron_cost = line["hours"] * ratio * Decimal(str(used["usd_per_hour"]))
+        neuron_hourly = Decimal(str(used["usd_per_hour"]))
+        neuron_cost = line["hours"] * ratio * neuron_hourly
+        break_even = divide(line["hours"] * neuron_hourly, line["gpu_spend"], why_not="no GPU spend")
         total_gpu += line["gpu_spend"]
         total_neuron += neuron_cost
         out_lines.append({
             "gpu_type": gpu, "neuron_type": line["neuron_type"], "workload": line["workload"],
             "mapping": line["mapping"], "instance_hours": show(line["hours"]),
             "neuron_instance_hours": show(line["hours"] * ratio),
-            "throughput": (f"measured by the pilot: {measured.normalize()} Neuron instance-hours per GPU instance-hour"
+            "throughput": (f"{ratio_source}: {measured.normalize()} Neuron instance-hours per GPU instance-hour"
                            if measured is not None else
                            f"assumed: {ASSUMED_RATIO} Neuron instance-hour per GPU instance-hour (no pilot measurement "
                            "for this type)"),
             "gpu_spend_usd": show(line["gpu_spend"]), "neuron_estimate_usd": show(neuron_cost),
+            "savings_usd": show(line["gpu_spend"] - neuron_cost), "break_even_ratio": show(break_even.value, 3),
+            "ratio": (f"{show(1 / ratio, 3)} Neuron:GPU ({ratio_source})" if measured is not None
+                      else f"{ASSUMED_RATIO} Neuron:GPU (assumed)"),
             "neuron_price": {k: str(v) for k, v in used.items()},
             "gpu_price": {k: str(v) for k, v in prices.get(gpu, {}).items()},
         })
@@ -391,7 +402,7 @@ def estimate(gpu_rows: Iterable[CostRow], prices: Mapping[str, Mapping[str, Any]
     pct = divide(saved * 100, total_gpu, why_not="no GPU spend estimated")
     assumed = [line["gpu_type"] for line in out_lines if line["throughput"].startswith("assumed")]
     return {
-        "assumption": ("throughput measured by the pilot for every line" if not assumed else
+        "assumption": (f"throughput {ratio_source} for every line" if not assumed else
                        f"throughput assumed 1:1 for {', '.join(assumed)} (no pilot measurement): replace with the "
                        "pilot's measured ratio"),
         "lines": out_lines, "gpu_spend_usd": show(total_gpu), "neuron_estimate_usd": show(total_neuron),
@@ -487,7 +498,7 @@ def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_a
 
 def model_line(m: Mapping[str, Any], unit: str) -> str:
     u = m["units"][unit]
-    text = f"{m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit}"
+    text = f"{m.get('model') or m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit}"
     if u.get("neuron_why_none"):
         text += f" ({u['neuron_why_none']})"
     if m["gpu_role"] == "baseline":
@@ -532,53 +543,8 @@ def summary_text(report: Mapping[str, Any]) -> str:
     if est and est["lines"]:
         lines.append(f"Evaluation estimate: GPU work ${est['gpu_spend_usd']} would cost ${est['neuron_estimate_usd']} "
                      f"on Neuron ({est['savings_percent']}% less; {est['assumption']}).")
+    if report.get("story"):
+        lines.insert(0, str(report["story"]))
     if report.get("synthetic"):
         lines.insert(0, f"SYNTHETIC USAGE: {report['synthetic']}")
     return "\n".join(lines)
-
-
-def render_html(report: Mapping[str, Any]) -> str:
-    """A readable page of the report (self-contained HTML)."""
-    e = html.escape
-    rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
-                   for k, v in sorted(report["spend_usd"]["by_family"].items()))
-    econ = report["unit_economics"]
-    econ_rows = "".join(f"<tr><td>{e(m['endpoint'])}</td><td>{e(unit)}</td><td>{e(model_line(m, unit))}</td></tr>"
-                        for m in econ["models"] for unit in ("inferences", "tokens"))
-    est = report.get("evaluation_estimate") or {"lines": []}
-    est_rows = "".join(
-        f"<tr><td>{e(line['gpu_type'])}</td><td>{e(line['neuron_type'])}</td><td>{e(line['instance_hours'])}</td>"
-        f"<td>${e(line['gpu_spend_usd'])}</td><td>${e(line['neuron_estimate_usd'])}</td>"
-        f"<td>{e(line['neuron_price']['usd_per_hour'])} USD/h ({e(line['neuron_price']['source'])}, "
-        f"{e(line['neuron_price']['as_of'])})</td></tr>" for line in est["lines"])
-    verdict_items = "".join(f"<li>{e(v)}</li>" for v in report["verdict"])
-    verdict_items += "".join(f"<li>Price note: {e(n)}</li>" for n in report.get("price_notes", []))
-    usage_rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
-                         for k, v in report["spend_usd"].get("by_usage", {}).items())
-    adj_rows = "".join(f"<tr><td>{e(k)}</td><td>${e(str(v))}</td></tr>"
-                       for k, v in report.get("adjustments_usd", {}).items())
-    block_rows = "".join(
-        f"<tr><td>{e(b['block_id'])}</td><td>{e(b['instance_type'])}</td><td>{b['days']}</td><td>${e(b['fee_usd'])}</td>"
-        f"<td>{e(b['used_instance_hours'])}{' (unused)' if b['unused'] else ''}</td></tr>"
-        for b in report.get("capacity_blocks", []))
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>neuronfleet migration report</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:right}}td:first-child{{text-align:left}}</style></head>
-<body><h1>Migration report: {e(report['fleet'])}</h1>
-<p>{e(report['period']['start'])} to {e(report['period']['end'])} ({e(str(report['period']['days']))} days,
-{e(str(report['period'].get('recorded_days')))} recorded).
-{e((report.get('synthetic') and 'SYNTHETIC USAGE: ' + report['synthetic']) or '')}
-Figures from the cost ledger (Cost Explorer, {e(report.get('basis_description', report.get('basis', '')))}, USD).
-Estimated days (Cost Explorer may still revise): {e(", ".join(report['period'].get('estimated_days', [])) or "none")}.
-</p>
-<h2>Spend by usage</h2><table><tr><th>usage</th><th>spend</th></tr>{usage_rows}</table>
-<h2>Kept apart: credits, refunds, taxes</h2><table><tr><th>record type</th><th>amount</th></tr>{adj_rows}</table>
-<h2>Capacity Blocks</h2><table><tr><th>block</th><th>type</th><th>days</th><th>fee (amortised)</th>
-<th>instance-hours used</th></tr>{block_rows}</table>
-<h2>Spend by accelerator family</h2><table><tr><th>family</th><th>spend</th></tr>{rows}</table>
-<h2>Cost per million units, per model</h2><table><tr><th>model (endpoint)</th><th>unit</th><th>Neuron against
-the GPU that served the same model</th></tr>{econ_rows}</table>
-<h2>Verdict</h2><ul>{verdict_items}</ul>
-<h2>Evaluation estimate</h2><p>{e(est.get('assumption', ''))}</p><table><tr><th>GPU type</th><th>Neuron type</th>
-<th>hours</th><th>GPU spend</th><th>Neuron estimate</th><th>price used</th></tr>{est_rows}</table>
-</body></html>"""
