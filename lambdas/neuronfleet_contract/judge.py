@@ -191,6 +191,16 @@ MEASURE_METRICS = {"token_agreement": "TokenAgreement", "embedding_cosine": "Emb
 RECORD_SCHEMA = "neuronfleet.judge.verdict/1"
 
 
+JUDGE_ALARM_SUFFIX = "judge-verdict"
+
+
+def judge_alarm_name(endpoint_name: str) -> str:
+    """The name of the judge's verdict alarm of an endpoint, ``<endpoint name>-judge-verdict``: set, not generated, so
+    that NeuronEndpoint can list it among its auto-rollback alarms before the judge (which needs the endpoint's name)
+    exists."""
+    return f"{endpoint_name}-{JUDGE_ALARM_SUFFIX}"
+
+
 def record_key(prefix: str, endpoint: str, run_id: str) -> str:
     """Where a run's verdict record lives: ``<prefix><endpoint>/runs/<run id>.json``."""
     return f"{prefix}{endpoint}/runs/{run_id}.json"

@@ -15,7 +15,7 @@ import re
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from aws_cdk import Annotations, Duration, Names, RemovalPolicy, Stack, Tags
+from aws_cdk import Annotations, ArnFormat, Duration, Names, RemovalPolicy, Stack, Tags
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -28,17 +28,20 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
+from neuronfleet_contract.judge import judge_alarm_name
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from ..core.args import duck, renamed, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import acknowledge_wildcards
+from ..core.problems import InvalidSettings, Problem
 from ..core.pseudo import pseudo
 from ..core.storage import secure_bucket
 from ..core.tagging import tag_family
 from ..facts.catalog import CATALOG, InstanceSpec
+from ..facts.guardrails import guardrails
 from ..facts.images import dlc_image
-from ..settings import EndpointSettings, GpuVariant, ScheduledScaling
+from ..settings import CutoverSettings, EndpointSettings, GpuVariant, ScheduledScaling
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
@@ -53,7 +56,7 @@ MaximumExecutionTimeoutInSeconds, read 2026-11-22)."""
 __all__ = ["GPU_VARIANT", "NEURON_VARIANT", "SERVING_CONTAINERS", "STANDBY_TAG", "GpuVariant", "NeuronEndpoint",
            "ScheduledScaling"]
 
-Variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty
+_ProductionVariant = sagemaker.CfnEndpointConfig.ProductionVariantProperty
 
 
 
@@ -103,7 +106,8 @@ class NeuronEndpoint(Construct):
         self.spec: InstanceSpec = settings.spec
         self.gpu_variant: GpuVariant | None = settings.live_gpu_variant
         """The GPU variant that runs instances (hot standby, live or shadow); None without one or for a warm standby."""
-        tag_family(self, self.spec.family)
+        tag_family(self, settings.gpu_variant.spec.family if settings.serves_on_gpu and settings.gpu_variant
+                   else self.spec.family)
         serving = settings.serving
         if serving is not None and serving.status == "deprecated":
             Annotations.of(self).add_warning_v2(
@@ -172,7 +176,8 @@ class NeuronEndpoint(Construct):
         served = {NEURON_VARIANT: (neuron_image, settings, environment(settings, neuron=True))}
         gpu = settings.gpu_variant
         if gpu:
-            gpu_types = ([gpu.instance_type] if settings.live_gpu_variant else []) + list(settings.gpu_pools)
+            gpu_types = ([gpu.instance_type] if settings.live_gpu_variant or settings.serves_on_gpu else []) \
+                + list(settings.gpu_pools)
             # settings refuse a custom container without a GPU image: neuron_image is never served on GPU
             gpu_image = gpu.image_uri or (dlc_image(self, serving.gpu.image) if serving and serving.gpu else neuron_image)
             gpu_settings = settings.model_copy(update={"model_data_url": gpu.model_data_url, "hf_model_id": gpu.hf_model_id,
@@ -201,7 +206,7 @@ class NeuronEndpoint(Construct):
             model.node.add_dependency(self.execution_policy)
             self.models[variant] = model
 
-    def _variants(self) -> tuple[list[Variant], list[Variant]]:
+    def _variants(self) -> tuple[list[_ProductionVariant], list[_ProductionVariant]]:
         s = self.settings
         startup, download = s.startup_health_check_timeout_s, s.model_download_timeout_s
         pools = None
@@ -212,17 +217,20 @@ class NeuronEndpoint(Construct):
                 model_name_override=None if i == 1 or t in s.neuron_pools else self._gpu_model(t).attr_model_name)
                 for i, t in enumerate(s.pools, start=1)]
         local = any(CATALOG.get(t.removeprefix("ml.")).instance_storage_gb for t in s.pools)
-        live = [Variant(variant_name=NEURON_VARIANT, model_name=self.models[NEURON_VARIANT].attr_model_name,
-                        instance_type=None if pools else s.instance_type, instance_pools=pools,
+        # serve_on gpu (a GPU-only endpoint): the serving variant keeps its name (deployment guardrails need the same
+        # variant name in the old and the new configuration) and runs the GPU variant's model on its type
+        serving = self.models[GPU_VARIANT if s.serves_on_gpu else NEURON_VARIANT]
+        live = [_ProductionVariant(variant_name=NEURON_VARIANT, model_name=serving.attr_model_name,
+                        instance_type=None if pools else s.pools[0], instance_pools=pools,
                         variant_instance_provision_timeout_in_seconds=s.provision_timeout_s,
                         initial_instance_count=s.min_instances,
                         initial_variant_weight=1.0, volume_size_in_gb=None if local else s.volume_size_gib,
                         container_startup_health_check_timeout_in_seconds=startup,
                         model_data_download_timeout_in_seconds=download)]
-        shadows: list[Variant] = []
+        shadows: list[_ProductionVariant] = []
         gpu = s.live_gpu_variant
         if gpu:
-            variant = Variant(
+            variant = _ProductionVariant(
                 variant_name=GPU_VARIANT, model_name=self.models[GPU_VARIANT].attr_model_name,
                 instance_type=gpu.instance_type, initial_instance_count=gpu.min_instances,
                 initial_variant_weight=1.0 if gpu.shadow else gpu.initial_weight,
@@ -242,7 +250,7 @@ class NeuronEndpoint(Construct):
         """The GPU standby: ``hot`` (running GPU instances), ``warm`` (a GPU instance pool, nothing running) or
         ``none``."""
         gpu = self.settings.gpu_variant
-        return "none" if gpu is None or gpu.shadow else gpu.standby
+        return "none" if gpu is None or gpu.shadow or self.settings.serves_on_gpu else gpu.standby
 
     def standby_usd_per_hour(self) -> float:
         """What the GPU standby costs per hour while Neuron serves, at the catalog's price (0 for warm or none)."""
@@ -338,7 +346,54 @@ class NeuronEndpoint(Construct):
             scale_out_cooldown=Duration.seconds(s.scale_out_cooldown_s))
         return scalable
 
+    @property
+    def rollback_alarm_names(self) -> list[str]:
+        """The alarms an update of this endpoint watches (AutoRollbackConfiguration): the serving variants' alarms and,
+        with a judge, its verdict alarm (``<endpoint name>-judge-verdict``, created by PilotJudge)."""
+        names = [*self.alarm_names.values(), *self.gpu_alarm_names.values()]
+        if self.settings.judge is not None:
+            names.append(judge_alarm_name(self.endpoint_name))
+        return names
+
     def _deployment(self) -> None:
+        if self.settings.cutover is not None:
+            self._cutover(self.settings.cutover)
+        else:
+            self._rolling()
+
+    def _cutover(self, c: CutoverSettings) -> None:
+        """The cutover's guardrails (settings refused what SageMaker refuses): blue/green with canary, linear or all at
+        once traffic shifting and its baking periods, or rolling batches; the rollback alarms: every serving variant's
+        and the judge's verdict. SageMaker's execution role may describe exactly those alarms."""
+        s, g, ep = self.settings, guardrails(), sagemaker.CfnEndpoint
+        names = self.rollback_alarm_names
+        if len(names) > g.max_rollback_alarms:
+            raise InvalidSettings([Problem("cutover", len(names), f"at most {g.max_rollback_alarms} rollback alarms "
+                                           "(AutoRollbackConfig.Alarms)")], what="NeuronEndpoint")
+        stack = Stack.of(self)
+        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"], resources=[
+            stack.format_arn(service="cloudwatch", resource="alarm", resource_name=n,
+                             arn_format=ArnFormat.COLON_RESOURCE_NAME) for n in names]))
+        provisioning = s.model_download_timeout_s + s.startup_health_check_timeout_s
+        rollback = ep.AutoRollbackConfigProperty(alarms=[ep.AlarmProperty(alarm_name=n) for n in names])
+        percent = ep.CapacitySizeProperty(type="CAPACITY_PERCENT", value=c.percent)
+        if c.traffic == "rolling":
+            policy = ep.DeploymentConfigProperty(rolling_update_policy=ep.RollingUpdatePolicyProperty(
+                maximum_batch_size=percent, wait_interval_in_seconds=c.bake_s,
+                maximum_execution_timeout_in_seconds=c.timeout_s(provisioning * c.steps)),
+                auto_rollback_configuration=rollback)
+        else:
+            routing = ep.TrafficRoutingConfigProperty(
+                type=c.traffic.upper(), wait_interval_in_seconds=c.bake_s,
+                canary_size=percent if c.traffic == "canary" else None,
+                linear_step_size=percent if c.traffic == "linear" else None)
+            policy = ep.DeploymentConfigProperty(blue_green_update_policy=ep.BlueGreenUpdatePolicyProperty(
+                traffic_routing_configuration=routing, termination_wait_in_seconds=c.final_bake_s,
+                maximum_execution_timeout_in_seconds=c.timeout_s(provisioning)),
+                auto_rollback_configuration=rollback)
+        self.endpoint.deployment_config = policy
+
+    def _rolling(self) -> None:
         """Rolling updates where SageMaker supports them (one variant; a batch of 5-50% of its instances): an update
         then replaces the fleet batch by batch instead of standing up a second full fleet. Each batch bakes for
         ``ROLLING_WAIT_S`` while the Neuron alarms are watched; an alarm rolls the update back."""

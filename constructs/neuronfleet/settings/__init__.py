@@ -5,8 +5,10 @@ The constructs take them (``settings=``), the fleet file parses YAML into them. 
 
 from ._base import Name, Settings, check_argument
 from .cost import BudgetThreshold, CostMonitorSettings
+from .cutover import CutoverSettings
 from .fallback import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
 from .inference import EndpointAlarms, EndpointSettings, GpuVariant, ScheduledScaling
+from .judge import JudgeTolerances, PilotJudgeSettings
 from .network import NetworkSettings
 from .training import AmiSettings, Capacity, TrainiumClusterSettings, offered_in, reservations
 
@@ -16,12 +18,15 @@ __all__ = [
     "BudgetThreshold",
     "Capacity",
     "CostMonitorSettings",
+    "CutoverSettings",
     "EndpointAlarms",
     "EndpointSettings",
     "GpuPoolSettings",
     "GpuVariant",
+    "JudgeTolerances",
     "Name",
     "NetworkSettings",
+    "PilotJudgeSettings",
     "ScheduledScaling",
     "Settings",
     "TrainiumClusterSettings",

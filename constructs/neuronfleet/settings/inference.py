@@ -13,7 +13,10 @@ from ..core import rules
 from ..core.problems import Problem
 from ..facts import neuron
 from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, sagemaker_instance_types, sagemaker_types
+from ..facts.guardrails import guardrails
 from ._base import Bool, Int, Name, Number, PositiveInt, Settings
+from .cutover import CutoverSettings
+from .judge import PilotJudgeSettings
 
 ServingContainerName = Literal["vllm-neuronx", "hf-inference-neuronx", "tgi-neuronx", "lmi-neuronx", "neuron-vllm",
                                "custom"]
@@ -54,7 +57,7 @@ KIT_SHAPE_DEFAULTS = {"tensor_parallel_degree": 2, "batch_size": 1, "sequence_le
 unset ones itself: see ``shapes_from_container`` in data/neuron_compat.json)."""
 ServingLibrary = Literal["nxd-inference", "torch-neuronx", "torchneuron", "vllm-neuron"]
 """The Neuron serving libraries recorded in data/neuron_compat.json ``component_limits`` (neuron.SERVING_LIBRARIES)."""
-ROLLING_MIN_BATCH_SHARE, ROLLING_MAX_BATCH_SHARE = 0.05, 0.5
+ROLLING_MIN_BATCH_SHARE, ROLLING_MAX_BATCH_SHARE = (p / 100 for p in guardrails().rolling_batch_percent)
 """RollingUpdatePolicy.MaximumBatchSize "must be between 5% to 50% of the variant's total instance count" (botocore
 ``sagemaker/2017-07-24/service-2.json`` RollingUpdatePolicy, read 2026-11-22)."""
 
@@ -236,6 +239,12 @@ class EndpointSettings(Settings):
     data_capture_versioning: Bool = False
     """Version the capture bucket (a bucket shared by several endpoints is versioned if any of them asks)."""
     gpu_variant: GpuVariant | None = None
+    cutover: CutoverSettings | None = None
+    """How an update moves traffic (SageMaker's deployment guardrails) and which hardware serves (``serve_on``). Unset:
+    rolling where SageMaker can roll the endpoint, else its default (blue/green, all at once)."""
+    judge: PilotJudgeSettings | None = None
+    """The pilot judge: compares the Neuron and the GPU variant's answers to the team's prompt set (needs a running
+    GPU variant beside the Neuron one)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -326,6 +335,8 @@ class EndpointSettings(Settings):
     @property
     def pools(self) -> tuple[str, ...]:
         """The Neuron variant's instance pools in priority order; a single type means no InstancePools."""
+        if self.serves_on_gpu and self.gpu_variant is not None:
+            return (self.gpu_variant.instance_type,)
         warm = (self.gpu_variant.instance_type,) if self.gpu_variant and self.gpu_variant.standby == "warm" else ()
         return (self.instance_type, *self.instance_pools, *warm)
 
@@ -333,7 +344,12 @@ class EndpointSettings(Settings):
     def live_gpu_variant(self) -> GpuVariant | None:
         """The GPU variant that runs instances (hot, live or shadow); None for none or a warm standby."""
         gpu = self.gpu_variant
-        return gpu if gpu is not None and gpu.standby == "hot" else None
+        return gpu if gpu is not None and gpu.standby == "hot" and not self.serves_on_gpu else None
+
+    @property
+    def serves_on_gpu(self) -> bool:
+        """The cutover's ``serve_on: gpu``: the serving variant runs the GPU variant's model on its instance type."""
+        return self.cutover is not None and self.cutover.serve_on == "gpu"
 
     def _problems(self) -> Iterator[Problem]:
         served = sagemaker_types(AcceleratorFamily.INFERENTIA) + sagemaker_types(AcceleratorFamily.TRAINIUM)
@@ -365,6 +381,7 @@ class EndpointSettings(Settings):
                           "exactly one of model_data_url (s3://...) or hf_model_id")
         yield from self._volume_problems()
         yield from self._gpu_problems()
+        yield from self._cutover_problems()
         seen: set[str] = set()
         for j, action in enumerate(self.scheduled_scaling):
             if action.name in seen:
@@ -521,6 +538,29 @@ class EndpointSettings(Settings):
                               f"at least {need}: the Neuron variant's max_instances ({self.max_instances}) divided "
                               f"by neuron_instances_per_gpu_instance ({gpu.neuron_instances_per_gpu_instance:g}), "
                               "rounded up, so the GPU variant can carry its whole load")
+
+    def _cutover_problems(self) -> Iterator[Problem]:
+        c, gpu = self.cutover, self.gpu_variant
+        if c is not None and c.traffic == "rolling" and (self.live_gpu_variant is not None or len(self.pools) > 1):
+            yield Problem("cutover.traffic", "rolling", "canary, linear or all_at_once: SageMaker's rolling deployments "
+                          "exclude multi-variant endpoints (" + guardrails().sources["exclusions"] + "), and this "
+                          "endpoint has " + ("a running GPU variant" if self.live_gpu_variant else "instance pools"))
+        if c is not None and c.serve_on == "gpu":
+            if gpu is None:
+                yield Problem("cutover.serve_on", "gpu", "neuron, or a gpu_variant to serve on (its instance_type and "
+                              "model)")
+            elif gpu.shadow or gpu.standby != "hot":
+                yield Problem("cutover.serve_on", "gpu", "neuron, or a gpu_variant with standby hot and shadow false: "
+                              "on GPU the serving variant runs the GPU variant's model and there is no second variant")
+            if self.instance_pools:
+                yield Problem("instance_pools", list(self.instance_pools), "empty while cutover.serve_on is gpu (the "
+                              "serving variant runs on gpu_variant.instance_type alone)")
+            if self.judge is not None:
+                yield Problem("judge", self.judge.prompts, "unset while cutover.serve_on is gpu: the judge compares a "
+                              "Neuron and a GPU variant running side by side")
+        elif self.judge is not None and self.live_gpu_variant is None:
+            yield Problem("judge", self.judge.prompts, "a gpu_variant with standby hot beside the Neuron variant: the "
+                          "judge sends each prompt to both (InvokeEndpoint TargetVariant)")
 
     @property
     def rolling_batch_instances(self) -> int | None:
