@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .inference.endpoint import NeuronEndpoint
     from .inference.failover import EndpointFailover
     from .network.fleet_network import FleetNetwork
+    from .eks.cluster import NeuronEksCluster
     from .training.cluster import TrainiumCluster
 
 _LAZY = {
@@ -45,6 +46,7 @@ _LAZY = {
     "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
     "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
     "FleetNetwork": ".network.fleet_network", "StaticAzStack": ".core.stack", "TrainiumCluster": ".training.cluster",
+    "NeuronEksCluster": ".eks.cluster",
     "FAMILY_TAG": ".core.tagging", "FLEET_TAG": ".core.tagging", "PHASE_TAG": ".core.tagging",
     "tag_family": ".core.tagging", "tag_fleet": ".core.tagging",
 }
@@ -85,6 +87,7 @@ __all__ = [
     "InstanceSpec",
     "InvalidSettings",
     "NetworkSettings",
+    "NeuronEksCluster",
     "NeuronEndpoint",
     "Price",
     "Problem",

@@ -54,8 +54,8 @@ def cluster_settings(entry: TrainiumClusterSettings, name: str, section: EksSect
     fields: dict[str, Any] = {
         k: v for k, v in section.model_dump(exclude={"availability_zones", "dra", "node_groups", "charts"}).items()
         if v is not None}
-    return NeuronEksClusterSettings(**fields, charts=section.charts,
-                                    node_groups=(main, *section.node_groups))
+    groups: tuple[Any, ...] = (main, *section.node_groups)  # the first as a dict: its problems keep their paths
+    return NeuronEksClusterSettings(**fields, charts=section.charts, node_groups=groups)
 
 
 _GROUP = re.compile(r"node_groups\[(\d+)\](.*)")
@@ -74,9 +74,8 @@ def entry_problems(entry: TrainiumClusterSettings, name: str, section: EksSectio
             m = _GROUP.fullmatch(p.path)
             if m and m.group(1) == "0":
                 rest = m.group(2)
-                path = _OWN.get(rest) or (f"capacity{rest[len('.capacity'):]}" if rest.startswith(".capacity")
-                                          else f"eks{rest}" if rest in (".dra", ".availability_zones") else
-                                          f"eks.dra" if rest == ".device_plugin" else f"eks{rest}")
+                path = _OWN.get(rest) or (rest[1:] if rest.startswith(".capacity")
+                                          else "eks.dra" if rest == ".device_plugin" else f"eks{rest}")
                 yield Problem(path, p.value, p.allowed)
             elif m:
                 yield Problem(f"eks.node_groups[{int(m.group(1)) - 1}]{m.group(2)}", p.value, p.allowed)

@@ -126,13 +126,17 @@ containers get their credentials from the job role (:func:`batch_job_role`); aws
 
 
 def efa_launch_template(
-    scope: Construct, construct_id: str, *, spec: InstanceSpec, machine_image: ec2.IMachineImage,
-    instance_profile: iam.IInstanceProfile, security_group: ec2.ISecurityGroup, root_volume_gib: int,
+    scope: Construct, construct_id: str, *, spec: InstanceSpec, machine_image: ec2.IMachineImage | None,
+    instance_profile: iam.IInstanceProfile | None, security_group: ec2.ISecurityGroup, root_volume_gib: int,
     user_data: ec2.UserData | None = None, subnet_id: str | None = None, placement_group: ec2.PlacementGroup | None = None,
-    extra_data: dict[str, Any] | None = None,
+    extra_data: dict[str, Any] | None = None, extra_security_groups: Sequence[ec2.ISecurityGroup] = (),
 ) -> tuple[ec2.LaunchTemplate, list[dict[str, Any]]]:
     """A launch template with one interface per network card (the catalog's layout), IMDSv2 with a hop limit of
-    :data:`IMDS_HOP_LIMIT`, an encrypted gp3 root volume, no SSH key. Returns it with its interface list."""
+    :data:`IMDS_HOP_LIMIT`, an encrypted gp3 root volume, no SSH key. Returns it with its interface list.
+
+    Every interface carries ``security_group`` and ``extra_security_groups``. No ``machine_image`` and no
+    ``instance_profile``: an EKS managed node group's template (its AMI type picks the image; EKS refuses a template
+    that names an instance profile or a subnet)."""
     lt = ec2.LaunchTemplate(
         scope, construct_id, machine_image=machine_image, instance_profile=instance_profile,
         require_imdsv2=True, http_tokens=ec2.LaunchTemplateHttpTokens.REQUIRED,
@@ -141,7 +145,8 @@ def efa_launch_template(
             root_volume_gib, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True, delete_on_termination=True))],
         user_data=user_data, placement_group=placement_group,
     )
-    group_ids = [security_group.security_group_id]  # read once: every read is a jsii round trip
+    # read once: every read is a jsii round trip
+    group_ids = [security_group.security_group_id, *(g.security_group_id for g in extra_security_groups)]
     interfaces = [
         {
             "NetworkCardIndex": slot.network_card,

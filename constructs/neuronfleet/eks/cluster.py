@@ -1,0 +1,288 @@
+"""NeuronEksCluster: Trainium and Inferentia on Amazon EKS, a second scheduler beside AWS Batch.
+
+aws-cdk-lib's ``aws_eks_v2`` cluster with an explicit kubectl provider (the pinned layer of its Kubernetes version),
+the API endpoint private by default, admins through access entries, workloads through EKS Pod Identity. Neuron node
+groups are ``eks.Nodegroup`` constructs, never ``Cluster.add_nodegroup_capacity()``, which applies a stale bundled
+Neuron device plugin without RBAC for inf1/inf2 types (aws/aws-cdk#29262). Each one launches from the same launch
+template code as the Batch path (:func:`neuronfleet.training.batch.efa_launch_template`: every EFA interface in AWS's
+layout, IMDSv2 with a hop limit of 1, the capacity's market options and reservation), with the Neuron AMI type, a
+Neuron taint and the kit's labels. The Neuron chart (device plugin or DRA driver per node group, scheduler extension,
+node problem detector), the EFA device plugin (told to tolerate the Neuron taint) and the FSx for Lustre CSI driver
+are installed pinned; the kit's utilisation publisher runs as a DaemonSet so the cost monitors see EKS nodes as they
+see Batch hosts.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, cast
+
+from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_fsx as fsx
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from neuronfleet_contract.namespaces import NEURON_NAMESPACE
+
+from ..core.args import settings_argument
+from ..core.fleet_tag_check import warn_without_fleet_tag
+from ..core.nag import acknowledge_wildcards
+from ..core.problems import InvalidSettings, Problem
+from ..core.region import check_in_region
+from ..core.tagging import tag_capacity, tag_family
+from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
+from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
+from . import manifests
+from .labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
+from .pins import CHARTS, EFA_CHART, FSX_CSI_CHART, KUBECTL_LAYERS, NEURON_CHART
+
+__all__ = ["NODE_MANAGED_POLICIES", "NeuronEksCluster"]
+
+NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly", "AmazonEKS_CNI_Policy")
+"""What a managed node's role needs (Amazon EKS user guide, "Amazon EKS node IAM role": the worker node policy, an
+ECR read policy, and the VPC CNI's policy when the CNI has no role of its own)."""
+
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+"""The access policy an admin role gets, cluster-wide (botocore 1.44.5 eks model: AssociateAccessPolicy)."""
+
+CAPACITY_TYPES = {"on-demand": eks.CapacityType.ON_DEMAND, "odcr": eks.CapacityType.ON_DEMAND,
+                  "capacity-block": eks.CapacityType.CAPACITY_BLOCK}
+"""A node group on an ODCR is On-Demand capacity whose launch template targets the reservation; a Capacity Block
+node group takes ``CAPACITY_BLOCK`` (botocore 1.44.5 eks model, CapacityTypes) and, as EKS requires, a custom launch
+template with ``InstanceMarketOptions.MarketType: capacity-block`` and the block's ``CapacityReservationTarget``
+("Create a managed node group with Capacity Blocks for ML", Amazon EKS user guide)."""
+
+
+def kubectl_layer(scope: Construct, kubernetes_version: str) -> Any:
+    """The pinned kubectl layer of ``kubernetes_version`` (neuronfleet.eks.pins.KUBECTL_LAYERS)."""
+    pin = KUBECTL_LAYERS[kubernetes_version]
+    try:
+        module = importlib.import_module(pin.module)
+    except ImportError:
+        raise InvalidSettings([Problem("kubernetes_version", kubernetes_version, (
+            f"a version whose kubectl layer is installed: pip install {pin.package}=={pin.package_version} "
+            "(requirements.txt pins it)"))], what="Neuron EKS cluster") from None
+    return getattr(module, pin.class_name)(scope, "KubectlLayer")
+
+
+class NeuronEksCluster(Construct):
+    """An EKS cluster with Neuron node groups, the Neuron chart, EFA and FSx for Lustre.
+
+    Example::
+
+        cluster = NeuronEksCluster(self, "Eks", vpc=net.vpc, vpc_subnets=net.compute_subnets,
+            settings=NeuronEksClusterSettings(
+                admin_role_arns=["arn:aws:iam::111111111111:role/Platform"],
+                node_groups=[NeuronNodegroupSettings(
+                    name="pretrain", instance_type="trn2u.48xlarge", count=8,      # two UltraServers
+                    capacity=Capacity.capacity_block(resource_group_arn=blocks, availability_zone="us-east-2b"))]))
+        cluster.cluster            # aws_eks_v2.Cluster
+        cluster.node_groups        # name -> aws_eks_v2.Nodegroup
+        cluster.workload_role      # the Pod Identity role of the training service account
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: NeuronEksClusterSettings,
+                 vpc_subnets: ec2.SubnetSelection | None = None, file_system: fsx.LustreFileSystem | None = None,
+                 metrics_namespace: str = NEURON_NAMESPACE,
+                 service_account: str = manifests.TRAINING_SERVICE_ACCOUNT) -> None:
+        """Raises :class:`InvalidSettings` for settings the region cannot serve and for a node group on reserved
+        capacity whose subnets span several AZs. ``vpc_subnets``: where the cluster's ENIs and nodes go (private
+        subnets; default: the VPC's private ones). ``file_system``: an FSx for Lustre file system the nodes mount
+        (a static PersistentVolume ``fsx`` and its claim; the Batch path's design: /fsx, /fsx/data linked to S3)."""
+        super().__init__(scope, construct_id)
+        settings = settings_argument(settings, NeuronEksClusterSettings, what="NeuronEksCluster")
+        check_in_region(self, settings.what, settings.region_problems)
+        self.settings = settings
+        self.vpc = vpc
+        self.vpc_subnets = vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        self.metrics_namespace = metrics_namespace
+        self.kubectl_layer = kubectl_layer(self, settings.kubernetes_version)
+        self.cluster = eks.Cluster(
+            self, "Cluster", version=eks.KubernetesVersion.of(settings.kubernetes_version), vpc=vpc,
+            vpc_subnets=[self.vpc_subnets],
+            endpoint_access=(eks.EndpointAccess.PRIVATE if settings.endpoint_access == "private"
+                             else eks.EndpointAccess.PUBLIC_AND_PRIVATE),
+            kubectl_provider_options=eks.KubectlProviderOptions(kubectl_layer=self.kubectl_layer),
+            default_capacity_type=eks.DefaultCapacityType.NODEGROUP, default_capacity=0,
+            cluster_logging=[eks.ClusterLoggingTypes.API, eks.ClusterLoggingTypes.AUDIT,
+                             eks.ClusterLoggingTypes.AUTHENTICATOR, eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
+                             eks.ClusterLoggingTypes.SCHEDULER],
+        )
+        self._acknowledge_cluster()
+        for i, arn in enumerate(settings.admin_role_arns):
+            self.cluster.grant_access(f"Admin{i}", arn, [eks.AccessPolicy.from_access_policy_name(
+                CLUSTER_ADMIN_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER)])
+        self.security_group = efa_security_group(
+            self, "EfaSecurityGroup", vpc=vpc,
+            description="Neuron nodes: EFA (all traffic within the group), HTTPS out")
+        self.node_role = self._node_role()
+        self.system_node_group = self._system_node_group()
+        self.launch_templates: dict[str, ec2.LaunchTemplate] = {}
+        self.network_interfaces: dict[str, list[dict[str, Any]]] = {}
+        self.node_groups: dict[str, eks.Nodegroup] = {}
+        for i, group in enumerate(settings.node_groups):
+            self._node_group(i, group)
+        self.charts = self._charts()
+        self.file_system = file_system
+        if file_system is not None:
+            self._mount(file_system)
+        self.workload_service_account = self.cluster.add_service_account(
+            "Workloads", name=service_account, namespace=manifests.NAMESPACE,
+            identity_type=eks.IdentityType.POD_IDENTITY)
+        self.workload_role = self.workload_service_account.role
+        self.utilisation = self.cluster.add_manifest(
+            "UtilisationPublisher", *manifests.utilisation_publisher(
+                settings.node_groups, namespace_metrics=metrics_namespace, region=Stack.of(self).region))
+        self.utilisation.node.add_dependency(*self.node_groups.values())
+
+    # ------------------------------------------------------------------------------------------------ cluster
+
+    def _acknowledge_cluster(self) -> None:
+        """aws-cdk-lib's own roles of the cluster and its kubectl provider, each finding by its exact id."""
+        policy = "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{}]"
+        Validations.of(self.cluster).acknowledge(
+            Acknowledgment(id=policy.format("AmazonEKSClusterPolicy"),
+                           reason="the cluster role's AWS-managed policy, which Amazon EKS documents for it"),
+            Acknowledgment(id=policy.format("service-role/AWSLambdaBasicExecutionRole"),
+                           reason="aws-cdk-lib's kubectl provider functions log with the basic execution role"),
+            Acknowledgment(id=policy.format("service-role/AWSLambdaVPCAccessExecutionRole"),
+                           reason="the kubectl provider runs in the VPC to reach the private endpoint"),
+            Acknowledgment(id=policy.format("AmazonEC2ContainerRegistryReadOnly"),
+                           reason="aws-cdk-lib's kubectl provider pulls charts from ECR"),
+            Acknowledgment(id=(
+                'AwsSolutions-IAM4[Policy::{"Fn::If":["' + self._logical_id("HasEcrPublic") + '",{"Fn::Join":["",['
+                '"arn:",{"Ref":"AWS::Partition"},":iam::aws:policy/AmazonElasticContainerRegistryPublicReadOnly"]]},'
+                '{"Ref":"AWS::NoValue"}]}]'),
+                reason="aws-cdk-lib's kubectl provider pulls the Neuron chart from public ECR (oci://public.ecr.aws)"),
+        )
+        handler = cast(lambda_.IFunction, self.cluster.kubectl_provider.node.find_child(  # type: ignore[union-attr]
+            "Handler"))
+        Validations.of(handler).acknowledge(Acknowledgment(id="AwsSolutions-L1", reason=(
+            "aws-cdk-lib's kubectl handler: its runtime is the one its bundled code (kubectl and helm layer, Python "
+            "handler) is built and tested for")))
+        acknowledge_wildcards(self.cluster, "aws-cdk-lib's kubectl provider framework invokes its handler's versions",
+                              resources=(f"{handler.function_arn}:*",))
+
+    def _logical_id(self, condition: str) -> str:
+        """The logical id of a CfnCondition under the kubectl provider's handler."""
+        handler = self.cluster.kubectl_provider.node.find_child("Handler")  # type: ignore[union-attr]
+        return Stack.of(self).get_logical_id(handler.node.find_child(condition))  # type: ignore[arg-type]
+
+    def _node_role(self) -> iam.Role:
+        """The nodes' role: the worker policies, Session Manager, and PutMetricData in the kit's namespace (the
+        utilisation publisher runs in the host network and signs with it, as on a Batch host)."""
+        role = iam.Role(self, "NodeRole", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"),
+                        description="Neuron EKS nodes: kubelet, image pulls, VPC CNI, Session Manager, utilisation",
+                        managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(p)
+                                          for p in NODE_MANAGED_POLICIES])
+        Validations.of(role).acknowledge(*(Acknowledgment(
+            id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{p}]",
+            reason="the managed policies Amazon EKS documents for the node IAM role") for p in NODE_MANAGED_POLICIES))
+        role.add_to_principal_policy(iam.PolicyStatement(actions=list(SESSION_MANAGER_ACTIONS), resources=["*"]))
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": self.metrics_namespace}}))
+        acknowledge_wildcards(role, "Session Manager and cloudwatch:PutMetricData (limited to the kit's namespace) "
+                                    "have no resource-level permissions", resources=("*",))
+        return role
+
+    def _system_node_group(self) -> eks.Nodegroup:
+        """The untainted nodes CoreDNS and the charts' controllers run on (every Neuron node is tainted)."""
+        s = self.settings
+        lt = ec2.LaunchTemplate(
+            self, "SystemLaunchTemplate", instance_type=ec2.InstanceType(s.system_instance_type),
+            require_imdsv2=True, http_tokens=ec2.LaunchTemplateHttpTokens.REQUIRED,
+            http_put_response_hop_limit=IMDS_HOP_LIMIT,
+            block_devices=[ec2.BlockDevice(device_name="/dev/xvda", volume=ec2.BlockDeviceVolume.ebs(
+                50, volume_type=ec2.EbsDeviceVolumeType.GP3, encrypted=True, delete_on_termination=True))])
+        return eks.Nodegroup(
+            self, "SystemNodes", cluster=cast(eks.ICluster, self.cluster), node_role=self.node_role,
+            ami_type=eks.NodegroupAmiType.AL2023_X86_64_STANDARD, subnets=self.vpc_subnets,
+            launch_template_spec=eks.LaunchTemplateSpec(id=lt.launch_template_id or "",
+                                                        version=lt.latest_version_number),
+            min_size=s.system_nodes, max_size=s.system_nodes, desired_size=s.system_nodes)
+
+    # --------------------------------------------------------------------------------------------- node groups
+
+    def _subnets(self, index: int, group: NeuronNodegroupSettings) -> ec2.SubnetSelection:
+        """The node group's subnets: those of ``vpc_subnets`` in its AZ(s); one AZ for reserved capacity."""
+        zones = list(group.availability_zones) or ([group.availability_zone] if group.availability_zone else [])
+        selected = self.vpc.select_subnets(
+            subnet_group_name=self.vpc_subnets.subnet_group_name, subnet_type=self.vpc_subnets.subnet_type,
+            subnets=self.vpc_subnets.subnets, availability_zones=zones or self.vpc_subnets.availability_zones)
+        if not selected.subnets:
+            raise InvalidSettings([Problem(f"node_groups[{index}].availability_zones", zones, (
+                "AZs where vpc_subnets has a subnet: " + ", ".join(sorted({
+                    s.availability_zone for s in self.vpc.select_subnets(
+                        subnet_group_name=self.vpc_subnets.subnet_group_name,
+                        subnet_type=self.vpc_subnets.subnet_type).subnets}))))], what="NeuronEksCluster")
+        azs = sorted({s.availability_zone for s in selected.subnets})
+        if group.reserved and len(azs) > 1:
+            raise InvalidSettings([Problem(f"node_groups[{index}].availability_zones", azs, (
+                f"one AZ, the reservation's: node group {group.name!r} is on a {group.capacity.type}, which lives in "
+                "one AZ; name it (capacity.availability_zone) or give vpc_subnets of that AZ only"))],
+                what="NeuronEksCluster")
+        return ec2.SubnetSelection(subnets=selected.subnets)
+
+    def _node_group(self, index: int, group: NeuronNodegroupSettings) -> None:
+        spec = group.spec
+        subnets = self._subnets(index, group)
+        cid = "".join(part.capitalize() for part in group.name.split("-"))
+        placement = None
+        if group.capacity.placement_group if group.capacity.placement_group is not None else (
+                group.capacity.type == "on-demand" and spec.efa_supported and group.count > 1):
+            placement = ec2.PlacementGroup(self, f"{cid}PlacementGroup", strategy=ec2.PlacementGroupStrategy.CLUSTER)
+        # no AMI (the node group's AMI type picks the EKS Neuron AMI), no instance profile and no subnet (EKS
+        # refuses a launch template that names either: the node group gives them)
+        lt, interfaces = efa_launch_template(
+            self, f"{cid}LaunchTemplate", spec=spec, machine_image=None, instance_profile=None,
+            security_group=self.security_group, extra_security_groups=[self.cluster.cluster_security_group],
+            root_volume_gib=group.root_volume_gib, placement_group=placement,
+            extra_data=group.capacity.launch_template_data())
+        tag_capacity(lt, group.capacity.type)
+        tag_family(lt, spec.family)
+        warn_without_fleet_tag(self, lt, what=f"Neuron node group {group.name} of {self.node.path}",
+                               found_by="the fleet's spend (Cost Explorer and the budget group by it)")
+        self.launch_templates[group.name] = lt
+        self.network_interfaces[group.name] = interfaces
+        self.node_groups[group.name] = eks.Nodegroup(
+            self, f"{cid}Nodes", cluster=cast(eks.ICluster, self.cluster), node_role=self.node_role,
+            ami_type=eks.NodegroupAmiType.AL2023_X86_64_NEURON, capacity_type=CAPACITY_TYPES[group.capacity.type],
+            launch_template_spec=eks.LaunchTemplateSpec(id=lt.launch_template_id or "",
+                                                        version=lt.latest_version_number),
+            subnets=subnets, min_size=0, max_size=group.count, desired_size=group.desired_nodes,
+            labels=manifests.node_labels(group),
+            taints=[eks.TaintSpec(effect=eks.TaintEffect.NO_SCHEDULE, key=NEURON_TAINT_KEY, value=NEURON_TAINT_VALUE)])
+
+    # ------------------------------------------------------------------------------------------------- charts
+
+    def _charts(self) -> dict[str, eks.HelmChart]:
+        s = self.settings
+        pins = {NEURON_CHART: CHARTS[NEURON_CHART][s.charts.neuron],
+                EFA_CHART: CHARTS[EFA_CHART][s.charts.efa_device_plugin],
+                FSX_CSI_CHART: CHARTS[FSX_CSI_CHART][s.charts.fsx_csi_driver]}
+        values = {NEURON_CHART: manifests.neuron_chart_values(s), EFA_CHART: manifests.efa_chart_values(),
+                  FSX_CSI_CHART: manifests.fsx_csi_chart_values()}
+        charts = {}
+        for key, cid in ((NEURON_CHART, "NeuronChart"), (EFA_CHART, "EfaDevicePluginChart"),
+                         (FSX_CSI_CHART, "FsxCsiDriverChart")):
+            pin = pins[key]
+            charts[key] = self.cluster.add_helm_chart(
+                cid, chart=pin.chart, repository=pin.repository, version=pin.version, namespace="kube-system",
+                release=pin.chart, values=values[key])
+            charts[key].node.add_dependency(self.system_node_group)
+        return charts
+
+    def _mount(self, file_system: fsx.LustreFileSystem) -> None:
+        from ..training.cluster import LUSTRE_PORTS
+
+        for port in LUSTRE_PORTS:
+            file_system.connections.allow_from(self.security_group, port, "Lustre from the Neuron nodes")
+            file_system.connections.allow_to(self.security_group, port, "Lustre to the Neuron nodes")
+        self.fsx_volume = self.cluster.add_manifest("FsxVolume", *manifests.fsx_volume(
+            file_system_id=file_system.file_system_id, dns_name=file_system.dns_name,
+            mount_name=file_system.mount_name))
+        self.fsx_volume.node.add_dependency(self.charts[FSX_CSI_CHART])

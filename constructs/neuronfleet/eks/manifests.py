@@ -1,0 +1,282 @@
+"""The Kubernetes objects the kit writes for EKS: chart values, node labels, the FSx volume, the utilisation
+publisher, and the examples a user submits (a training Job over whole UltraServers, an inference Deployment).
+
+Pure functions returning plain dicts (no aws-cdk-lib): the construct applies some through the cluster's kubectl
+provider, ``write_examples`` writes the others as YAML, and tests/unit/test_eks_manifests.py validates every one
+offline against the Kubernetes schemas of the pinned version (``kubernetes-validate``).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+from pathlib import Path
+from typing import Any
+
+from ..facts import neuron
+from ..node import HOST_DIR, script_text
+from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
+from .labels import (
+    CAPACITY_LABEL,
+    DEVICE_PLUGIN,
+    DEVICES_LABEL,
+    DRA,
+    EFA_RESOURCE,
+    NEURON_RESOURCE,
+    NEURON_TAINT_EFFECT,
+    NEURON_TAINT_KEY,
+    NODE_GROUP_LABEL,
+    NODE_INSTANCE_TYPE_LABEL,
+    ULTRASERVER_SERVER_LABEL,
+    ULTRASERVER_SIZE_LABEL,
+)
+from .pins import NEURON_MONITOR_BINARY, NEURON_MONITOR_IMAGE
+
+Manifest = dict[str, Any]
+
+NAMESPACE = "default"
+"""Where the example workloads and their service account live."""
+SYSTEM_NAMESPACE = "kube-system"
+TRAINING_SERVICE_ACCOUNT = "neuronfleet-training"
+"""The service account of the example workloads: EKS Pod Identity gives it the construct's ``workload_role``."""
+SCRIPTS_CONFIGMAP = "neuronfleet-node-scripts"
+"""The node scripts (health gate, launcher) as a ConfigMap, mounted at /opt/neuronfleet as on a Batch host."""
+FSX_VOLUME = "fsx"
+FSX_CSI_DRIVER = "fsx.csi.aws.com"
+"""The FSx for Lustre CSI driver's name (kubernetes-sigs/aws-fsx-csi-driver, examples/kubernetes/static_provisioning
+@ 5b227125: ``csi.driver: fsx.csi.aws.com`` with ``volumeHandle`` the file system id and ``volumeAttributes``
+``dnsname`` and ``mountname``)."""
+NEURON_SCHEDULER = "my-scheduler"
+"""The scheduler the Neuron chart's scheduler extension runs beside the default one (``scheduler.customScheduler.
+fullnameOverride`` in the chart's values, neuronfleet.eks.pins): pods that take part of a node's NeuronCores name it."""
+UTILISATION = "neuronfleet-utilisation"
+RENDEZVOUS_DIR = "/fsx/.neuronfleet/rendezvous"
+SHM_GIB = 64
+
+
+def neuron_toleration() -> dict[str, str]:
+    return {"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": NEURON_TAINT_EFFECT}
+
+
+def node_labels(group: NeuronNodegroupSettings) -> dict[str, str]:
+    """The kit's labels on a Neuron node group's nodes."""
+    labels = {NODE_GROUP_LABEL: group.name, CAPACITY_LABEL: group.capacity.type, DEVICES_LABEL: group.devices}
+    if group.spec.ultraserver_size > 1:
+        labels[ULTRASERVER_SIZE_LABEL] = str(group.spec.ultraserver_size)
+    return labels
+
+
+# ---------------------------------------------------------------------------------------------------- charts
+
+
+def neuron_chart_values(settings: NeuronEksClusterSettings) -> dict[str, Any]:
+    """The Neuron chart's values: the device plugin only on node groups labelled for it, the DRA driver only on those
+    labelled ``dra`` (never both on one node), the scheduler extension and the problem detector as configured."""
+    return {
+        "devicePlugin": {"enabled": settings.uses_device_plugin, "nodeSelector": {DEVICES_LABEL: DEVICE_PLUGIN}},
+        "draDriver": {"enabled": settings.uses_dra, "nodeSelector": {DEVICES_LABEL: DRA}},
+        "scheduler": {"enabled": settings.scheduler_extension},
+        "npd": {"enabled": settings.problem_detector},
+    }
+
+
+def efa_chart_values() -> dict[str, Any]:
+    """The EFA device plugin tolerates the Neuron taint: by default it tolerates only CriticalAddonsOnly and never
+    lands on a tainted Neuron node, which would then offer no ``vpc.amazonaws.com/efa``."""
+    return {"tolerations": [neuron_toleration()]}
+
+
+def fsx_csi_chart_values() -> dict[str, Any]:
+    """Nothing to change: the node plugin tolerates every taint by default (neuronfleet.eks.pins)."""
+    return {}
+
+
+# ------------------------------------------------------------------------------------------- applied by the kit
+
+
+def fsx_volume(*, file_system_id: str, dns_name: str, mount_name: str, storage_gib: int = 1200) -> list[Manifest]:
+    """A static PersistentVolume on the file system and its claim (ReadWriteMany): pods mount it at /fsx, as Batch
+    hosts do."""
+    return [
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": FSX_VOLUME},
+         "spec": {"capacity": {"storage": f"{storage_gib}Gi"}, "volumeMode": "Filesystem",
+                  "accessModes": ["ReadWriteMany"], "persistentVolumeReclaimPolicy": "Retain",
+                  "storageClassName": "", "mountOptions": ["flock"],
+                  "csi": {"driver": FSX_CSI_DRIVER, "volumeHandle": file_system_id,
+                          "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name}}}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": FSX_VOLUME, "namespace": NAMESPACE},
+         "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "", "volumeName": FSX_VOLUME,
+                  "resources": {"requests": {"storage": f"{storage_gib}Gi"}}}},
+    ]
+
+
+def _packed(name: str) -> str:
+    return base64.b64encode(gzip.compress(script_text(name).encode(), mtime=0)).decode()
+
+
+def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[NeuronNodegroupSettings], *,
+                          namespace_metrics: str, region: str) -> list[Manifest]:
+    """neuron-monitor -> the kit's utilisation.py -> CloudWatch, on every Neuron node: the same metric (namespace,
+    name, InstanceId) a Batch host publishes, so the waste detector and the dashboard see EKS nodes unchanged.
+
+    One DaemonSet per node group (each knows its nodes' logical NeuronCores, utilisation.py's fallback when a report
+    lacks ``neuron_hardware_info``). The pods run in the host network (IMDS answers them at a hop limit of 1, and
+    utilisation.py signs with the node role, which may put metrics only into ``namespace_metrics``), privileged as
+    Neuron's own neuron-monitor DaemonSet is, in Neuron's neuron-monitor image. The script travels gzip+base64 in a
+    ConfigMap, as in a Batch host's user data."""
+    config = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": UTILISATION, "namespace": SYSTEM_NAMESPACE,
+                           "labels": {"app.kubernetes.io/name": UTILISATION}},
+              "data": {"utilisation.py.gz.b64": _packed("utilisation.py")}}
+    out: list[Manifest] = [config]
+    for group in groups:
+        lnc = neuron.support(group.instance_type).lnc_default
+        cores = neuron.logical_cores(group.instance_type, lnc)
+        labels = {"app.kubernetes.io/name": UTILISATION, NODE_GROUP_LABEL: group.name}
+        script = ("set -eu; base64 -d /scripts/utilisation.py.gz.b64 | gunzip > /tmp/utilisation.py; "
+                  f"{NEURON_MONITOR_BINARY} | python3 /tmp/utilisation.py --namespace {namespace_metrics} "
+                  f"--region {region} --cores {cores}")
+        out.append({
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": f"{UTILISATION}-{group.name}", "namespace": SYSTEM_NAMESPACE, "labels": labels},
+            "spec": {"selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {
+                         "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet",
+                         "priorityClassName": "system-node-critical",
+                         "nodeSelector": {NODE_GROUP_LABEL: group.name},
+                         "tolerations": [neuron_toleration()],
+                         "containers": [{
+                             "name": "publisher", "image": NEURON_MONITOR_IMAGE,
+                             "command": ["/bin/sh", "-c", script], "securityContext": {"privileged": True},
+                             "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
+                                           "limits": {"cpu": "500m", "memory": "256Mi"}},
+                             "volumeMounts": [{"name": "scripts", "mountPath": "/scripts", "readOnly": True}]}],
+                         "volumes": [{"name": "scripts", "configMap": {"name": UTILISATION}}]}}}})
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- the examples
+
+
+def node_scripts() -> Manifest:
+    """The health gate and the launcher as a ConfigMap (the same files a Batch host gets)."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": SCRIPTS_CONFIGMAP, "namespace": NAMESPACE},
+            "data": {name: script_text(name) for name in ("health_gate.py", "launch.py")}}
+
+
+def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: str | None = None,
+                 nodes: int | None = None, script: str = "/fsx/data/code/train.py") -> list[Manifest]:
+    """An indexed Job of ``nodes`` pods (default: the node group's ``count``), one per node, each asking for all of
+    its node's Neuron devices and EFA interfaces, and a headless Service that gives each pod a stable name.
+
+    The rank order is ``launch.py``'s (the Batch path's): each pod publishes its UltraServer identity on /fsx and
+    every pod sorts the same records (UltraServer, node within it); the pod's completion index stands in for AWS
+    Batch's node index. On UltraServer node groups the pods go to whole UltraServers: ``nodes`` must be a multiple
+    of the UltraServer size, the pods' required anti-affinity puts one per node, and their preferred affinity on
+    Neuron's ``ultraserver-server-id-<size>`` label packs them into as few UltraServers as they fill."""
+    spec = group.spec
+    size = spec.ultraserver_size
+    nodes = nodes or group.count
+    if nodes % size:
+        raise ValueError(f"nodes: got {nodes}; allowed: a multiple of {size} (whole UltraServers of {group.instance_type})")
+    image = image or neuron.default_training_image(group.instance_type).reference
+    lnc = neuron.support(group.instance_type).lnc_default
+    cores = neuron.logical_cores(group.instance_type, lnc)
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "neuronfleet"}
+    devices = {NEURON_RESOURCE: str(spec.accelerators)} | (
+        {EFA_RESOURCE: str(spec.efa_interfaces)} if spec.efa_interfaces else {})
+    env = [
+        {"name": "AWS_BATCH_JOB_NUM_NODES", "value": str(nodes)},
+        {"name": "AWS_BATCH_JOB_NODE_INDEX", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+        {"name": "AWS_BATCH_JOB_ID", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}}},
+        {"name": "NEURONFLEET_NODE_ADDRESS", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        {"name": "AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS", "value": f"{name}-0.{name}"},
+        {"name": "NEURONFLEET_NPROC_PER_NODE", "value": str(cores)},
+        {"name": "NEURONFLEET_EXPECT_NEURON_DEVICES", "value": str(spec.accelerators)},
+        {"name": "NEURONFLEET_EXPECT_EFA_DEVICES", "value": str(spec.efa_interfaces)},
+        {"name": "NEURONFLEET_ULTRASERVER_SIZE", "value": str(size)},
+        {"name": "NEURONFLEET_RENDEZVOUS_DIR", "value": RENDEZVOUS_DIR},
+        {"name": "CHECKPOINT_DIR", "value": "/fsx/data/checkpoints"},
+        {"name": "DATA_DIR", "value": "/fsx/data"},
+        *([{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}]
+          if spec.efa_interfaces else []),
+        *([{"name": "NEURON_LOGICAL_NC_CONFIG", "value": str(lnc)}] if lnc else []),
+    ]
+    one_per_node = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+    affinity: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [one_per_node]}}
+    if size > 1:
+        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
+            "podAffinityTerm": {"labelSelector": {"matchLabels": labels},
+                                "topologyKey": ULTRASERVER_SERVER_LABEL.format(size=size)}}]}
+    pod = {
+        "metadata": {"labels": labels},
+        "spec": {
+            "subdomain": name, "restartPolicy": "Never", "serviceAccountName": TRAINING_SERVICE_ACCOUNT,
+            "nodeSelector": {NODE_GROUP_LABEL: group.name, NODE_INSTANCE_TYPE_LABEL: group.instance_type},
+            "tolerations": [neuron_toleration()], "affinity": affinity,
+            "containers": [{
+                "name": "train", "image": image,
+                "command": ["python3", f"{HOST_DIR}/launch.py", "--", script],
+                "env": env,
+                "resources": {"requests": devices, "limits": devices},
+                "volumeMounts": [{"name": "fsx", "mountPath": "/fsx"},
+                                 {"name": "scripts", "mountPath": HOST_DIR, "readOnly": True},
+                                 {"name": "shm", "mountPath": "/dev/shm"}]}],
+            "volumes": [{"name": "fsx", "persistentVolumeClaim": {"claimName": FSX_VOLUME}},
+                        {"name": "scripts", "configMap": {"name": SCRIPTS_CONFIGMAP, "defaultMode": 0o755}},
+                        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}}]}}
+    return [
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+         "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+         "spec": {"completionMode": "Indexed", "completions": nodes, "parallelism": nodes, "backoffLimit": 0,
+                  "template": pod}},
+    ]
+
+
+def inference_deployment(group: NeuronNodegroupSettings, *, name: str = "serve", image: str, replicas: int = 1,
+                         neuron_cores: int | None = None, scheduler_extension: bool = True) -> Manifest:
+    """A Deployment serving on the node group's devices: whole Neuron devices, or ``neuron_cores`` NeuronCores
+    (``aws.amazon.com/neuroncore``) placed by the Neuron scheduler extension so they are contiguous."""
+    resource = ({"aws.amazon.com/neuroncore": str(neuron_cores)} if neuron_cores
+                else {NEURON_RESOURCE: str(group.spec.accelerators)})
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "neuronfleet"}
+    spec: dict[str, Any] = {
+        "serviceAccountName": TRAINING_SERVICE_ACCOUNT,
+        "nodeSelector": {NODE_GROUP_LABEL: group.name}, "tolerations": [neuron_toleration()],
+        "containers": [{"name": "serve", "image": image, "ports": [{"containerPort": 8080, "name": "http"}],
+                        "resources": {"requests": resource, "limits": resource},
+                        "readinessProbe": {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10,
+                                           "failureThreshold": 360}}]}
+    if neuron_cores and scheduler_extension:
+        spec["schedulerName"] = NEURON_SCHEDULER
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": spec}}}
+
+
+def examples(settings: NeuronEksClusterSettings, *, inference_image: str) -> dict[str, list[Manifest]]:
+    """File name -> the objects in it: the node scripts, a training Job on the first Trainium node group, and an
+    inference Deployment on the first Inferentia node group (else the first node group)."""
+    trn = next((g for g in settings.node_groups if g.instance_type.startswith("trn")), settings.node_groups[0])
+    inf = next((g for g in settings.node_groups if g.instance_type.startswith("inf")), settings.node_groups[0])
+    return {"node-scripts.yaml": [node_scripts()], "training-job.yaml": training_job(trn),
+            "inference.yaml": [inference_deployment(inf, image=inference_image, neuron_cores=2,
+                                                    scheduler_extension=settings.scheduler_extension)]}
+
+
+def write_examples(settings: NeuronEksClusterSettings, directory: str | Path, *, inference_image: str) -> list[Path]:
+    """Write :func:`examples` as multi-document YAML files into ``directory``."""
+    import yaml
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file, objects in examples(settings, inference_image=inference_image).items():
+        path = out / file
+        path.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+        written.append(path)
+    return written

@@ -1,0 +1,231 @@
+"""NeuronEksCluster on its template: the cluster, its node groups per capacity kind with every EFA interface, the
+charts with their versions and values, labels, taints and tolerations, access entries and pod identities; and what
+the construct API refuses. One synth for the module (a Capacity Block UltraServer group on DRA, an ODCR group, an
+On-Demand Inferentia group)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from neuronfleet import CATALOG, InvalidSettings, tag_fleet
+from neuronfleet.eks import NeuronEksCluster
+from neuronfleet.eks.labels import NEURON_TAINT_KEY
+from neuronfleet.eks.pins import CHARTS, DEFAULT_CHART_VERSIONS, EFA_CHART, FSX_CSI_CHART, NEURON_CHART
+from neuronfleet.settings import Capacity
+from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
+from tests.conftest import ENV, AzStack, network, new_app, properties
+
+BLOCKS = "arn:aws:resource-groups:us-east-2:111111111111:group/ultra-blocks"
+ADMIN = "arn:aws:iam::111111111111:role/PlatformAdmin"
+
+SETTINGS = NeuronEksClusterSettings(admin_role_arns=[ADMIN], node_groups=[
+    NeuronNodegroupSettings(name="ultra", instance_type="trn2u.48xlarge", count=8, dra=True, device_plugin=False,
+                            capacity=Capacity.capacity_block(resource_group_arn=BLOCKS, availability_zone="us-east-2b")),
+    NeuronNodegroupSettings(name="train", instance_type="trn1.32xlarge", count=2,
+                            capacity=Capacity.odcr(reservation_id="cr-0123456789abcdef0",
+                                                   availability_zone="us-east-2a")),
+    NeuronNodegroupSettings(name="serve", instance_type="inf2.xlarge", count=1),
+])
+
+
+@pytest.fixture(scope="module")
+def built() -> tuple[NeuronEksCluster, Template]:
+    app = new_app()
+    stack = AzStack(app, "Eks", env=ENV)
+    net = network(stack)
+    cluster = NeuronEksCluster(stack, "Eks", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=SETTINGS)
+    tag_fleet(stack, fleet="t", phase="pilot")
+    template = app.synth().get_stack_by_name("Eks").template
+    return cluster, Template.from_json(template)
+
+
+def _nodegroup(template: Template, group: str) -> dict[str, Any]:
+    found = [p for p in properties(template, "AWS::EKS::Nodegroup").values()
+             if p.get("Labels", {}).get("neuronfleet/node-group") == group]
+    assert len(found) == 1, group
+    return found[0]
+
+
+def _launch_template(template: Template, nodegroup: dict[str, Any]) -> dict[str, Any]:
+    return template.to_json()["Resources"][nodegroup["LaunchTemplate"]["Id"]["Ref"]]["Properties"]["LaunchTemplateData"]
+
+
+def test_cluster_private_with_the_pinned_version_and_every_log(built) -> None:
+    _, template = built
+    template.has_resource_properties("AWS::EKS::Cluster", {
+        "Version": "1.36", "AccessConfig": {"AuthenticationMode": "API"},
+        "ResourcesVpcConfig": Match.object_like({"EndpointPrivateAccess": True, "EndpointPublicAccess": False}),
+        "Logging": {"ClusterLogging": {"EnabledTypes": [{"Type": t} for t in (
+            "api", "audit", "authenticator", "controllerManager", "scheduler")]}}})
+    # the kubectl provider runs with the pinned layer (the only layer besides the AWS CLI's)
+    layers = properties(template, "AWS::Lambda::LayerVersion")
+    assert any("kubectl" in p.get("Description", "").lower() for p in layers.values()), layers
+
+
+def test_admin_access_entry_and_pod_identity(built) -> None:
+    _, template = built
+    admin = [p for p in properties(template, "AWS::EKS::AccessEntry").values() if p["PrincipalArn"] == ADMIN]
+    assert len(admin) == 1 and admin[0]["AccessPolicies"][0]["AccessScope"] == {"Type": "cluster"}
+    assert json.dumps(admin[0]["AccessPolicies"][0]["PolicyArn"]).endswith(
+        ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"]]}')
+    template.has_resource_properties("AWS::EKS::PodIdentityAssociation", {
+        "Namespace": "default", "ServiceAccount": "neuronfleet-training"})
+    template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "eks-pod-identity-agent"})
+    role = [p for p in properties(template, "AWS::IAM::Role").values()
+            if "pods.eks.amazonaws.com" in json.dumps(p["AssumeRolePolicyDocument"])]
+    assert len(role) == 1
+
+
+def test_node_groups_per_capacity_kind(built) -> None:
+    _, template = built
+    ultra, train, serve = (_nodegroup(template, g) for g in ("ultra", "train", "serve"))
+    assert (ultra["CapacityType"], train["CapacityType"], serve["CapacityType"]) == (
+        "CAPACITY_BLOCK", "ON_DEMAND", "ON_DEMAND")
+    for ng in (ultra, train, serve):
+        assert ng["AmiType"] == "AL2023_x86_64_NEURON"
+        assert "InstanceTypes" not in ng and "DiskSize" not in ng  # in the launch template (botocore's rule)
+        assert ng["Taints"] == [{"Effect": "NO_SCHEDULE", "Key": NEURON_TAINT_KEY, "Value": "true"}]
+    # a Capacity Block starts at 0 (EKS: before the block is active, and when upgrading); reserved capacity in one AZ
+    assert ultra["ScalingConfig"] == {"MinSize": 0, "MaxSize": 8, "DesiredSize": 0}
+    assert train["ScalingConfig"] == {"MinSize": 0, "MaxSize": 2, "DesiredSize": 2}
+    assert len(ultra["Subnets"]) == len(train["Subnets"]) == 1 and ultra["Subnets"] != train["Subnets"]
+    assert len(serve["Subnets"]) == 2
+    assert ultra["Labels"] == {"neuronfleet/node-group": "ultra", "neuronfleet/capacity": "capacity-block",
+                               "neuronfleet/neuron-devices": "dra", "neuronfleet/ultraserver-size": "4"}
+    assert train["Labels"]["neuronfleet/neuron-devices"] == "device-plugin"
+    ultra_lt, train_lt, serve_lt = (_launch_template(template, ng) for ng in (ultra, train, serve))
+    assert ultra_lt["InstanceMarketOptions"] == {"MarketType": "capacity-block"}
+    assert ultra_lt["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": BLOCKS}}
+    assert "InstanceMarketOptions" not in train_lt
+    assert train_lt["CapacityReservationSpecification"] == {
+        "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"}}
+    for lt in (ultra_lt, train_lt, serve_lt):
+        assert lt["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
+        assert "ImageId" not in lt and "IamInstanceProfile" not in lt  # EKS refuses a profile; the AMI type picks
+        assert all("SubnetId" not in ni for ni in lt["NetworkInterfaces"])
+
+
+@pytest.mark.parametrize(("group", "instance_type"), [("ultra", "trn2u.48xlarge"), ("train", "trn1.32xlarge"),
+                                                      ("serve", "inf2.xlarge")])
+def test_every_efa_interface_in_the_catalogs_layout(built, group: str, instance_type: str) -> None:
+    _, template = built
+    lt = _launch_template(template, _nodegroup(template, group))
+    assert lt["InstanceType"] == instance_type
+    slots = CATALOG.get(instance_type).network_interfaces()
+    got = [(ni["NetworkCardIndex"], ni["DeviceIndex"], ni.get("InterfaceType", "interface"))
+           for ni in lt["NetworkInterfaces"]]
+    assert got == [(s.network_card, s.device_index, s.interface_type) for s in slots]
+    assert sum(t != "interface" for *_, t in got) == CATALOG.get(instance_type).efa_interfaces
+    for ni in lt["NetworkInterfaces"]:  # the EFA group and the cluster's own (nodes reach the control plane)
+        assert len(ni["Groups"]) == 2
+        assert any(g.get("Fn::GetAtt", [None, None])[1] == "ClusterSecurityGroupId" for g in ni["Groups"])
+
+
+def test_system_nodes_untainted_imdsv2(built) -> None:
+    _, template = built
+    system = [p for p in properties(template, "AWS::EKS::Nodegroup").values() if "Labels" not in p]
+    assert len(system) == 1 and "Taints" not in system[0]
+    assert system[0]["AmiType"] == "AL2023_x86_64_STANDARD"
+    lt = _launch_template(template, system[0])
+    assert lt["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
+
+
+def _chart(template: Template, chart: str) -> dict[str, Any]:
+    found = [p for p in properties(template, "Custom::AWSCDK-EKS-HelmChart").values() if p["Chart"] == chart]
+    assert len(found) == 1, chart
+    return found[0]
+
+
+def test_charts_pinned_with_values(built) -> None:
+    _, template = built
+    for key in (NEURON_CHART, EFA_CHART, FSX_CSI_CHART):
+        pin = CHARTS[key][DEFAULT_CHART_VERSIONS[key]]
+        chart = _chart(template, pin.chart)
+        assert (chart["Version"], chart["Repository"], chart["Namespace"]) == (pin.version, pin.repository,
+                                                                              "kube-system")
+    neuron = json.loads(_chart(template, "neuron-helm-chart")["Values"])
+    # both device managers, each kept to its own node groups by the label the node groups carry
+    assert neuron["devicePlugin"] == {"enabled": True, "nodeSelector": {"neuronfleet/neuron-devices": "device-plugin"}}
+    assert neuron["draDriver"] == {"enabled": True, "nodeSelector": {"neuronfleet/neuron-devices": "dra"}}
+    assert neuron["scheduler"] == {"enabled": True} and neuron["npd"] == {"enabled": True}
+    efa = json.loads(_chart(template, "aws-efa-k8s-device-plugin")["Values"])
+    assert efa["tolerations"] == [{"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def test_utilisation_publisher_per_node_group(built) -> None:
+    cluster, template = built
+    manifests = [json.loads(p["Manifest"]) for p in properties(template, "Custom::AWSCDK-EKS-KubernetesResource").values()
+                 if isinstance(p["Manifest"], str)]  # (the service account's names its role: a Fn::Join)
+    daemonsets = [o for m in manifests for o in m if o["kind"] == "DaemonSet"]
+    assert sorted(d["metadata"]["name"] for d in daemonsets) == [
+        "neuronfleet-utilisation-serve", "neuronfleet-utilisation-train", "neuronfleet-utilisation-ultra"]
+    ultra = next(d for d in daemonsets if d["metadata"]["name"].endswith("ultra"))["spec"]["template"]["spec"]
+    assert ultra["hostNetwork"] is True and ultra["nodeSelector"] == {"neuronfleet/node-group": "ultra"}
+    assert ultra["containers"][0]["command"][2].endswith("--cores 64")  # trn2u at LNC=2: 64 logical cores
+    # the node role may put metrics only into the kit's namespace
+    template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
+        Match.object_like({"Action": "cloudwatch:PutMetricData",
+                           "Condition": {"StringEquals": {"cloudwatch:namespace": cluster.metrics_namespace}}})])}})
+
+
+def test_capacity_and_family_tags_reach_the_instances(built) -> None:
+    _, template = built
+    lt = _launch_template(template, _nodegroup(template, "ultra"))
+    tags = {t["Key"]: t["Value"] for spec in lt["TagSpecifications"] if spec["ResourceType"] == "instance"
+            for t in spec["Tags"]}
+    assert tags["neuronfleet:capacity"] == "capacity-block" and tags["neuronfleet:accelerator-family"] == "trainium"
+    assert tags["neuronfleet:fleet"] == "t"
+
+
+# ------------------------------------------------------------------------------------------ the construct API
+
+
+def _build(settings: Any, **kwargs: Any) -> None:
+    app = cdk.App()
+    stack = AzStack(app, "S", env=ENV)
+    net = network(stack)
+    NeuronEksCluster(stack, "Eks", vpc=net.vpc, settings=settings, vpc_subnets=net.compute_subnets, **kwargs)
+
+
+def test_reserved_node_group_over_several_azs_is_refused() -> None:
+    settings = {"node_groups": [{"name": "cb", "instance_type": "trn2.48xlarge", "count": 2,
+                                 "capacity": {"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}}]}
+    with pytest.raises(InvalidSettings) as err:
+        _build(settings)
+    assert err.value.problems[0].path == "node_groups[0].availability_zones"
+    assert err.value.problems[0].value == ["us-east-2a", "us-east-2b"]
+    assert "one AZ" in err.value.problems[0].allowed
+
+
+@pytest.mark.parametrize(("group", "path", "words"), [
+    ({"instance_type": "trn2u.48xlarge", "count": 6,
+      "capacity": {"type": "capacity-block", "resource_group_arn": BLOCKS}}, "node_groups[0].count", "whole UltraServers"),
+    ({"instance_type": "trn2.48xlarge", "count": 2, "dra": True}, "node_groups[0].dra", "device_plugin"),
+    ({"instance_type": "trn1.32xlarge", "count": 2, "dra": True, "device_plugin": False}, "node_groups[0].dra",
+     "trn2.48xlarge"),
+    ({"instance_type": "trn2.48xlarge", "count": 2, "availability_zones": ["us-east-2a", "us-east-2b"],
+      "capacity": {"type": "odcr", "reservation_id": "cr-0123456789abcdef0"}}, "node_groups[0].availability_zones",
+     "one AZ"),
+])
+def test_settings_refused_through_the_construct_api(group: dict[str, Any], path: str, words: str) -> None:
+    with pytest.raises(InvalidSettings) as err:
+        _build({"node_groups": [{"name": "g", **group}]})
+    assert [p.path for p in err.value.problems] == [path]
+    assert words in err.value.problems[0].allowed
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("kubernetes_version", "1.35", "aws-cdk-lambda-layer-kubectl-v36"),
+    ("charts", {"neuron": "1.9.0"}, "1.10.0"),
+    ("charts", {"efa_device_plugin": "v0.5.29"}, "v0.5.30"),
+])
+def test_versions_the_kit_has_not_recorded_are_refused(field: str, value: Any, words: str) -> None:
+    with pytest.raises(InvalidSettings) as err:
+        _build({"node_groups": [{"name": "g", "instance_type": "inf2.xlarge", "count": 1}], field: value})
+    assert err.value.problems[0].path.startswith(field) and words in err.value.problems[0].allowed
