@@ -33,8 +33,10 @@ from neuronfleet_contract.capacity_lifecycle import (
     EXTENSION_PAYMENT_DEADLINE,
     BlockEnd,
     CapacityPolicy,
+    ExtensionHistory,
     ExtensionOffer,
     Refusal,
+    extension_history,
     extension_refusals,
 )
 
@@ -61,20 +63,8 @@ class Block:
         return self.end - TERMINATION[self.kind].lead
 
 
-@dataclass(frozen=True)
-class History:
-    """A block's extensions, as DescribeCapacityBlockExtensionHistory gives them."""
-
-    pending: bool = False
-    spent_usd: Decimal = Decimal(0)
-
-
-def history(items: Iterable[Mapping[str, Any]]) -> History:
-    """Pending extensions and what the paid or pending ones cost (a failed payment costs nothing)."""
-    items = list(items)
-    live = [i for i in items if i.get("CapacityBlockExtensionStatus") in ("payment-pending", "payment-succeeded")]
-    return History(pending=any(i.get("CapacityBlockExtensionStatus") == "payment-pending" for i in items),
-                   spent_usd=sum((Decimal(str(i.get("UpfrontFee") or "0")) for i in live), Decimal(0)))
+History = ExtensionHistory
+history = extension_history
 
 
 @dataclass(frozen=True)

@@ -386,6 +386,24 @@ class BlockEnd:
     """What the block's extensions cost so far (payment-pending and payment-succeeded, from the history)."""
 
 
+@dataclass(frozen=True)
+class ExtensionHistory:
+    """A block's extensions, as DescribeCapacityBlockExtensionHistory gives them."""
+
+    pending: bool = False
+    spent_usd: Decimal = Decimal(0)
+
+
+def extension_history(items: Iterable[Mapping[str, Any]]) -> ExtensionHistory:
+    """Whether an extension is payment-pending, and what the pending or paid ones cost (a failed payment costs
+    nothing)."""
+    items = list(items)
+    live = [i for i in items if i.get("CapacityBlockExtensionStatus") in ("payment-pending", "payment-succeeded")]
+    return ExtensionHistory(
+        pending=any(i.get("CapacityBlockExtensionStatus") == "payment-pending" for i in items),
+        spent_usd=sum((Decimal(str(i.get("UpfrontFee") or "0")) for i in live), Decimal(0)))
+
+
 def extension_refusals(x: ExtensionOffer, block: BlockEnd, policy: CapacityPolicy, *, now: datetime) -> list[Refusal]:
     """Every rule (AWS's and the policy's) an extension of ``block`` by ``x`` would break (empty: buy it)."""
     out = []

@@ -50,6 +50,8 @@ from .output import INTERNAL, JSON_KEY, OK, bad_input_from
 COMMANDS: dict[str, str] = {
     "validate": "neuronfleet.cli.validate:validate",
     "estimate": "neuronfleet.cli.estimate:estimate",
+    "preflight": "neuronfleet.preflight.commands:preflight",
+    "capacity": "neuronfleet.capacity.cli:capacity",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 

@@ -31,6 +31,7 @@ from ..settings import (
     TrainiumClusterSettings,
 )
 from ..settings._base import Bool, Int, Number, Settings, problems_from
+from ..settings.capacity import CapacityPolicySettings
 from ..settings.cost import cur_export_region
 
 Phase = Literal["evaluation", "pilot", "production"]
@@ -92,6 +93,9 @@ class Fleet(Settings):
     fallback: FallbackEntry = FallbackEntry()
     cost_monitors: CostMonitorEntry = CostMonitorEntry()
     prices: Mapping[str, PriceOverride] = Field(default_factory=dict)
+    capacity_policy: CapacityPolicySettings | None = None
+    """What ``neuronfleet capacity buy|extend`` and the Capacity Block lifecycle function may buy
+    (docs/capacity-blocks.md); unset: the command refuses to buy and nothing is extended or moved."""
     inference_stacks: Int = Field(default=1, ge=1, le=MAX_INFERENCE_STACKS)
     """How many stacks the endpoints are spread over, each endpoint by a hash of its name
     (:meth:`inference_partitions`): adding, removing or reordering endpoints never moves an existing one to

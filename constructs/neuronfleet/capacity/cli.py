@@ -1,0 +1,359 @@
+"""``neuronfleet capacity search|buy|extend|status|list``: EC2 Capacity Blocks for a fleet file's training clusters,
+with the user's AWS credentials (boto3's usual chain), bought only within the fleet file's ``capacity_policy``.
+
+No aws-cdk-lib here. The rules and facts live in :mod:`neuronfleet_contract.capacity_lifecycle`; the EC2 calls (and
+the idempotent purchase) in :mod:`neuronfleet_runtime.capacity_blocks`, shared with the lifecycle function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from neuronfleet_contract.capacity_lifecycle import (
+    SORT_KEYS,
+    BlockEnd,
+    CapacityPolicy,
+    ExtensionOffer,
+    Offer,
+    duration_refusal,
+    extension_history,
+    extension_refusals,
+    offer_refusals,
+    sort_offers,
+)
+
+from ..cli.output import FINDINGS, OK, BadInput, emit, json_option, progress
+from ..core.problems import MISSING
+from ..facts.catalog import capacity_blocks
+from ..fleetfile.schema import Fleet, load_fleet
+
+
+def clients(region: str) -> tuple[Any, Any, Any]:
+    """(EC2 for describes, EC2 for purchases with SDK retries off, Resource Groups) in ``region``. Tests replace it."""
+    import boto3
+    from botocore.config import Config
+    from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES
+
+    session = boto3.Session(region_name=region)
+    return (session.client("ec2"), session.client("ec2", config=Config(**NO_SDK_RETRIES)),
+            session.client("resource-groups"))
+
+
+def _api(fleet: Fleet) -> Any:
+    from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+
+    ec2, purchases, groups = clients(fleet.region)
+    return CapacityBlocksApi(ec2, purchases=purchases, groups=groups)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to search for: one training cluster of the fleet file, or an instance type."""
+
+    instance_type: str
+    instance_count: int | None
+    ultraserver_type: str | None
+    ultraserver_count: int | None
+    group_arn: str | None
+    cluster: str | None
+
+
+def _target(fleet: Fleet, cluster: str | None, instance_type: str | None, count: int | None) -> Target:
+    if cluster:
+        found = {c.name: c for c in fleet.training_clusters}
+        if cluster not in found:
+            raise BadInput.of("--cluster", cluster, "one of the fleet file's training_clusters: "
+                              + (", ".join(found) or "(none)"))
+        c = found[cluster]
+        instance_type, count = c.instance_type, count or c.count
+        group = c.capacity.resource_group_arn
+    elif instance_type:
+        group = None
+        count = count or 1
+    else:
+        raise BadInput.of("--cluster", MISSING, "a training cluster of the fleet file, or --instance-type")
+    sold = capacity_blocks()
+    if not sold.sold_for(instance_type):
+        raise BadInput.of("instance type", instance_type, "a type Capacity Blocks sell: " + ", ".join(sold.types()))
+    ultra = sold.ultraserver_types.get(instance_type)
+    if ultra:
+        (utype, size), = list(ultra.items())[:1]
+        if count % size:
+            raise BadInput.of("--count", count, f"a multiple of {size} ({instance_type} comes in UltraServers of "
+                                                f"{size} instances, {utype})")
+        return Target(instance_type, None, utype, count // size, group, cluster)
+    return Target(instance_type, count, None, None, group, cluster)
+
+
+def _policy(fleet: Fleet, *, required: bool) -> CapacityPolicy | None:
+    if fleet.capacity_policy is None:
+        if required:
+            raise BadInput.of("capacity_policy", MISSING, "a capacity_policy section in the fleet file (at least "
+                              "max_upfront_fee_usd and max_usd_per_instance_hour): the kit buys nothing without one",
+                              what="fleet file")
+        return None
+    return fleet.capacity_policy.policy(training_azs=[fleet.network.training_az])
+
+
+def _when(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _t(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _money(value: Any) -> str:
+    return f"${float(value):,.2f}"
+
+
+def offers_table(offers: Sequence[Offer], policy: CapacityPolicy | None, now: datetime) -> str:
+    """Offers as a table for a terminal (one line per offer, the policy's verdict last)."""
+    head = ("OFFERING", "INSTANCE TYPE", "AZ", "START (UTC)", "HOURS", "INSTANCES", "ULTRASERVERS", "UPFRONT FEE",
+            "$/INSTANCE-H", "POLICY")
+    rows = [head]
+    for o in offers:
+        verdict = "no policy" if policy is None else (
+            ", ".join(r.rule for r in offer_refusals(o, policy, now=now)) or "ok")
+        rows.append((o.offering_id, o.instance_type, ",".join(o.availability_zones), _t(o.start), f"{o.hours:g}",
+                     str(o.instance_count), f"{o.ultraserver_count} x {o.ultraserver_type}" if o.ultraserver else "-",
+                     _money(o.upfront_fee), f"{o.usd_per_instance_hour:.2f}", verdict))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    right = {4, 5, 7, 8}
+    lines = ["  ".join(cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths,
+                                                                                                     strict=True)))
+             .rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _offer_json(o: Offer, policy: CapacityPolicy | None, now: datetime) -> dict[str, Any]:
+    return {"offering_id": o.offering_id, "instance_type": o.instance_type, "availability_zones":
+            list(o.availability_zones), "start": o.start.isoformat(), "end": o.end.isoformat(), "hours": float(o.hours),
+            "instance_count": o.instance_count, "ultraserver_type": o.ultraserver_type,
+            "ultraserver_count": o.ultraserver_count, "upfront_fee_usd": str(o.upfront_fee),
+            "usd_per_instance_hour": str(o.usd_per_instance_hour), "segments": len(o.segments),
+            "refusals": None if policy is None else [str(r) for r in offer_refusals(o, policy, now=now)]}
+
+
+def now() -> datetime:
+    """The clock (tests replace it)."""
+    return datetime.now(UTC)
+
+
+_config = click.option("-c", "--config", "config", required=True, type=click.Path(path_type=Path, dir_okay=False),
+                       help="The fleet file (YAML), e.g. config/prod.yaml.")
+
+
+def _search_options(f: Any) -> Any:
+    for option in reversed([
+        click.option("--cluster", help="A training cluster of the fleet file: its instance type and count."),
+        click.option("--instance-type", help="Instead of --cluster: an instance type Capacity Blocks sell."),
+        click.option("--count", type=click.IntRange(min=1), help="Instances (default: the cluster's count; "
+                                                                  "UltraServer types: a multiple of 4)."),
+        click.option("--hours", type=int, required=True, help="Duration: whole days (24..336), then whole weeks "
+                                                               "(up to 4368)."),
+        click.option("--start-after", type=click.DateTime(), help="Earliest start (UTC), e.g. 2026-12-01T00:00."),
+        click.option("--end-before", type=click.DateTime(), help="Latest end (UTC)."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _search(fleet: Fleet, target: Target, hours: int, start_after: datetime | None,
+            end_before: datetime | None) -> list[Offer]:
+    refusal = duration_refusal(hours, what="--hours")
+    if refusal:
+        raise BadInput.of("--hours", hours, refusal.limit)
+    progress(f"searching Capacity Block offerings in {fleet.region} ({target.instance_type}, {hours} h)...")
+    found: list[Offer] = _api(fleet).search(
+        hours=hours, instance_types=[target.instance_type], instance_count=target.instance_count,
+        ultraserver_type=target.ultraserver_type, ultraserver_count=target.ultraserver_count,
+        start_after=_when(start_after), end_before=_when(end_before))
+    return found
+
+
+@click.group(short_help="EC2 Capacity Blocks: search, buy, extend, status, list.",
+             help="EC2 Capacity Blocks for ML for a fleet file's training clusters, with your AWS credentials. "
+                  "`buy` and `extend` spend money (paid up front, no refund): they refuse what the fleet file's "
+                  "capacity_policy does not allow and ask before buying (--yes for automation).")
+def capacity() -> None:
+    """The ``capacity`` group."""
+
+
+@capacity.command(help="Offerings for a cluster (or instance type), as a table; the policy's verdict on each.")
+@_config
+@_search_options
+@click.option("--sort", type=click.Choice(sorted(SORT_KEYS)), default="price", show_default=True,
+              help="price: per instance-hour; fee: upfront; start; duration (longest first); az; count.")
+@json_option
+def search(config: Path, cluster: str | None, instance_type: str | None, count: int | None, hours: int,
+           start_after: datetime | None, end_before: datetime | None, sort: str, as_json: bool) -> int:
+    fleet = load_fleet(config)
+    target = _target(fleet, cluster, instance_type, count)
+    policy = _policy(fleet, required=False)
+    at = now()
+    offers = sort_offers(_search(fleet, target, hours, start_after, end_before), sort)
+    text = offers_table(offers, policy, at) if offers else "no offering matches"
+    if policy is None:
+        text += "\n(no capacity_policy in the fleet file: `buy` would refuse every offer)"
+    emit({"offers": [_offer_json(o, policy, at) for o in offers]}, text, as_json=as_json)
+    return OK
+
+
+@capacity.command(help="Buy one offering (found again by the same search), tagged with the fleet; UltraServer blocks "
+                       "join the cluster's capacity-reservation resource group. A retry never buys twice.")
+@_config
+@_search_options
+@click.option("--offering", required=True, help="The offering id (from `search`).")
+@click.option("--yes", is_flag=True, help="Do not ask (automation).")
+@json_option
+def buy(config: Path, cluster: str | None, instance_type: str | None, count: int | None, hours: int,
+        start_after: datetime | None, end_before: datetime | None, offering: str, yes: bool, as_json: bool) -> int:
+    fleet = load_fleet(config)
+    target = _target(fleet, cluster, instance_type, count)
+    policy = _policy(fleet, required=True)
+    assert policy is not None
+    at = now()
+    offers = {o.offering_id: o for o in _search(fleet, target, hours, start_after, end_before)}
+    if offering not in offers:
+        raise BadInput.of("--offering", offering, "an offering the same search returns now: "
+                          + (", ".join(offers) or "(none)"))
+    o = offers[offering]
+    refusals = offer_refusals(o, policy, now=at)
+    if refusals:
+        emit({"bought": False, "refusals": [str(r) for r in refusals]},
+             f"refused by the fleet's capacity_policy ({config}):\n" + "\n".join(f"  - {r}" for r in refusals),
+             as_json=as_json)
+        return FINDINGS
+    say = (f"Buy Capacity Block {o.offering_id}: {o.instance_count} x {o.instance_type}"
+           + (f" ({o.ultraserver_count} x {o.ultraserver_type})" if o.ultraserver else "")
+           + f" in {','.join(o.availability_zones)}, {_t(o.start)} to {_t(o.end)} UTC, for {_money(o.upfront_fee)} "
+           "paid up front (no refund)?")
+    if not yes and not click.confirm(say, default=False, err=True):
+        emit({"bought": False, "reason": "not confirmed"}, "not bought", as_json=as_json)
+        return OK
+    api = _api(fleet)
+    bought = api.buy(o, fleet=fleet.name)
+    lines = [("already bought (found by its tag): " if bought.already else "bought: ") + ", ".join(
+        bought.reservation_ids), *bought.notes]
+    problems: list[str] = []
+    if o.ultraserver:
+        if target.group_arn:
+            arns = [str(r["CapacityReservationArn"]) for r in bought.reservations if r.get("CapacityReservationArn")]
+            problems = api.add_to_group(target.group_arn, arns)
+            lines.append(f"in resource group {target.group_arn}" if not problems else
+                         "NOT all added to the resource group: " + "; ".join(problems))
+        else:
+            problems = ["the cluster names no resource_group_arn: the next deploy does not target these blocks"]
+            lines.append(problems[0])
+    elif target.cluster:
+        lines.append("the next deploy targets it once the cluster's capacity names it "
+                     f"(reservation_id: {bought.reservation_ids[0]}) or a resource group holding it"
+                     if bought.reservation_ids else "")
+    emit({"bought": True, "already": bought.already, "reservation_ids": bought.reservation_ids,
+          "problems": problems, "notes": list(bought.notes)}, "\n".join(x for x in lines if x), as_json=as_json)
+    return FINDINGS if problems else OK
+
+
+@capacity.command(help="Extend a block of the fleet (cheapest extension offer the policy allows, or --offering). "
+                       "A retry never buys twice (the block's extension history is read first).")
+@_config
+@click.option("--reservation", required=True, help="The block's capacity reservation id (cr-...).")
+@click.option("--hours", type=int, default=None, help="Extension length (default: the policy's extension_hours).")
+@click.option("--offering", help="An extension offering id (default: the cheapest allowed).")
+@click.option("--yes", is_flag=True, help="Do not ask (automation).")
+@json_option
+def extend(config: Path, reservation: str, hours: int | None, offering: str | None, yes: bool, as_json: bool) -> int:
+    fleet = load_fleet(config)
+    policy = _policy(fleet, required=True)
+    assert policy is not None
+    hours = hours or policy.extension_hours
+    refusal = duration_refusal(hours, what="--hours")
+    if refusal:
+        raise BadInput.of("--hours", hours, refusal.limit)
+    api = _api(fleet)
+    held = api.reservations([reservation])
+    if not held or held[0].get("ReservationType") != "capacity-block":
+        raise BadInput.of("--reservation", reservation, "a Capacity Block reservation of this account and region")
+    r = held[0]
+    past = extension_history(api.extension_history(reservation))
+    block = BlockEnd(reservation, _when(r["StartDate"]) or now(), _when(r["EndDate"]) or now(), str(r["State"]),
+                     past.pending, past.spent_usd)
+    at = now()
+    offers: list[ExtensionOffer] = api.extension_offers(reservation, hours)
+    verdicts = {x.offering_id: extension_refusals(x, block, policy, now=at) for x in offers}
+    allowed = sorted((x for x in offers if not verdicts[x.offering_id]), key=lambda x: x.upfront_fee)
+    pick = next((x for x in offers if x.offering_id == offering), None) if offering else (allowed[0] if allowed
+                                                                                          else None)
+    if pick is None or verdicts[pick.offering_id]:
+        reasons = [str(r) for r in (verdicts.get(pick.offering_id, []) if pick else
+                                    [r for v in verdicts.values() for r in v])]
+        text = (f"no extension of {reservation} bought ({len(offers)} offer(s)):\n"
+                + "\n".join(f"  - {x}" for x in reasons or ["no offer"]))
+        emit({"extended": False, "refusals": reasons}, text, as_json=as_json)
+        return FINDINGS
+    say = (f"Extend {reservation} by {pick.hours:g} h to {_t(pick.end)} UTC for {_money(pick.upfront_fee)} paid up "
+           "front?")
+    if not yes and not click.confirm(say, default=False, err=True):
+        emit({"extended": False, "reason": "not confirmed"}, "not extended", as_json=as_json)
+        return OK
+    done = api.extend(reservation, pick)
+    emit({"extended": True, "already": done.already, "offering_id": pick.offering_id},
+         ("already extended (in its history): " if done.already else "extension bought: ") + pick.offering_id
+         + f" ({_money(pick.upfront_fee)}; payment-pending until paid, fails 35 min before the old end if unpaid)",
+         as_json=as_json)
+    return OK
+
+
+def _fleet_blocks(fleet: Fleet) -> tuple[Any, list[Any]]:
+    api = _api(fleet)
+    return api, api.blocks(fleet=fleet.name)
+
+
+@capacity.command(name="list", help="The fleet's Capacity Blocks (tagged with the fleet), when they end and stop.")
+@_config
+@json_option
+def list_(config: Path, as_json: bool) -> int:
+    from neuronfleet_contract.capacity_alert import TERMINATION
+
+    fleet = load_fleet(config)
+    _, blocks = _fleet_blocks(fleet)
+    rows = [("BLOCK", "STATE", "AZ", "START (UTC)", "END (UTC)", "INSTANCES STOP", "ULTRASERVER", "RESERVATIONS")]
+    for b in blocks:
+        kind = "ultraserver" if b.get("UltraserverType") else "instances"
+        end = _when(b["EndDate"]) or now()
+        rows.append((str(b["CapacityBlockId"]), str(b.get("State", "")), str(b.get("AvailabilityZone", "")),
+                     _t(_when(b["StartDate"]) or end), _t(end), _t(end - TERMINATION[kind].lead),
+                     str(b.get("UltraserverType") or "-"), ",".join(b.get("CapacityReservationIds", []))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+    emit({"blocks": [{k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in b.items()} for b in blocks]},
+         text if blocks else f"no Capacity Block tagged with fleet {fleet.name}", as_json=as_json)
+    return OK
+
+
+@capacity.command(help="Interconnect health and capacity of the fleet's blocks (DescribeCapacityBlockStatus); exit 1 "
+                       "when an interconnect is impaired.")
+@_config
+@json_option
+def status(config: Path, as_json: bool) -> int:
+    fleet = load_fleet(config)
+    api, blocks = _fleet_blocks(fleet)
+    found = api.status([b["CapacityBlockId"] for b in blocks])
+    lines = [f"{s['CapacityBlockId']}: interconnect {s.get('InterconnectStatus', '?')}, "
+             f"{s.get('TotalAvailableCapacity', '?')} of {s.get('TotalCapacity', '?')} available, "
+             f"{s.get('TotalUnavailableCapacity', 0)} unavailable" for s in found]
+    impaired = [s for s in found if s.get("InterconnectStatus") == "impaired"]
+    emit({"statuses": found}, "\n".join(lines) or f"no Capacity Block tagged with fleet {fleet.name}",
+         as_json=as_json)
+    return FINDINGS if impaired else OK
+

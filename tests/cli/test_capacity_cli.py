@@ -1,0 +1,214 @@
+"""``neuronfleet capacity search|buy|extend|status|list`` against botocore's Stubber (moto has no Capacity Block
+purchase): the table, sorting, each policy refusal, confirmation, a purchase tagged and grouped, a retried buy and
+extension bought once, status exit codes, bad input named."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.stub import Stubber
+
+from neuronfleet.capacity import cli as capacity_cli
+from neuronfleet.cli.main import main
+from neuronfleet_contract.capacity_lifecycle import PURCHASE_TAG
+from neuronfleet_contract.tags import FLEET_TAG
+from tests.capacity_fixtures import NOW, client, extension, extension_offering, offering, reservation
+
+ROOT = Path(__file__).resolve().parents[2]
+GROUP = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2u-blocks"
+POLICY = """
+capacity_policy:
+  max_upfront_fee_usd: 20000
+  max_usd_per_instance_hour: 45
+  start_after: 2026-11-23T00:00:00Z
+  start_before: 2026-12-07T00:00:00Z
+  allow_extension: true
+  extension_budget_usd: 5000
+"""
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Path:
+    path = tmp_path / "prod.yaml"
+    path.write_text((ROOT / "config" / "prod.yaml").read_text() + POLICY)
+    return path
+
+
+@pytest.fixture
+def aws(monkeypatch) -> dict[str, Any]:
+    ec2, rg = client("ec2"), client("resource-groups")
+    stubs = {"ec2": Stubber(ec2), "rg": Stubber(rg)}
+    monkeypatch.setattr(capacity_cli, "clients", lambda region: (ec2, ec2, rg))
+    monkeypatch.setattr(capacity_cli, "now", lambda: NOW)
+    monkeypatch.setattr("neuronfleet_runtime.capacity_blocks.time.sleep", lambda s: None)
+    for s in stubs.values():
+        s.activate()
+    yield stubs
+    for s in stubs.values():
+        s.assert_no_pending_responses()
+        s.deactivate()
+
+
+def offers(ec2: Stubber, *docs: dict[str, Any], ultra: bool = True) -> None:
+    args: dict[str, Any] = {"CapacityDurationHours": 48, "InstanceType": "trn2u.48xlarge",
+                            "UltraserverType": "u-trn2x64", "UltraserverCount": 2} if ultra else \
+        {"CapacityDurationHours": 48, "InstanceType": "trn2.48xlarge", "InstanceCount": 4}
+    ec2.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": list(docs)}, args)
+
+
+def ultra(oid: str, **kw: Any) -> dict[str, Any]:
+    return offering(oid, instance_type="trn2u.48xlarge", count=8, ultraserver=("u-trn2x64", 2), **kw)
+
+
+def test_search_prints_a_sorted_table_with_the_policys_verdict(fleet, aws, capsys):
+    offers(aws["ec2"], ultra("cb-dear", fee="19200.00"), ultra("cb-cheap", fee="15360.00"),
+           ultra("cb-far", fee="7680.00", az="us-east-2a"))
+    assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["OFFERING", "INSTANCE", "TYPE", "AZ", "START", "(UTC)", "HOURS", "INSTANCES",
+                              "ULTRASERVERS", "UPFRONT", "FEE", "$/INSTANCE-H", "POLICY"]
+    assert [line.split()[0] for line in out[2:]] == ["cb-far", "cb-cheap", "cb-dear"]   # cheapest per instance-hour
+    assert out[2].endswith("availability_zones") and out[3].endswith("ok")
+    assert "2 x u-trn2x64" in out[3] and "$15,360.00" in out[3] and " 40.00 " in out[3]
+    assert out[4].endswith("max_usd_per_instance_hour")
+
+
+def test_search_sorts_by_start_and_answers_json(fleet, aws, capsys):
+    offers(aws["ec2"], ultra("cb-late", start=NOW + timedelta(days=5)), ultra("cb-soon", start=NOW + timedelta(days=1)))
+    assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--sort", "start",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [o["offering_id"] for o in doc["offers"]] == ["cb-soon", "cb-late"]
+    assert doc["offers"][0]["refusals"] == [] and doc["offers"][0]["usd_per_instance_hour"] == "10.0000"
+
+
+@pytest.mark.parametrize(("doc", "rule"), [
+    (offering("cb-x", fee="25000.00", hours=48, count=4), "max_upfront_fee_usd"),
+    (offering("cb-x", fee="9600.00", count=4), "max_usd_per_instance_hour"),  # $50 per instance-hour
+    (offering("cb-x", az="us-east-2c"), "availability_zones"),
+    (offering("cb-x", start=NOW + timedelta(days=20)), "start_before"),
+])
+def test_buy_refuses_an_offer_outside_the_policy_naming_the_rule(fleet, aws, capsys, doc, rule):
+    offers(aws["ec2"], doc, ultra=False)
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering", "cb-x",
+                 "--yes"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("refused by the fleet's capacity_policy") and f"  - {rule}: the offer's" in out
+
+
+def _purchase(ec2: Stubber, oid: str, reservations: list[dict[str, Any]]) -> None:
+    ec2.add_response("describe_capacity_reservations", {"CapacityReservations": []},
+                     {"Filters": [{"Name": f"tag:{PURCHASE_TAG}", "Values": [oid]}]})
+    ec2.add_response("purchase_capacity_block", {"CapacityReservations": reservations}, {
+        "CapacityBlockOfferingId": oid, "InstancePlatform": "Linux/UNIX",
+        "TagSpecifications": [{"ResourceType": "capacity-reservation", "Tags": [
+            {"Key": PURCHASE_TAG, "Value": oid}, {"Key": FLEET_TAG, "Value": "nf-prod"}]}]})
+
+
+def test_buy_tags_an_ultraserver_purchase_and_adds_it_to_the_clusters_group(fleet, aws, capsys):
+    offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))
+    bought = [reservation("cr-u1", instance_type="trn2u.48xlarge"), reservation("cr-u2", instance_type="trn2u.48xlarge")]
+    _purchase(aws["ec2"], "cb-ok", bought)
+    aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": GROUP})
+    aws["rg"].add_response("group_resources", {"Succeeded": [r["CapacityReservationArn"] for r in bought]},
+                           {"Group": GROUP, "ResourceArns": [r["CapacityReservationArn"] for r in bought]})
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--offering",
+                 "cb-ok", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "bought: cr-u1, cr-u2" in out and f"in resource group {GROUP}" in out
+
+
+def test_buy_asks_first_and_buys_nothing_without_a_yes(fleet, aws, capsys, monkeypatch):
+    offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("n\n"))
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--offering",
+                 "cb-ok"]) == 0
+    captured = capsys.readouterr()
+    assert "Buy Capacity Block cb-ok: 8 x trn2u.48xlarge (2 x u-trn2x64)" in captured.err
+    assert captured.out.strip() == "not bought"
+
+
+def test_a_retried_buy_finds_the_first_purchase_and_buys_nothing(fleet, aws, capsys):
+    offers(aws["ec2"], offering("cb-ok"), ultra=False)
+    aws["ec2"].add_response("describe_capacity_reservations", {"CapacityReservations": [
+        reservation("cr-1", tags={PURCHASE_TAG: "cb-ok", FLEET_TAG: "nf-prod"})]},
+        {"Filters": [{"Name": f"tag:{PURCHASE_TAG}", "Values": ["cb-ok"]}]})
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
+                 "cb-ok", "--yes"]) == 0
+    assert "already bought (found by its tag): cr-1" in capsys.readouterr().out
+
+
+def test_buy_without_a_policy_or_with_an_unknown_offering_is_bad_input(tmp_path, fleet, aws, capsys):
+    bare = tmp_path / "bare.yaml"
+    bare.write_text((ROOT / "config" / "prod.yaml").read_text())
+    assert main(["capacity", "buy", "-c", str(bare), "--cluster", "finetune", "--hours", "48", "--offering",
+                 "cb-ok", "--yes"]) == 2
+    assert "capacity_policy: got nothing" in capsys.readouterr().err
+    offers(aws["ec2"], offering("cb-ok"), ultra=False)
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
+                 "cb-nope", "--yes"]) == 2
+    assert "--offering: got 'cb-nope'; allowed: an offering the same search returns now: cb-ok" in \
+        capsys.readouterr().err
+    assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--hours", "36"]) == 2
+    assert "--hours: got 36" in capsys.readouterr().err
+    assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--count", "6",
+                 "--hours", "48"]) == 2
+    assert "--count: got 6; allowed: a multiple of 4" in capsys.readouterr().err
+
+
+def _block(ec2: Stubber, end_in: timedelta, history: list[dict[str, Any]]) -> Any:
+    start, end = NOW - timedelta(days=2), NOW + end_in
+    ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [
+        reservation("cr-1", start=start, end=end, state="active")]}, {"CapacityReservationIds": ["cr-1"]})
+    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": history},
+                     {"CapacityReservationIds": ["cr-1"]})
+    return start, end
+
+
+def test_extend_buys_the_cheapest_allowed_extension_once(fleet, aws, capsys):
+    start, end = _block(aws["ec2"], timedelta(hours=5), [])
+    aws["ec2"].add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
+        extension_offering("cbe-dear", block_start=start, block_end=end, fee="2400.00"),
+        extension_offering("cbe-cheap", block_start=start, block_end=end, fee="1920.00")]},
+        {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+    aws["ec2"].add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": [
+        extension("cr-1", "cbe-cheap", start=end)]}, {"CapacityReservationIds": ["cr-1"]})
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", "--yes"]) == 0
+    assert "already extended (in its history): cbe-cheap" in capsys.readouterr().out
+
+
+def test_extend_refuses_outside_the_window_naming_the_rule(fleet, aws, capsys):
+    start, end = _block(aws["ec2"], timedelta(minutes=50), [])
+    aws["ec2"].add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
+        extension_offering("cbe-1", block_start=start, block_end=end)]},
+        {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", "--yes"]) == 1
+    assert "extension window: the offer's 50 min before the end; allowed: between 56 days and 1 hour" in \
+        capsys.readouterr().out
+
+
+def _fleet_blocks(ec2: Stubber) -> None:
+    ec2.add_response("describe_capacity_blocks", {"CapacityBlocks": [
+        {"CapacityBlockId": "cb-block-1", "UltraserverType": "u-trn2x64", "AvailabilityZone": "us-east-2b",
+         "CapacityReservationIds": ["cr-u1"], "StartDate": NOW, "EndDate": NOW + timedelta(days=2),
+         "State": "active"}]}, {"Filters": [{"Name": f"tag:{FLEET_TAG}", "Values": ["nf-prod"]}]})
+
+
+def test_list_shows_when_the_instances_stop(fleet, aws, capsys):
+    _fleet_blocks(aws["ec2"])
+    assert main(["capacity", "list", "-c", str(fleet)]) == 0
+    out = capsys.readouterr().out
+    assert "cb-block-1" in out and "2026-11-25 12:00" in out and "2026-11-25 11:00" in out   # UltraServer: 60 min
+
+
+def test_status_exits_1_on_an_impaired_interconnect(fleet, aws, capsys):
+    _fleet_blocks(aws["ec2"])
+    aws["ec2"].add_response("describe_capacity_block_status", {"CapacityBlockStatuses": [
+        {"CapacityBlockId": "cb-block-1", "InterconnectStatus": "impaired", "TotalCapacity": 8,
+         "TotalAvailableCapacity": 6, "TotalUnavailableCapacity": 2}]}, {"CapacityBlockIds": ["cb-block-1"]})
+    assert main(["capacity", "status", "-c", str(fleet)]) == 1
+    assert "cb-block-1: interconnect impaired, 6 of 8 available, 2 unavailable" in capsys.readouterr().out
