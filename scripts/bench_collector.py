@@ -41,7 +41,8 @@ from moto import mock_aws  # noqa: E402
 
 from neuronfleet.lambdas.cost import collector  # noqa: E402
 from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer  # noqa: E402
-from neuronfleet.lambdas.cost.logic.ledger import Ledger, Published, item  # noqa: E402
+from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger  # noqa: E402
+from neuronfleet.lambdas.cost.logic.ledger import Published, item  # noqa: E402
 from neuronfleet.lambdas.cost.logic.rows import CostRow  # noqa: E402
 
 TYPES = ["trn2.48xlarge", "trn1.32xlarge", "ml.inf2.xlarge", "ml.inf2.48xlarge", "p5.48xlarge", "ml.g6e.12xlarge"]
@@ -72,7 +73,7 @@ def pages(rows: int, page_size: int) -> list[dict[str, Any]]:
     return out
 
 
-class MemoryLedger(Ledger):
+class MemoryLedger(SpendLedger):
     def __init__(self) -> None:
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
         self.pub: dict[str, dict[tuple[str, str], Decimal]] = {}
@@ -159,7 +160,7 @@ class Replay:
         yield self._pages[-1]
 
 
-def run_once(ledger: Ledger, metrics: collector.SpendMetrics, ce: Any) -> tuple[collector.RunSummary, float]:
+def run_once(ledger: SpendLedger, metrics: collector.SpendMetrics, ce: Any) -> tuple[collector.RunSummary, float]:
     start = time.perf_counter()
     summary = collector.collect(today=TODAY, lookback_days=DAYS, instance_types=TYPES, ce=ce, ledger=ledger,
                                 metrics=metrics, now=datetime.combine(TODAY, datetime.min.time(), UTC) +
@@ -167,14 +168,14 @@ def run_once(ledger: Ledger, metrics: collector.SpendMetrics, ce: Any) -> tuple[
     return summary, time.perf_counter() - start
 
 
-def _setup(args: argparse.Namespace) -> tuple[Ledger, collector.SpendMetrics, int]:
+def _setup(args: argparse.Namespace) -> tuple[SpendLedger, collector.SpendMetrics, int]:
     if args.moto_ledger:
         table = boto3.resource("dynamodb").create_table(
             TableName="ledger", BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                   {"AttributeName": "sk", "AttributeType": "S"}])
-        ledger: Ledger = Ledger(table)
+        ledger: SpendLedger = SpendLedger(table)
         metrics: collector.SpendMetrics = collector.SpendMetrics(boto3.client("cloudwatch"), "NeuronFleet/Cost")
     else:
         ledger, metrics = MemoryLedger(), MemoryMetrics()

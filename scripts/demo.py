@@ -139,9 +139,9 @@ def main() -> int:
     from neuronfleet.lambdas.cost import collector, report
     from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
     from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints
+    from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
     from neuronfleet.lambdas.cost.adapters.work import Work
     from neuronfleet.lambdas.cost.logic.economics import model_line
-    from neuronfleet.lambdas.cost.logic.ledger import Ledger
     from neuronfleet.offline import moto_server
     from neuronfleet_contract.cost import ReportSettings
 
@@ -205,7 +205,7 @@ def main() -> int:
         # the handlers run in this process against the deployed resources, with the deployed functions'
         # configuration (moto runs Lambda code only in Docker, which this machine does not have)
         deployed = functions["cost.collector.handler"]["Environment"]["Variables"]
-        ledger = Ledger(server.resource("dynamodb").Table(deployed["LEDGER_TABLE"]))
+        ledger = SpendLedger(server.resource("dynamodb").Table(deployed["LEDGER_TABLE"]))
         summary = collector.collect(
             today=today, lookback_days=30, instance_types=json.loads(deployed["INSTANCE_TYPES"]),
             ce=CostExplorer(server.client("ce", "us-east-1")), ledger=ledger,

@@ -32,7 +32,7 @@ from .logic import (
     SCHEDULED,
     Action,
     End,
-    GpuPool,
+    GpuPoolQueue,
     Ignore,
     Once,
     Refuse,
@@ -50,7 +50,7 @@ MALFORMED_METRIC = "MalformedEvents"
 """Counted in ``CAPACITY_NAMESPACE`` for each event refused as malformed (logic.malformed)."""
 
 
-def run(event: Any, *, pool: GpuPool, alerts: Topic, ledger: Ledger, blocks: FleetBlocks, now: datetime,
+def run(event: Any, *, pool: GpuPoolQueue, alerts: Topic, ledger: Ledger, blocks: FleetBlocks, now: datetime,
         deadline: float | None = None) -> dict[str, Any]:
     """Decide what the event means and announce it once (the ledger's outbox; ``deadline``: when this invocation
     ends, epoch seconds). Returns what was announced (including earlier runs' messages completed), left pending,

@@ -28,14 +28,14 @@ from neuronfleet_contract.capacity_alert import (
     RESERVATION_TROUBLE,
     SCHEDULED,
     TERMINATION,
-    GpuPool,
+    GpuPoolQueue,
     GpuType,
     Termination,
 )
 
 __all__ = ["CAPACITY_BLOCK_DELIVERED", "CAPACITY_BLOCK_ENDING", "EC2_EVENTS", "JOB_STARTED", "JOB_STATE",
            "LAUNCH_SUCCESSFUL", "LAUNCH_UNSUCCESSFUL", "QUEUE_BLOCKED", "RESERVATION_TROUBLE", "SCHEDULED",
-           "TERMINATION", "GpuPool", "GpuType", "Termination"]
+           "TERMINATION", "GpuPoolQueue", "GpuType", "Termination"]
 """Also here: what the contract defines and this logic reads (the event names, the blocks' termination, the pool)."""
 
 AWS_WARNING_BEFORE_END = timedelta(minutes=40)
@@ -205,7 +205,7 @@ def block_warnings(blocks: Sequence[Block], now: datetime) -> list[Once]:
     return out
 
 
-def _pool_lines(pool: GpuPool) -> list[str]:
+def _pool_lines(pool: GpuPoolQueue) -> list[str]:
     first = pool.types[0]
     lines = [
         "",
@@ -219,7 +219,7 @@ def _pool_lines(pool: GpuPool) -> list[str]:
     return lines
 
 
-def _with_pool(subject: str, happened: str, pool: GpuPool) -> Say:
+def _with_pool(subject: str, happened: str, pool: GpuPoolQueue) -> Say:
     return Say(subject[:100], "\n".join([f"Trainium capacity: {happened}", *_pool_lines(pool)]))
 
 
@@ -230,7 +230,7 @@ def detail_type(event: Mapping[str, Any]) -> str | None:
     return None if kind is None else str(kind)
 
 
-def decide(event: Mapping[str, Any], *, pool: GpuPool, now: datetime, block: Block | None = None) -> list[Action]:
+def decide(event: Mapping[str, Any], *, pool: GpuPoolQueue, now: datetime, block: Block | None = None) -> list[Action]:
     """What one event means. ``block`` is the fleet's Capacity Block the event names, if it names one."""
     refusal = malformed(event)
     if refusal:
@@ -260,7 +260,7 @@ def decide(event: Mapping[str, Any], *, pool: GpuPool, now: datetime, block: Blo
                    + ", ".join([*EC2_EVENTS, QUEUE_BLOCKED, JOB_STATE, LAUNCH_UNSUCCESSFUL, LAUNCH_SUCCESSFUL]))]
 
 
-def _reservation_event(kind: str, detail: Mapping[str, Any], *, pool: GpuPool, now: datetime,
+def _reservation_event(kind: str, detail: Mapping[str, Any], *, pool: GpuPoolQueue, now: datetime,
                        block: Block | None) -> Action:
     rid = str(detail.get("capacity-reservation-id", "?"))
     expires = now + timedelta(days=2)
@@ -286,7 +286,7 @@ def is_capacity_refusal(status_message: str) -> bool:
     return "insufficientinstancecapacity" in text or ("sufficient" in text and "capacity" in text)
 
 
-def _launch_event(kind: str, detail: Mapping[str, Any], *, pool: GpuPool, now: datetime) -> Action:
+def _launch_event(kind: str, detail: Mapping[str, Any], *, pool: GpuPoolQueue, now: datetime) -> Action:
     group = str(detail.get("AutoScalingGroupName", "?"))
     if kind == LAUNCH_SUCCESSFUL:
         return End(LAUNCH_FAILING_KIND, group, now + CONDITION_TTL, Say(

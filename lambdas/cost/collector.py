@@ -40,8 +40,9 @@ from .adapters import cost_explorer
 from .adapters.athena import AthenaSpend
 from .adapters.cost_explorer import CostExplorer
 from .adapters.outputs import SpendMetrics
+from .adapters.spend_ledger import SpendLedger
 from .logic.capacity_blocks import CapacityBlocks, amortise
-from .logic.ledger import TRANSACTION_ITEMS, Busy, Ledger, plan
+from .logic.ledger import TRANSACTION_ITEMS, Busy, plan
 from .logic.rows import BadRow, Basis, CostRow, parse, publishable, totals
 
 
@@ -101,7 +102,7 @@ def metric_days(today: date, now: datetime) -> list[str]:
     return sorted(out)
 
 
-def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], ce: CostExplorer, ledger: Ledger,
+def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], ce: CostExplorer, ledger: SpendLedger,
             metrics: SpendMetrics, now: datetime, on_bad_row: Callable[[BadRow], None], fleet: str | None = None,
             blocks: CapacityBlocks | None = None, basis: Basis = "net_amortized", backfill_days: int = 0,
             month_close_days: int = 0, owner: str = "") -> RunSummary:
@@ -129,7 +130,7 @@ def collect(*, today: date, lookback_days: int, instance_types: Sequence[str], c
         ledger.unlock(name, owner)
 
 
-def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostExplorer, ledger: Ledger,
+def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostExplorer, ledger: SpendLedger,
              metrics: SpendMetrics, today: date, now: datetime, on_bad_row: Callable[[BadRow], None],
              fleet: str | None, blocks: CapacityBlocks | None, basis: Basis, run: str = "") -> RunSummary:
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days)]
@@ -184,7 +185,7 @@ SpendMetrics refused a value before sending. Any other error (a read timeout aft
 unknown: the claim stays, unconfirmed, and the batch is not sent again."""
 
 
-def publish(ledger: Ledger, metrics: SpendMetrics, *, fleet: str | None, basis: Basis, days: Sequence[str],
+def publish(ledger: SpendLedger, metrics: SpendMetrics, *, fleet: str | None, basis: Basis, days: Sequence[str],
             stamp: str, run: str = "") -> Publication:
     """Publish ledger total - published total per (day, fleet, family), in batches of at most
     ledger.TRANSACTION_ITEMS: claim the new totals (all of the batch or none), PutMetricData, confirm. A batch
@@ -245,7 +246,7 @@ class Container:
 
     settings: CollectorSettings
     ce_client: Any
-    ledger: Ledger
+    ledger: SpendLedger
     spend: SpendMetrics
     blocks: CapacityBlocks | None
 
@@ -255,7 +256,7 @@ def container() -> Container:
     settings = CollectorSettings.from_environment()
     return Container(settings=settings, ce_client=boto3.client("athena") if settings.source == "athena"
                      else boto3.client("ce", region_name=cost_explorer.REGION),
-                     ledger=Ledger(boto3.resource("dynamodb").Table(settings.ledger_table)),
+                     ledger=SpendLedger(boto3.resource("dynamodb").Table(settings.ledger_table)),
                      spend=SpendMetrics(boto3.client("cloudwatch"), settings.metrics_namespace),
                      blocks=CapacityBlocks(boto3.client("ec2"), fleet=settings.fleet,
                                            reservation_ids=settings.reservation_ids,

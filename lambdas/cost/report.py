@@ -23,10 +23,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.cost import ReportSettings
+from neuronfleet_contract.judge import Verdict
 from neuronfleet_contract.tags import FLEET_TAG
 
 from .adapters.inventory import FleetEndpoints
 from .adapters.outputs import ReportStore, Topic
+from .adapters.spend_ledger import SpendLedger
 from .adapters.work import UnitCostMetrics, Work
 from .logic.discovery import Discovered
 from .logic.economics import (
@@ -39,16 +41,16 @@ from .logic.economics import (
     measured_ratios,
     price_notes,
     recorded_days,
-    render_html,
     show,
     summary_text,
     unit_costs,
     unit_economics,
     verdict,
 )
-from .logic.ledger import Ledger
 from .logic.pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
+from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow
+from .logic.story import gpu_standby, headline, savings, spend_by_day_family
 
 logger = Logger(service="neuronfleet-cost-report")
 
@@ -85,12 +87,12 @@ def capacity_block_use(rows: Sequence[CostRow]) -> list[dict[str, Any]]:
 def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invocations: Counts, tokens: Counts,
           prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized", price_notes: Sequence[str] = (),
           models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None,
-          skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None
-          ) -> dict[str, Any]:
+          skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
+          verdicts: Sequence[Verdict] = ()) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
-    what of its configuration its model leaves out. Figures are computed at full precision and rounded only where
-    they are shown."""
+    what of its configuration its model leaves out; ``verdicts``: the pilot judge's, per model (the fleet file's
+    names). Figures are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
     usage = [r for r in mine if r.family]
@@ -147,6 +149,16 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                               "(pricing:GetProducts, read when the report ran or cached up to a week), else the "
                               "neuronfleet catalog; each carries its source and date (see price_notes)"},
     }
+    names = {m.endpoint: m.name for m in models}
+    econ = report["unit_economics"]["models"]
+    report["spend_usd"]["by_day_family"] = spend_by_day_family(usage)
+    report["gpu_standby"] = gpu_standby(econ, names, recorded)
+    report["pilot_verdicts"] = [{**v.to_json(), "model": names.get(v.endpoint, v.endpoint), "line": v.line()}
+                                for v in verdicts]
+    report["savings"] = savings(econ, names, verdicts, recorded)
+    report["story"] = headline(savings=report["savings"], standby=report["gpu_standby"],
+                               estimate=report["evaluation_estimate"], verdicts=verdicts, names=names,
+                               synthetic=bool(synthetic))
     report["_unit_costs"] = unit_costs(models, hosting, invocations, tokens)
     if synthetic:
         report["synthetic"] = synthetic
@@ -167,10 +179,11 @@ def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics
     return out
 
 
-def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any], ledger: Ledger, usage: Work,
+def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any], ledger: SpendLedger, usage: Work,
         s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
         stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None,
-        live: LivePrices | None = None, now: datetime | None = None) -> dict[str, Any]:
+        live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = ()
+        ) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
     stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
     Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types)."""
@@ -191,7 +204,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                    prices=table, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),
-                   skipped=endpoints.skipped, left_out=endpoints.notes)
+                   skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
     if found is not None:
         report["price_list"] = {"requests": found.requests, "cached": sorted(found.from_cache),
@@ -207,7 +220,7 @@ class Container:
 
     settings: ReportSettings
     endpoints: FleetEndpoints
-    ledger: Ledger
+    ledger: SpendLedger
     usage: Work
     s3: Any
     sns: Any
@@ -239,7 +252,7 @@ def container() -> Container:
                                fleet=settings.fleet, on_skip=lambda name, reason: logger.warning(
                                    "endpoint skipped", extra={"endpoint": name, "reason": reason}))
     table = boto3.resource("dynamodb").Table(settings.ledger_table)
-    return Container(settings=settings, endpoints=endpoints, ledger=Ledger(table),
+    return Container(settings=settings, endpoints=endpoints, ledger=SpendLedger(table),
                      usage=Work(boto3.client("cloudwatch"), settings.tokens_namespace), s3=boto3.client("s3"),
                      sns=boto3.client("sns"), live=live_prices(settings, table))
 

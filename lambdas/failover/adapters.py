@@ -9,7 +9,7 @@ from typing import Any
 
 from neuronfleet_runtime import topic
 
-from .logic import AlarmState, EndpointState, Evidence, Intent, Record, Variant
+from .logic import AlarmState, EndpointState, Evidence, Intent, Record, VariantStatus
 
 Topic = topic.Topic
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
@@ -35,7 +35,7 @@ class SageMakerEndpoints:
         for v in desc.get("ProductionVariants", []):
             weight = v.get("DesiredWeight", v.get("CurrentWeight"))
             current = _count(v.get("CurrentInstanceCount"))
-            variants[v["VariantName"]] = Variant(
+            variants[v["VariantName"]] = VariantStatus(
                 name=v["VariantName"], weight=float(weight or 0.0), current_instances=current,
                 desired_instances=_count(v.get("DesiredInstanceCount", current)),
                 busy=bool(v.get("VariantStatus")))

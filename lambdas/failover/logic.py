@@ -60,13 +60,13 @@ from neuronfleet_contract.failover import (
     CANARY_WINDOW,
     CAPACITY_TIMEOUT,
     MIN_DWELL,
-    Capacity,
+    EndpointBounds,
     Policy,
 )
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 __all__ = ["CANARY_MAX_ERROR_PERCENT", "CANARY_MIN_INVOCATIONS", "CANARY_WEIGHT", "CANARY_WINDOW", "CAPACITY_TIMEOUT",
-           "GPU_VARIANT", "MIN_DWELL", "NEURON_VARIANT", "Capacity", "Policy"]
+           "GPU_VARIANT", "MIN_DWELL", "NEURON_VARIANT", "EndpointBounds", "Policy"]
 """Also here: what the contract defines and this logic uses (its policy, its variants)."""
 
 DEFAULT_POLICY = Policy()
@@ -91,7 +91,7 @@ class AlarmState:
 
 
 @dataclass(frozen=True)
-class Variant:
+class VariantStatus:
     """One production variant as DescribeEndpoint shows it."""
 
     name: str
@@ -111,7 +111,7 @@ class Variant:
 class EndpointState:
     name: str
     status: str
-    variants: Mapping[str, Variant]
+    variants: Mapping[str, VariantStatus]
     last_modified: datetime
     arn: str = ""
 
@@ -219,7 +219,7 @@ def needs_evidence(record: Record) -> bool:
 
 
 def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
-           capacity: Capacity, *, latency_limit_ms: float, evidence: Evidence | None = None,
+           capacity: EndpointBounds, *, latency_limit_ms: float, evidence: Evidence | None = None,
            policy: Policy = DEFAULT_POLICY, gpu_alarms: Sequence[AlarmState] = ()) -> Decision:
     """What to do with ``endpoint`` at ``now``, given its Neuron variant's ``alarms``, its GPU variant's
     ``gpu_alarms`` and the failover's record."""
@@ -236,7 +236,7 @@ def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record
 
 class _Decider:
     def __init__(self, endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
-                 capacity: Capacity, latency_limit_ms: float, evidence: Evidence | None, policy: Policy,
+                 capacity: EndpointBounds, latency_limit_ms: float, evidence: Evidence | None, policy: Policy,
                  gpu_alarms: Sequence[AlarmState]) -> None:
         self.e, self.record, self.now, self.cap, self.policy = endpoint, record, now, capacity, policy
         self.latency_limit_ms, self.evidence = latency_limit_ms, evidence

@@ -75,7 +75,7 @@ class GpuType:
 
 
 @dataclass(frozen=True)
-class GpuPool:
+class GpuPoolQueue:
     queue_arn: str
     types: Sequence[GpuType]
     """In priority order."""
@@ -91,7 +91,7 @@ _POOL_ALLOWED = ('a JSON object {"queue_arn": str, "max_vcpus": int, "cuda_only_
 
 @dataclass(frozen=True)
 class CapacityAlertSettings:
-    pool: GpuPool
+    pool: GpuPoolQueue
     """What the GPU fallback pool can take (``GPU_POOL``, JSON: GpuPool.describe() of the construct library)."""
     topic_arn: str
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
@@ -133,13 +133,13 @@ class CapacityAlertSettings:
                    ultraserver_types=read.json("ULTRASERVER_TYPES", environment.strings, allowed=listed, default=()))
 
 
-def gpu_pool(doc: Mapping[str, Any]) -> GpuPool:
+def gpu_pool(doc: Mapping[str, Any]) -> GpuPoolQueue:
     """The pool a ``GPU_POOL`` document describes; ValueError, TypeError or KeyError when it is malformed."""
     types = tuple(GpuType(instance_type=_text(t["instance_type"]), gpus=_whole(t["gpus"]), gpu_name=_text(t["gpu_name"]),
                           efa=_whole(t["efa"]), vcpus=_whole(t["vcpus"], minimum=1)) for t in doc["types"])
     if not types:
         raise ValueError("types is empty")
-    return GpuPool(queue_arn=_text(doc["queue_arn"]), types=types, max_vcpus=_whole(doc["max_vcpus"], minimum=1),
+    return GpuPoolQueue(queue_arn=_text(doc["queue_arn"]), types=types, max_vcpus=_whole(doc["max_vcpus"], minimum=1),
                    cuda_only_workloads=environment.strings(doc.get("cuda_only_workloads", [])))
 
 

@@ -33,7 +33,7 @@ CANARY_MAX_ERROR_PERCENT = 1.0
 """Default: the highest share of 5XX and model errors among the canary's invocations."""
 
 @dataclass(frozen=True)
-class Capacity:
+class EndpointBounds:
     """An endpoint's configured instance bounds and the GPU:Neuron throughput ratio."""
 
     neuron_min: int
@@ -79,7 +79,7 @@ class WatchedEndpoint:
 
     alarms: Sequence[str]
     """The names of its Neuron variant's alarms."""
-    capacity: Capacity
+    capacity: EndpointBounds
     """Instance bounds of both variants and the GPU:Neuron throughput ratio."""
     latency_limit_ms: float
     """The canary's p99 latency limit (the latency alarm's threshold)."""
@@ -121,7 +121,7 @@ class WatchedEndpoint:
         gpu_alarms = environment.strings(doc.get("gpu_alarms", [])) if "gpu_alarms" in doc or not name \
             else default_alarms(name, gpu=True)
         return cls(alarms=alarms, gpu_alarms=gpu_alarms, latency_limit_ms=float(doc["latency_limit_ms"]),
-                   capacity=Capacity(neuron_min=_whole(n["min"]), neuron_max=_whole(n["max"]),
+                   capacity=EndpointBounds(neuron_min=_whole(n["min"]), neuron_max=_whole(n["max"]),
                                      gpu_min=_whole(g["min"]), gpu_max=_whole(g["max"]),
                                      neuron_instances_per_gpu_instance=float(doc["neuron_instances_per_gpu_instance"])))
 

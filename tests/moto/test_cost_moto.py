@@ -25,11 +25,11 @@ from neuronfleet.lambdas.cost.adapters.athena import AthenaSpend
 from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints, FleetInventory
 from neuronfleet.lambdas.cost.adapters.outputs import Ledger, SpendMetrics, Topic
+from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
 from neuronfleet.lambdas.cost.adapters.work import Work
 from neuronfleet.lambdas.cost.logic.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.logic.discovery import Discovered
 from neuronfleet.lambdas.cost.logic.economics import EndpointModel
-from neuronfleet.lambdas.cost.logic.ledger import Ledger as SpendLedger
 from neuronfleet.lambdas.cost.logic.ledger import Published
 from tests.fault_injection import Fault, Faulty, client_error
 from tests.moto_support import alerts_inbox, announcements_table, sagemaker_instance_types_from_botocore

@@ -29,7 +29,7 @@ from neuronfleet.lambdas.failover.adapters import (
     Topic,
 )
 from neuronfleet.lambdas.failover.handler import Adapters, run
-from neuronfleet.lambdas.failover.logic import Capacity, Policy, Record
+from neuronfleet.lambdas.failover.logic import EndpointBounds, Policy, Record
 from neuronfleet_contract.failover import WatchedEndpoint
 from tests.moto_support import alerts_inbox, sagemaker_instance_types_from_botocore
 from tests.publisher_examples import event
@@ -38,7 +38,7 @@ REGION = "us-east-2"
 ACCOUNT = "123456789012"
 ALARMS = ("chat-latency", "chat-5xx", "chat-model-errors")
 GPU_ALARMS = ("chat-gpu-latency", "chat-gpu-5xx", "chat-gpu-model-errors")
-CHAT = WatchedEndpoint(alarms=ALARMS, gpu_alarms=GPU_ALARMS, latency_limit_ms=8000, capacity=Capacity(
+CHAT = WatchedEndpoint(alarms=ALARMS, gpu_alarms=GPU_ALARMS, latency_limit_ms=8000, capacity=EndpointBounds(
     neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=3, neuron_instances_per_gpu_instance=3))
 TABLE = "failover-state"
 SCHEDULE = {"source": "aws.events", "detail-type": "Scheduled Event"}

@@ -11,7 +11,7 @@ import pytest
 from neuronfleet.lambdas.failover.logic import (
     CANARY_MIN_INVOCATIONS,
     AlarmState,
-    Capacity,
+    EndpointBounds,
     CapacityChange,
     Decision,
     EndpointState,
@@ -20,7 +20,7 @@ from neuronfleet.lambdas.failover.logic import (
     NoGpuVariant,
     Policy,
     Record,
-    Variant,
+    VariantStatus,
     announcement,
     applied,
     decide,
@@ -29,7 +29,7 @@ from neuronfleet.lambdas.failover.logic import (
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 ALARMS = ("latency", "errors5xx", "modelErrors")
-CAP = Capacity(neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=3, neuron_instances_per_gpu_instance=3)
+CAP = EndpointBounds(neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=3, neuron_instances_per_gpu_instance=3)
 LATENCY_MS = 8000.0
 GOOD = Evidence(invocations=500, errors_5xx=0, model_errors=1, latency_p99_ms=2500)
 
@@ -37,8 +37,8 @@ GOOD = Evidence(invocations=500, errors_5xx=0, model_errors=1, latency_p99_ms=25
 def endpoint(neuron: float = 1.0, gpu: float = 0.0, *, n: int = 6, g: int = 1, n_desired: int | None = None,
              g_desired: int | None = None, status: str = "InService", busy: tuple[str, ...] = ()) -> EndpointState:
     return EndpointState(name="chat", status=status, last_modified=T0, variants={
-        "neuron": Variant("neuron", neuron, n, n if n_desired is None else n_desired, "neuron" in busy),
-        "gpu": Variant("gpu", gpu, g, g if g_desired is None else g_desired, "gpu" in busy)})
+        "neuron": VariantStatus("neuron", neuron, n, n if n_desired is None else n_desired, "neuron" in busy),
+        "gpu": VariantStatus("gpu", gpu, g, g if g_desired is None else g_desired, "gpu" in busy)})
 
 
 def alarms(states: dict[str, str] | None = None) -> list[AlarmState]:
@@ -246,7 +246,7 @@ def test_unreadable_record_is_idle(text) -> None:
 
 def test_no_gpu_variant_is_a_clear_error() -> None:
     solo = EndpointState(name="chat", status="InService", last_modified=T0,
-                         variants={"neuron": Variant("neuron", 1.0, 2, 2)})
+                         variants={"neuron": VariantStatus("neuron", 1.0, 2, 2)})
     with pytest.raises(NoGpuVariant, match=r"endpoint 'chat' has variants \['neuron'\]; failover needs .* "
                                            r"live 'gpu' variant .* Nothing was changed"):
         run(solo, FIRING, Record(), T0)

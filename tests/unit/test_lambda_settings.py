@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from neuronfleet.lambdas.failover.logic import Capacity, Policy
+from neuronfleet.lambdas.failover.logic import EndpointBounds, Policy
 from neuronfleet_contract import environment
 from neuronfleet_contract.alarms import default_alarms
-from neuronfleet_contract.capacity_alert import CapacityAlertSettings, GpuPool, GpuType
+from neuronfleet_contract.capacity_alert import CapacityAlertSettings, GpuPoolQueue, GpuType
 from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet_contract.environment import InvalidEnvironment
 from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
@@ -22,11 +22,11 @@ TOPIC = "arn:aws:sns:us-east-2:123456789012:alerts"
 TOKEN = "${Token[TOKEN.123]}"
 """What a CDK token looks like as a string: to_environment must pass it through untouched."""
 
-POOL = GpuPool(queue_arn="arn:aws:batch:us-east-2:123456789012:job-queue/gpu", max_vcpus=384,
+POOL = GpuPoolQueue(queue_arn="arn:aws:batch:us-east-2:123456789012:job-queue/gpu", max_vcpus=384,
                cuda_only_workloads=("custom-cuda-kernels",),
                types=(GpuType(instance_type="p5.48xlarge", gpus=8, gpu_name="H100", efa=32, vcpus=192),
                       GpuType(instance_type="g6e.48xlarge", gpus=8, gpu_name="L40S", efa=4, vcpus=192)))
-CAPACITY = Capacity(neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=2, neuron_instances_per_gpu_instance=4)
+CAPACITY = EndpointBounds(neuron_min=2, neuron_max=8, gpu_min=1, gpu_max=2, neuron_instances_per_gpu_instance=4)
 CHAT = WatchedEndpoint(alarms=("chat-latency", "chat-5xx"), capacity=CAPACITY, latency_limit_ms=8000)
 PRICE = {"usd_per_hour": "55.04", "source": "https://aws.amazon.com/ec2/pricing/on-demand/", "as_of": "2025-10-01"}
 
@@ -38,7 +38,7 @@ EXAMPLES: list[Any] = [
                      canary_window=timedelta(minutes=20), canary_weight=0.1, canary_min_invocations=100,
                      canary_max_error_percent=0.5),
     CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced"),
-    CapacityAlertSettings(pool=GpuPool(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC,
+    CapacityAlertSettings(pool=GpuPoolQueue(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC,
                           ledger_table="announced", reservation_ids=("cr-0123456789abcdef0",),
                           resource_group_arns=("arn:aws:resource-groups:us-east-2:111111111111:group/blocks",),
                           ultraserver_types=("trn2u.48xlarge",)),
@@ -123,7 +123,7 @@ def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder(
         to_json=to_json_string)
     assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: watched.to_json()}]
     assert env["ALERTS_TOPIC_ARN"] == TOKEN
-    pool = GpuPool(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
+    pool = GpuPoolQueue(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
     env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN, ledger_table=TOKEN).to_environment(to_json=to_json_string)
     assert env["ANNOUNCEMENTS_TABLE"] == TOKEN
     assert calls[-4]["queue_arn"] == TOKEN and calls[-4]["cuda_only_workloads"] == []

@@ -25,7 +25,7 @@ from neuronfleet.lambdas.cost.adapters.cost_explorer import adjustments_query, u
 from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise
 from neuronfleet.lambdas.cost.logic.rows import CostRow, parse
 from neuronfleet.lambdas.failover.handler import watched
-from neuronfleet.lambdas.failover.logic import Capacity
+from neuronfleet.lambdas.failover.logic import EndpointBounds
 from neuronfleet_contract.capacity_alert import gpu_pool
 from neuronfleet_contract.failover import WatchedEndpoint
 from tests.publisher_examples import (
@@ -552,7 +552,7 @@ def test_auto_scalings_launch_unsuccessful_example_and_a_capacity_refusal() -> N
 
 
 def test_cloudwatchs_alarm_state_change_example_selects_the_endpoint_watching_that_alarm() -> None:
-    cap = Capacity(neuron_min=1, neuron_max=2, gpu_min=1, gpu_max=2, neuron_instances_per_gpu_instance=1.0)
+    cap = EndpointBounds(neuron_min=1, neuron_max=2, gpu_min=1, gpu_max=2, neuron_instances_per_gpu_instance=1.0)
     config = {"chat": WatchedEndpoint(alarms=("ServerCpuTooHigh",), capacity=cap, latency_limit_ms=500.0),
               "other": WatchedEndpoint(alarms=("other-5xx",), capacity=cap, latency_limit_ms=500.0)}
     assert watched(event("cloudwatch-alarm-state-change"), config) == ["chat"]

@@ -29,6 +29,7 @@ from constructs import Construct
 
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
 from neuronfleet_contract.judge import judge_alarm_name
+from neuronfleet_contract.tags import MODEL_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from ..core.args import duck, renamed, settings_argument, wrong_type
@@ -87,8 +88,11 @@ class NeuronEndpoint(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EndpointSettings,
                  vpc_subnets: ec2.SubnetSelection | None = None, topic: sns.ITopic | None = None,
                  data_capture_bucket: s3.IBucket | None = None, subnets: ec2.SubnetSelection | None = None,
-                 alarm_topic: sns.ITopic | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+                 alarm_topic: sns.ITopic | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+                 model_name: str | None = None) -> None:
         """``vpc_subnets``: where the endpoint's instances run (default: the VPC's private subnets with egress);
+        ``model_name``: what the migration report calls the model (tag ``neuronfleet:model``; default: the construct
+        id); the reference app passes the fleet file's endpoint name.
         ``topic``: where its alarms notify. ``subnets`` and ``alarm_topic`` are their deprecated names.
         ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
         super().__init__(scope, construct_id)
@@ -103,6 +107,8 @@ class NeuronEndpoint(Construct):
             duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what=what)
         self.settings = settings
         self.removal_policy = removal_policy
+        self.model_name: str = model_name or construct_id
+        """What the migration report calls this endpoint's model (its ``neuronfleet:model`` tag)."""
         self.spec: InstanceSpec = settings.spec
         self.gpu_variant: GpuVariant | None = settings.live_gpu_variant
         """The GPU variant that runs instances (hot standby, live or shadow); None without one or for a warm standby."""
@@ -291,6 +297,7 @@ class NeuronEndpoint(Construct):
                                               endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
                                               retain_all_variant_properties=True)
         Tags.of(self.endpoint).add(STANDBY_TAG, self.standby)
+        Tags.of(self.endpoint).add(MODEL_TAG, self.model_name)
         warn_without_fleet_tag(self, self.endpoint, what=f"endpoint {self.node.path}",
                                found_by="the fleet's endpoints (migration report, idle endpoints)")
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants

@@ -19,7 +19,7 @@ from neuronfleet_contract.failover import (
     CANARY_WINDOW,
     CAPACITY_TIMEOUT,
     MIN_DWELL,
-    Capacity,
+    EndpointBounds,
     FailoverSettings,
     WatchedEndpoint,
 )
@@ -49,7 +49,7 @@ def watched_endpoint(endpoint: NeuronEndpoint) -> WatchedEndpoint:
     return WatchedEndpoint(
         alarms=list(endpoint.alarm_names.values()), gpu_alarms=list(endpoint.gpu_alarm_names.values()),
         latency_limit_ms=s.alarms.latency_p99_ms,
-        capacity=Capacity(neuron_min=s.min_instances, neuron_max=s.max_instances, gpu_min=gpu.min_instances,
+        capacity=EndpointBounds(neuron_min=s.min_instances, neuron_max=s.max_instances, gpu_min=gpu.min_instances,
                           gpu_max=gpu.max_instances,
                           neuron_instances_per_gpu_instance=gpu.neuron_instances_per_gpu_instance))
 

@@ -5,15 +5,16 @@ region. The decisions are elsewhere: idle.py (waste), discovery.py (which endpoi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from neuronfleet_contract.cost import ENDPOINT_RESOURCE_TYPE
 from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
 
-from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone
+from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags
 from ..logic.economics import Accelerators, EndpointModel
-from ..logic.idle import Instance, Reservation, Variant
+from ..logic.idle import Instance, Reservation, VariantTraffic
 from ..logic.rows import family_of
 
 
@@ -27,11 +28,15 @@ class FleetEndpoints:
                  on_skip: Callable[[str, str], None] | None = None) -> None:
         self._tagging, self._sm, self.fleet = tagging, sagemaker, fleet
         self._on_skip = on_skip or (lambda name, reason: None)
+        self.model_names: dict[str, str] = {}
+        """endpoint -> the fleet file's model name (its ``neuronfleet:model`` tag), as the last listing read it."""
 
     def names(self) -> list[str]:
         pages = self._tagging.get_paginator("get_resources").paginate(
             ResourceTypeFilters=[ENDPOINT_RESOURCE_TYPE], TagFilters=[{"Key": FLEET_TAG, "Values": [self.fleet]}])
-        return fleet_endpoints((m for page in pages for m in page.get("ResourceTagMappingList", [])), self.fleet)
+        mappings = [m for page in pages for m in page.get("ResourceTagMappingList", [])]
+        self.model_names = model_tags(mappings, self.fleet)
+        return fleet_endpoints(mappings, self.fleet)
 
     def models(self, accelerators: Accelerators, names: Sequence[str] | None = None) -> Discovered:
         models: list[EndpointModel] = []
@@ -55,7 +60,7 @@ class FleetEndpoints:
                 skipped[name] = f"no variant of {config_name} runs on an accelerator type of the catalog"
                 self._on_skip(name, skipped[name])
                 continue
-            models.append(model)
+            models.append(replace(model, model=self.model_names.get(name, model.model)))
         return Discovered(models=tuple(models), skipped=skipped, notes=notes)
 
 
@@ -115,7 +120,7 @@ class FleetInventory:
                             kind=r.get("ReservationType", "default"), end=r.get("EndDate"))
                 for k, r in sorted(found.items())]
 
-    def variants(self, endpoints: Sequence[str], hours: int, now: datetime) -> list[Variant]:
+    def variants(self, endpoints: Sequence[str], hours: int, now: datetime) -> list[VariantTraffic]:
         described = []
         for name in endpoints:
             try:
@@ -138,6 +143,6 @@ class FleetInventory:
                     "Period": 3600 * hours, "Stat": "Sum"}} for j, (e, v, _, _) in enumerate(chunk)])
             for result in page.get("MetricDataResults", []):
                 calls[f"{i}:{result['Id']}"] = sum(float(x) for x in result.get("Values", []))
-        return [Variant(endpoint=e, variant=v, instances=n, weight=w, invocations=calls.get(f"{(k // 500) * 500}:v{k % 500}",
+        return [VariantTraffic(endpoint=e, variant=v, instances=n, weight=w, invocations=calls.get(f"{(k // 500) * 500}:v{k % 500}",
                                                                                               0.0))
                 for k, (e, v, n, w) in enumerate(described)]

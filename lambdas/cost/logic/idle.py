@@ -67,7 +67,7 @@ class Reservation:
 
 
 @dataclass(frozen=True)
-class Variant:
+class VariantTraffic:
     endpoint: str
     variant: str
     instances: int
@@ -116,7 +116,7 @@ def unused_reservations(reservations: Sequence[Reservation]) -> dict[str, str]:
     return out
 
 
-def endpoint_waste(variants: Sequence[Variant], *, hours: int) -> tuple[dict[str, str], dict[str, str]]:
+def endpoint_waste(variants: Sequence[VariantTraffic], *, hours: int) -> tuple[dict[str, str], dict[str, str]]:
     """(idle variants, GPU standbys): a weight-0 variant with instances is a standby, not an idle endpoint."""
     idle, standby = {}, {}
     for v in variants:
