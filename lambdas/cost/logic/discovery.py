@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuronfleet_contract.tags import FLEET_TAG
+from neuronfleet_contract.tags import FLEET_TAG, MODEL_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from .economics import Accelerators, EndpointModel
@@ -57,6 +57,21 @@ def fleet_endpoints(mappings: Iterable[Mapping[str, Any]], fleet: str) -> list[s
         except ValueError:
             continue
     return sorted(names)
+
+
+def model_tags(mappings: Iterable[Mapping[str, Any]], fleet: str) -> dict[str, str]:
+    """endpoint name -> the fleet file's name of its model (its ``neuronfleet:model`` tag), for the fleet's endpoints
+    among GetResources' ``ResourceTagMappingList`` entries that carry one."""
+    out = {}
+    for m in mappings:
+        tags = {t.get("Key"): t.get("Value") for t in m.get("Tags") or []}
+        if tags.get(FLEET_TAG) != fleet or not tags.get(MODEL_TAG):
+            continue
+        try:
+            out[endpoint_name(str(m.get("ResourceARN", "")))] = str(tags[MODEL_TAG])
+        except ValueError:
+            continue
+    return out
 
 
 def variant_types(variant: Mapping[str, Any]) -> tuple[str, ...]:

@@ -1,0 +1,278 @@
+"""The migration report as one self-contained HTML page: charts as inline SVG (charts.py), no script, no stylesheet or
+font from elsewhere, so it reads the same offline and from the report bucket.
+
+Pure: the report (its JSON form, as ``report.build`` makes it) in, an HTML string out; every value is escaped. A
+section with nothing to show is left out; the price notes are said once, in their own section.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from . import charts
+
+STANDBY_CHOICES: tuple[tuple[str, str, str], ...] = (
+    ("hot", "min_instances GPU instances run around the clock (the GPU variant at weight 0)",
+     "health and capacity: the failover moves the traffic to GPU within minutes when the Neuron variant's latency, "
+     "5XX or model-error alarms fire, and GPU instances are there when Neuron capacity is not"),
+    ("warm", "no GPU instance runs: the GPU type is the Neuron variant's last instance pool",
+     "capacity only: SageMaker takes the GPU pool when Neuron capacity is refused at creation or scale-out; no "
+     "run-time failover (an unhealthy Neuron variant keeps the traffic)"),
+)
+"""The GPU standby's choices (``gpu_variant.standby``), what each keeps running and what it covers (docs/inference.md,
+"GPU standby" and "Instance pools"). ``cold`` is not built."""
+
+STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:800px;margin:24px auto;padding:0 16px;
+color:#222;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
+.sub{color:#555;margin-top:0}.synthetic{background:#fff4cc;border:1px solid #e0b000;padding:8px 12px;margin:12px 0}
+.headline{font-size:1.1em;background:#eef5fb;border-left:4px solid #0072B2;padding:8px 12px}
+table{border-collapse:collapse;margin:8px 0}td,th{border-bottom:1px solid #e4e4e4;padding:4px 10px;text-align:right;
+vertical-align:top}th{background:#f6f6f6}td:first-child,th:first-child{text-align:left}td.l,th.l{text-align:left}
+.go{color:#00744f;font-weight:600}.nogo{color:#b00020;font-weight:600}.muted{color:#666}.small{font-size:.9em}
+svg{max-width:100%;height:auto;display:block;margin:8px 0}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _d(value: object) -> Decimal | None:
+    """A figure of the report (a string of digits, or None) as a Decimal."""
+    if value is None or value == "":
+        return None
+    try:
+        out = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return out if out.is_finite() else None
+
+
+def model_name(m: Mapping[str, Any]) -> str:
+    """The name the fleet file gives the model (its endpoint's ``neuronfleet:model`` tag), else the endpoint's."""
+    return str(m.get("model") or m["endpoint"])
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[object]], *, left: Sequence[int] = (0,)) -> str:
+    th = "".join(f'<th{" class=l" if i in left else ""}>{_e(h)}</th>' for i, h in enumerate(head))
+    body = "".join("<tr>" + "".join(f'<td{" class=l" if i in left else ""}>{_e(c)}</td>' for i, c in enumerate(r))
+                   + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{body}</table>"
+
+
+def _section(title: str, body: str) -> str:
+    return f"<section><h2>{_e(title)}</h2>{body}</section>" if body else ""
+
+
+def _money(value: object) -> str:
+    d = _d(value)
+    return "-" if d is None else f"${d:,.2f}"
+
+
+def spend_section(report: Mapping[str, Any]) -> str:
+    spend = report["spend_usd"]
+    by_day: Mapping[str, Mapping[str, str]] = spend.get("by_day_family") or {}
+    families = [f for f in ("trainium", "inferentia", "gpu") if (_d(spend["by_family"].get(f)) or 0) > 0]
+    if not families:
+        return ""
+    label = "synthetic " if report.get("synthetic") else ""
+    parts = []
+    if by_day:
+        days = sorted(by_day)
+        series = {f: [_d(by_day[day].get(f)) or Decimal(0) for day in days] for f in families}
+        parts.append(charts.spend_by_day(days, series, title=f"{label}spend per day by accelerator family (USD)"))
+    parts.append(_table(["family", f"{label}spend"], [(f, _money(spend["by_family"][f])) for f in families]
+                        + [("total", _money(spend["total"]))]))
+    usage = {k: v for k, v in (spend.get("by_usage") or {}).items() if (_d(v) or 0) != 0}
+    if usage:
+        parts.append(_table(["usage", f"{label}spend"], [(k, _money(v)) for k, v in usage.items()]))
+    return _section("Spend per day by family", "".join(parts))
+
+
+def _judged(verdicts: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    return verdicts.get(m["endpoint"])
+
+
+def _judged_ratio(v: Mapping[str, Any]) -> Decimal | None:
+    """GPU's cost per million units over Neuron's in the judge's run (both single-stream, so alike)."""
+    figures = v.get("variants") or {}
+    n = _d((figures.get("neuron") or {}).get("usd_per_million"))
+    g = _d((figures.get("gpu") or {}).get("usd_per_million"))
+    return g / n if n and g is not None else None
+
+
+def _gpu_figure(m: Mapping[str, Any], unit: str, verdict: Mapping[str, Any] | None) -> tuple[Decimal | None, str]:
+    """The GPU cost per million ``unit`` to set beside the Neuron one, and where it comes from: a GPU baseline variant
+    serving the same model, else the Neuron figure times the GPU/Neuron ratio the pilot judge measured (its own figures
+    are single-stream ceilings, not what a batched server costs). A standby's failover days are no unit cost."""
+    u = m["units"][unit]
+    if m.get("gpu_role") == "baseline" and _d(u.get("gpu_usd_per_million")) is not None:
+        return _d(u["gpu_usd_per_million"]), "the GPU baseline variant serving the same model"
+    neuron = _d(u.get("neuron_usd_per_million"))
+    ratio = _judged_ratio(verdict) if verdict and verdict.get("unit") == unit else None
+    if verdict is not None and neuron is not None and ratio is not None:
+        what = (f"Neuron's figure x {ratio:.2f}, GPU over Neuron in the pilot judge's run {verdict.get('run_id', '')}"
+                + (" (synthetic: fixture answers)" if verdict.get("synthetic") else ""))
+        return (neuron * ratio).quantize(Decimal("0.0001")), what
+    return None, "not judged yet"
+
+
+def models_section(report: Mapping[str, Any]) -> str:
+    econ = report.get("unit_economics") or {}
+    models = econ.get("models") or []
+    if not models:
+        return ""
+    verdicts = {str(v.get("endpoint")): v for v in report.get("pilot_verdicts", [])}
+    parts = []
+    for unit in ("tokens", "inferences"):
+        rows = []
+        for m in models:
+            neuron = _d(m["units"][unit].get("neuron_usd_per_million"))
+            gpu, source = _gpu_figure(m, unit, _judged(verdicts, m))
+            if neuron is None and gpu is None:
+                continue
+            rows.append((m, neuron, gpu, source))
+        if not rows:
+            continue
+        parts.append(f"<h3>Cost per million {_e(unit)}</h3>")
+        parts.append(charts.unit_costs([charts.UnitCost(model_name(m), n, g, s) for m, n, g, s in rows], unit=unit,
+                                       title=f"Neuron against GPU, USD per million {unit}, per model"))
+        parts.append(_table(["model", "Neuron", "GPU", "GPU figure from", "verdict"], [
+            (model_name(m), "-" if n is None else f"${n}/M", "-" if g is None else f"${g}/M", s,
+             _verdict_text(_judged(verdicts, m))) for m, n, g, s in rows], left=(0, 3, 4)))
+    saved = [s for s in report.get("savings", []) if s.get("savings_usd_month")]
+    if saved:
+        parts.append("<h3>Savings against GPU, per month</h3>")
+        parts.append(_table(["model", "Neuron spend", "the same work on GPU", "saving", "from"], [
+            (s["model"], _money(s["neuron_usd_month"]), _money(s["gpu_usd_month"]),
+             f"{_money(s['savings_usd_month'])} ({s['savings_percent']}%)", s["basis"]) for s in saved],
+            left=(0, 4)))
+    return _section("Per model: Neuron against GPU", "".join(parts))
+
+
+def _verdict_text(v: Mapping[str, Any] | None) -> str:
+    if not v:
+        return "not judged yet"
+    failing = "; ".join(f"{f['measure']}{' (' + f['variant'] + ')' if f.get('variant') else ''} {f['value']:.4g} "
+                        f"against a limit of {f['limit']:.4g}" for f in v.get("failing") or [])
+    text = ("go" if v.get("go") else "no-go") + (f": {failing}" if failing else "") + f" ({v.get('prompts')} prompts)"
+    return text + (" [synthetic: fixture answers]" if v.get("synthetic") else "")
+
+
+def standby_section(report: Mapping[str, Any]) -> str:
+    standby = report.get("gpu_standby") or {}
+    models = standby.get("models") or []
+    if not models:
+        return ""
+    label = "synthetic " if report.get("synthetic") else ""
+    parts = []
+    for s in models:
+        cost, protected = _d(s["standby_usd_month"]) or Decimal(0), _d(s["neuron_usd_month"]) or Decimal(0)
+        parts.append(f"<h3>{_e(s['model'])}: {_e(s['mode'])} standby on {_e(s['gpu_type'])}</h3>")
+        parts.append(charts.share([(f"Neuron serving ({label}spend)", protected, charts.NEURON_COLOUR),
+                                   (f"GPU standby ({label}cost)", cost, charts.GPU_COLOUR)],
+                                  title=f"{s['model']}: the GPU standby's share of the model's monthly cost"))
+        parts.append(f"<p>The {_e(s['mode'])} standby costs {_e(_money(cost))} a month to protect "
+                     f"{_e(_money(protected))} a month of Neuron serving ({_e(s['monthly_basis'])}).</p>")
+    parts.append(_table(["choice", "what runs", "what it covers"], STANDBY_CHOICES, left=(0, 1, 2)))
+    return _section("The GPU standby: what it costs and what it protects", "".join(parts))
+
+
+def estimate_section(report: Mapping[str, Any]) -> str:
+    est = report.get("evaluation_estimate") or {}
+    lines = est.get("lines") or []
+    if not lines and not est.get("not_estimated_why"):
+        return ""
+    label = "synthetic " if report.get("synthetic") else ""
+    parts = []
+    if lines:
+        parts.append(f"<p class=headline>GPU work {_e(_money(est['gpu_spend_usd']))} would cost "
+                     f"{_e(_money(est['neuron_estimate_usd']))} on Neuron: {_e(est['savings_percent'])}% less "
+                     f"({_e(label)}figures).</p>")
+        parts.append(_table(["GPU type", "workload", "Neuron type", "GPU hours", f"GPU {label}spend",
+                             "Neuron estimate", "throughput"],
+                            [(x["gpu_type"], x["workload"], x["neuron_type"], x["instance_hours"],
+                              _money(x["gpu_spend_usd"]), _money(x["neuron_estimate_usd"]), x["throughput"])
+                             for x in lines], left=(0, 1, 2, 6)))
+        parts.append(f"<p class=small>{_e(est.get('assumption', ''))}</p>")
+    why = est.get("not_estimated_why") or {}
+    if why:
+        parts.append(_table(["not estimated", "amount", "why"],
+                            [(t, _money((est.get("not_estimated") or {}).get(t)), r) for t, r in why.items()],
+                            left=(0, 2)))
+    return _section("Evaluation estimate: the GPU work on Neuron", "".join(parts))
+
+
+def details_section(report: Mapping[str, Any]) -> str:
+    parts = []
+    blocks = report.get("capacity_blocks") or []
+    if blocks:
+        parts.append("<h3>Capacity Blocks</h3>" + _table(
+            ["block", "type", "days", "fee (amortised)", "instance-hours used"],
+            [(b["block_id"], b["instance_type"], b["days"], _money(b["fee_usd"]),
+              f"{b['used_instance_hours']}{' (unused)' if b['unused'] else ''}") for b in blocks], left=(0, 1)))
+    adjustments = report.get("adjustments_usd") or {}
+    if adjustments:
+        parts.append("<h3>Kept apart: credits, refunds, taxes</h3>"
+                     + _table(["record type", "amount"], [(k, _money(v)) for k, v in adjustments.items()]))
+    unattributed = report.get("unattributed") or {}
+    if unattributed:
+        parts.append("<h3>Hosting spend not attributed to a model</h3>"
+                     + _table(["instance type", "why"], list(unattributed.items()), left=(0, 1)))
+    endpoints = report.get("endpoints") or {}
+    skipped, left_out = endpoints.get("skipped") or {}, endpoints.get("left_out") or {}
+    if skipped or left_out:
+        rows = [(n, f"not in the report: {w}") for n, w in skipped.items()]
+        rows += [(n, "modelled in part: " + "; ".join(w)) for n, w in left_out.items()]
+        parts.append("<h3>Endpoints</h3>" + _table(["endpoint", "note"], rows, left=(0, 1)))
+    return _section("Details", "".join(parts))
+
+
+def prices_section(report: Mapping[str, Any]) -> str:
+    notes = report.get("price_notes") or []
+    origins = report.get("price_origins") or {}
+    if not notes and not origins:
+        return ""
+    parts = [f"<p class=small>{_e(n)}</p>" for n in notes]
+    if origins:
+        counts: dict[str, list[str]] = {}
+        for t, o in sorted(origins.items()):
+            counts.setdefault(o, []).append(t)
+        parts.append(_table(["price origin", "types"], [(o, ", ".join(ts)) for o, ts in counts.items()],
+                            left=(0, 1)))
+    return _section("Prices", "".join(parts))
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The page: headline, spend per day, per model Neuron against GPU, the GPU standby, the evaluation estimate,
+    details, prices and sources (each left out when it has nothing to show)."""
+    period = report["period"]
+    synthetic = report.get("synthetic")
+    head = [f"<h1>Migration report: {_e(report['fleet'])}</h1>",
+            f"<p class=sub>{_e(period['start'])} to {_e(period['end'])}: {_e(period['days'])} days, "
+            f"{_e(period.get('recorded_days'))} recorded. Cost basis: "
+            f"{_e(report.get('basis_description') or report.get('basis', ''))}; USD.</p>"]
+    if synthetic:
+        head.append(f"<p class=synthetic><strong>SYNTHETIC figures.</strong> {_e(synthetic)}</p>")
+    if report.get("story"):
+        head.append(f"<p class=headline>{_e(report['story'])}</p>")
+    verdict = "".join(f"<li>{_e(v)}</li>" for v in report.get("verdict", []))
+    estimated = period.get("estimated_days") or []
+    if estimated:
+        verdict += f"<li>Estimated days (Cost Explorer may still revise): {_e(', '.join(estimated))}</li>"
+    body = "".join([
+        _section("Verdict", f"<ul>{verdict}</ul>" if verdict else ""),
+        spend_section(report), models_section(report), standby_section(report), estimate_section(report),
+        details_section(report), prices_section(report),
+        _section("Sources", "".join(f"<p class=small><strong>{_e(k)}</strong>: {_e(v)}</p>"
+                                    for k, v in (report.get("sources") or {}).items())),
+    ])
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>neuronfleet migration report: {_e(report['fleet'])}</title><style>{STYLE}</style></head>"
+            f"<body>{''.join(head)}{body}</body></html>")
