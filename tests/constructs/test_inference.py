@@ -13,6 +13,7 @@ from aws_cdk.assertions import Annotations, Capture, Match, Template
 from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint, ScheduledScaling
 from neuronfleet.core.storage import secure_bucket
 from neuronfleet.inference.endpoint import GPU_VARIANT, NEURON_VARIANT, SERVING_CONTAINERS
+from neuronfleet_contract.tags import MODEL_TAG
 from tests.conftest import ENV, AzStack, network, new_app
 
 DLC_ACCOUNT = "763104351884"
@@ -465,3 +466,12 @@ def test_models_wait_for_the_execution_policies(templates) -> None:
     assert len(policies) == 2  # the inline execution policy and the role's default policy (KMS, capture)
     for model in t.find_resources("AWS::SageMaker::Model").values():
         assert policies <= set(model["DependsOn"])
+
+
+def test_the_endpoint_carries_its_model_name_for_the_report(templates) -> None:
+    """The migration report names a model by the endpoint's neuronfleet:model tag (default: the construct id), never by
+    the generated endpoint name; the reference app passes the fleet file's endpoint name."""
+    for t in templates.values():
+        (endpoint,) = t.find_resources("AWS::SageMaker::Endpoint").values()
+        tags = {tag["Key"]: tag["Value"] for tag in endpoint["Properties"]["Tags"]}
+        assert tags[MODEL_TAG] == "Endpoint"
