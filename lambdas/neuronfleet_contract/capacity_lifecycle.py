@@ -447,6 +447,12 @@ def _span(d: timedelta) -> str:
 PURCHASE_TAG = "neuronfleet:capacity-offering"
 """Tagged (with the fleet tag) on the reservations a purchase creates: the offering id bought. A retried ``buy`` of
 the same offering finds it (DescribeCapacityReservations, filter ``tag:<key>``) and buys nothing (NO_CLIENT_TOKEN)."""
+FEE_TAG = "neuronfleet:upfront-fee-usd"
+"""Tagged at purchase on a block's reservations: the whole offer's upfront fee (USD), on every reservation of it (a
+multi-segment offer makes one per segment: count it once per :data:`PURCHASE_TAG`). DescribeCapacityBlocks and
+DescribeCapacityReservations carry no fee (botocore 1.44.5), so this tag and the extension history (whose items carry
+UpfrontFee) are the record of what was bought, before Cost Explorer books it (lambdas/cost/logic/block_fees.py
+reconciles the two)."""
 GPU_JOB_DEFINITION_TAG = "neuronfleet:gpu-job-definition"
 """A Batch job tag naming the job definition (name, name:revision or ARN) that runs the same work on the GPU pool.
 Batch's SubmitJob cannot change a job's image (botocore 1.44.5 batch ContainerOverrides has no image member), so

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from neuronfleet_contract.capacity_lifecycle import (
+    FEE_TAG,
     PLATFORM,
     PURCHASE_TAG,
     ExtensionOffer,
@@ -172,7 +173,7 @@ class CapacityBlocksApi:
 
     def buy(self, o: Offer, *, fleet: str, tags: Mapping[str, str] | None = None) -> Purchase:
         """Buy ``o`` once, tagged with the fleet and the offering (TagSpecifications on its capacity reservations)."""
-        all_tags = {**(tags or {}), FLEET_TAG: fleet, PURCHASE_TAG: o.offering_id}
+        all_tags = {**(tags or {}), FLEET_TAG: fleet, PURCHASE_TAG: o.offering_id, FEE_TAG: str(o.upfront_fee)}
         request = {"CapacityBlockOfferingId": o.offering_id, "InstancePlatform": PLATFORM,
                    "TagSpecifications": [{"ResourceType": "capacity-reservation",
                                           "Tags": [{"Key": k, "Value": v} for k, v in sorted(all_tags.items())]}]}

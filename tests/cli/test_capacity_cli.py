@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from neuronfleet.capacity import cli as capacity_cli
 from neuronfleet.cli.main import main
-from neuronfleet_contract.capacity_lifecycle import PURCHASE_TAG
+from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PURCHASE_TAG
 from neuronfleet_contract.tags import FLEET_TAG
 from tests.capacity_fixtures import NOW, client, extension, extension_offering, offering, reservation
 
@@ -100,19 +100,20 @@ def test_buy_refuses_an_offer_outside_the_policy_naming_the_rule(fleet, aws, cap
     assert out.startswith("refused by the fleet's capacity_policy") and f"  - {rule}: the offer's" in out
 
 
-def _purchase(ec2: Stubber, oid: str, reservations: list[dict[str, Any]]) -> None:
+def _purchase(ec2: Stubber, oid: str, reservations: list[dict[str, Any]], fee: str) -> None:
     ec2.add_response("describe_capacity_reservations", {"CapacityReservations": []},
                      {"Filters": [{"Name": f"tag:{PURCHASE_TAG}", "Values": [oid]}]})
     ec2.add_response("purchase_capacity_block", {"CapacityReservations": reservations}, {
         "CapacityBlockOfferingId": oid, "InstancePlatform": "Linux/UNIX",
         "TagSpecifications": [{"ResourceType": "capacity-reservation", "Tags": [
-            {"Key": PURCHASE_TAG, "Value": oid}, {"Key": FLEET_TAG, "Value": "nf-prod"}]}]})
+            {"Key": PURCHASE_TAG, "Value": oid}, {"Key": FLEET_TAG, "Value": "nf-prod"},
+            {"Key": FEE_TAG, "Value": fee}]}]})
 
 
 def test_buy_tags_an_ultraserver_purchase_and_adds_it_to_the_clusters_group(fleet, aws, capsys):
     offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))
     bought = [reservation("cr-u1", instance_type="trn2u.48xlarge"), reservation("cr-u2", instance_type="trn2u.48xlarge")]
-    _purchase(aws["ec2"], "cb-ok", bought)
+    _purchase(aws["ec2"], "cb-ok", bought, "15360.00")
     aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": GROUP})
     aws["rg"].add_response("group_resources", {"Succeeded": [r["CapacityReservationArn"] for r in bought]},
                            {"Group": GROUP, "ResourceArns": [r["CapacityReservationArn"] for r in bought]})

@@ -231,7 +231,8 @@ def test_buy_tags_the_reservations_with_the_fleet_and_the_offering():
     api, ec2, _, _ = _api()
     o = offer(offering("cb-1"))
     _not_bought(ec2, "cb-1")
-    tags = [{"Key": cl.PURCHASE_TAG, "Value": "cb-1"}, {"Key": FLEET_TAG, "Value": "nf-prod"}]
+    tags = [{"Key": cl.PURCHASE_TAG, "Value": "cb-1"}, {"Key": FLEET_TAG, "Value": "nf-prod"},
+            {"Key": cl.FEE_TAG, "Value": "3840.00"}]
     ec2.add_response("purchase_capacity_block", {"CapacityReservations": [reservation()]}, {
         "CapacityBlockOfferingId": "cb-1", "InstancePlatform": "Linux/UNIX",
         "TagSpecifications": [{"ResourceType": "capacity-reservation", "Tags": tags}]})
