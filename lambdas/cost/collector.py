@@ -38,10 +38,11 @@ from neuronfleet_contract.cost import CollectorSettings
 
 from .adapters import cost_explorer
 from .adapters.athena import AthenaSpend
+from .adapters.capacity_blocks import CapacityBlocks
 from .adapters.cost_explorer import CostExplorer
 from .adapters.outputs import SpendMetrics
 from .adapters.spend_ledger import SpendLedger
-from .logic.capacity_blocks import CapacityBlocks, amortise
+from .logic.capacity_blocks import amortise
 from .logic.ledger import TRANSACTION_ITEMS, Busy, plan
 from .logic.rows import BadRow, Basis, CostRow, parse, publishable, totals
 

@@ -28,6 +28,7 @@ from neuronfleet_contract.tags import FLEET_TAG
 
 from .adapters.inventory import FleetEndpoints
 from .adapters.outputs import ReportStore, Topic
+from .adapters.pricelist import PriceCache, PriceListApi, plan_endpoint
 from .adapters.spend_ledger import SpendLedger
 from .adapters.work import UnitCostMetrics, Work
 from .logic.discovery import Discovered
@@ -47,7 +48,7 @@ from .logic.economics import (
     unit_economics,
     verdict,
 )
-from .logic.pricelist import LivePrices, PriceCache, PriceListApi, plan_endpoint, resolve, wanted_types
+from .logic.pricelist import LivePrices, resolve, wanted_types
 from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow
 from .logic.story import gpu_standby, headline, savings, spend_by_day_family

@@ -22,12 +22,12 @@ from neuronfleet_runtime.announcements import Unfinished
 
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters.athena import AthenaSpend
+from neuronfleet.lambdas.cost.adapters.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints, FleetInventory
 from neuronfleet.lambdas.cost.adapters.outputs import Ledger, SpendMetrics, Topic
 from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
 from neuronfleet.lambdas.cost.adapters.work import Work
-from neuronfleet.lambdas.cost.logic.capacity_blocks import CapacityBlocks
 from neuronfleet.lambdas.cost.logic.discovery import Discovered
 from neuronfleet.lambdas.cost.logic.economics import EndpointModel
 from neuronfleet.lambdas.cost.logic.ledger import Published
@@ -784,7 +784,8 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
 def test_the_report_takes_live_prices_caches_them_in_the_ledger_and_notes_its_prices_once(aws) -> None:
     """Price List answers stubbed with botocore's Stubber (moto has no pricing service), the cache on moto's
     DynamoDB: overrides > live > catalog, one line on stale/unsourced prices, one on what the API did not answer."""
-    from neuronfleet.lambdas.cost.logic.pricelist import LivePrices, PriceCache, PriceListApi, filters
+    from neuronfleet.lambdas.cost.adapters.pricelist import PriceCache, PriceListApi
+    from neuronfleet.lambdas.cost.logic.pricelist import LivePrices, filters
     from tests.unit.test_price_list import derived
 
     inject(MONTH)

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from neuronfleet.lambdas.cost.logic.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.adapters.capacity_blocks import CapacityBlocks
 from neuronfleet_contract.cost import CollectorSettings
 from neuronfleet_contract.environment import prefixed_strings
 

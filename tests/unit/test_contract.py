@@ -103,3 +103,11 @@ def test_the_library_uses_the_contract_the_handlers_use() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "neuronfleet_contract.tags"
+
+
+def test_cost_logic_makes_no_aws_call() -> None:
+    """lambdas/cost/logic holds the pure rules; every boto3/botocore call lives in lambdas/cost/adapters."""
+    for path in sorted((LAMBDAS / "cost" / "logic").glob("*.py")):
+        imports = imported_modules(path, "cost.logic")
+        aws = {m for m in imports if m.split(".")[0] in {"boto3", "botocore"}}
+        assert aws == set(), f"{path.name} imports {aws}: move the call into cost/adapters"

@@ -20,18 +20,18 @@ import pytest
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
+from neuronfleet.lambdas.cost.adapters.pricelist import PriceCache, PriceListApi, plan_endpoint
 from neuronfleet.lambdas.cost.logic.economics import price_notes
 from neuronfleet.lambdas.cost.logic.pricelist import (
     EC2_FILTERS,
+    CacheFailed,
     LivePrices,
     MalformedProduct,
-    PriceListApi,
     choose,
     endpoint_region,
     filters,
     hourly_usd,
     parse_product,
-    plan_endpoint,
     resolve,
     wanted_types,
 )
@@ -244,7 +244,7 @@ class FakeCache:
 
     def load(self, region: str) -> dict[str, tuple[datetime, dict[str, str]]]:
         if self.fail:
-            raise ValueError("bad item")
+            raise CacheFailed("ValueError")  # what PriceCache raises for a bad item (tested below)
         return dict(self.held)
 
     def save(self, region: str, entries: dict[str, Any], read_at: datetime) -> None:
@@ -320,6 +320,15 @@ def test_a_cache_that_cannot_be_read_asks_the_api_and_says_so(pricing) -> None:
                        cache=FakeCache(fail=True)).lookup(["trn1.32xlarge"], NOW)  # type: ignore[arg-type]
     assert found.failed == {"trn1.32xlarge": "no product in the Price List for trn1.32xlarge in us-east-2 (AmazonEC2)"}
     assert found.note().endswith("(the ledger's price cache could not be read: ValueError)")
+
+
+def test_the_price_cache_reports_a_failure_as_cache_failed_naming_the_error() -> None:
+    class BadTable:
+        def query(self, **kwargs: Any) -> dict[str, Any]:
+            return {"Items": [{"pk": "PRICE#us-east-2", "sk": "trn1.32xlarge"}]}  # no read_at: KeyError
+
+    with pytest.raises(CacheFailed, match="^KeyError$"):
+        PriceCache(BadTable()).load("us-east-2")
 
 
 # ------------------------------------------------------------------------------------- the table and the notes

@@ -143,6 +143,6 @@ class FleetInventory:
                     "Period": 3600 * hours, "Stat": "Sum"}} for j, (e, v, _, _) in enumerate(chunk)])
             for result in page.get("MetricDataResults", []):
                 calls[f"{i}:{result['Id']}"] = sum(float(x) for x in result.get("Values", []))
-        return [VariantTraffic(endpoint=e, variant=v, instances=n, weight=w, invocations=calls.get(f"{(k // 500) * 500}:v{k % 500}",
-                                                                                              0.0))
+        return [VariantTraffic(endpoint=e, variant=v, instances=n, weight=w,
+                               invocations=calls.get(f"{(k // 500) * 500}:v{k % 500}", 0.0))
                 for k, (e, v, n, w) in enumerate(described)]

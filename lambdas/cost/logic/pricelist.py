@@ -21,8 +21,9 @@ What the code relies on, each with its source (read 2026-11-23; tests/unit/test_
 A live price is used only when exactly one price answers: products that fail to parse, have no hourly On-Demand
 USD price, or a price of 0 are set aside (with the reason); several remaining products with one and the same price
 are one answer (their SKUs named); several with different prices are **ambiguous** and none is used (the catalog
-price stays, the note names the SKUs and prices, an override settles it). Pure functions here; the two adapters
-(:class:`PriceListApi`, :class:`PriceCache`) and :class:`LivePrices` hold the boto3 calls.
+price stays, the note names the SKUs and prices, an override settles it). Pure functions here, and
+:class:`LivePrices`, which asks the two adapters it is given (``cost.adapters.pricelist``: ``PriceListApi``,
+``PriceCache``, which hold the boto3 calls) and decides what a run uses.
 """
 
 from __future__ import annotations
@@ -222,26 +223,6 @@ def endpoint_region(region: str, endpoints: Iterable[str]) -> str | None:
     return min(available) if available else None
 
 
-def plan_endpoint(region: str | None, session: Any) -> tuple[str | None, str]:
-    """(the Price List endpoint region, "") for a fleet in ``region``, or (None, why not): a region botocore does not
-    know (``session``: a boto3 Session, whose partitions and endpoints are botocore's data), or a partition without
-    the API (e.g. aws-us-gov)."""
-    if not region:
-        return None, "the function's region is not known"
-    from botocore.exceptions import UnknownRegionError
-
-    try:
-        partition = session.get_partition_for_region(region)
-    except UnknownRegionError:
-        return None, f"region {region} is not one botocore knows: no live price asked"
-    if region not in session.get_available_regions("ec2", partition_name=partition):
-        return None, f"region {region} is not one botocore lists for EC2 ({partition}): no live price asked"
-    endpoint = endpoint_region(region, session.get_available_regions("pricing", partition_name=partition))
-    if endpoint is None:
-        return None, f"partition {partition} has no Price List Query API endpoint in botocore: no live price asked"
-    return endpoint, ""
-
-
 def resolve(table: Mapping[str, Mapping[str, str]], live: Mapping[str, Mapping[str, str]]
             ) -> dict[str, dict[str, str]]:
     """The price table the report uses: the fleet file's overrides, then live prices, then the catalog. Each entry
@@ -259,86 +240,12 @@ def resolve(table: Mapping[str, Mapping[str, str]], live: Mapping[str, Mapping[s
     return out
 
 
-# ------------------------------------------------------------------------------------------------- adapters
-
-
 class ApiFailed(Exception):
     """The Price List API failed in a way that is not about one type (throttled, denied, unreachable)."""
 
 
-PER_TYPE_ERRORS = ("NotFoundException", "InvalidParameterException")
-"""Errors about the one query (botocore's pricing model lists them for GetProducts): that type only."""
-
-
-class PriceListApi:
-    """GetProducts, every page (``max_pages`` at most), as the raw PriceList strings."""
-
-    def __init__(self, client: Any, *, max_pages: int = 5) -> None:
-        self._client, self._max_pages = client, max_pages
-        self.requests = 0
-
-    def products(self, instance_type: str, region: str) -> list[str]:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        kwargs: dict[str, Any] = {"ServiceCode": service_of(instance_type), "Filters": filters(instance_type, region),
-                                  "FormatVersion": "aws_v1", "MaxResults": 100}
-        out: list[str] = []
-        for _ in range(self._max_pages):
-            self.requests += 1
-            try:
-                page = self._client.get_products(**kwargs)
-            except ClientError as exc:
-                error = exc.response.get("Error", {})
-                if error.get("Code") in PER_TYPE_ERRORS:
-                    raise ValueError(f"{error.get('Code')}: {error.get('Message', '')}") from None
-                raise ApiFailed(f"{error.get('Code', '?')}: {error.get('Message', '')}") from None
-            except BotoCoreError as exc:
-                raise ApiFailed(f"{type(exc).__name__}: {exc}") from None
-            entries = page.get("PriceList")
-            if not isinstance(entries, list):
-                raise ValueError(f"a GetProducts page without a PriceList list (got {type(entries).__name__})")
-            out += entries
-            if not page.get("NextToken"):
-                return out
-            kwargs["NextToken"] = page["NextToken"]
-        raise ValueError(f"more than {self._max_pages} pages of products: the filters do not single it out")
-
-
-def _cache_errors() -> tuple[type[Exception], ...]:
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    return (ClientError, BotoCoreError, KeyError, ValueError)
-
-
-CACHE_ERRORS = _cache_errors()
-"""What reading or writing the ledger's price cache may raise: noted, never failing the report."""
-
-
-class PriceCache:
-    """Live prices kept in the cost ledger (DynamoDB, boto3 resource Table): ``pk = PRICE#<region>``, ``sk = <type>``,
-    the entry's fields and ``read_at`` (ISO time). One Query reads a region's, one batch writes the new ones."""
-
-    def __init__(self, table: Any) -> None:
-        self._table = table
-
-    def load(self, region: str) -> dict[str, tuple[datetime, dict[str, str]]]:
-        from boto3.dynamodb.conditions import Key
-
-        out: dict[str, tuple[datetime, dict[str, str]]] = {}
-        kwargs: dict[str, Any] = {"KeyConditionExpression": Key("pk").eq(f"PRICE#{region}")}
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                entry = {k: str(v) for k, v in item.items() if k not in ("pk", "sk", "read_at")}
-                out[str(item["sk"])] = (datetime.fromisoformat(str(item["read_at"])), entry)
-            if "LastEvaluatedKey" not in page:
-                return out
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def save(self, region: str, entries: Mapping[str, Mapping[str, str]], read_at: datetime) -> None:
-        with self._table.batch_writer() as batch:
-            for t, entry in sorted(entries.items()):
-                batch.put_item(Item={**entry, "pk": f"PRICE#{region}", "sk": t, "read_at": read_at.isoformat()})
+class CacheFailed(Exception):
+    """The ledger's price cache could not be read or written (the message: the error's type)."""
 
 
 @dataclass
@@ -373,7 +280,7 @@ class LivePrices:
     not about one type (throttled after botocore's retries, access denied, unreachable) no further type is asked
     in that run."""
 
-    def __init__(self, *, api: PriceListApi | None, region: str, cache: PriceCache | None = None,
+    def __init__(self, *, api: Any | None, region: str, cache: Any | None = None,
                  max_age: timedelta = timedelta(days=7), unavailable: str = "") -> None:
         self.api, self.region, self.cache, self.max_age = api, region, cache, max_age
         self.unavailable = unavailable
@@ -390,8 +297,8 @@ class LivePrices:
         if self.cache is not None and any(t not in held or now - held[t][0] >= self.max_age for t in wanted):
             try:
                 held = {**self.cache.load(self.region), **held}
-            except CACHE_ERRORS as exc:  # a cache that cannot be read is no reason to fail the report
-                out.cache_error = f"the ledger's price cache could not be read: {type(exc).__name__}"
+            except CacheFailed as exc:  # a cache that cannot be read is no reason to fail the report
+                out.cache_error = f"the ledger's price cache could not be read: {exc}"
         fresh: dict[str, dict[str, str]] = {}
         stopped = ""
         before = self.api.requests
@@ -424,8 +331,8 @@ class LivePrices:
         if fresh and self.cache is not None:
             try:
                 self.cache.save(self.region, fresh, now)
-            except CACHE_ERRORS as exc:  # the prices serve this run; the next one asks again
-                out.cache_error = f"the ledger's price cache could not be written: {type(exc).__name__}"
+            except CacheFailed as exc:  # the prices serve this run; the next one asks again
+                out.cache_error = f"the ledger's price cache could not be written: {exc}"
         return out
 
 
