@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup demo synth test lint bench clean
+.PHONY: setup demo synth test lint bench wheel clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,13 @@ bench: $(STAMP)
 	$(PY) scripts/bench_floor.py
 	$(PY) scripts/bench_synth.py
 	$(PY) scripts/bench_collector.py
+
+# The construct library as a wheel in dist/ (pip install dist/neuronfleet-*.whl; it is not on PyPI). The wheel holds
+# the library, its data, the Lambda sources and the `neuronfleet` command; the fleet-file app stays in the repository.
+wheel: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --wheel --no-isolation --outdir dist .
+	@ls dist/*.whl
 
 clean:
 	rm -rf cdk.out build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

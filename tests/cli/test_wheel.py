@@ -35,6 +35,11 @@ def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path)
     # the contract and the shared runtime, importable under their own top-level names (constructs and handlers alike)
     assert {"neuronfleet_contract/tags.py", "neuronfleet_contract/py.typed", "neuronfleet_runtime/topic.py"} <= names
     assert not any(n.startswith(("constructs/", "stacks/", "tests/", "config/")) for n in names)
+    # the command line and preflight, with the console scripts
+    assert {"neuronfleet/cli/main.py", "neuronfleet/cli/estimate.py", "neuronfleet/preflight/checks.py"} <= names
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "neuronfleet = neuronfleet.cli.main:main" in scripts and "neuronfleet-estimate = " in scripts
 
 
 def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
@@ -68,3 +73,17 @@ def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) 
     )
     result = subprocess.run([str(py), "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert result.stdout.split() == ["0.1.0", "16"]
+    # the `neuronfleet` command from the wheel, outside the repository: validate, estimate (no Node.js), and the
+    # CDK commands saying where the fleet-file app is
+    bin_dir = venv / "bin"
+    (tmp_path / "fleet.yaml").write_text((ROOT / "config" / "prod.yaml").read_text())
+    (tmp_path / "gpu.csv").write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\nm5.large,9,100\n")
+    run = {"capture_output": True, "text": True, "cwd": tmp_path, "env": env, "timeout": 120}
+    assert subprocess.run([str(bin_dir / "neuronfleet"), "--help"], **run).returncode == 0  # type: ignore[call-overload]
+    validated = subprocess.run([str(bin_dir / "neuronfleet"), "validate", "-c", "fleet.yaml"], **run)  # type: ignore[call-overload]
+    assert validated.returncode == 0 and "ok, fleet 'nf-prod'" in validated.stdout, validated.stderr
+    estimated = subprocess.run([str(bin_dir / "neuronfleet-estimate"), "gpu.csv", "--json"], **run)  # type: ignore[call-overload]
+    assert estimated.returncode == 0, estimated.stderr
+    assert json.loads(estimated.stdout)["lines"][0]["neuron_type"] == "trn2.48xlarge"
+    synth = subprocess.run([str(bin_dir / "neuronfleet"), "synth", "-c", "fleet.yaml"], **run)  # type: ignore[call-overload]
+    assert synth.returncode == 2 and "it ships in the repository, not in the wheel" in synth.stderr

@@ -3,7 +3,7 @@
 How a feature adds a subcommand (the one way):
 
 1. In the feature's own folder, a module that imports no aws-cdk-lib at import time (import it inside the command
-   body if you need it) defines a click command or group, e.g. ``neuronfleet/capacity/alerts/commands.py``::
+   body if you need it) defines a click command or group, e.g. ``neuronfleet/capacity/cli.py``::
 
        import click
        from neuronfleet.cli.output import BadInput, CheckLine, emit, exit_code_of, json_option, OK
@@ -19,7 +19,7 @@ How a feature adds a subcommand (the one way):
            emit(payload, text, as_json=as_json)
            return OK
 
-2. Add one line to :data:`COMMANDS` below: ``"capacity": "neuronfleet.capacity.alerts.commands:capacity"``. The root
+2. Add one line to :data:`COMMANDS` below: ``"capacity": "neuronfleet.capacity.cli:capacity"``. The root
    loads it lazily (only when that subcommand or ``--help`` runs).
 
 The rules every command follows (helpers in :mod:`neuronfleet.cli.output`):
@@ -51,6 +51,9 @@ COMMANDS: dict[str, str] = {
     "validate": "neuronfleet.cli.validate:validate",
     "estimate": "neuronfleet.cli.estimate:estimate",
     "preflight": "neuronfleet.preflight.commands:preflight",
+    "synth": "neuronfleet.cli.cdk:synth",
+    "diff": "neuronfleet.cli.cdk:diff",
+    "deploy": "neuronfleet.cli.cdk:deploy",
     "capacity": "neuronfleet.capacity.cli:capacity",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
