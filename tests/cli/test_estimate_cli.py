@@ -183,3 +183,37 @@ def test_neuronfleet_estimate_is_the_old_command_too(tmp_path, capsys) -> None:
     path.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\n")
     assert old(["--csv", str(path), "--json"]) == OK
     assert json.loads(capsys.readouterr().out)["lines"][0]["neuron_type"] == "trn2.48xlarge"
+
+
+def test_usage_type_beside_another_grouping_is_found_by_its_definition(tmp_path, capsys) -> None:
+    doc = by_usage_type(("USE2-BoxUsage:p5.48xlarge", "5504.00", "100"))
+    doc["GroupDefinitions"] = [{"Type": "TAG", "Key": "Environment"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}]
+    for g in doc["ResultsByTime"][0]["Groups"]:
+        g["Keys"] = ["Environment$Dev", g["Keys"][0]]
+    assert response_errors("ce", "GetCostAndUsage", doc) == []
+    assert main(["estimate", str(write(tmp_path, "ce.json", doc)), "--json"]) == OK
+    (line,) = json.loads(capsys.readouterr().out)["lines"]
+    assert (line["gpu_type"], line["gpu_spend_usd"]) == ("p5.48xlarge", "5504.00")
+
+
+def test_live_cost_explorer_without_credentials_is_one_line_exit_2(monkeypatch, capsys) -> None:
+    from botocore.exceptions import NoCredentialsError
+
+    import neuronfleet.cost.estimate as estimate_module
+
+    def no_credentials(days: int) -> list:
+        raise NoCredentialsError()
+
+    monkeypatch.setattr(estimate_module, "rows_from_cost_explorer", no_credentials)
+    assert main(["estimate", "--cost-explorer"]) == BAD_INPUT
+    err = capsys.readouterr().err
+    assert "--cost-explorer: got 'NoCredentialsError: Unable to locate credentials'; allowed: credentials allowed " \
+           "ce:GetCostAndUsage" in err and "Traceback" not in err
+
+
+def test_a_bad_amount_names_the_group_the_metric_and_the_value(tmp_path, capsys) -> None:
+    doc = by_usage_type(("USE2-BoxUsage:p5.48xlarge", "5504.00", "100"))
+    doc["ResultsByTime"][0]["Groups"][-1]["Metrics"]["UnblendedCost"]["Amount"] = "lots"
+    assert main(["estimate", str(write(tmp_path, "ce.json", doc))]) == BAD_INPUT
+    assert ("the Cost Explorer export: ResultsByTime[2017-09-01] USE2-BoxUsage:p5.48xlarge: "
+            "Metrics.UnblendedCost.Amount: got 'lots'; allowed: a decimal number of USD") in capsys.readouterr().err

@@ -168,8 +168,10 @@ def rows_from_cost_explorer_json(doc: Any, *, source: str = "<cost explorer>") -
             for period in page.get("ResultsByTime") or []]}
         parsed = parse(normalised)
         for bad in parsed.bad:
-            problems.append(Problem(f"{where}ResultsByTime[{bad.day}] {'/'.join(bad.keys[:1])}".strip(),
-                                    bad.reason, "a group the estimate can read"))
+            at_group = f"{where}ResultsByTime[{bad.day}] {'/'.join(bad.keys[:1])}".strip()
+            m = _REASON.match(bad.reason)
+            problems.append(Problem(f"{at_group}: {m['field']}", _Shown(m["value"]), m["allowed"]) if m else
+                            Problem(at_group, bad.reason, "a group the estimate can read"))
         for period in normalised["ResultsByTime"]:
             for g in period.get("Groups", []) if isinstance(period, Mapping) else []:
                 key = g["Keys"][0] if isinstance(g, Mapping) and isinstance(g.get("Keys"), list) else None
@@ -180,6 +182,17 @@ def rows_from_cost_explorer_json(doc: Any, *, source: str = "<cost explorer>") -
     if problems:
         raise InvalidSettings(problems, what=f"{source}: the Cost Explorer export")
     return out
+
+
+_REASON = re.compile(r"^(?P<field>[^:]+): got (?P<value>.*?); allowed: (?P<allowed>.*)$")
+"""The collector parser's field/value/allowed reason, taken apart to be re-rooted at the group."""
+
+
+class _Shown(str):
+    """A value already shown as the user wrote it (no second repr)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _looks_like_instance(usage_type: str) -> bool:
