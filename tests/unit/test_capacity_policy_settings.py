@@ -48,3 +48,23 @@ def test_money_has_no_default():
 def test_the_start_window_reaches_the_policy():
     p = CapacityPolicySettings(**MONEY, start_after="2026-12-01T00:00:00Z").policy()
     assert p.start_after == datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _fleet(tmp_path, policy: str):
+    from pathlib import Path
+
+    from neuronfleet import load_fleet
+
+    path = tmp_path / "f.yaml"
+    path.write_text((Path(__file__).resolve().parents[2] / "config" / "prod.yaml").read_text()
+                    + "capacity_policy:\n  max_upfront_fee_usd: 1000\n  max_usd_per_instance_hour: 50\n" + policy)
+    return load_fleet(path)
+
+
+def test_the_fleet_file_section_parses_and_a_fallback_slower_than_batchs_cancel_is_refused(tmp_path):
+    from neuronfleet import FleetConfigError
+
+    assert _fleet(tmp_path, "  fallback_after_minutes: 45\n").capacity_policy.fallback_after_minutes == 45
+    with pytest.raises(FleetConfigError, match=r"capacity_policy.fallback_after_minutes: got 120; allowed: less than "
+                                               r"training_clusters\[0\].capacity_wait_timeout_s \(7200 s = 120 min\)"):
+        _fleet(tmp_path, "  fallback_after_minutes: 120\n")

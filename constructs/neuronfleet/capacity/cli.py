@@ -203,6 +203,9 @@ def search(config: Path, cluster: str | None, instance_type: str | None, count: 
     at = now()
     offers = sort_offers(_search(fleet, target, hours, start_after, end_before), sort)
     text = offers_table(offers, policy, at) if offers else "no offering matches"
+    if offers and policy is not None:
+        text += ("\nPOLICY: ok = within the fleet file's capacity_policy; else the rules it breaks (`buy --offering ID` "
+                 "names the offer's value and the limit)")
     if policy is None:
         text += "\n(no capacity_policy in the fleet file: `buy` would refuse every offer)"
     emit({"offers": [_offer_json(o, policy, at) for o in offers]}, text, as_json=as_json)

@@ -33,6 +33,7 @@ from ..settings import (
 from ..settings._base import Bool, Int, Number, Settings, problems_from
 from ..settings.capacity import CapacityPolicySettings
 from ..settings.cost import cur_export_region
+from .eks_section import EksSection, Scheduler, entry_problems
 
 Phase = Literal["evaluation", "pilot", "production"]
 Email = Annotated[str, AfterValidator(rules.email)]
@@ -55,6 +56,10 @@ def partition(name: str, partitions: int) -> int:
 
 class TrainingClusterEntry(TrainiumClusterSettings):
     name: Name
+    scheduler: Scheduler = "batch"
+    """``batch`` (AWS Batch, TrainiumCluster) or ``eks`` (Amazon EKS, NeuronEksCluster: docs/eks.md)."""
+    eks: EksSection | None = None
+    """With ``scheduler: eks``: the cluster's EKS settings and any node groups beyond the entry's own."""
 
 
 class EndpointEntry(EndpointSettings):
@@ -134,6 +139,23 @@ def construct_id(name: str) -> str:
 # ------------------------------------------------------------------------------------ cross-section checks
 
 
+def _capacity_policy(fleet: Fleet) -> Iterator[Problem]:
+    """A job must wait for the GPU fallback less long than Batch lets it wait (``capacity_wait_timeout_s`` cancels
+    it), and the fallback needs the GPU pool."""
+    policy = fleet.capacity_policy
+    if policy is None or policy.fallback_after_minutes is None:
+        return
+    if not fleet.fallback.enabled:
+        yield Problem("capacity_policy.fallback_after_minutes", policy.fallback_after_minutes,
+                      "unset unless fallback.enabled is true: held jobs move to the GPU pool")
+    for i, c in enumerate(fleet.training_clusters):
+        wait = c.capacity_wait_timeout_s
+        if wait is not None and policy.fallback_after_minutes * 60 >= wait:
+            yield Problem("capacity_policy.fallback_after_minutes", policy.fallback_after_minutes,
+                          f"less than training_clusters[{i}].capacity_wait_timeout_s ({wait} s = {wait // 60} min): "
+                          "Batch cancels a job held that long, before it could move to the GPU pool")
+
+
 def _check(fleet: Fleet) -> Iterator[Problem]:
     yield from (p.under("network") for p in fleet.network.region_problems(fleet.region))
     for i, c in enumerate(fleet.training_clusters):
@@ -141,7 +163,12 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
         yield from (p.under(at) for p in c.region_problems(fleet.region))
         yield from (p.under(at) for p in fleet.network.capacity_az_problems(c.capacity.availability_zone))
         yield from _stack_name(fleet, f"{at}.name", c.name, f"train-{c.name}")
+        if c.scheduler == "eks":
+            yield from (p.under(at) for p in entry_problems(c, c.name, c.eks, fleet.network.training_az))
+        elif c.eks is not None:
+            yield Problem(f"{at}.eks", "(a section)", "nothing with scheduler: batch (set scheduler: eks to use it)")
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
+    yield from _capacity_policy(fleet)
     yield from _unique("endpoints", [e.name for e in fleet.endpoints], construct_id)
     for i, e in enumerate(fleet.endpoints):
         gpu = e.gpu_variant
