@@ -118,6 +118,27 @@ def _pool(**settings: Any) -> Template:
     return Template.from_stack(stack)
 
 
+@pytest.mark.parametrize(("data_file", "field"), [("gpu_ecs_amis.json", "ami_id"), ("neuron_ecs_amis.json", "ami")])
+def test_a_region_with_no_recorded_ami_is_refused_by_the_one_rule(data_file: str, field: str) -> None:
+    """GpuPool and TrainiumCluster pick their ECS AMI through one function (training.batch.ecs_machine_image)."""
+    from neuronfleet.facts.catalog import gpu_ecs_amis
+    from neuronfleet.facts.neuron import ecs_neuron_amis
+    from neuronfleet.training.batch import ecs_machine_image
+
+    recorded = gpu_ecs_amis() if data_file.startswith("gpu") else ecs_neuron_amis()
+    assert "mx-central-1" not in recorded  # a region AWS lists with no recorded ECS AMI (as of the data)
+    stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(account="111111111111", region="mx-central-1"))
+    with pytest.raises(InvalidSettings) as raised:
+        ecs_machine_image(stack, ami_id=None, follow_latest=False, parameter="/aws/service/x", recorded=recorded,
+                          data_file=data_file, field=field, what="pool")
+    problem = raised.value.problems[0]
+    assert (problem.path, problem.value) == (field, None)
+    assert f"neuronfleet/facts/data/{data_file}" in problem.allowed and "follow_latest: true" in problem.allowed
+    image, pinned = ecs_machine_image(stack, ami_id="ami-0123456789abcdef0", follow_latest=False, parameter="/p",
+                                      recorded=recorded, data_file=data_file, field=field, what="pool")
+    assert pinned and image.get_image(stack).image_id == "ami-0123456789abcdef0"
+
+
 def test_follow_latest_resolves_the_gpu_ami_parameter_at_deploy() -> None:
     t = _pool(follow_latest=True)
     assert any(p.get("Default") == GPU_ECS_AMI_PARAMETER for p in t.to_json()["Parameters"].values())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Stack, Token
+from aws_cdk import Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -24,6 +24,7 @@ from ..training.batch import (
     batch_instance_role,
     batch_job_role,
     ecs_agent_config_commands,
+    ecs_machine_image,
     efa_launch_template,
     efa_security_group,
     job_queue,
@@ -119,22 +120,12 @@ class GpuPool(Construct):
         self.job_queue = job_queue(self, "JobQueue", compute_environments=self.compute_environments)
 
     def _machine_image(self) -> ec2.IMachineImage:
-        """Pinned unless ``follow_latest``: ``ami_id``, else the ECS GPU AMI recorded for the region (a mapping
-        over every recorded region when the stack is environment-agnostic)."""
-        settings, region = self.settings, Stack.of(self).region
-        if settings.ami_id:
-            return ec2.MachineImage.generic_linux({region: settings.ami_id})
-        if settings.follow_latest:
-            return ec2.MachineImage.from_ssm_parameter(settings.ami_parameter)
-        recorded = gpu_ecs_amis()
-        if Token.is_unresolved(region):
-            return ec2.MachineImage.generic_linux(recorded)
-        if region not in recorded:
-            raise InvalidSettings([Problem(
-                "ami_id", None, f"an AMI id (no ECS GPU AMI is recorded for {region} in neuronfleet/facts/data/"
-                                f"gpu_ecs_amis.json), or follow_latest: true to resolve {settings.ami_parameter} "
-                                "at every deploy")], what=settings.what)
-        return ec2.MachineImage.generic_linux({region: recorded[region]})
+        """Pinned unless ``follow_latest``: ``ami_id``, else the ECS GPU AMI recorded for the region."""
+        s = self.settings
+        image, _ = ecs_machine_image(self, ami_id=s.ami_id, follow_latest=s.follow_latest, parameter=s.ami_parameter,
+                                     recorded=gpu_ecs_amis(), data_file="gpu_ecs_amis.json", field="ami_id",
+                                     what=s.what)
+        return image
 
     def grant_submit_jobs(self, grantee: iam.IGrantable) -> iam.Grant:
         """``batch:SubmitJob`` on the pool's job queue with any job definition of this account and region (the pool

@@ -3,10 +3,10 @@ launch template with every EFA card from the catalog, AWS Batch compute environm
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Validations
+from aws_cdk import Acknowledgment, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -272,3 +272,25 @@ def job_queue(scope: Construct, construct_id: str, *,
             order=i + 1)
         for i, ce in enumerate(compute_environments)
     ])
+
+
+def ecs_machine_image(scope: Construct, *, ami_id: str | None, follow_latest: bool, parameter: str,
+                      recorded: Mapping[str, str], data_file: str, field: str, what: str
+                      ) -> tuple[ec2.IMachineImage, bool]:
+    """The ECS-optimized AMI of a Batch compute environment and whether it is pinned (a redeploy never moves it):
+    ``ami_id`` when given; the SSM ``parameter`` resolved at every deploy with ``follow_latest``; else the AMI
+    ``recorded`` for the stack's region (``data_file``; a mapping over every recorded region when the stack is
+    environment-agnostic). A region with no recorded AMI is refused on ``field``. The one home of this rule for the
+    training clusters (Neuron AMI) and the GPU pool (GPU AMI)."""
+    region = Stack.of(scope).region
+    if ami_id:
+        return ec2.MachineImage.generic_linux({region: ami_id}), True
+    if follow_latest:
+        return ec2.MachineImage.from_ssm_parameter(parameter), False
+    if Token.is_unresolved(region):
+        return ec2.MachineImage.generic_linux(dict(recorded)), True
+    if region not in recorded:
+        raise InvalidSettings([Problem(
+            field, None, f"ami_id (no AMI is recorded for {region} in neuronfleet/facts/data/{data_file}), or "
+                         f"follow_latest: true to resolve {parameter} at every deploy")], what=what)
+    return ec2.MachineImage.generic_linux({region: recorded[region]}), True

@@ -49,6 +49,7 @@ from .batch import (
     batch_instance_role,
     batch_job_role,
     ecs_agent_config_commands,
+    ecs_machine_image,
     efa_launch_template,
     efa_security_group,
     job_queue,
@@ -212,20 +213,10 @@ class TrainiumCluster(Construct):
 
     def _machine_image(self) -> tuple[ec2.IMachineImage, bool]:
         """The AMI and whether it is pinned (a redeploy never moves it) or follows an SSM parameter."""
-        ami, region = self.settings.ami, Stack.of(self).region
-        if ami.ami_id:
-            return ec2.MachineImage.generic_linux({region: ami.ami_id}), True
-        if ami.follow_latest:
-            return ec2.MachineImage.from_ssm_parameter(ami.ssm_parameter or NEURON_ECS_AMI_PARAMETER), False
-        recorded = ecs_neuron_amis()
-        if Token.is_unresolved(region):  # environment-agnostic: a mapping over every recorded region
-            return ec2.MachineImage.generic_linux(recorded), True
-        if region not in recorded:
-            raise InvalidSettings([Problem(
-                "ami", None, f"ami_id (no ECS-optimized Neuron AMI is recorded for {region} in "
-                             "neuronfleet/facts/data/neuron_ecs_amis.json), or follow_latest: true to resolve "
-                             f"{NEURON_ECS_AMI_PARAMETER} at every deploy")], what="training cluster")
-        return ec2.MachineImage.generic_linux({region: recorded[region]}), True
+        ami = self.settings.ami
+        return ecs_machine_image(self, ami_id=ami.ami_id, follow_latest=ami.follow_latest,
+                                 parameter=ami.ssm_parameter or NEURON_ECS_AMI_PARAMETER, recorded=ecs_neuron_amis(),
+                                 data_file="neuron_ecs_amis.json", field="ami", what="training cluster")
 
     def _scheduler(self, subnet: ec2.ISubnet) -> None:
         """AWS Batch: a compute environment on the launch template, a queue, a multi-node job definition."""
