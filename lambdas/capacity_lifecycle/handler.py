@@ -115,6 +115,8 @@ def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[
         box.once(drain_key(cluster.name, ends), expires=max(b.end for b in ends) + timedelta(days=1),
                  say=drain_text(cluster.name, ends, deadline, Flag.where(cluster), draining[0][1]))
         did.append(f"drain by {deadline.isoformat()}")
+    else:  # no block of the cluster drains: no flag (a block extended, or ended; S3's DeleteObject of none is fine)
+        t.flag.lower(cluster)
     _interconnect(blocks, t, box, now)
     did += _held(cluster, t, box, now)
     return did

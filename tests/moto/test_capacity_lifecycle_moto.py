@@ -194,6 +194,9 @@ def test_a_refused_extension_is_announced_once_then_the_drain_once_with_its_flag
     flag = json.loads(aws["s3"].get_object(Bucket="nf-data", Key=drain_key("pretrain"))["Body"].read())
     assert flag["deadline"] == "2026-11-30T11:20:00+00:00" and flag["blocks"] == ["cr-1"]
     assert "s3://nf-data/neuronfleet/drain/pretrain.json" in drain["Message"]
+    # once the block has ended (or was extended) the flag is lowered: the next block's jobs do not see it
+    Pass(aws).blocks(end=END + timedelta(days=1)).running().status().held().go(END + timedelta(minutes=5))
+    assert aws["s3"].list_objects_v2(Bucket="nf-data").get("KeyCount") == 0
 
 
 def test_no_running_job_no_extension_no_drain(aws):
