@@ -221,3 +221,15 @@ def test_on_demand_quotas_count_vcpus_as_the_publishers_example_says() -> None:
     assert q["QuotaName"].startswith("Running On-Demand ") and q["UsageMetric"]["MetricDimensions"]["Resource"] == "vCPU"
     # the kit's names follow the same pattern (their codes are third-party, unconfirmed: docs/cli.md)
     assert all(f.name.startswith("Running On-Demand ") and f.name.endswith(" instances") for f in EC2_ON_DEMAND.values())
+
+
+def test_a_dlc_image_is_looked_up_in_the_regions_dlc_registry() -> None:
+    # aws-cdk-lib's region facts (the kit's one home for the DLC account, neuronfleet.facts.images)
+    assert account_module._dlc_account("us-east-2") == "763104351884"
+    client = boto3.client("ecr", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    with Stubber(client) as stub:
+        stub.add_response("batch_get_image", {"images": [], "failures": [
+            {"imageId": {"imageTag": "1.0"}, "failureCode": "ImageNotFound", "failureReason": "Requested image not found"}]},
+            {"registryId": "763104351884", "repositoryName": "pytorch-inference-neuronx", "imageIds": [{"imageTag": "1.0"}]})
+        got = Account("us-east-2", client=lambda *_: client).image("pytorch-inference-neuronx:1.0")
+    assert got == Failed("ImageNotFound", "Requested image not found") and got.not_found

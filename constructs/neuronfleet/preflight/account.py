@@ -4,7 +4,10 @@ found, no credentials): a call that fails never raises, so one check cannot stop
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..facts.neuron import parse_image
@@ -122,6 +125,9 @@ def _boto3_client(service: str, region: str) -> Any:
 def _dlc_account(region: str) -> str:
     """The AWS Deep Learning Containers registry account of ``region``, from aws-cdk-lib's region facts (the kit's
     one home for it: neuronfleet.facts.images); loads aws-cdk-lib (Node.js) only when an image needs it."""
+    bin_dir = Path(sys.prefix) / "bin"
+    if (bin_dir / "node").exists() and not os.environ.get("PATH", "").startswith(str(bin_dir)):
+        os.environ["PATH"] = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])  # the venv's own Node
     from aws_cdk.region_info import RegionInfo
 
     return str(RegionInfo.get(region).dlc_repository_account)
