@@ -9,6 +9,7 @@ from constructs import Construct
 
 from neuronfleet import EndpointFailover, EndpointSettings, FleetNetwork, NeuronEndpoint, StaticAzStack
 from neuronfleet.core.storage import secure_bucket
+from neuronfleet.judge import PilotJudge
 
 
 class InferenceStack(StaticAzStack):
@@ -29,10 +30,15 @@ class InferenceStack(StaticAzStack):
             CfnOutput(self, "DataCaptureBucket", value=capture_bucket.bucket_name)
         self.endpoints: dict[str, NeuronEndpoint] = {}
         for cid, settings in endpoints.items():
+            # a fleet file's entry carries its name: the migration report calls the model by it (neuronfleet:model)
             endpoint = NeuronEndpoint(self, cid, vpc=network.vpc, vpc_subnets=network.compute_subnets, settings=settings,
-                                      topic=alerts_topic, data_capture_bucket=capture_bucket)
+                                      topic=alerts_topic, data_capture_bucket=capture_bucket,
+                                      model_name=getattr(settings, "name", None))
             self.endpoints[cid] = endpoint
             CfnOutput(self, f"{cid}EndpointName", value=endpoint.endpoint_name)
+        self.judges: dict[str, PilotJudge] = {  # the pilot judge of each endpoint that asks for one
+            cid: PilotJudge(self, f"{cid}Judge", endpoint=e, topic=alerts_topic)
+            for cid, e in self.endpoints.items() if e.settings.judge is not None}
         live_gpu = [e for e in self.endpoints.values() if e.gpu_variant and not e.gpu_variant.shadow]
         self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic) \
             if failover and live_gpu else None

@@ -17,11 +17,14 @@ from .settings import (
     BudgetThreshold,
     Capacity,
     CostMonitorSettings,
+    CutoverSettings,
     EndpointAlarms,
     EndpointSettings,
     GpuPoolSettings,
     GpuVariant,
+    JudgeTolerances,
     NetworkSettings,
+    PilotJudgeSettings,
     ScheduledScaling,
     TrainiumClusterSettings,
 )
@@ -34,11 +37,12 @@ if TYPE_CHECKING:
     from .core.tagging import FAMILY_TAG, FLEET_TAG, PHASE_TAG, tag_family, tag_fleet
     from .cost.cur import CurAnalytics, CurExport
     from .cost.monitors import CostMonitors
+    from .eks.cluster import NeuronEksCluster
     from .fallback.gpu_pool import GpuPool
     from .inference.endpoint import NeuronEndpoint
     from .inference.failover import EndpointFailover
+    from .judge.pilot_judge import PilotJudge
     from .network.fleet_network import FleetNetwork
-    from .eks.cluster import NeuronEksCluster
     from .training.cluster import TrainiumCluster
 
 _LAZY = {
@@ -46,7 +50,7 @@ _LAZY = {
     "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
     "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
     "FleetNetwork": ".network.fleet_network", "StaticAzStack": ".core.stack", "TrainiumCluster": ".training.cluster",
-    "NeuronEksCluster": ".eks.cluster",
+    "NeuronEksCluster": ".eks.cluster", "PilotJudge": ".judge.pilot_judge",
     "FAMILY_TAG": ".core.tagging", "FLEET_TAG": ".core.tagging", "PHASE_TAG": ".core.tagging",
     "tag_family": ".core.tagging", "tag_fleet": ".core.tagging",
 }
@@ -72,6 +76,7 @@ __all__ = [
     "CostMonitors",
     "CurAnalytics",
     "CurExport",
+    "CutoverSettings",
     "EndpointAlarms",
     "EndpointFailover",
     "EndpointSettings",
@@ -86,9 +91,12 @@ __all__ = [
     "InstanceCatalog",
     "InstanceSpec",
     "InvalidSettings",
+    "JudgeTolerances",
     "NetworkSettings",
     "NeuronEksCluster",
     "NeuronEndpoint",
+    "PilotJudge",
+    "PilotJudgeSettings",
     "Price",
     "Problem",
     "ScheduledScaling",

@@ -100,9 +100,9 @@ class VerdictMetrics:
     def __init__(self, client: Any, namespace: str) -> None:
         self._client, self._namespace = client, namespace
 
-    def publish(self, *, fleet: str, endpoint: str, at: datetime, values: Mapping[str, float]) -> None:
+    def publish(self, *, endpoint: str, at: datetime, values: Mapping[str, float]) -> None:
         """One datapoint per value at the run's own timestamp: a retried run sends the same points again."""
-        dims = [{"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": endpoint}]
+        dims = [{"Name": "Endpoint", "Value": endpoint}]
         self._client.put_metric_data(Namespace=self._namespace, MetricData=[
             {"MetricName": name, "Dimensions": dims, "Timestamp": at, "Value": float(v), "Unit": "None"}
             for name, v in values.items()])

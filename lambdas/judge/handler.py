@@ -26,7 +26,14 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from neuronfleet_contract.judge import JudgeSettings, Verdict, latest_key, record_key
+from neuronfleet_contract.judge import (
+    MEASURE_METRICS,
+    VERDICT_METRIC,
+    JudgeSettings,
+    Verdict,
+    latest_key,
+    record_key,
+)
 
 from .adapters import Endpoint, Store, Variants, VerdictMetrics
 from .logic import PromptSetError, RunState, judge, parse_prompt_set, request
@@ -93,11 +100,9 @@ def run(event: Mapping[str, Any], *, settings: JudgeSettings, variants: Variants
         store.save_state(s.records_bucket, key, state)
     verdict = judge(endpoint=s.endpoint_name, run_id=run_id, task=s.task, prompts=prompts, state=state,
                     tolerances=s.tolerances, usd_per_hour=s.usd_per_hour, fleet=s.fleet, synthetic=synthetic)
-    values = {"Verdict": 1.0 if verdict.go else 0.0}
-    values |= {name: verdict.measures[m] for m, name in (("token_agreement", "TokenAgreement"),
-               ("embedding_cosine", "EmbeddingCosine"), ("task_score_drop", "TaskScoreDrop"),
-               ("latency_p99_ratio", "LatencyP99Ratio")) if m in verdict.measures}
-    metrics.publish(fleet=s.fleet, endpoint=s.endpoint_name, at=datetime.fromisoformat(state.finished_at),
+    values = {VERDICT_METRIC: 1.0 if verdict.go else 0.0}
+    values |= {name: verdict.measures[m] for m, name in MEASURE_METRICS.items() if m in verdict.measures}
+    metrics.publish(endpoint=s.endpoint_name, at=datetime.fromisoformat(state.finished_at),
                     values=values)
     doc = verdict.to_json()
     if store.put_once(s.records_bucket, record_key(s.records_prefix, s.endpoint_name, run_id), doc):

@@ -144,8 +144,8 @@ class JudgeSettings:
                 "JUDGE_RECORDS_PREFIX": self.records_prefix, "JUDGE_TASK": self.task, "JUDGE_STYLE": self.style,
                 "JUDGE_TOLERANCES": to_json(self.tolerances.to_json()),
                 "JUDGE_USD_PER_HOUR": to_json(dict(self.usd_per_hour)),
-                "JUDGE_MAX_NEW_TOKENS": str(self.max_new_tokens), "JUDGE_FLEET": self.fleet,
-                "JUDGE_NAMESPACE": self.namespace}
+                "JUDGE_MAX_NEW_TOKENS": str(self.max_new_tokens), "JUDGE_NAMESPACE": self.namespace} \
+            | ({"JUDGE_FLEET": self.fleet} if self.fleet else {})
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -168,7 +168,7 @@ class JudgeSettings:
             usd_per_hour=read.json("JUDGE_USD_PER_HOUR", _prices, allowed='a JSON object {"neuron": usd, "gpu": usd}',
                                    default={}),
             max_new_tokens=read.whole("JUDGE_MAX_NEW_TOKENS", default=MAX_NEW_TOKENS, minimum=1, unit="tokens"),
-            fleet=read.text("JUDGE_FLEET", allowed="the fleet's name", default="-"),
+            fleet=read.text("JUDGE_FLEET", allowed="the fleet's name", default=""),
             namespace=read.namespace("JUDGE_NAMESPACE", default=JUDGE_NAMESPACE))
 
 
@@ -181,13 +181,12 @@ def _prices(doc: Any) -> dict[str, float]:
 # ------------------------------------------------------------------------------------------- the verdict
 
 VERDICT_METRIC = "Verdict"
-"""In :data:`JUDGE_NAMESPACE`: 1 for go, 0 for no-go, one datapoint per judged run (timestamped at the run's end, so a
-retried run re-sends the same point), dimensions ``Fleet`` and ``Endpoint``. The judge's alarm (and through it the
-endpoint's cutover) reads its Minimum."""
+"""In :data:`JUDGE_NAMESPACE`: 1 for go, 0 for no-go, one datapoint per judged run (timestamped at the run's end, so
+a retried run re-sends the same point), dimension ``Endpoint`` (endpoint names are unique in an account and region).
+The judge's alarm (and through it the endpoint's cutover) reads its Minimum."""
 MEASURE_METRICS = {"token_agreement": "TokenAgreement", "embedding_cosine": "EmbeddingCosine",
-                   "task_score_drop": "TaskScoreDrop", "latency_p99_ratio": "LatencyP99Ratio",
-                   "error_rate": "ErrorRate"}
-"""The measures the judge publishes beside the verdict (same dimensions; ``ErrorRate`` also by ``Variant``)."""
+                   "task_score_drop": "TaskScoreDrop", "latency_p99_ratio": "LatencyP99Ratio"}
+"""The measures the judge publishes beside the verdict (same dimension)."""
 RECORD_SCHEMA = "neuronfleet.judge.verdict/1"
 
 

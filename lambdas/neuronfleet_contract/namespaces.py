@@ -70,6 +70,6 @@ COST_PER_MILLION_METRICS = {"inferences": "CostPerMillionInferences", "tokens": 
 JUDGE_NAMESPACE = "NeuronFleet/Judge"
 """Published by the pilot judge (``judge/handler``, PutMetricData; its role may write only here): ``Verdict`` (1 go,
 0 no-go) and the measures it judged (``TokenAgreement``, ``EmbeddingCosine``, ``TaskScoreDrop``, ``LatencyP99Ratio``,
-``ErrorRate``; unit None), dimensions ``Fleet`` and ``Endpoint``, one datapoint per judged run timestamped at its end.
+unit None), dimension ``Endpoint``, one datapoint per judged run timestamped at its end.
 Read by the judge's verdict alarm, which NeuronEndpoint's cutover lists among its auto-rollback alarms
 (``neuronfleet_contract.judge``)."""

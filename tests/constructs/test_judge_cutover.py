@@ -79,7 +79,8 @@ def test_the_verdict_alarm_holds_the_last_verdict(synth: dict[str, Any]) -> None
     t.has_resource_properties("AWS::CloudWatch::Alarm", {
         "AlarmName": f"{synth['pilot']['endpoint'].endpoint_name}-judge-verdict", "Namespace": JUDGE_NAMESPACE,
         "MetricName": "Verdict", "Statistic": "Minimum", "Threshold": 1, "ComparisonOperator": "LessThanThreshold",
-        "TreatMissingData": "ignore", "Dimensions": Match.array_with([{"Name": "Fleet", "Value": "nf-pilot"}])})
+        "TreatMissingData": "ignore",
+        "Dimensions": [{"Name": "Endpoint", "Value": synth["pilot"]["endpoint"].endpoint_name}]})
 
 
 def test_the_judge_function_gets_least_privilege(synth: dict[str, Any]) -> None:
@@ -127,7 +128,7 @@ def test_serving_on_gpu_keeps_the_variant_name_and_moves_linearly(synth: dict[st
     assert synth["gpu-only"]["endpoint"].standby == "none"
 
 
-def test_a_shadow_gpu_variant_is_judged_with_a_warning() -> None:
+def test_a_shadow_gpu_variant_is_judged_with_a_note() -> None:
     app = new_app()
     stack = AzStack(app, "J-shadow", env=ENV)
     net = network(stack)
@@ -135,7 +136,7 @@ def test_a_shadow_gpu_variant_is_judged_with_a_warning() -> None:
         **{**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True),
            "judge": PilotJudgeSettings(prompts="s3://team-prompts/p.jsonl", schedule=None)}))
     PilotJudge(stack, "Judge", endpoint=endpoint)
-    Annotations.from_stack(stack).has_warning("/J-shadow/Judge", Match.string_like_regexp("shadow variant"))
+    Annotations.from_stack(stack).has_info("/J-shadow/Judge", Match.string_like_regexp("shadow variant"))
 
 
 @pytest.mark.parametrize(("props", "field", "allowed"), [

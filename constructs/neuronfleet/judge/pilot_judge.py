@@ -40,12 +40,12 @@ class PilotJudge(Construct):
 
     Example::
 
-        judge = PilotJudge(self, "ChatJudge", endpoint=chat, topic=alerts.topic, fleet="nf-pilot")
+        judge = PilotJudge(self, "ChatJudge", endpoint=chat, topic=alerts.topic)
         judge.function; judge.verdict_alarm; judge.records_bucket; judge.metric_verdict()
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, endpoint: NeuronEndpoint,
-                 settings: PilotJudgeSettings | None = None, topic: sns.ITopic | None = None, fleet: str = "fleet",
+                 settings: PilotJudgeSettings | None = None, topic: sns.ITopic | None = None, fleet: str = "",
                  records_bucket: s3.IBucket | None = None,
                  removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
         super().__init__(scope, construct_id)
@@ -64,11 +64,13 @@ class PilotJudge(Construct):
             raise InvalidSettings([Problem("endpoint", endpoint.node.path, "an endpoint with a GPU variant running "
                                            "beside the Neuron one (gpu_variant, standby hot)")], what=what)
         if gpu.shadow:
-            Annotations.of(self).add_warning_v2(
-                "neuronfleet:judge-shadow-variant",
+            # not a warning: if SageMaker refuses TargetVariant on a shadow variant, every GPU answer is an error
+            # and the verdict is a no-go naming the GPU variant's error rate (loud, at the first run)
+            Annotations.of(self).add_info(
                 "the GPU variant is a shadow variant: whether InvokeEndpoint's TargetVariant reaches a shadow variant "
-                "is not documented in the sources read. Check before relying on the verdict: aws sagemaker-runtime "
-                f"invoke-endpoint --endpoint-name {endpoint.endpoint_name} --target-variant gpu ... (docs/judge.md)")
+                "is not documented in the sources read; if not, the first verdict is a no-go naming the GPU variant's "
+                f"error rate. Check: aws sagemaker-runtime invoke-endpoint --endpoint-name {endpoint.endpoint_name} "
+                "--target-variant gpu ... (docs/judge.md)")
         self.endpoint = endpoint
         self.fleet = fleet
         self.records_bucket = records_bucket or secure_bucket(self, "Records", removal_policy=removal_policy)
@@ -121,7 +123,7 @@ class PilotJudge(Construct):
     def metric_verdict(self, **options: object) -> cloudwatch.Metric:
         """The verdict (1 go, 0 no-go), its Minimum over an hour by default."""
         return cloudwatch.Metric(namespace=JUDGE_NAMESPACE, metric_name=VERDICT_METRIC,
-                                 dimensions_map={"Fleet": self.fleet, "Endpoint": self.endpoint.endpoint_name},
+                                 dimensions_map={"Endpoint": self.endpoint.endpoint_name},
                                  statistic="Minimum", period=VERDICT_PERIOD, **options)  # type: ignore[arg-type]
 
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
