@@ -153,6 +153,31 @@ def test_removal_policies_are_props_with_retain_by_default() -> None:
                                                "AWS::DynamoDB::Table": {"Delete"}}
 
 
+def test_removal_policies_of_the_ledger_the_logs_and_the_cur_buckets_are_props() -> None:
+    """The announcement ledger and function logs default to DESTROY (documented: neither holds what AWS cannot give
+    again), the CUR buckets to RETAIN; each can be asked otherwise."""
+    from aws_cdk import RemovalPolicy
+    from aws_cdk.assertions import Template
+
+    from neuronfleet import CurAnalytics, FleetFunction
+    from neuronfleet.alerts.announcement_ledger import AnnouncementLedger
+
+    def policies(**kwargs: RemovalPolicy) -> dict[str, set[str]]:
+        stack = cdk.Stack(cdk.App(), "S", env=cdk.Environment(account="111111111111", region="us-east-1"))
+        AnnouncementLedger(stack, "Ledger", **({"removal_policy": kwargs["ledger"]} if "ledger" in kwargs else {}))
+        FleetFunction(stack, "Fn", handler="failover.handler.handler", description="d",
+                      **({"log_removal_policy": kwargs["logs"]} if "logs" in kwargs else {}))
+        CurAnalytics(stack, "Cur", export_name="x", **({"removal_policy": kwargs["cur"]} if "cur" in kwargs else {}))
+        t = Template.from_stack(stack).to_json()["Resources"]
+        return {kind: {r.get("DeletionPolicy", "Delete") for r in t.values() if r["Type"] == kind}
+                for kind in ("AWS::DynamoDB::Table", "AWS::Logs::LogGroup", "AWS::S3::Bucket")}
+
+    assert policies() == {"AWS::DynamoDB::Table": {"Delete"}, "AWS::Logs::LogGroup": {"Delete"},
+                          "AWS::S3::Bucket": {"Retain"}}
+    assert policies(ledger=RemovalPolicy.RETAIN, logs=RemovalPolicy.RETAIN, cur=RemovalPolicy.DESTROY) == {
+        "AWS::DynamoDB::Table": {"Retain"}, "AWS::Logs::LogGroup": {"Retain"}, "AWS::S3::Bucket": {"Delete"}}
+
+
 def test_a_training_cluster_without_the_fleet_tag_is_warned_about() -> None:
     from aws_cdk.assertions import Annotations, Match
 

@@ -103,7 +103,8 @@ def test_collector_reads_athena_not_cost_explorer_with_least_privilege(template,
 
 def test_a_cutoff_below_athenas_minimum_is_refused() -> None:
     stack = cdk.Stack(cdk.App(), "S")
-    with pytest.raises(ValueError, match="bytes_scanned_cutoff: got 1000; allowed: at least 10,000,000 bytes"):
+    with pytest.raises(InvalidSettings, match="CurAnalytics: bytes_scanned_cutoff: got 1000; allowed: at least "
+                                              "10,000,000 bytes"):
         CurAnalytics(stack, "Cur", export_name="x", bytes_scanned_cutoff=1000)
 
 

@@ -274,7 +274,8 @@ def test_failover_refuses_an_endpoint_without_a_live_gpu_variant() -> None:
                               settings=EndpointSettings(instance_type="ml.inf2.xlarge", hf_model_id="o/m",
                                                         allow_non_cached_model=False))
     topic = cdk.aws_sns.Topic(stack, "T")
-    with pytest.raises(ValueError, match=r"without a live 'gpu' variant cannot fail over: Solo"):
+    with pytest.raises(InvalidSettings, match=r"EndpointFailover: endpoints: got \['Solo'\]; allowed: endpoints that "
+                                              r"each have a live 'gpu' variant"):
         EndpointFailover(stack, "F", endpoints=[endpoint], topic=topic)
 
 

@@ -342,8 +342,9 @@ def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -
     stack = AzStack(app, "Big", env=ENV)
     net = network(stack)
     chat = NeuronEndpoint(stack, "Chat", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=EndpointSettings(**LIVE))
-    with pytest.raises(ValueError, match=r"EndpointFailover: got 1 endpoints, an alarm rule pattern of 1\d\d "
-                                         r"characters; allowed: at most 100 \(EventBridge's EventPattern\)"):
+    with pytest.raises(InvalidSettings, match=r"EndpointFailover: endpoints: got '1 endpoints \(an alarm rule pattern "
+                                              r"of 1\d\d characters\)'; allowed: at most 100 characters of pattern "
+                                              r"\(EventBridge's EventPattern\)"):
         EndpointFailover(stack, "Failover", endpoints=[chat], topic=sns.Topic(stack, "T"))
 
 

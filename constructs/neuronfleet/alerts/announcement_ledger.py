@@ -26,7 +26,9 @@ class AnnouncementLedger(Construct):
         ledger.table.table_name
     """
 
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *,
+                 removal_policy: RemovalPolicy = RemovalPolicy.DESTROY) -> None:
+        """``removal_policy``: the table's; DESTROY by default (see above: losing it costs at most one repeat)."""
         super().__init__(scope, construct_id)
         self.table = dynamodb.Table(
             self, "Table", partition_key=dynamodb.Attribute(name="kind", type=dynamodb.AttributeType.STRING),
@@ -34,7 +36,7 @@ class AnnouncementLedger(Construct):
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, time_to_live_attribute="expires",
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True),
-            removal_policy=RemovalPolicy.DESTROY)
+            removal_policy=removal_policy)
 
     def grant(self, role: iam.IGrantable) -> iam.Grant:
         """Record, publish-mark and list announcements on this table only: conditional PutItem and DeleteItem (the

@@ -34,7 +34,8 @@ EVENT_MAX_AGE = Duration.hours(1)
 class FleetFunction(Construct):
     """A Python Lambda from the kit's handler sources (its asset: the handler's package, e.g. ``failover`` of
     ``failover.handler.handler``, with neuronfleet_contract and neuronfleet_runtime; see ``_assets``), with the
-    Powertools layer, a role that may write only its own log group, a retained log group, an encrypted TLS-only
+    Powertools layer, a role that may write only its own log group, a log group of its own (kept ``log_retention``;
+    destroyed with the stack unless ``log_removal_policy`` says otherwise), an encrypted TLS-only
     dead-letter queue (for failed async invocations and for events EventBridge could not deliver, see
     :meth:`event_target`), and (given a topic) an alarm on its errors and one on its dead letters.
 
@@ -50,13 +51,14 @@ class FleetFunction(Construct):
                  environment: Mapping[str, str] | None = None, timeout: Duration | None = None,
                  memory_size: int = 256, topic: sns.ITopic | None = None,
                  log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
-                 reserved_concurrent_executions: int | None = None, alarm_topic: sns.ITopic | None = None) -> None:
+                 reserved_concurrent_executions: int | None = None, alarm_topic: sns.ITopic | None = None,
+                 log_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY) -> None:
         """``topic``: where the error and dead-letter alarms notify (``alarm_topic`` is its deprecated name)."""
         super().__init__(scope, construct_id)
         topic = renamed("alarm_topic", alarm_topic, "topic", topic, what="FleetFunction")
         if topic is not None:
             duck("topic", topic, "topic_arn", "an sns.ITopic", what="FleetFunction")
-        self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
+        self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=log_removal_policy)
         self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
                              description=f"{description} (least privilege)")
         self.role.add_to_principal_policy(iam.PolicyStatement(

@@ -38,7 +38,7 @@ from __future__ import annotations
 from datetime import date
 
 import jsii
-from aws_cdk import Aws, PhysicalName, Stack, Token
+from aws_cdk import Aws, PhysicalName, RemovalPolicy, Stack, Token
 from aws_cdk import aws_athena as athena
 from aws_cdk import aws_bcmdataexports as bcm
 from aws_cdk import aws_glue as glue
@@ -76,17 +76,23 @@ class CurAnalytics(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, export_name: str,
-                 bytes_scanned_cutoff: int = 10 * 2**30, prefix: str = "cur2", export_here: bool | None = None) -> None:
+                 bytes_scanned_cutoff: int = 10 * 2**30, prefix: str = "cur2", export_here: bool | None = None,
+                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+        """``removal_policy``: what deleting the stack does to the export, query-result and access-log buckets
+        (RETAIN unless asked: the export holds the billing history AWS does not write again)."""
         if bytes_scanned_cutoff < 10_000_000:
-            raise ValueError(f"bytes_scanned_cutoff: got {bytes_scanned_cutoff}; allowed: at least 10,000,000 bytes "
-                             "(Athena's minimum per-query cutoff)")
+            raise InvalidSettings([Problem("bytes_scanned_cutoff", bytes_scanned_cutoff,
+                                           "at least 10,000,000 bytes (Athena's minimum per-query cutoff)")],
+                                  what="CurAnalytics")
         super().__init__(scope, construct_id)
         self.export_name, self.prefix = export_name, prefix
-        logs = secure_bucket(self, "AccessLogs")
+        self.removal_policy = removal_policy
+        logs = secure_bucket(self, "AccessLogs", removal_policy=removal_policy)
         self.bucket = secure_bucket(self, "Exports", versioned=True, access_logs=logs, log_prefix="exports/",
-                                    bucket_name=PhysicalName.GENERATE_IF_NEEDED)
+                                    bucket_name=PhysicalName.GENERATE_IF_NEEDED, removal_policy=removal_policy)
         """Where the export writes (named by CDK when the export's stack is in another region)."""
-        self.results = secure_bucket(self, "Results", access_logs=logs, log_prefix="results/")
+        self.results = secure_bucket(self, "Results", access_logs=logs, log_prefix="results/",
+                                     removal_policy=removal_policy)
         self._bucket_policy()
         self.export: CurExport | None = None
         """The export that writes here (set by :class:`CurExport`)."""

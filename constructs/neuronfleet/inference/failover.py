@@ -28,6 +28,7 @@ from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
+from ..core.problems import InvalidSettings, Problem
 from ..core.rules import EVENT_PATTERN_CHARS
 from .endpoint import GPU_VARIANT, NeuronEndpoint
 
@@ -82,8 +83,9 @@ class EndpointFailover(Construct):
         duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="EndpointFailover")
         no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
         if not endpoints or no_gpu:
-            raise ValueError(f"endpoints without a live '{GPU_VARIANT}' variant cannot fail over: "
-                             f"{', '.join(no_gpu) or 'none given'}; give each a GpuVariant(shadow=False)")
+            raise InvalidSettings([Problem("endpoints", no_gpu or [], f"endpoints that each have a live "
+                                           f"'{GPU_VARIANT}' variant (GpuVariant(shadow=False)): those listed have "
+                                           "none" if no_gpu else "at least one endpoint")], what="EndpointFailover")
         stack = Stack.of(self)
         self.table = dynamodb.Table(
             self, "State", partition_key=dynamodb.Attribute(name="endpoint", type=dynamodb.AttributeType.STRING),
@@ -138,9 +140,10 @@ class EndpointFailover(Construct):
         detail = {"alarmName": [{"prefix": f"{e.endpoint_name}-"} for e in endpoints]}
         size = len(json.dumps({"source": source, "detail-type": detail_type, "detail": detail}, separators=(",", ":")))
         if size > EVENT_PATTERN_CHARS:
-            raise ValueError(f"EndpointFailover: got {len(endpoints)} endpoints, an alarm rule pattern of {size} "
-                             f"characters; allowed: at most {EVENT_PATTERN_CHARS} (EventBridge's EventPattern): "
-                             "give the endpoints to more than one failover (more inference stacks)")
+            raise InvalidSettings([Problem(
+                "endpoints", f"{len(endpoints)} endpoints (an alarm rule pattern of {size} characters)",
+                f"at most {EVENT_PATTERN_CHARS} characters of pattern (EventBridge's EventPattern): give the endpoints "
+                "to more than one failover (more inference stacks)")], what="EndpointFailover")
         self.alarm_rule = events.Rule(
             self, "OnAlarm", description="Neuron or GPU variant alarm changed state",
             event_pattern=events.EventPattern(source=source, detail_type=detail_type, detail=detail),
