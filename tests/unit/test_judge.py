@@ -338,3 +338,27 @@ def test_settings_round_trip_through_the_environment() -> None:
 def test_tolerances_out_of_range_are_named(name: str, value: float) -> None:
     bad = Tolerances(**{name: value}).problems()
     assert [b[0] for b in bad] == [name] and bad[0][1] == value
+
+
+def test_the_pilot_demo_judges_the_deployed_configuration_on_fixtures(aws: Any) -> None:
+    """scripts/demo_judge.py (ENV=pilot make demo): the deployed function's environment, moto's S3 and CloudWatch."""
+    from scripts.demo_judge import judge_on_fixtures
+
+    s3, cw = aws
+
+    class Server:
+        region = "us-east-2"
+
+        def client(self, name: str) -> Any:
+            return {"s3": s3, "cloudwatch": cw, "lambda": Lambda()}[name]
+
+    class Lambda:
+        def list_functions(self) -> dict[str, Any]:
+            return {"Functions": [{"Handler": "cost.report.handler"},
+                                  {"Handler": "judge.handler.handler",
+                                   "Environment": {"Variables": SETTINGS.to_environment()}}]}
+
+    (verdict,) = judge_on_fixtures(Server())
+    assert verdict.go and verdict.synthetic and verdict.prompts == 6
+    assert 0.95 <= verdict.measures["token_agreement"] < 1.0  # the fixture's one near-tie token
+    assert verdict.line().endswith("[synthetic: fixture answers]") and "\n" not in verdict.line()
