@@ -24,7 +24,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.capacity_alert import CapacityAlertSettings
+from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, MALFORMED_METRIC, SERVICE, CapacityAlertSettings
 
 from .adapters import FleetBlocks, Ledger, Outbox, Outcome, Topic
 from .logic import (
@@ -43,11 +43,8 @@ from .logic import (
     malformed,
 )
 
-SERVICE = "neuronfleet-capacity"
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=namespaces.CAPACITY_NAMESPACE, service=SERVICE)
-MALFORMED_METRIC = "MalformedEvents"
-"""Counted in ``CAPACITY_NAMESPACE`` for each event refused as malformed (logic.malformed)."""
 
 
 def run(event: Any, *, pool: GpuPoolQueue, alerts: Topic, ledger: Ledger, blocks: FleetBlocks, now: datetime,
@@ -86,7 +83,7 @@ def run(event: Any, *, pool: GpuPoolQueue, alerts: Topic, ledger: Ledger, blocks
         elif outcome == Outcome.ALREADY:
             skipped.append(f"already said: {action.say.subject}")
     if box.sent:
-        metrics.add_metric(name="CapacityAnnouncements", unit=MetricUnit.Count, value=len(box.sent))
+        metrics.add_metric(name=ANNOUNCEMENTS_METRIC, unit=MetricUnit.Count, value=len(box.sent))
     logger.info("capacity check", extra={"detail_type": kind, "announced": box.sent, "pending": pending,
                                          "skipped": skipped})
     box.finish()

@@ -39,6 +39,13 @@ from typing import Any, Self
 
 from . import environment
 
+SERVICE = "neuronfleet-capacity"
+"""The capacity alerts' Powertools service: the ``service`` dimension of its metrics in CAPACITY_NAMESPACE."""
+ANNOUNCEMENTS_METRIC = "CapacityAnnouncements"
+"""Count of messages a run published (CAPACITY_NAMESPACE, dimension ``service``)."""
+MALFORMED_METRIC = "MalformedEvents"
+"""Count of events refused as malformed (CAPACITY_NAMESPACE, dimension ``service``)."""
+
 CAPACITY_BLOCK_DELIVERED = ("Capacity Block Reservation Delivered", "Capacity Block Delivered")
 CAPACITY_BLOCK_ENDING = ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning")
 RESERVATION_TROUBLE = tuple(f"EC2 Capacity Reservation {s}" for s in ("Delayed", "Unsupported", "Failed", "Expired"))

@@ -127,6 +127,20 @@ def test_grants_return_iam_grant_and_name_the_construct_resources() -> None:
     metric = cost.metric_spend("trainium", period=cdk.Duration.days(7))
     assert metric.dimensions == {"Fleet": "nf", "Family": "trainium"} and metric.period.to_days() == 7
     assert metric.statistic == "Sum"
+    # metric_* on the constructs whose functions or hosts publish: the names the publishers use (the contract)
+    from neuronfleet import CapacityAlerts
+    from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
+    from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE, NEURON_NAMESPACE
+
+    used = cluster.metric_neuron_core_utilization("i-0011223344556677a", statistic="Maximum")
+    assert (used.namespace, used.metric_name, used.dimensions, used.statistic, used.period.to_minutes()) == (
+        NEURON_NAMESPACE, "NeuronCoreUtilization", {"InstanceId": "i-0011223344556677a"}, "Maximum", 5)
+    alerts = CapacityAlerts(stack, "Capacity", pool=pool, topic=cdk.aws_sns.Topic(stack, "Alerts"), clusters=[cluster])
+    said, bad = alerts.metric_announcements(), alerts.metric_malformed_events(period=cdk.Duration.days(1))
+    assert (said.namespace, said.metric_name, said.dimensions, said.statistic) == (
+        CAPACITY_NAMESPACE, "CapacityAnnouncements", {"service": capacity_handler.SERVICE}, "Sum")
+    assert capacity_handler.metrics.namespace == CAPACITY_NAMESPACE  # where the function publishes them
+    assert (bad.metric_name, bad.period.to_days()) == (capacity_handler.MALFORMED_METRIC, 1)
 
 
 def test_removal_policies_are_props_with_retain_by_default() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Duration, Fn, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
@@ -13,6 +14,7 @@ from constructs import Construct
 
 from neuronfleet_contract import capacity_alert as contract
 from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
+from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 
 from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.topic import grant_publish
@@ -74,6 +76,20 @@ class CapacityAlerts(Construct):
             self._reservations(ids, groups)
         if clusters:
             self._schedulers(clusters)
+
+    def metric_announcements(self, **options: Any) -> cloudwatch.Metric:
+        """Messages the capacity alerts published (``CapacityAnnouncements``; ``cloudwatch.MetricOptions`` keywords;
+        hourly sums by default)."""
+        return self._metric(contract.ANNOUNCEMENTS_METRIC, options)
+
+    def metric_malformed_events(self, **options: Any) -> cloudwatch.Metric:
+        """Events the function refused as malformed (``MalformedEvents``; hourly sums by default)."""
+        return self._metric(contract.MALFORMED_METRIC, options)
+
+    def _metric(self, name: str, options: dict[str, Any]) -> cloudwatch.Metric:
+        props: dict[str, Any] = {"statistic": "Sum", "period": Duration.hours(1), **options}
+        return cloudwatch.Metric(namespace=CAPACITY_NAMESPACE, metric_name=name,
+                                 dimensions_map={"service": contract.SERVICE}, **props)
 
     def _rule(self, rule_id: str, description: str, **kwargs: Any) -> events.Rule:
         self.rules[rule_id] = events.Rule(self, rule_id, description=description,

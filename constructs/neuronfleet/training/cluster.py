@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import base64
 import gzip
+from typing import Any
 
 from aws_cdk import Acknowledgment, Annotations, ArnFormat, Duration, RemovalPolicy, Size, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from neuronfleet_contract.namespaces import NEURON_NAMESPACE
+from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE
 
 from ..core.args import duck, settings_argument
 from ..core.fleet_tag_check import warn_without_fleet_tag
@@ -392,6 +394,16 @@ class TrainiumCluster(Construct):
         the revision)."""
         return iam.Grant.add_to_principal(grantee=grantee, actions=["batch:SubmitJob"], resource_arns=[
             self.job_queue.job_queue_arn, self.job_definition.job_definition_arn])
+
+    def metric_neuron_core_utilization(self, instance_id: str, **options: Any) -> cloudwatch.Metric:
+        """NeuronCore utilisation (percent, 0-100) of one of the cluster's instances, as the kit's publisher on the
+        host puts it (``metrics_namespace``, ``NeuronCoreUtilization``, dimension ``InstanceId``;
+        neuronfleet_contract.namespaces) (``cloudwatch.MetricOptions`` keywords: ``period``, ``statistic``, ...;
+        5-minute averages by default). The publisher names no cluster, so a cluster-wide view is a SEARCH over
+        the namespace, as the CostMonitors dashboard draws it."""
+        props: dict[str, Any] = {"statistic": "Average", "period": Duration.minutes(5), **options}
+        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=NEURON_CORE_UTILIZATION,
+                                 dimensions_map={"InstanceId": instance_id}, **props)
 
     def _grant_pull(self, role: iam.IRole, ref: ImageRef) -> None:
         """Least privilege to pull the job image from ECR: the token (no resource-level permission) and the
