@@ -30,13 +30,15 @@ from neuronfleet_contract.judge import (
     MEASURE_METRICS,
     VERDICT_METRIC,
     JudgeSettings,
+    PromptSetError,
     Verdict,
     latest_key,
+    parse_prompt_set,
     record_key,
 )
 
 from .adapters import Endpoint, Store, Variants, VerdictMetrics
-from .logic import PromptSetError, RunState, judge, parse_prompt_set, request
+from .logic import RunState, judge, request
 
 SERVICE = "neuronfleet-judge"
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

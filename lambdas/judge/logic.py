@@ -11,9 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from neuronfleet_contract.judge import (
-    MAX_PROMPT_SET_BYTES,
-    MAX_PROMPTS,
     Failing,
+    Prompt,
     Style,
     Task,
     Tolerances,
@@ -22,70 +21,8 @@ from neuronfleet_contract.judge import (
 )
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
-# ------------------------------------------------------------------------------------------- the prompt set
-
-PROMPT_FIELDS = ("prompt", "input", "inputs")
-"""The key a prompt line's text may sit under (the first one present wins)."""
-
-
-class PromptSetError(ValueError):
-    """A prompt set the judge refuses: ``field`` (a line and key), the value found, what is allowed."""
-
-    def __init__(self, field: str, value: Any, allowed: str) -> None:
-        self.field, self.value, self.allowed = field, value, allowed
-        shown = repr(value)
-        super().__init__(f"{field}: got {shown if len(shown) <= 120 else shown[:117] + '...'}; allowed: {allowed}")
-
-
-@dataclass(frozen=True)
-class Prompt:
-    id: str
-    text: str
-    reference: str | None = None
-    """The answer the team expects (generation only): the task score counts outputs that contain it."""
-
-
-def parse_prompt_set(raw: bytes, *, source: str = "prompt set") -> tuple[Prompt, ...]:
-    """JSON Lines: one object a line, ``{"prompt": "...", "reference": "...", "id": "..."}`` (``reference`` and
-    ``id`` optional; ``input``/``inputs`` accepted for ``prompt``). Blank lines are skipped. Refused with the line
-    and key: an empty set, a line that is not a JSON object, a missing or empty prompt, a repeated id, more than
-    MAX_PROMPTS prompts or MAX_PROMPT_SET_BYTES bytes."""
-    if len(raw) > MAX_PROMPT_SET_BYTES:
-        raise PromptSetError(source, f"{len(raw)} bytes", f"at most {MAX_PROMPT_SET_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PromptSetError(source, f"byte {exc.start}", "UTF-8 text (JSON Lines)") from None
-    prompts: list[Prompt] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        at = f"{source} line {number}"
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError:
-            raise PromptSetError(at, line, 'a JSON object, e.g. {"prompt": "...", "reference": "..."}') from None
-        if not isinstance(doc, dict):
-            raise PromptSetError(at, doc, 'a JSON object, e.g. {"prompt": "...", "reference": "..."}')
-        key = next((k for k in PROMPT_FIELDS if k in doc), "prompt")
-        value = doc.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise PromptSetError(f"{at}.{key}", value, "a non-empty string (the prompt's text)")
-        reference = doc.get("reference")
-        if reference is not None and not isinstance(reference, str):
-            raise PromptSetError(f"{at}.reference", reference, "a string, or no reference")
-        pid = doc.get("id", str(number))
-        if not isinstance(pid, str | int) or isinstance(pid, bool) or str(pid) in seen:
-            raise PromptSetError(f"{at}.id", pid, "a string or number not used by another line")
-        seen.add(str(pid))
-        prompts.append(Prompt(id=str(pid), text=value, reference=reference))
-        if len(prompts) > MAX_PROMPTS:
-            raise PromptSetError(source, f"more than {MAX_PROMPTS} prompts", f"at most {MAX_PROMPTS} prompts")
-    if not prompts:
-        raise PromptSetError(source, "no prompts", 'at least one line {"prompt": "..."}')
-    return tuple(prompts)
-
+# The prompt set's format (Prompt, PromptSetError, parse_prompt_set) lives in neuronfleet_contract.judge: the
+# `neuronfleet judge prompts` command checks a file with the same parser.
 
 # ------------------------------------------------------------------------------------------- asking and reading
 

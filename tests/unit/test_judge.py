@@ -20,16 +20,22 @@ from moto import mock_aws
 from neuronfleet.lambdas.judge.adapters import Store, Variants, VerdictMetrics
 from neuronfleet.lambdas.judge.handler import run
 from neuronfleet.lambdas.judge.logic import (
-    Prompt,
-    PromptSetError,
     cosine,
     parse_answer,
-    parse_prompt_set,
     percentile,
     request,
     token_agreement,
 )
-from neuronfleet_contract.judge import JudgeSettings, Tolerances, Verdict, latest_key, record_key
+from neuronfleet_contract.judge import (
+    JudgeSettings,
+    Prompt,
+    PromptSetError,
+    Tolerances,
+    Verdict,
+    latest_key,
+    parse_prompt_set,
+    record_key,
+)
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 
 DATA = Path(__file__).parents[1] / "data" / "judge"

@@ -55,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "diff": "neuronfleet.cli.cdk:diff",
     "deploy": "neuronfleet.cli.cdk:deploy",
     "capacity": "neuronfleet.capacity.cli:capacity",
+    "judge": "neuronfleet.judge.commands:judge",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 
