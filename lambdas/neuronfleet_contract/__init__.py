@@ -14,6 +14,7 @@ construct library (installed from lambdas/neuronfleet_contract, pyproject.toml m
   defaults and capacity bounds; the capacity events, a Capacity Block's termination and the GPU pool; the cost
   bases, the endpoint model and the endpoint resource type;
 - ``cur``: the Athena queries the CurAnalytics construct saves and the collector runs.
+- ``judge``: the pilot judge's tolerances (with their sources), settings, prompt-set format and verdict record.
 
 A construct module never imports a handler's module (tests/unit/test_contract.py holds that).
 """
