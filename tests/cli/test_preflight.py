@@ -233,3 +233,22 @@ def test_a_dlc_image_is_looked_up_in_the_regions_dlc_registry() -> None:
             {"registryId": "763104351884", "repositoryName": "pytorch-inference-neuronx", "imageIds": [{"imageTag": "1.0"}]})
         got = Account("us-east-2", client=lambda *_: client).image("pytorch-inference-neuronx:1.0")
     assert got == Failed("ImageNotFound", "Requested image not found") and got.not_found
+
+
+def test_every_reservation_state_of_botocore_is_classified(prod) -> None:
+    import botocore.session
+
+    from neuronfleet.preflight.checks import RESERVATION_OK_STATES, RESERVATION_WAIT_STATES
+
+    states = botocore.session.get_session().get_service_model("ec2").shape_for("CapacityReservationState").enum
+    rid = next(n.reservation_id for n in prod.reservations if n.reservation_id)
+    got = {}
+    for state in states:
+        r = reservation(CapacityReservationId=rid, InstanceType="trn2.48xlarge", AvailabilityZone="us-east-2b",
+                        TotalInstanceCount=4, State=state)
+        (line,) = [x for x in reservation_lines(prod, {rid: r}, {}) if rid in x.check]
+        got[state] = line.status
+    assert {s for s, v in got.items() if v == "ok"} == set(RESERVATION_OK_STATES)
+    assert {s for s, v in got.items() if v == "warning"} == set(RESERVATION_WAIT_STATES)
+    assert {s for s, v in got.items() if v == "blocking"} == set(states) - set(RESERVATION_OK_STATES) - set(
+        RESERVATION_WAIT_STATES) and "expired" in states

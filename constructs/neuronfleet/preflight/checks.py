@@ -43,6 +43,9 @@ def _unreadable(check: str, failed: Failed, permission: str, by_hand: str) -> Ch
 RESERVATION_OK_STATES = ("active", "scheduled", "payment-pending")
 """Capacity reservation states a deploy can go ahead with (a Capacity Block is scheduled until it starts;
 botocore 1.44.5 CapacityReservationState enum)."""
+RESERVATION_WAIT_STATES = ("pending", "assessing", "delayed")
+"""States on the way to active (a warning: check again before the deploy); every other state of the enum
+(expired, cancelled, failed, payment-failed, unsupported, cancelling, unavailable) blocks."""
 
 ON_DEMAND_COUNTED = ("on-demand", "odcr", "pool")
 """Capacity counted against the On-Demand vCPU quota. Capacity Block instances are not counted here: whether they
@@ -190,6 +193,8 @@ def _reservation_line(check: str, instance_type: str, az: str, r: Mapping[str, A
     if got_az != az:
         return CheckLine("blocking", check, f"in {got_az}; the cluster is in {az}",
                          f"set network.training_az (or capacity.availability_zone) to {got_az}")
+    if state in RESERVATION_WAIT_STATES:
+        return CheckLine("warning", check, f"state {state}: not active yet", "check again before the deploy")
     if state not in RESERVATION_OK_STATES:
         return CheckLine("blocking", check, f"state {state}", "use an active or scheduled reservation")
     when = f", starts {r.get('StartDate')}" if state != "active" and r.get("StartDate") else ""
