@@ -252,3 +252,16 @@ def test_every_reservation_state_of_botocore_is_classified(prod) -> None:
     assert {s for s, v in got.items() if v == "warning"} == set(RESERVATION_WAIT_STATES)
     assert {s for s, v in got.items() if v == "blocking"} == set(states) - set(RESERVATION_OK_STATES) - set(
         RESERVATION_WAIT_STATES) and "expired" in states
+
+
+def test_an_ssm_parameter_that_does_not_resolve_blocks() -> None:
+    from neuronfleet.preflight.needs import AmiNeed
+
+    name = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
+    needs = FleetNeeds(region="us-east-2", amis=[AmiNeed("training cluster a", parameter=name)])
+    (line,) = ami_lines(needs, {name: Failed("ParameterNotFound", "")}, {})
+    assert (line.status, line.detail) == ("blocking", "no such SSM parameter in the region")
+    (line,) = ami_lines(needs, {name: Failed("ThrottlingException", "Rate exceeded")}, {})
+    assert line.status == "warning" and "ssm:GetParameter" in line.fix
+    (line,) = ami_lines(needs, {name: "ami-0123456789abcdef0"}, {})
+    assert (line.status, line.detail) == ("ok", "resolves to ami-0123456789abcdef0")
