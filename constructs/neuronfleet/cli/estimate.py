@@ -26,6 +26,8 @@ from .output import OK, BadInput, emit, json_option, progress
 
 PRICE_REGION: str = str(Price.__dataclass_fields__["region"].default)
 """The region the catalog's prices are read in, where no fleet file or --region says another."""
+LARGE_EXPORT_BYTES = 20 * 2**20
+"""An export this large takes seconds to read: say so on stderr (a month of CUR 2.0 is often hundreds of MiB)."""
 PRICE_SOURCE = "--price on the command line"
 """The source recorded for a price given with ``--price``."""
 
@@ -125,6 +127,8 @@ def estimate(export: Path | None, fmt: str, csv_path: Path | None, live: bool, d
     else:
         path = export or csv_path
         assert path is not None
+        if path.is_file() and path.stat().st_size > LARGE_EXPORT_BYTES:
+            progress(f"reading {path} ({path.stat().st_size // 2**20} MiB) ...")
         got = read_export(path, "simple" if csv_path else None if fmt == "auto" else fmt)  # type: ignore[arg-type]
     table = price_table(catalog, region, overrides)
     result = run_estimate(got.rows, table, accelerators=accelerators_of(catalog), region=region,
