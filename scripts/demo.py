@@ -22,6 +22,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -61,13 +62,14 @@ def _price(instance_type: str) -> float:
     return CATALOG.get(instance_type.removeprefix("ml.")).price.usd_per_hour
 
 
-def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date
+def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseline: Sequence[tuple[str, str, int]] = ()
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """Cost Explorer pages (one per 10 days), CloudWatch datapoints and a description, for 30 days of SYNTHETIC
     usage derived from the fleet file: each training cluster on its own type and count; the GPU fallback pool
     (its first type) running 2 instances for 8 hours every third day (CUDA-only work); each endpoint's Neuron variant
     at its minimum instances serving traffic every day, its hot GPU standby at its minimum instances, and one
-    failover day (day 12) when the standby served 5% of the first endpoint's traffic."""
+    failover day (day 12) when the standby served 5% of the first endpoint's traffic; and ``baseline``'s GPU endpoints
+    (endpoint, SageMaker type, count: the GPU fleet an evaluation would move from) around the clock."""
     def cost(usage_type: str, instance_type: str, count: int, hours: float = 24) -> dict[str, Any]:
         amount = f"{_price(instance_type) * hours * count:.2f}"
         return {"Keys": [f"{usage_type}:{instance_type}", f"neuronfleet:fleet${fleet.name}"], "Metrics": {
@@ -89,6 +91,7 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date
             groups = [cost("BoxUsage", c.instance_type, c.count) for c in fleet.training_clusters]
             if gpu_pool and d % 3 == 0:
                 groups.append(cost("BoxUsage", gpu_pool, 2, hours=8))
+            groups += [cost("Host", gpu_type, count) for _, gpu_type, count in baseline]
             for i, (m, e) in enumerate(zip(models, entries, strict=False)):
                 groups.append(cost("Host", m["neuron_types"][0], e.min_instances))
                 calls, failover = 1_000_000 * (i + 1), 0
@@ -117,6 +120,9 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date
                    and e.gpu_variant is not None else "")
         story.append(f"endpoint {e.name}: {e.min_instances} x {m['neuron_types'][0]}{standby}, "
                      f"{(i + 1):,}M inferences a day" + (", failover to GPU on day 12 (5%)" if i == 0 and standby else ""))
+    names = {m["endpoint"]: e.name for m, e in zip(models, entries, strict=False)}
+    story += [f"GPU baseline: {names.get(endpoint, endpoint)} as a team serves it on GPU today, {count} x {gpu_type} "
+              "around the clock (what the evaluation estimate prices on Neuron)" for endpoint, gpu_type, count in baseline]
     return pages, points, story
 
 
@@ -144,6 +150,8 @@ def main() -> int:
     from neuronfleet.lambdas.cost.logic.economics import model_line
     from neuronfleet.offline import moto_server
     from neuronfleet_contract.cost import ReportSettings
+    from scripts.demo_judge import judge_on_fixtures
+    from scripts.demo_story import fixture_verdicts, gpu_baseline, with_sagemaker_prices
 
     # an embedded moto server on localhost serving the fleet's account; the CLI gets fake credentials and this
     # endpoint only, so no real account can be reached
@@ -191,8 +199,15 @@ def main() -> int:
         by_name = {m.endpoint: m.to_json() for m in found.models}
         outputs = {k: v for s in result.stacks for k, v in s.outputs.items()}
         models = [by_name[outputs[f"{construct_id(e.name)}EndpointName"]] for e in fleet.endpoints]
+        baseline = (gpu_baseline(models, [e.min_instances for e in fleet.endpoints], rs.accelerators)
+                    if fleet.phase == "evaluation" else [])
+        prices = with_sagemaker_prices(rs.prices, [t for m in models for t in m["neuron_types"]]
+                                       + [g for _, g, _ in baseline]) if baseline else rs.prices
+        verdicts = fixture_verdicts(fleet.name, models) if fleet.phase == "production" else []
+        if fleet.phase == "pilot":  # the deployed judge itself, run on fixture answers (scripts/demo_judge.py)
+            verdicts = judge_on_fixtures(server)
         step(f"feeding the cost monitors a month of SYNTHETIC usage of {fleet.name}'s own types and endpoints")
-        pages, points, story = month_of_usage(fleet, models, today)
+        pages, points, story = month_of_usage(fleet, models, today, baseline=baseline)
         for line in story:
             print(f"    synthetic: {line}")
         requests.post(f"{server.url}/moto-api/static/ce/cost-and-usage-results",
@@ -217,9 +232,9 @@ def main() -> int:
         step("running the migration report (ledger + invocations + tokens -> S3 and SNS), configured as deployed")
         s3 = server.client("s3")
         rep = report.run(today=today, fleet=rs.fleet, period_days=rs.period_days, endpoints=found,
-                         prices=rs.prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
+                         prices=prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
                          bucket=rs.report_bucket, sns=server.client("sns"), topic_arn=rs.topic_arn,
-                         synthetic=SYNTHETIC, accelerators=rs.accelerators)
+                         synthetic=SYNTHETIC, accelerators=rs.accelerators, verdicts=verdicts)
         html_key = rep["published"]["html"].split("/", 3)[3]
         page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
     local = out / "migration-report.html"
@@ -244,7 +259,16 @@ def main() -> int:
               f"${line['gpu_spend_usd']} -> ${line['neuron_estimate_usd']} ({line['throughput']})")
     for gpu, why in est["not_estimated_why"].items():
         print(f"    not estimated: {gpu}: {why}")
+    for v in verdicts:
+        print(f"    pilot judge: {v.line()}")
+    for s in rep["savings"]:
+        print(f"    saving: {s['model']}: Neuron ${s['neuron_usd_month']}/month against GPU ${s['gpu_usd_month']}/month: "
+              f"${s['savings_usd_month']} ({s['savings_percent']}%), from {s['basis']}")
+    for s in rep["gpu_standby"]["models"]:
+        print(f"    GPU standby: {s['model']}: {s['mode']} on {s['gpu_type']}, ${s['standby_usd_month']}/month against "
+              f"${s['neuron_usd_month']}/month of Neuron serving it protects ({s['standby_share_percent']}%)")
     print(f"    full report: {rep['published']['html']} (copy at {local.relative_to(ROOT)})")
+    step(f"the story of {fleet.name} ({fleet.phase}), SYNTHETIC figures: {rep['story'] or 'nothing to tell'}")
     step("done")
     return 0
 

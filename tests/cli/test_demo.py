@@ -35,15 +35,21 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
     # moto's warnings are counted in the result, never printed
     assert "Warning" not in out + result.stderr and "Moto CloudFormation support" not in out + result.stderr
     assert "Error on request" not in result.stderr
-    assert re.search(r"60 rows, 60 written, \d+ Cost Explorer requests \(\$0\.0\d\)", out)
+    assert re.search(r"90 rows, 90 written, \d+ Cost Explorer requests \(\$0\.0\d\)", out)
     # synthetic usage from config/dev.yaml's own types and endpoints, and said to be synthetic
     assert "synthetic: training: dev 1 x trn1.2xlarge, 24 h a day" in out
     assert "synthetic: endpoint chat-dev: 1 x ml.inf2.xlarge, 1M inferences a day" in out
     assert "migration report of nf-dev (SYNTHETIC usage:" in out
     for gpu in ("g6e", "p4d"):  # the old fixed scenario, which was not the dev fleet
         assert gpu not in out.split("feeding the cost monitors")[1]
-    assert re.search(r"per model: nfdevinference-chatdev-\w+: Neuron \$18\.20/M inferences", out)
-    assert "verdict: No GPU inference spend to move (monthly rate from 30 of 30 recorded days)" in out
+    # the model as the fleet file names it (the endpoint's neuronfleet:model tag), not the generated endpoint name
+    assert "per model: chat-dev: Neuron $18.20/M inferences" in out
+    # the evaluation phase: a synthetic GPU baseline (the GPU endpoint a team would move from), priced on Neuron
+    assert ("synthetic: GPU baseline: chat-dev as a team serves it on GPU today, 1 x ml.g5.xlarge around the clock"
+            in out)
+    assert "evaluation estimate: ml.g5.xlarge (inference) -> ml.inf2.xlarge: $724.20 -> $545.90 (assumed" in out
+    assert re.search(r"the story of nf-dev \(evaluation\), SYNTHETIC figures: Synthetic: the GPU work recorded "
+                     r"\(\$724\.20\) would cost \$545\.90 on Neuron, 24\.62% less", out)
     assert (ROOT / "cdk.out" / "demo-dev" / "migration-report.html").is_file()
 
 
@@ -64,3 +70,12 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
     assert "failover days: 1, $1320.96, 50000 inferences" in out
     assert "verdict: No GPU inference spend to move (monthly rate from 30 of 30 recorded days)" in out
     assert "evaluation estimate: p5.48xlarge (training) -> trn2.48xlarge" in out
+    # the production phase: the saving against GPU from the pilot judge's verdict (fixture answers, said so), and
+    # the hot standby set against the Neuron spend it protects
+    assert "pilot judge: nfprodinference-chat-" in out and "[synthetic: fixture answers]" in out
+    assert re.search(r"saving: chat: Neuron \$18693\.00/month against GPU \$[\d.]+/month: \$[\d.]+ \([\d.]+%\), "
+                     r"from the pilot judge's run demo-fixtures", out)
+    assert ("GPU standby: chat: hot on ml.p5.48xlarge, $39628.80/month against $18693.00/month of Neuron serving it "
+            "protects (67.95%)") in out
+    assert re.search(r"the story of nf-prod \(production\), SYNTHETIC figures: Synthetic: Neuron serves chat for "
+                     r"\$18693\.00 a month where GPU would cost", out)

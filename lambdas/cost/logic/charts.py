@@ -89,9 +89,11 @@ def spend_by_day(days: Sequence[str], by_family: Mapping[str, Sequence[Decimal]]
                          f'data-value="{v}"><title>{_t(day)}: {_t(f)} {_t(_money(v))}</title></rect>')
             base[i] += v
         body.append(f'<g data-series={quoteattr(f)} fill="{FAMILY_COLOURS.get(f, OTHER_COLOUR)}">{"".join(marks)}</g>')
-    for i in (0, len(days) // 2, len(days) - 1) if days else ():
+    for i in sorted({0, len(days) // 2, len(days) - 1}) if days else ():
         x = left + i * slot + slot / 2
-        body.append(f'<text x="{x:.1f}" y="{plot_top + plot_h + 16}" text-anchor="middle">{_t(days[i])}</text>')
+        anchor = "start" if i == 0 and len(days) > 1 else "end" if i == len(days) - 1 and i else "middle"
+        x = left if anchor == "start" else WIDTH - right if anchor == "end" else x
+        body.append(f'<text x="{x:.1f}" y="{plot_top + plot_h + 16}" text-anchor="{anchor}">{_t(days[i])}</text>')
     return _svg(plot_top + plot_h + 26, title, "".join(body), kind="spend-by-day")
 
 

@@ -195,11 +195,14 @@ def estimate_section(report: Mapping[str, Any]) -> str:
                      f"{_e(_money(est['neuron_estimate_usd']))} on Neuron: {_e(est['savings_percent'])}% less "
                      f"({_e(label)}figures).</p>")
         parts.append(_table(["GPU type", "workload", "Neuron type", "GPU hours", f"GPU {label}spend",
-                             "Neuron estimate", "throughput"],
+                             "Neuron estimate", "Neuron:GPU throughput", "break-even ratio"],
                             [(x["gpu_type"], x["workload"], x["neuron_type"], x["instance_hours"],
-                              _money(x["gpu_spend_usd"]), _money(x["neuron_estimate_usd"]), x["throughput"])
+                              _money(x["gpu_spend_usd"]), _money(x["neuron_estimate_usd"]),
+                              x.get("ratio") or x["throughput"], x.get("break_even_ratio") or "-")
                              for x in lines], left=(0, 1, 2, 6)))
-        parts.append(f"<p class=small>{_e(est.get('assumption', ''))}</p>")
+        parts.append(f"<p class=small>{_e(est.get('assumption', ''))}. Break-even ratio: the Neuron:GPU throughput "
+                     "(the work of one Neuron instance-hour over one GPU instance-hour) at which Neuron costs what GPU "
+                     "does; above it Neuron is cheaper.</p>")
     why = est.get("not_estimated_why") or {}
     if why:
         parts.append(_table(["not estimated", "amount", "why"],

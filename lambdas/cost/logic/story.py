@@ -99,7 +99,8 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
         ratio = judged_ratio(v) if v is not None and v.go else None
         if gpu is None and v is not None and ratio is not None and neuron > 0:
             gpu = neuron * ratio
-            basis = (f"the pilot judge's run {v.run_id}: GPU costs {show(ratio)}x Neuron per million {v.unit}"
+            basis = (f"the pilot judge's run {v.run_id}: GPU costs {show(ratio)}x Neuron per million {v.unit} "
+                     "(one request at a time, as the judge measures: batching may move it)"
                      + (" (synthetic: fixture answers)" if v.synthetic else ""))
         if gpu is None:
             continue
@@ -126,7 +127,7 @@ def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any]
                      f"would cost ${show(gpu)}: ${show(gpu - neuron)} a month saved"
                      + (f" ({show(pct.value)}%)" if pct.value is not None else ""))
     elif estimate.get("lines"):
-        parts.append(f"The GPU work recorded (${estimate['gpu_spend_usd']}) would cost ${estimate['neuron_estimate_usd']}"
+        parts.append(f"the GPU work recorded (${estimate['gpu_spend_usd']}) would cost ${estimate['neuron_estimate_usd']}"
                      f" on Neuron, {estimate['savings_percent']}% less (an estimate: "
                      + ("throughput measured by the pilot" if estimate["assumption"].startswith("throughput measured")
                         else "throughput assumed 1:1 until a pilot measures it") + ")")
@@ -140,4 +141,4 @@ def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any]
     if not parts:
         return ""
     text = "; ".join(parts)
-    return tag + text[0].upper() + text[1:] + "."
+    return (f"{tag}{text}" if tag else text[0].upper() + text[1:]) + "."
