@@ -26,7 +26,7 @@ PILOT = {**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", max
          "judge": PilotJudgeSettings(prompts="s3://team-prompts/sets/chat.jsonl"),
          "cutover": CutoverSettings(traffic="canary", step_percent=25, bake_s=900)}
 GPU_ONLY = {**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", max_instances=4),
-            "cutover": CutoverSettings(traffic="linear", serve_on="gpu")}
+            "cutover": CutoverSettings(traffic="linear", serve_on="gpu", pause_scaling=True)}
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +126,14 @@ def test_serving_on_gpu_keeps_the_variant_name_and_moves_linearly(synth: dict[st
     assert routing == {"Type": "LINEAR", "WaitIntervalInSeconds": 600,
                        "LinearStepSize": {"Type": "CAPACITY_PERCENT", "Value": 20}}
     assert synth["gpu-only"]["endpoint"].standby == "none"
+
+
+def test_pause_scaling_deregisters_the_serving_variant_for_the_instance_type_change(synth: dict[str, Any]) -> None:
+    """SageMaker fails an update changing an autoscaled variant's instance type (endpoint-scaling-update.html)."""
+    assert synth["gpu-only"]["template"].find_resources("AWS::ApplicationAutoScaling::ScalableTarget") == {}
+    assert synth["gpu-only"]["endpoint"].scalable_target is None
+    targets = synth["pilot"]["template"].find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+    assert len(targets) == 2  # the Neuron and the GPU variant, both scaled while nothing moves
 
 
 def test_a_shadow_gpu_variant_is_judged_with_a_note() -> None:

@@ -325,12 +325,20 @@ class NeuronEndpoint(Construct):
     def _scaling(self) -> None:
         """Target tracking on invocations per instance of each live variant, and the Neuron variant's schedules."""
         s = self.settings
-        self.scalable_target = self._track(NEURON_VARIANT, "Scaling", s.min_instances, s.max_instances,
-                                           s.target_invocations_per_instance)
-        for action in s.scheduled_scaling:
-            self.scalable_target.scale_on_schedule(
-                action.name, schedule=appscaling.Schedule.expression(action.schedule),
-                min_capacity=action.min_instances, max_capacity=action.max_instances)
+        # a cutover that changes the serving variant's instance type needs the variant deregistered from Application
+        # Auto Scaling for that update (CutoverSettings.pause_scaling): no scalable target, no schedules, meanwhile
+        self.scalable_target: appscaling.ScalableTarget | None = None
+        if s.cutover is not None and s.cutover.pause_scaling:
+            Annotations.of(self).add_info(
+                "cutover.pause_scaling: the serving variant is not autoscaled while it is set; deploy the serve_on "
+                "change, then set pause_scaling back to false (docs/judge.md, the cutover both ways)")
+        else:
+            self.scalable_target = scalable = self._track(NEURON_VARIANT, "Scaling", s.min_instances, s.max_instances,
+                                                          s.target_invocations_per_instance)
+            for action in s.scheduled_scaling:
+                scalable.scale_on_schedule(
+                    action.name, schedule=appscaling.Schedule.expression(action.schedule),
+                    min_capacity=action.min_instances, max_capacity=action.max_instances)
         gpu = s.live_gpu_variant
         # The GPU variant scales on its own traffic, between its own bounds: at weight 0 it sits at min_instances;
         # the failover raises its floor to carry the Neuron load before moving traffic (EndpointFailover).

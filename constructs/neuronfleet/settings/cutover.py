@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ..core.problems import Problem
 from ..facts.guardrails import guardrails
-from ._base import Int, Settings
+from ._base import Bool, Int, Settings
 
 _G = guardrails()
 Traffic = Literal["canary", "linear", "all_at_once", "rolling"]
@@ -51,6 +51,12 @@ class CutoverSettings(Settings):
     """MaximumExecutionTimeoutInSeconds (600-28800). Default: the waits plus the model's download and startup
     timeouts plus 10 minutes, within SageMaker's bounds."""
     serve_on: Literal["neuron", "gpu"] = "neuron"
+    pause_scaling: Bool = False
+    """Deregister the serving variant from Application Auto Scaling (no scalable target, no schedules). SageMaker fails
+    an update that changes the instance type of a variant that is a scalable target ("Update endpoints that use auto
+    scaling", https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html, read 2026-11-23), and a
+    ``serve_on`` change does: deploy ``pause_scaling: true`` first, then the ``serve_on`` change, then
+    ``pause_scaling: false`` (three deploys; CloudFormation removes a resource only after it updated the others)."""
 
     def _problems(self) -> Iterator[Problem]:
         p = self.step_percent
