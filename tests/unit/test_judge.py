@@ -368,3 +368,29 @@ def test_the_pilot_demo_judges_the_deployed_configuration_on_fixtures(aws: Any) 
     assert verdict.go and verdict.synthetic and verdict.prompts == 6
     assert 0.95 <= verdict.measures["token_agreement"] < 1.0  # the fixture's one near-tie token
     assert verdict.line().endswith("[synthetic: fixture answers]") and "\n" not in verdict.line()
+
+
+NEURON_SDK = Path("/work/.mirror/aws-neuron+aws-neuron-sdk/repo")
+"""A fetched copy of aws-neuron/aws-neuron-sdk (commit 81ce03ae261e), where present: the defaults are read again from
+the guides they cite. Without it (a clean clone) the values stay pinned as recorded."""
+
+
+def test_the_defaults_are_neurons_published_values() -> None:
+    from neuronfleet_contract import judge as contract
+
+    assert (contract.MIN_TOKEN_AGREEMENT, contract.MIN_EMBEDDING_COSINE) == (0.95, 0.999)
+    assert contract.LOGIT_TOLERANCES["divergence_difference"] == 0.001
+    assert contract.LOGIT_TOLERANCES["rtol"] == {"5": 0.01, "50": 0.02, "1000": 0.03, "all": 0.05}
+    if not NEURON_SDK.is_dir():
+        pytest.skip("no fetched copy of aws-neuron-sdk to read the guides from")
+    import subprocess
+
+    def show(path: str) -> str:
+        return subprocess.run(["git", "--git-dir", str(NEURON_SDK), "show", f"81ce03ae261e:{path}"], check=True,
+                              capture_output=True, text=True).stdout
+
+    guides = "tools/neuron-agentic-development/developer_guides/"
+    assert "greedy token match rate reaches 95% or higher" in show(guides + "neuron-framework-autoport.rst")
+    assert "Treat **> 0.999 as a pass**" in show(guides + "neuron-framework-equivalence.rst")
+    logits = show("libraries/nxd-inference/developer_guides/onboarding-models.rst")
+    assert "Divergence difference tolerance: ``0.001``" in logits and "Top k = None: ``0.05``" in logits
