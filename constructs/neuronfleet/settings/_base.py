@@ -44,7 +44,8 @@ class Settings(BaseModel):
     """Frozen, no unknown keys, finite numbers. Construct it like a dataclass (keyword arguments);
     a mistake raises :class:`InvalidSettings` listing every problem, never a half-built object."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_default=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_default=False,
+                              use_attribute_docstrings=True)  # the docstrings describe the published JSON Schema
     what: ClassVar[str] = ""
 
     def __init__(self, /, **data: Any) -> None:
