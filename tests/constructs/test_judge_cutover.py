@@ -25,6 +25,8 @@ LLAMA = {"instance_type": "ml.inf2.24xlarge", "container": "vllm-neuronx", "tens
 PILOT = {**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", max_instances=4),
          "judge": PilotJudgeSettings(prompts="s3://team-prompts/sets/chat.jsonl"),
          "cutover": CutoverSettings(traffic="canary", step_percent=25, bake_s=900)}
+SHADOW = {**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True),
+          "judge": PilotJudgeSettings(prompts="s3://team-prompts/p.jsonl", schedule=None)}
 GPU_ONLY = {**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", max_instances=4),
             "cutover": CutoverSettings(traffic="linear", serve_on="gpu", pause_scaling=True)}
 
@@ -33,7 +35,7 @@ GPU_ONLY = {**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", 
 def synth() -> dict[str, Any]:
     app = new_app()
     out: dict[str, Any] = {}
-    for name, props in (("pilot", PILOT), ("gpu-only", GPU_ONLY)):
+    for name, props in (("pilot", PILOT), ("gpu-only", GPU_ONLY), ("shadow", SHADOW)):
         stack = AzStack(app, f"J-{name}", env=ENV)
         net = network(stack)
         topic = sns.Topic(stack, "Alerts", enforce_ssl=True, master_key=cdk.aws_kms.Key(
@@ -136,15 +138,10 @@ def test_pause_scaling_deregisters_the_serving_variant_for_the_instance_type_cha
     assert len(targets) == 2  # the Neuron and the GPU variant, both scaled while nothing moves
 
 
-def test_a_shadow_gpu_variant_is_judged_with_a_note() -> None:
-    app = new_app()
-    stack = AzStack(app, "J-shadow", env=ENV)
-    net = network(stack)
-    endpoint = NeuronEndpoint(stack, "Endpoint", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=EndpointSettings(
-        **{**LLAMA, "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True),
-           "judge": PilotJudgeSettings(prompts="s3://team-prompts/p.jsonl", schedule=None)}))
-    PilotJudge(stack, "Judge", endpoint=endpoint)
-    Annotations.from_stack(stack).has_info("/J-shadow/Judge", Match.string_like_regexp("shadow variant"))
+def test_a_shadow_gpu_variant_is_judged_with_a_note(synth: dict[str, Any]) -> None:
+    Annotations.from_stack(synth["shadow"]["stack"]).has_info("/J-shadow/Judge",
+                                                               Match.string_like_regexp("shadow variant"))
+    assert synth["shadow"]["template"].find_resources("AWS::Events::Rule") == {}  # schedule: None
 
 
 @pytest.mark.parametrize(("props", "field", "allowed"), [
