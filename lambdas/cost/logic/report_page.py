@@ -31,7 +31,8 @@ color:#222;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
 .sub{color:#555;margin-top:0}.synthetic{background:#fff4cc;border:1px solid #e0b000;padding:8px 12px;margin:12px 0}
 .headline{font-size:1.1em;background:#eef5fb;border-left:4px solid #0072B2;padding:8px 12px}
-table{border-collapse:collapse;margin:8px 0}td,th{border-bottom:1px solid #e4e4e4;padding:4px 10px;text-align:right;
+.t{overflow-x:auto}table{border-collapse:collapse;margin:8px 0;font-size:.94em}
+td,th{border-bottom:1px solid #e4e4e4;padding:4px 8px;text-align:right;
 vertical-align:top}th{background:#f6f6f6}td:first-child,th:first-child{text-align:left}td.l,th.l{text-align:left}
 .go{color:#00744f;font-weight:600}.nogo{color:#b00020;font-weight:600}.muted{color:#666}.small{font-size:.9em}
 svg{max-width:100%;height:auto;display:block;margin:8px 0}
@@ -62,7 +63,7 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[object]], *, left: Seque
     th = "".join(f'<th{" class=l" if i in left else ""}>{_e(h)}</th>' for i, h in enumerate(head))
     body = "".join("<tr>" + "".join(f'<td{" class=l" if i in left else ""}>{_e(c)}</td>' for i, c in enumerate(r))
                    + "</tr>" for r in rows)
-    return f"<table><tr>{th}</tr>{body}</table>"
+    return f"<div class=t><table><tr>{th}</tr>{body}</table></div>"
 
 
 def _section(title: str, body: str) -> str:
@@ -119,6 +120,8 @@ def _gpu_figure(m: Mapping[str, Any], unit: str, verdict: Mapping[str, Any] | No
         what = (f"Neuron's figure x {ratio:.2f}, GPU over Neuron in the pilot judge's run {verdict.get('run_id', '')}"
                 + (" (synthetic: fixture answers)" if verdict.get("synthetic") else ""))
         return (neuron * ratio).quantize(Decimal("0.0001")), what
+    if verdict is not None and verdict.get("unit") != unit:
+        return None, f"judged per million {verdict.get('unit')} only"
     return None, "not judged yet"
 
 
