@@ -1,7 +1,6 @@
 """NeuronEksCluster on its template: the cluster, its node groups per capacity kind with every EFA interface, the
 charts with their versions and values, labels, taints and tolerations, access entries and pod identities; and what
-the construct API refuses. One synth for the module (a Capacity Block UltraServer group on DRA, an ODCR group, an
-On-Demand Inferentia group)."""
+the construct API refuses. The templates are config/eks.yaml's (the session's one synth of that fleet)."""
 
 from __future__ import annotations
 
@@ -12,36 +11,22 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from neuronfleet import CATALOG, InvalidSettings, tag_fleet
+from neuronfleet import CATALOG, InvalidSettings
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.eks.labels import NEURON_TAINT_KEY
 from neuronfleet.eks.pins import CHARTS, DEFAULT_CHART_VERSIONS, EFA_CHART, FSX_CSI_CHART, NEURON_CHART
-from neuronfleet.settings import Capacity
-from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
-from tests.conftest import ENV, AzStack, network, new_app, properties
+from tests.conftest import ENV, AzStack, network, properties
 
-BLOCKS = "arn:aws:resource-groups:us-east-2:111111111111:group/ultra-blocks"
-ADMIN = "arn:aws:iam::111111111111:role/PlatformAdmin"
-
-SETTINGS = NeuronEksClusterSettings(admin_role_arns=[ADMIN], node_groups=[
-    NeuronNodegroupSettings(name="ultra", instance_type="trn2u.48xlarge", count=8, dra=True, device_plugin=False,
-                            capacity=Capacity.capacity_block(resource_group_arn=BLOCKS, availability_zone="us-east-2b")),
-    NeuronNodegroupSettings(name="train", instance_type="trn1.32xlarge", count=2,
-                            capacity=Capacity.odcr(reservation_id="cr-0123456789abcdef0",
-                                                   availability_zone="us-east-2a")),
-    NeuronNodegroupSettings(name="serve", instance_type="inf2.xlarge", count=1),
-])
+BLOCKS = "arn:aws:resource-groups:us-east-2:444444444444:group/nf-eks-trn2u-blocks"
+ADMIN = "arn:aws:iam::444444444444:role/PlatformAdmin"
 
 
 @pytest.fixture(scope="module")
-def built() -> tuple[NeuronEksCluster, Template]:
-    app = new_app()
-    stack = AzStack(app, "Eks", env=ENV)
-    net = network(stack)
-    cluster = NeuronEksCluster(stack, "Eks", vpc=net.vpc, vpc_subnets=net.compute_subnets, settings=SETTINGS)
-    tag_fleet(stack, fleet="t", phase="pilot")
-    template = app.synth().get_stack_by_name("Eks").template
-    return cluster, Template.from_json(template)
+def built(synth_fleet) -> tuple[NeuronEksCluster, Template]:
+    """config/eks.yaml's EKS stack: a Capacity Block group (pretrain), an UltraServer Capacity Block group on DRA
+    (ultra), an ODCR group (tune), an On-Demand Inferentia group (serve); the session's one synth of that fleet."""
+    fleet = synth_fleet("eks")
+    return fleet.stacks["train-pretrain"].cluster, fleet.template("train-pretrain")
 
 
 def _nodegroup(template: Template, group: str) -> dict[str, Any]:
@@ -62,9 +47,9 @@ def test_cluster_private_with_the_pinned_version_and_every_log(built) -> None:
         "ResourcesVpcConfig": Match.object_like({"EndpointPrivateAccess": True, "EndpointPublicAccess": False}),
         "Logging": {"ClusterLogging": {"EnabledTypes": [{"Type": t} for t in (
             "api", "audit", "authenticator", "controllerManager", "scheduler")]}}})
-    # the kubectl provider runs with the pinned layer (the only layer besides the AWS CLI's)
-    layers = properties(template, "AWS::Lambda::LayerVersion")
-    assert any("kubectl" in p.get("Description", "").lower() for p in layers.values()), layers
+    # the kubectl provider runs with the pinned layer, whose kubectl serves the cluster's minor version
+    layers = sorted(p.get("Description", "") for p in properties(template, "AWS::Lambda::LayerVersion").values())
+    assert layers == ["/opt/awscli/aws", "/opt/kubectl/kubectl 1.36.3; /opt/helm/helm 4.2.3"]
 
 
 def test_admin_access_entry_and_pod_identity(built) -> None:
@@ -83,17 +68,18 @@ def test_admin_access_entry_and_pod_identity(built) -> None:
 
 def test_node_groups_per_capacity_kind(built) -> None:
     _, template = built
-    ultra, train, serve = (_nodegroup(template, g) for g in ("ultra", "train", "serve"))
-    assert (ultra["CapacityType"], train["CapacityType"], serve["CapacityType"]) == (
-        "CAPACITY_BLOCK", "ON_DEMAND", "ON_DEMAND")
-    for ng in (ultra, train, serve):
+    pretrain, ultra, train, serve = (_nodegroup(template, g) for g in ("pretrain", "ultra", "tune", "serve"))
+    assert (pretrain["CapacityType"], ultra["CapacityType"], train["CapacityType"], serve["CapacityType"]) == (
+        "CAPACITY_BLOCK", "CAPACITY_BLOCK", "ON_DEMAND", "ON_DEMAND")
+    for ng in (pretrain, ultra, train, serve):
         assert ng["AmiType"] == "AL2023_x86_64_NEURON"
         assert "InstanceTypes" not in ng and "DiskSize" not in ng  # in the launch template (botocore's rule)
         assert ng["Taints"] == [{"Effect": "NO_SCHEDULE", "Key": NEURON_TAINT_KEY, "Value": "true"}]
     # a Capacity Block starts at 0 (EKS: before the block is active, and when upgrading); reserved capacity in one AZ
-    assert ultra["ScalingConfig"] == {"MinSize": 0, "MaxSize": 8, "DesiredSize": 0}
+    assert ultra["ScalingConfig"] == {"MinSize": 0, "MaxSize": 4, "DesiredSize": 0}
     assert train["ScalingConfig"] == {"MinSize": 0, "MaxSize": 2, "DesiredSize": 2}
-    assert len(ultra["Subnets"]) == len(train["Subnets"]) == 1 and ultra["Subnets"] != train["Subnets"]
+    assert len(pretrain["Subnets"]) == len(ultra["Subnets"]) == len(train["Subnets"]) == 1
+    assert pretrain["Subnets"] == ultra["Subnets"] != train["Subnets"]  # us-east-2a, us-east-2a, us-east-2b
     assert len(serve["Subnets"]) == 2
     assert ultra["Labels"] == {"neuronfleet/node-group": "ultra", "neuronfleet/capacity": "capacity-block",
                                "neuronfleet/neuron-devices": "dra", "neuronfleet/ultraserver-size": "4"}
@@ -104,15 +90,15 @@ def test_node_groups_per_capacity_kind(built) -> None:
         "CapacityReservationTarget": {"CapacityReservationResourceGroupArn": BLOCKS}}
     assert "InstanceMarketOptions" not in train_lt
     assert train_lt["CapacityReservationSpecification"] == {
-        "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"}}
+        "CapacityReservationTarget": {"CapacityReservationId": "cr-0a1b2c3d4e5f60721"}}
     for lt in (ultra_lt, train_lt, serve_lt):
         assert lt["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
         assert "ImageId" not in lt and "IamInstanceProfile" not in lt  # EKS refuses a profile; the AMI type picks
         assert all("SubnetId" not in ni for ni in lt["NetworkInterfaces"])
 
 
-@pytest.mark.parametrize(("group", "instance_type"), [("ultra", "trn2u.48xlarge"), ("train", "trn1.32xlarge"),
-                                                      ("serve", "inf2.xlarge")])
+@pytest.mark.parametrize(("group", "instance_type"), [("pretrain", "trn2.48xlarge"), ("ultra", "trn2u.48xlarge"),
+                                                      ("tune", "trn1.32xlarge"), ("serve", "inf2.xlarge")])
 def test_every_efa_interface_in_the_catalogs_layout(built, group: str, instance_type: str) -> None:
     _, template = built
     lt = _launch_template(template, _nodegroup(template, group))
@@ -164,7 +150,8 @@ def test_utilisation_publisher_per_node_group(built) -> None:
                  if isinstance(p["Manifest"], str)]  # (the service account's names its role: a Fn::Join)
     daemonsets = [o for m in manifests for o in m if o["kind"] == "DaemonSet"]
     assert sorted(d["metadata"]["name"] for d in daemonsets) == [
-        "neuronfleet-utilisation-serve", "neuronfleet-utilisation-train", "neuronfleet-utilisation-ultra"]
+        "neuronfleet-utilisation-pretrain", "neuronfleet-utilisation-serve", "neuronfleet-utilisation-tune",
+        "neuronfleet-utilisation-ultra"]
     ultra = next(d for d in daemonsets if d["metadata"]["name"].endswith("ultra"))["spec"]["template"]["spec"]
     assert ultra["hostNetwork"] is True and ultra["nodeSelector"] == {"neuronfleet/node-group": "ultra"}
     assert ultra["containers"][0]["command"][2].endswith("--cores 64")  # trn2u at LNC=2: 64 logical cores
@@ -180,7 +167,7 @@ def test_capacity_and_family_tags_reach_the_instances(built) -> None:
     tags = {t["Key"]: t["Value"] for spec in lt["TagSpecifications"] if spec["ResourceType"] == "instance"
             for t in spec["Tags"]}
     assert tags["neuronfleet:capacity"] == "capacity-block" and tags["neuronfleet:accelerator-family"] == "trainium"
-    assert tags["neuronfleet:fleet"] == "t"
+    assert tags["neuronfleet:fleet"] == "nf-eks"
 
 
 # ------------------------------------------------------------------------------------------ the construct API

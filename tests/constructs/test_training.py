@@ -719,7 +719,7 @@ def test_every_compute_environment_of_a_fleet_names_its_own_self_referencing_efa
                 "IpProtocol": "-1", "GroupId": group, "SourceSecurityGroupId": group})
             t.has_resource_properties("AWS::EC2::SecurityGroupEgress", {
                 "IpProtocol": "-1", "GroupId": group, "DestinationSecurityGroupId": group})
-    clusters = len(fleet.fleet.training_clusters)
+    clusters = sum(c.scheduler == "batch" for c in fleet.fleet.training_clusters)  # (EKS clusters use no Batch)
     assert seen == clusters + (1 if fleet.fleet.fallback.enabled else 0)
 
 

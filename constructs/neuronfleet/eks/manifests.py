@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -259,9 +260,10 @@ def inference_deployment(group: NeuronNodegroupSettings, *, name: str = "serve",
 
 
 def examples(settings: NeuronEksClusterSettings, *, inference_image: str) -> dict[str, list[Manifest]]:
-    """File name -> the objects in it: the node scripts, a training Job on the first Trainium node group, and an
-    inference Deployment on the first Inferentia node group (else the first node group)."""
-    trn = next((g for g in settings.node_groups if g.instance_type.startswith("trn")), settings.node_groups[0])
+    """File name -> the objects in it: the node scripts, a training Job on the first UltraServer node group (else the
+    first Trainium one), and an inference Deployment on the first Inferentia node group (else the first one)."""
+    trn = next((g for g in settings.node_groups if g.spec.ultraserver_size > 1),
+               next((g for g in settings.node_groups if g.instance_type.startswith("trn")), settings.node_groups[0]))
     inf = next((g for g in settings.node_groups if g.instance_type.startswith("inf")), settings.node_groups[0])
     return {"node-scripts.yaml": [node_scripts()], "training-job.yaml": training_job(trn),
             "inference.yaml": [inference_deployment(inf, image=inference_image, neuron_cores=2,
@@ -277,6 +279,7 @@ def write_examples(settings: NeuronEksClusterSettings, directory: str | Path, *,
     written = []
     for file, objects in examples(settings, inference_image=inference_image).items():
         path = out / file
-        path.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+        plain = [json.loads(json.dumps(o)) for o in objects]  # no shared dicts: no YAML anchors in the files
+        path.write_text(yaml.safe_dump_all(plain, sort_keys=False))
         written.append(path)
     return written

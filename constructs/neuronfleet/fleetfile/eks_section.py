@@ -47,7 +47,8 @@ def cluster_settings(entry: TrainiumClusterSettings, name: str, section: EksSect
     API's: :func:`entry_problems` moves them to the fleet file's)."""
     main: dict[str, Any] = {
         "name": name, "instance_type": entry.instance_type, "count": entry.count, "capacity": entry.capacity,
-        "root_volume_gib": entry.root_volume_gib, "dra": section.dra, "device_plugin": not section.dra,
+        "root_volume_gib": entry.root_volume_gib, "allow_unlisted_region": entry.allow_unlisted_region,
+        "dra": section.dra, "device_plugin": not section.dra,
         "availability_zones": section.availability_zones or (
             (training_az,) if training_az and not entry.capacity.availability_zone else ()),
     }

@@ -207,7 +207,7 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
             f"export is created in {export_region} in a stack of its own ({fleet.stack_name(CUR_EXPORT_PART)}), "
             "which names the cost stack's bucket by a name CDK derives from the account"))
     parts = ("network", "alerts", "inference", "fallback", "cost", *fleet.inference_partitions(),
-             *((CUR_EXPORT_PART,) if export_region else ()))
+             *((CUR_EXPORT_PART,) if export_region else ()), *(("capacity",) if fleet.capacity_policy else ()))
     for part in parts:
         yield from _stack_name(fleet, "name", fleet.name, part)
 

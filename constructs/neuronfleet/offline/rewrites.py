@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-_REMOVED = "moto-removed"
+REMOVED = "moto-removed"
+_REMOVED = REMOVED
 
 
 def remove_uncreatable(template: dict[str, Any]) -> list[str]:
@@ -16,6 +17,11 @@ def remove_uncreatable(template: dict[str, Any]) -> list[str]:
         if res["Type"] == "AWS::Batch::JobDefinition" and res.get("Properties", {}).get("Type") == "multinode":
             template["Resources"][logical] = {"Type": _REMOVED}
             removed.append("AWS::Batch::JobDefinition (multinode: moto's CloudFormation registers container jobs only)")
+        elif res["Type"].startswith("Custom::") or res["Type"] == "AWS::CloudFormation::CustomResource":
+            # moto's CloudFormation runs a custom resource's Lambda function (in Docker) and waits for its answer:
+            # without Docker the stack would stay CREATE_IN_PROGRESS (e.g. aws-cdk-lib's EKS kubectl resources)
+            template["Resources"][logical] = {"Type": _REMOVED}
+            removed.append(f"{res['Type']} (a custom resource: moto runs its Lambda function only in Docker)")
     return sorted(set(removed))
 
 
@@ -44,6 +50,13 @@ def replace_getatt_on_skipped(template: dict[str, Any], supported: frozenset[str
     for logical, res in resources.items():
         if logical not in skipped:
             resources[logical] = walk(res)
+        depends = res.get("DependsOn")
+        if depends is not None and removed:
+            kept = [d for d in ([depends] if isinstance(depends, str) else depends) if d not in removed]
+            if kept:
+                resources[logical]["DependsOn"] = kept
+            else:
+                resources[logical].pop("DependsOn")
     template["Outputs"] = walk(template.get("Outputs", {}))
     for logical in removed:
         del resources[logical]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronfleet.offline.moto_patches import SAGEMAKER_NAME_PROPERTIES, moto_supported_types
-from neuronfleet.offline.rewrites import moto_compat, remove_uncreatable, replace_getatt_on_skipped
+from neuronfleet.offline.rewrites import REMOVED, moto_compat, remove_uncreatable, replace_getatt_on_skipped
 
 Client = Callable[[str, str], Any]
 """(service, region) -> a boto3 client that reaches the moto the stack is deployed into."""
@@ -40,8 +40,9 @@ def prepare_template(template: dict[str, Any], *, region: str, note: Note, clien
     """Rewrite ``template`` in place for moto and create what it reads that moto lacks; each stand-in is noted."""
     stand_in_ssm_parameters(template, region, note, client)
     supported = moto_supported_types()
-    skipped = sorted({r["Type"] for r in template.get("Resources", {}).values() if r["Type"] not in supported})
-    skipped += remove_uncreatable(template)
+    removed = remove_uncreatable(template)  # (custom resources are reported there, with the reason)
+    skipped = sorted({r["Type"] for r in template.get("Resources", {}).values()
+                      if r["Type"] not in supported and r["Type"] != REMOVED}) + removed
     placeholders = replace_getatt_on_skipped(template, supported)
     moto_compat(template, region, note, client)
     report_sagemaker_names(template, note)

@@ -89,6 +89,8 @@ class NeuronNodegroupSettings(Settings):
     availability_zones: tuple[str, ...] = ()
     """The AZs the node group launches in (default: the reservation's, else every AZ of the subnets given)."""
     root_volume_gib: Int = Field(default=512, ge=100, le=16384)
+    allow_unlisted_region: Bool = False
+    """Allow a Capacity-Block-only type in a region AWS's offerings data does not list for it (as the Batch path)."""
     device_plugin: Bool = True
     """Neuron's device plugin manages this group's devices (``aws.amazon.com/neuron``, ``.../neuroncore``)."""
     dra: Bool = False
@@ -208,7 +210,7 @@ class NeuronEksClusterSettings(Settings):
         for i, g in enumerate(self.node_groups):
             at = f"node_groups[{i}]"
             yield from (p.under(at) for p in offered_in(region, g.instance_type, "instance_type",
-                                                         allow_unlisted=g.spec.capacity_block_only))
+                                                         allow_unlisted=g.allow_unlisted_region))
             yield from (p.under(f"{at}.capacity") for p in g.capacity.region_problems(region))
             for j, az in enumerate(g.availability_zones):
                 try:

@@ -1,0 +1,149 @@
+"""Every Kubernetes object the kit writes for EKS, validated offline against the Kubernetes schemas of the pinned
+version (kubernetes-validate, strict: no unknown field), next to the publishers' own examples (tests/data/eks); and
+what the objects say: whole UltraServers' Neuron and EFA devices, launch.py's rank inputs, the Neuron toleration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from neuronfleet import CATALOG
+from neuronfleet.eks import manifests
+from neuronfleet.eks.labels import EFA_RESOURCE, NEURON_RESOURCE, NEURON_TAINT_KEY
+from neuronfleet.eks.pins import DEFAULT_KUBERNETES_VERSION
+from neuronfleet.node import launch
+from neuronfleet.settings import Capacity
+from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "eks"
+BLOCKS = "arn:aws:resource-groups:us-east-2:111111111111:group/ultra"
+ULTRA = NeuronNodegroupSettings(name="ultra", instance_type="trn2u.48xlarge", count=8,
+                                capacity=Capacity.capacity_block(resource_group_arn=BLOCKS))
+TRN1 = NeuronNodegroupSettings(name="trn1", instance_type="trn1.32xlarge", count=2)
+INF2 = NeuronNodegroupSettings(name="serve", instance_type="inf2.xlarge", count=1)
+SETTINGS = NeuronEksClusterSettings(node_groups=[ULTRA, TRN1, INF2])
+
+
+def valid(obj: dict) -> None:
+    kubernetes_validate.validate(obj, DEFAULT_KUBERNETES_VERSION, strict=True)
+
+
+def everything() -> list[dict]:
+    return [
+        *manifests.utilisation_publisher(SETTINGS.node_groups, namespace_metrics="NeuronFleet", region="us-east-2"),
+        *manifests.fsx_volume(file_system_id="fs-0123456789abcdef0", dns_name="fs-0123456789abcdef0.fsx.us-east-2"
+                              ".amazonaws.com", mount_name="abcdefgh"),
+        *(o for objects in manifests.examples(SETTINGS, inference_image="public.ecr.aws/example/serve:1").values()
+          for o in objects),
+        *manifests.training_job(TRN1),
+    ]
+
+
+@pytest.mark.parametrize("obj", everything(), ids=lambda o: f"{o['kind']}/{o['metadata']['name']}")
+def test_validates_against_the_kubernetes_schema(obj: dict) -> None:
+    valid(obj)
+
+
+def test_the_validator_is_live_and_offline() -> None:
+    job = manifests.training_job(ULTRA)[1]
+    job["spec"]["template"]["spec"]["containers"][0]["resourcez"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        valid(job)
+    del job["spec"]["template"]["spec"]["containers"][0]["resourcez"]
+    job["spec"]["completions"] = "eight"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        valid(job)
+
+
+@pytest.mark.parametrize("name", ["fsx-static-pv.yaml", "fsx-static-claim.yaml"])
+def test_the_publishers_own_examples_validate_too(name: str) -> None:
+    valid(yaml.safe_load((DATA / name).read_text()))
+
+
+def test_fsx_volume_has_the_publishers_shape() -> None:
+    ours = manifests.fsx_volume(file_system_id="fs-1", dns_name="d", mount_name="m")
+    theirs = [yaml.safe_load((DATA / n).read_text()) for n in ("fsx-static-pv.yaml", "fsx-static-claim.yaml")]
+    assert ours[0]["spec"]["csi"].keys() == theirs[0]["spec"]["csi"].keys()
+    assert ours[0]["spec"]["csi"]["driver"] == theirs[0]["spec"]["csi"]["driver"] == manifests.FSX_CSI_DRIVER
+    assert ours[0]["spec"]["csi"]["volumeAttributes"].keys() == theirs[0]["spec"]["csi"]["volumeAttributes"].keys()
+    assert ours[1]["spec"]["volumeName"] == ours[0]["metadata"]["name"]
+    assert ours[1]["spec"]["storageClassName"] == theirs[1]["spec"]["storageClassName"] == ""
+
+
+def test_training_job_takes_whole_ultraservers_with_every_device() -> None:
+    service, job = manifests.training_job(ULTRA)
+    spec = CATALOG.get("trn2u.48xlarge")
+    assert job["spec"]["completions"] == job["spec"]["parallelism"] == 8
+    assert job["spec"]["completionMode"] == "Indexed"
+    pod = job["spec"]["template"]["spec"]
+    limits = pod["containers"][0]["resources"]["limits"]
+    assert limits == {NEURON_RESOURCE: str(spec.accelerators), EFA_RESOURCE: str(spec.efa_interfaces)} == {
+        NEURON_RESOURCE: "16", EFA_RESOURCE: "16"}
+    assert pod["tolerations"] == [{"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["nodeSelector"]["neuronfleet/node-group"] == "ultra"
+    # one pod per node, packed into UltraServers by Neuron's device plugin label
+    assert pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == \
+        "kubernetes.io/hostname"
+    term = pod["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+    assert term["topologyKey"] == "neuron.amazonaws.com/ultraserver-server-id-4"
+    assert service["spec"]["clusterIP"] == "None" and pod["subdomain"] == service["metadata"]["name"]
+    with pytest.raises(ValueError, match="nodes: got 6; allowed: a multiple of 4"):
+        manifests.training_job(ULTRA, nodes=6)
+
+
+def test_training_job_feeds_launch_py_its_rank_inputs(tmp_path) -> None:
+    """The environment the Job gives each pod is the one launch.py orders ranks with on Batch: resolve it as the
+    kubelet would for pod 5 of 8 and let launch.plan order eight UltraServer nodes (two UltraServers)."""
+    _, job = manifests.training_job(ULTRA)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:2] == ["python3", f"{manifests.HOST_DIR}/launch.py"]
+    env = {}
+    for var in container["env"]:
+        if "value" in var:
+            env[var["name"]] = var["value"]
+        else:
+            path = var["valueFrom"]["fieldRef"]["fieldPath"]
+            env[var["name"]] = {"metadata.annotations['batch.kubernetes.io/job-completion-index']": "5",
+                                "metadata.labels['batch.kubernetes.io/controller-uid']": "uid-1",
+                                "status.podIP": "10.0.0.15"}[path]
+    assert env["NEURONFLEET_ULTRASERVER_SIZE"] == "4" and env["NEURONFLEET_NPROC_PER_NODE"] == "64"
+    records = [launch.NodeRecord(index=i, address=f"10.0.0.{10 + i}", server_id=f"{'ab'[i % 2]}" * 16,
+                                 node_id=i // 2, modes=(1,)) for i in range(8)]
+    cmd, extra = launch.plan(env, tmp_path, "10.0.0.15", ["train.py"], gather=lambda *a: records)
+    assert "--nnodes=8" in cmd and "--nproc-per-node=64" in cmd
+    # pod 5 is server b, node id 2 -> rank 6 (server a's four first, then b's by node id)
+    assert "--node-rank=6" in cmd and extra["NEURON_RT_ULTRASERVER_NODE_ID"] == "2"
+
+
+def test_inference_deployment_uses_the_scheduler_extension_for_part_of_a_node() -> None:
+    cores = manifests.inference_deployment(INF2, image="i", neuron_cores=2)
+    whole = manifests.inference_deployment(INF2, image="i")
+    assert cores["spec"]["template"]["spec"]["schedulerName"] == manifests.NEURON_SCHEDULER
+    assert "schedulerName" not in whole["spec"]["template"]["spec"]
+    assert whole["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {NEURON_RESOURCE: "1"}
+
+
+def test_write_examples(tmp_path) -> None:
+    paths = manifests.write_examples(SETTINGS, tmp_path, inference_image="public.ecr.aws/example/serve:1")
+    assert sorted(p.name for p in paths) == ["inference.yaml", "node-scripts.yaml", "training-job.yaml"]
+    for path in paths:
+        for obj in yaml.safe_load_all(path.read_text()):
+            valid(obj)
+    scripts = yaml.safe_load((tmp_path / "node-scripts.yaml").read_text())
+    assert scripts["data"]["launch.py"] == (Path(launch.__file__)).read_text()
+
+
+def test_utilisation_config_unpacks_to_the_script() -> None:
+    import base64
+    import gzip
+
+    config = manifests.utilisation_publisher([TRN1], namespace_metrics="N", region="us-east-2")[0]
+    script = gzip.decompress(base64.b64decode(config["data"]["utilisation.py.gz.b64"])).decode()
+    from neuronfleet.node import script_text
+
+    assert script == script_text("utilisation.py")
+    assert json.dumps(config).count("utilisation") >= 2
