@@ -11,11 +11,13 @@ from decimal import Decimal
 from html.parser import HTMLParser
 
 from neuronfleet.lambdas.cost.logic import charts
+from neuronfleet.lambdas.cost.logic.discovery import model_tags
 from neuronfleet.lambdas.cost.logic.economics import EndpointModel
 from neuronfleet.lambdas.cost.logic.report_page import render_html
 from neuronfleet.lambdas.cost.logic.rows import CostRow, family_of
 from neuronfleet.lambdas.cost.report import build
 from neuronfleet_contract.judge import Failing, VariantFigures, Verdict
+from neuronfleet_contract.tags import MODEL_TAG
 
 SVG = "{http://www.w3.org/2000/svg}"
 START = date(2026, 10, 24)
@@ -193,3 +195,19 @@ def test_a_synthetic_report_says_so_on_the_page_and_in_each_spend_chart_and_tabl
 def test_axis_tops_are_round_numbers() -> None:
     assert [charts.nice_ceiling(Decimal(v)) for v in ("0", "0.003", "7", "1999", "2400", "2600", "60001")] == [
         Decimal(1), Decimal("0.005"), Decimal(10), Decimal(2000), Decimal("2500"), Decimal(5000), Decimal(100000)]
+
+
+def test_the_model_name_is_read_from_the_endpoints_tag_and_only_for_the_fleet() -> None:
+    arn = "arn:aws:sagemaker:us-east-2:333333333333:endpoint/{}"
+    mappings = [
+        {"ResourceARN": arn.format("nfprodinference-chat-04507f82"),
+         "Tags": [{"Key": "neuronfleet:fleet", "Value": "nf-prod"}, {"Key": MODEL_TAG, "Value": "chat"}]},
+        {"ResourceARN": arn.format("nfprodinference-embed-1a2b3c4d"),  # untagged: the report keeps the endpoint name
+         "Tags": [{"Key": "neuronfleet:fleet", "Value": "nf-prod"}]},
+        {"ResourceARN": arn.format("other-chat"),  # another fleet's
+         "Tags": [{"Key": "neuronfleet:fleet", "Value": "nf-dev"}, {"Key": MODEL_TAG, "Value": "chat"}]},
+        {"ResourceARN": "arn:aws:s3:::not-an-endpoint",
+         "Tags": [{"Key": "neuronfleet:fleet", "Value": "nf-prod"}, {"Key": MODEL_TAG, "Value": "x"}]},
+    ]
+    assert model_tags(mappings, "nf-prod") == {"nfprodinference-chat-04507f82": "chat"}
+    assert EMBED.name == "embed" and EndpointModel(endpoint="e", neuron_types=("ml.inf2.xlarge",)).name == "e"
