@@ -4,6 +4,7 @@ model Neuron against GPU with the judge's verdict, the GPU standby's share, the 
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import date, timedelta
@@ -211,3 +212,11 @@ def test_the_model_name_is_read_from_the_endpoints_tag_and_only_for_the_fleet() 
     ]
     assert model_tags(mappings, "nf-prod") == {"nfprodinference-chat-04507f82": "chat"}
     assert EMBED.name == "embed" and EndpointModel(endpoint="e", neuron_types=("ml.inf2.xlarge",)).name == "e"
+
+
+def test_the_page_renders_the_same_from_the_stored_json() -> None:
+    """`neuronfleet report` re-renders a stored report.json: the page depends on nothing but the JSON form."""
+    report = prod_report(verdicts=[judged()], synthetic="generated")
+    report.pop("_unit_costs")  # publish() sends these to CloudWatch and stores the rest
+    stored = json.loads(json.dumps(report))
+    assert render_html(stored) == render_html(report)
