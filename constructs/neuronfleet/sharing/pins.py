@@ -1,0 +1,96 @@
+"""What the shared pool relies on, with its sources: Kueue's release and API, EventBridge Scheduler's expressions,
+Kubernetes' termination semantics. No aws-cdk-lib import. tests/unit/test_sharing_facts.py pins each one against
+the publisher's own files (tests/data/kueue, botocore 1.44.5's scheduler model, kubernetes-validate's schemas).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+READ = date(2026, 11, 23)
+
+KUEUE_VERSION = "0.19.2"
+KUEUE_COMMIT = "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb"
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_MANIFESTS = f"https://github.com/kubernetes-sigs/kueue/releases/download/v{KUEUE_VERSION}/manifests.yaml"
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+KUEUE_SOURCE = (
+    f"kubernetes-sigs/kueue tag v{KUEUE_VERSION} @ {KUEUE_COMMIT} (2026-08-20, the newest release tag stored; "
+    "v0.20.0-devel is not a release): charts/kueue/Chart.yaml (version 0.19.2, appVersion v0.19.2); charts/kueue/"
+    "README.md: 'helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version=\"0.19.2\" --create-namespace "
+    "--namespace=kueue-system'; README.md: 'kubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/"
+    "releases/download/v0.19.2/manifests.yaml'; the CRDs serve v1beta1 (deprecated: 'Use v1beta2 instead') and "
+    "v1beta2 (storage)")
+"""Kueue, pinned. The kit writes v1beta2 objects only."""
+
+KUEUE_INTEGRATIONS = ("batch/job", "pod", "deployment")
+"""The integrations the pool's workloads use, all enabled in the chart's default ``integrations.frameworks`` at
+0.19.2 (charts/kueue/values.yaml); site/content/en/docs/tasks/run/deployment.md: 'The `deployment` integration is
+enabled by default', each Deployment pod is 'a single independent Plain Pod' workload, and 'A Kueue managed Pod
+cannot be created in `kube-system` or `kueue-system` namespaces'; 'In case of preemption, the Pod will be terminated
+and deleted' (tasks/run/plain_pods.md)."""
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+"""site/content/en/docs/concepts/workload_priority_class.md @ v0.19.2: 'You can specify the WorkloadPriorityClass by
+setting the label kueue.x-k8s.io/priority-class'; tasks/run/jobs.md: the Job sets 'the kueue.x-k8s.io/queue-name
+label selecting the LocalQueue'; Kueue 'automatically manages the Job's suspension'."""
+
+RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+"""The ClusterQueue CRD's enums at 0.19.2. concepts/cluster_queue.md: reclaimWithinCohort ``Any``: 'if the pending
+Workload fits within the nominal quota of its ClusterQueue, preempt any Workload in the cohort, irrespective of
+priority'; stopPolicy ``Hold`` 'will stop the admission of new workloads in the ClusterQueue while allowing the
+already admitted workloads to finish'."""
+
+RECLAIM = "LowerPriority"
+"""What the inference ClusterQueue sets: it takes back its nominal quota from lower-priority (training) workloads
+only; ``Any`` would also preempt an equal-priority inference workload another pool's queue borrowed."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    text: str
+    source: str
+    as_of: date = READ
+    confirmed: bool = True
+
+
+SCHEDULER_PRECISION = Fact(
+    "All schedule types on EventBridge Scheduler invoke their targets with 60 second precision.",
+    "EventBridge Scheduler user guide, 'Schedule types on EventBridge Scheduler' "
+    "(https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html)")
+SCHEDULER_DST = Fact(
+    "When the time shifts forward in Spring, your schedule invocation gets skipped if the cron expression falls on "
+    "a non-existent date and time. When the time shifts back in the Fall, your schedule runs only once",
+    "AWS re:Post Knowledge Center, 'eventbridge-scheduler-adjust-dst' (https://repost.aws/knowledge-center/"
+    "eventbridge-scheduler-adjust-dst); the user guide's own 'Daylight savings time' section was not stored here",
+    confirmed=False)
+"""Why the pool's schedule runs as ``rate(1 minute)`` and computes its phase itself: a cron expression at a local
+time in a skipped hour would skip that morning's reclaim or that night's checkpoint signal."""
+SCHEDULE_EXPRESSION = "rate(1 minute)"
+"""botocore 1.44.5 scheduler CreateSchedule.ScheduleExpression: 'at', 'rate(value unit)' (unit minute | minutes |
+hour | hours | day | days) or 'cron(fields)'; ScheduleExpressionTimezone is 'The timezone in which the scheduling
+expression is evaluated' (unused by a rate)."""
+
+GRACE_PERIOD = Fact(
+    "The grace period is the duration in seconds after the processes running in the pod are sent a termination "
+    "signal and the time when the processes are forcibly halted with a kill signal. [...] Defaults to 30 seconds.",
+    "Kubernetes 1.36 OpenAPI, PodSpec.terminationGracePeriodSeconds (kubernetes-validate 1.37.0's "
+    "v1.36.0-local-strict/podspec-v1.json)")
+PRESTOP = Fact(
+    "The Pod's termination grace period countdown begins before the PreStop hook is executed.",
+    "Kubernetes 1.36 OpenAPI, Lifecycle.preStop (kubernetes-validate 1.37.0's v1.36.0-local-strict/lifecycle-v1.json)")
+JOB_SUSPEND = Fact(
+    "If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete "
+    "all active Pods associated with this Job.",
+    "Kubernetes 1.36 OpenAPI, JobSpec.suspend (kubernetes-validate 1.37.0's v1.36.0-local-strict/jobspec-batch-v1.json)")
+"""Kueue evicts an admitted Job by suspending it (tasks/run/jobs.md: Kueue 'manages the Job's suspension'): its pods
+are deleted, so each gets SIGTERM and its grace period. That Kueue's preemption goes through ``suspend`` is read from
+its docs, not from its code: unconfirmed beyond them."""
+
+TRAINING_GRACE_SECONDS = 120
+"""The example training pod's terminationGracePeriodSeconds: the time the job gets after SIGTERM, at the reclaim, to
+flush what the checkpoint signal did not (the kit's choice, not a published figure)."""
