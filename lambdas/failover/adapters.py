@@ -9,10 +9,11 @@ from typing import Any
 
 from neuronfleet_runtime import topic
 
+from neuronfleet_contract.namespaces import SAGEMAKER_NAMESPACE
+
 from .logic import AlarmState, EndpointState, Evidence, Intent, Record, VariantStatus
 
 Topic = topic.Topic
-SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 """Application Auto Scaling's dimension for a SageMaker variant's instance count (botocore
 application-autoscaling/2016-02-06/service-2.json, ScalableDimension; read 2026-11-22)."""

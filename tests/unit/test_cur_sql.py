@@ -133,3 +133,14 @@ def test_render_refuses_unsafe_identifiers(table: str, key: str) -> None:
 def test_every_named_query_runs(db) -> None:
     for name in QUERIES:
         assert run(db, name), name
+
+
+def test_the_athena_cutoff_floor_is_botocores() -> None:
+    """One home for Athena's smallest per-query cutoff (core.rules), read by the settings and CurAnalytics alike."""
+    import botocore.session
+
+    from neuronfleet.core.rules import ATHENA_MIN_BYTES_SCANNED_CUTOFF
+
+    model = botocore.session.get_session().get_service_model("athena")
+    shape = model.shape_for("WorkGroupConfiguration").members["BytesScannedCutoffPerQuery"]
+    assert ATHENA_MIN_BYTES_SCANNED_CUTOFF == shape.metadata["min"] == 10_000_000

@@ -276,6 +276,11 @@ def email(addr: str) -> str:
 # -------------------------------------------------------------------------------------- resource names
 
 
+ATHENA_MIN_BYTES_SCANNED_CUTOFF = 10_000_000
+"""The smallest per-query data usage control of an Athena workgroup, in bytes (botocore 1.44.5 athena model:
+WorkGroupConfiguration.BytesScannedCutoffPerQuery, min 10000000)."""
+
+
 class NameLimit(NamedTuple):
     """The name a service accepts: at most ``max_length`` characters matching ``pattern`` (in full)."""
 

@@ -50,6 +50,7 @@ from neuronfleet_contract.cur import FLEET_TAG_COLUMN, QUERIES, render
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.region import check_in_region
+from ..core.rules import ATHENA_MIN_BYTES_SCANNED_CUTOFF
 from ..core.storage import secure_bucket
 from ..settings.cost import CUR_EXPORT_REGION, cur_export_placement_problems
 
@@ -80,7 +81,7 @@ class CurAnalytics(Construct):
                  removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
         """``removal_policy``: what deleting the stack does to the export, query-result and access-log buckets
         (RETAIN unless asked: the export holds the billing history AWS does not write again)."""
-        if bytes_scanned_cutoff < 10_000_000:
+        if bytes_scanned_cutoff < ATHENA_MIN_BYTES_SCANNED_CUTOFF:
             raise InvalidSettings([Problem("bytes_scanned_cutoff", bytes_scanned_cutoff,
                                            "at least 10,000,000 bytes (Athena's minimum per-query cutoff)")],
                                   what="CurAnalytics")

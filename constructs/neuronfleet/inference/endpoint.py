@@ -29,9 +29,11 @@ from constructs import Construct
 
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
 from neuronfleet_contract.judge import judge_alarm_name
+from neuronfleet_contract.namespaces import SAGEMAKER_NAMESPACE
 from neuronfleet_contract.tags import MODEL_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
+from ..core import rules
 from ..core.args import duck, renamed, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import acknowledge_wildcards
@@ -45,7 +47,6 @@ from ..facts.images import dlc_image
 from ..settings import CutoverSettings, EndpointSettings, GpuVariant, ScheduledScaling
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 
-SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 STANDBY_TAG = "neuronfleet:gpu-standby"
 """Endpoint tag naming the GPU standby choice (``hot``, ``warm`` or ``none``) for cost reports."""
 ROLLING_WAIT_S = 300
@@ -497,5 +498,6 @@ def _select(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[str]:
 
 
 def _endpoint_name(scope: Construct) -> str:
-    name = re.sub(r"[^a-z0-9-]", "-", Names.unique_resource_name(scope, max_length=63, separator="-").lower())
+    name = re.sub(r"[^a-z0-9-]", "-", Names.unique_resource_name(
+        scope, max_length=rules.RESOURCE_NAMES["sagemaker-endpoint"].max_length, separator="-").lower())
     return re.sub(r"-+", "-", name).strip("-")

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
 
+from ..core import rules
 from ..core.problems import Problem
 from ._base import Bool, Int, Number, Settings
 
@@ -72,7 +73,7 @@ class CostMonitorSettings(Settings):
     source: Literal["cost-explorer", "athena"] = "cost-explorer"
     """Where the collector reads spend: cost-explorer (one account, $0.01 a page) or athena (a CUR 2.0 Data Export
     queried with Athena, for an organisation: deploy in the payer account)."""
-    athena_bytes_scanned_cutoff: Int = Field(default=10 * 2**30, ge=10_000_000, le=2**50)
+    athena_bytes_scanned_cutoff: Int = Field(default=10 * 2**30, ge=rules.ATHENA_MIN_BYTES_SCANNED_CUTOFF, le=2**50)
     """With source athena: the workgroup stops any query that would scan more bytes than this."""
     price_stale_days: Int = Field(default=ReportSettings.stale_after_days, ge=1, le=3650)
     """A price read longer ago than this is flagged stale in the report."""

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from neuronfleet_contract.cost import ENDPOINT_RESOURCE_TYPE
+from neuronfleet_contract.namespaces import SAGEMAKER_NAMESPACE
 from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
 
 from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags
@@ -138,7 +139,7 @@ class FleetInventory:
             page = self._cw.get_metric_data(
                 StartTime=now - timedelta(hours=hours), EndTime=now,
                 MetricDataQueries=[{"Id": f"v{j}", "MetricStat": {"Metric": {
-                    "Namespace": "AWS/SageMaker", "MetricName": "Invocations",
+                    "Namespace": SAGEMAKER_NAMESPACE, "MetricName": "Invocations",
                     "Dimensions": [{"Name": "EndpointName", "Value": e}, {"Name": "VariantName", "Value": v}]},
                     "Period": 3600 * hours, "Stat": "Sum"}} for j, (e, v, _, _) in enumerate(chunk)])
             for result in page.get("MetricDataResults", []):

@@ -49,8 +49,9 @@ class Work:
         return out
 
     def invocations(self, endpoints: Sequence[str], start: datetime, end: datetime) -> dict[tuple[str, str, str], Decimal]:
-        return self._daily([((e, v), {"Namespace": "AWS/SageMaker", "MetricName": "Invocations", "Dimensions": [
-            {"Name": "EndpointName", "Value": e}, {"Name": "VariantName", "Value": v}]})
+        return self._daily([((e, v), {"Namespace": namespaces.SAGEMAKER_NAMESPACE, "MetricName": "Invocations",
+                                      "Dimensions": [{"Name": "EndpointName", "Value": e},
+                                                     {"Name": "VariantName", "Value": v}]})
             for e in endpoints for v in VARIANTS], start, end)
 
     def tokens(self, fleet: str, endpoints: Sequence[str], start: datetime, end: datetime
