@@ -14,7 +14,11 @@ construct library (installed from lambdas/neuronfleet_contract, pyproject.toml m
   defaults and capacity bounds; the capacity events, a Capacity Block's termination and the GPU pool; the cost
   bases, the endpoint model and the endpoint resource type;
 - ``cur``: the Athena queries the CurAnalytics construct saves and the collector runs.
+- ``capacity_lifecycle``: Capacity Blocks' lifecycle facts (with sources), the capacity policy and its verdict, the
+  lifecycle function's settings; shared by ``neuronfleet capacity`` and lambdas/capacity_lifecycle.
 - ``judge``: the pilot judge's tolerances (with their sources), settings, prompt-set format and verdict record.
+- ``pool_sharing``: a shared pool's day/night schedule (refused with field/value/allowed), its target split at an
+  instant, the pod labels and annotations of the checkpoint signal, the pool's metric names.
 
 A construct module never imports a handler's module (tests/unit/test_contract.py holds that).
 """

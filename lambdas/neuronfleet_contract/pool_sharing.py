@@ -1,0 +1,367 @@
+"""One pool of Neuron capacity shared by day and night (Rainier's pattern): the schedule and what it asks of the pool.
+
+By day the pool serves inference; at night inference scales to its night floor and training borrows the rest; a
+checkpoint deadline ahead of each morning tells training to checkpoint before inference takes its chips back. This
+module is the one home of the schedule's rules: the construct refuses a bad schedule at synth with it, the pool's
+schedule function (lambdas/pool_schedule) computes its target from it, and scripts/sharing_sim.py simulates it.
+
+Pure: no boto3, no CDK; the standard library's ``zoneinfo`` gives the time zones (the IANA database of the machine:
+Lambda's Amazon Linux and most Linux hosts ship it under /usr/share/zoneinfo).
+
+Times are wall-clock times in the schedule's IANA time zone. Everything outside the day windows is night. On a day
+whose clocks jump forward, a window starting in the skipped hour starts at the same UTC instant a clock that had not
+jumped would show (``zoneinfo``'s fold=0 reading); on the day clocks go back, a window starting in the repeated hour
+starts at its first occurrence. The checkpoint deadline is an absolute duration before the morning's UTC instant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from enum import StrEnum
+from itertools import pairwise
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+# ------------------------------------------------------------------------------------------ names both sides use
+
+LABEL_ROLE = "neuronfleet/pool-role"
+"""Pod label: ``inference`` or ``training``. The schedule function finds the pool's pods by it."""
+LABEL_POOL = "neuronfleet/pool"
+"""Pod label: the pool's name (several pools may share a cluster)."""
+ANNOTATION_CHECKPOINT_BY = "neuronfleet/checkpoint-by"
+"""Pod annotation the schedule function sets on each running training pod at the checkpoint signal: the UTC instant
+(ISO 8601, ``Z``) by which the job must have checkpointed. A job reads it from a downwardAPI volume (annotations in
+such a volume are refreshed while the pod runs; environment variables are not)."""
+ANNOTATION_CHECKPOINTED_AT = "neuronfleet/checkpointed-at"
+"""Pod annotation the training job sets on its own pod once its checkpoint is durable: the UTC instant (ISO 8601).
+A pod whose value is at or after its signal has checkpointed in time."""
+CHECKPOINT_FILE = "/etc/neuronfleet/checkpoint-by"
+"""Where the example job's downwardAPI volume puts :data:`ANNOTATION_CHECKPOINT_BY` (empty until signalled)."""
+
+ANNOUNCE_KIND = "pool-checkpoint-missed"
+"""The announcement ledger's once-only key prefix of "training did not checkpoint in time" (one per pool and
+morning)."""
+
+UTILISATION_METRIC = "PoolDevices"
+"""Metric name the schedule function publishes (unit Count, one datapoint per run): the pool's Neuron devices in use,
+dimensions ``Pool`` and ``Role`` (inference | training | idle)."""
+RECLAIM_METRIC = "ReclaimSeconds"
+"""Seconds from the checkpoint signal to the last training pod gone (unit Seconds, dimension ``Pool``)."""
+MISSED_METRIC = "CheckpointsMissed"
+"""Training pods still running at the morning that had not acknowledged the signal (unit Count, dimension ``Pool``)."""
+
+
+class Role(StrEnum):
+    INFERENCE = "inference"
+    TRAINING = "training"
+    IDLE = "idle"
+
+
+class Phase(StrEnum):
+    DAY = "day"
+    """Inference at its day replicas; training admits nothing new (its ClusterQueue held)."""
+    NIGHT = "night"
+    """Inference at its night floor; training borrows the rest."""
+    CHECKPOINT = "checkpoint"
+    """Night still, within the checkpoint deadline of the morning: running training pods are told to checkpoint by
+    the morning; training admits nothing new."""
+
+
+# ---------------------------------------------------------------------------------------------------- refusals
+
+
+@dataclass(frozen=True)
+class ScheduleProblem:
+    field: str
+    value: Any
+    allowed: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: got {self.value!r}; allowed: {self.allowed}"
+
+
+class InvalidSchedule(ValueError):
+    """A schedule refused: every problem names its field, the value and what is allowed."""
+
+    def __init__(self, problems: Sequence[ScheduleProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("invalid pool schedule: " + "; ".join(str(p) for p in self.problems))
+
+
+# ------------------------------------------------------------------------------------------------- the schedule
+
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WINDOW = re.compile(r"^\s*(?:(?P<d1>[a-z]{3})(?:-(?P<d2>[a-z]{3}))?\s+)?(?P<start>\d{2}:\d{2})-(?P<end>\d{2}:\d{2})\s*$",
+                     re.IGNORECASE)
+WINDOW_FORMAT = ("'[DAY[-DAY] ]HH:MM-HH:MM' with DAY one of mon..sun (no day: every day), start before end within "
+                 "one day, e.g. 'mon-fri 07:00-22:00'")
+
+
+@dataclass(frozen=True)
+class Window:
+    """A day window on one weekday (0 = Monday), [start, end) in local wall-clock time."""
+
+    weekday: int
+    start: time
+    end: time
+
+
+def _hhmm(text: str) -> time | None:
+    hours, minutes = (int(x) for x in text.split(":"))
+    if hours > 23 or minutes > 59:
+        return None
+    return time(hours, minutes)
+
+
+def parse_windows(field_name: str, specs: Sequence[str]) -> tuple[list[Window], list[ScheduleProblem]]:
+    windows: list[Window] = []
+    problems: list[ScheduleProblem] = []
+    for i, spec in enumerate(specs):
+        where = f"{field_name}[{i}]"
+        match = _WINDOW.match(spec) if isinstance(spec, str) else None
+        if not match:
+            problems.append(ScheduleProblem(where, spec, WINDOW_FORMAT))
+            continue
+        start, end = _hhmm(match["start"]), _hhmm(match["end"])
+        d1, d2 = (match["d1"] or "mon").lower(), (match["d2"] or match["d1"] or "sun").lower()
+        if start is None or end is None or d1 not in DAYS or d2 not in DAYS or start >= end:
+            problems.append(ScheduleProblem(where, spec, WINDOW_FORMAT))
+            continue
+        first, last = DAYS.index(d1), DAYS.index(d2)
+        days = range(first, last + 1) if first <= last else [*range(first, 7), *range(0, last + 1)]
+        windows.extend(Window(d, start, end) for d in days)
+    return windows, problems
+
+
+def _minutes(t: time) -> int:
+    return t.hour * 60 + t.minute
+
+
+def weekly_gaps(windows: Sequence[Window]) -> list[tuple[Window, timedelta]]:
+    """For each morning (a day window not right after another), the night before it (wall-clock, across the week):
+    the gap since the previous window's end. One window a week gives a gap of a week minus the window."""
+    marks = sorted(windows, key=lambda w: (w.weekday, w.start))
+    out = []
+    for i, w in enumerate(marks):
+        prev = marks[i - 1]
+        start = w.weekday * 1440 + _minutes(w.start)
+        prev_end = prev.weekday * 1440 + _minutes(prev.end)
+        gap = (start - prev_end) % (7 * 1440)
+        if gap == 0 and len(marks) == 1:
+            gap = 7 * 1440
+        if gap:  # a window right after another is no morning
+            out.append((w, timedelta(minutes=gap)))
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolSchedule:
+    """The pool and its schedule. Quantities are Neuron devices (``aws.amazon.com/neuron``), the unit Kueue's quota
+    and the pods' requests use; an inference replica takes ``replica_devices`` of them."""
+
+    pool: str
+    time_zone: str
+    day: tuple[str, ...]
+    """Day windows (:data:`WINDOW_FORMAT`); every other time is night."""
+    pool_devices: int
+    replica_devices: int
+    day_replicas: int
+    night_floor: int
+    """Inference replicas kept at night."""
+    checkpoint_deadline: timedelta
+    """How long before each morning training is told to checkpoint."""
+    windows: tuple[Window, ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def build(cls, *, pool: str, time_zone: str, day: Iterable[str], pool_devices: int, replica_devices: int,
+              day_replicas: int, night_floor: int, checkpoint_deadline: timedelta | int,
+              field_prefix: str = "") -> PoolSchedule:
+        """The schedule, or :class:`InvalidSchedule` naming every bad field (``field_prefix`` roots the names, e.g.
+        ``sharing.schedule.``). ``checkpoint_deadline`` as a timedelta or whole minutes."""
+        p = field_prefix
+        problems: list[ScheduleProblem] = []
+        day = tuple(day) if not isinstance(day, str) else (day,)
+        if not isinstance(time_zone, str) or time_zone not in available_timezones():
+            problems.append(ScheduleProblem(f"{p}time_zone", time_zone,
+                                            "an IANA time zone name, e.g. 'Europe/Berlin' or 'UTC'"))
+        if not day:
+            problems.append(ScheduleProblem(f"{p}day", list(day), f"one window or more, {WINDOW_FORMAT}"))
+        windows, bad = parse_windows(f"{p}day", day)
+        problems += bad
+        by_day: dict[int, list[Window]] = {}
+        for w in windows:
+            by_day.setdefault(w.weekday, []).append(w)
+        overlaps = [(weekday, a, b) for weekday, ws in sorted(by_day.items())
+                    for a, b in pairwise(sorted(ws, key=lambda w: w.start)) if b.start < a.end]
+        if overlaps:  # the first one named: the same two specs overlap on every day they share
+            weekday, a, b = overlaps[0]
+            problems.append(ScheduleProblem(f"{p}day", list(day), (
+                f"windows that do not overlap ({DAYS[weekday]} "
+                f"{a.start:%H:%M}-{a.end:%H:%M} and {b.start:%H:%M}-{b.end:%H:%M} do)")))
+        for name, value in (("pool_devices", pool_devices), ("replica_devices", replica_devices)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                problems.append(ScheduleProblem(f"{p}{name}", value, "a whole number of Neuron devices, 1 or more"))
+        for name, value in (("day_replicas", day_replicas), ("night_floor", night_floor)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                problems.append(ScheduleProblem(f"{p}{name}", value, "a whole number of replicas, 0 or more"))
+        if not problems:
+            if day_replicas * replica_devices > pool_devices:
+                problems.append(ScheduleProblem(f"{p}day_replicas", day_replicas, (
+                    f"at most {pool_devices // replica_devices} ({pool_devices} devices in the pool, "
+                    f"{replica_devices} a replica)")))
+            if night_floor > day_replicas:
+                problems.append(ScheduleProblem(f"{p}night_floor", night_floor,
+                                                f"at most day_replicas ({day_replicas})"))
+            elif night_floor * replica_devices > pool_devices:
+                problems.append(ScheduleProblem(f"{p}night_floor", night_floor, (
+                    f"at most {pool_devices // replica_devices} replicas: a floor above the pool "
+                    f"({pool_devices} devices, {replica_devices} a replica)")))
+        if isinstance(checkpoint_deadline, int) and not isinstance(checkpoint_deadline, bool):
+            checkpoint_deadline = timedelta(minutes=checkpoint_deadline)
+        if not isinstance(checkpoint_deadline, timedelta) or checkpoint_deadline <= timedelta(0):
+            problems.append(ScheduleProblem(f"{p}checkpoint_deadline_minutes", checkpoint_deadline,
+                                            "a deadline of 1 minute or more before each morning"))
+        elif windows and not problems:
+            for w, night in weekly_gaps(windows):
+                if checkpoint_deadline >= night:
+                    problems.append(ScheduleProblem(
+                        f"{p}checkpoint_deadline_minutes", int(checkpoint_deadline.total_seconds() // 60), (
+                            f"shorter than the night before {DAYS[w.weekday]} {w.start:%H:%M} "
+                            f"({int(night.total_seconds() // 60)} minutes)")))
+                    break
+        if problems:
+            raise InvalidSchedule(problems)
+        assert isinstance(checkpoint_deadline, timedelta)
+        return cls(pool=pool, time_zone=time_zone, day=day, pool_devices=pool_devices,
+                   replica_devices=replica_devices, day_replicas=day_replicas, night_floor=night_floor,
+                   checkpoint_deadline=checkpoint_deadline, windows=tuple(windows))
+
+    # ------------------------------------------------------------------------------------------- at an instant
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.time_zone)
+
+    def _instants(self, around: datetime) -> list[tuple[datetime, datetime]]:
+        """The day windows as UTC [start, end) from a day before ``around`` to eight days after, sorted."""
+        zone = self.zone
+        local_day = around.astimezone(zone).date()
+        out = []
+        for offset in range(-1, 9):
+            d = local_day + timedelta(days=offset)
+            for w in self.windows:
+                if w.weekday == d.weekday():
+                    out.append((_utc(d, w.start, zone), _utc(d, w.end, zone)))
+        return sorted(out)
+
+    def in_day(self, now: datetime) -> bool:
+        return any(start <= now < end for start, end in self._instants(_aware(now)))
+
+    def next_morning(self, now: datetime) -> datetime:
+        """The next day window's start at or after ``now`` that is not inside a day window (UTC)."""
+        now = _aware(now)
+        for start, _ in self._instants(now):
+            if start >= now and not any(s <= start - timedelta(seconds=1) < e for s, e in self._instants(now)):
+                return start
+        raise AssertionError("a valid schedule has a morning within eight days")  # pragma: no cover
+
+    def last_morning(self, now: datetime) -> datetime | None:
+        """The latest morning (a day window's start after a night) at or before ``now``, within a day and a week."""
+        now = _aware(now)
+        spans = self._instants(now)
+        mornings = [s for s, _ in spans if s <= now and not any(a <= s - timedelta(seconds=1) < b for a, b in spans)]
+        return mornings[-1] if mornings else None
+
+    def phase(self, now: datetime) -> Phase:
+        now = _aware(now)
+        if self.in_day(now):
+            return Phase.DAY
+        if self.next_morning(now) - now <= self.checkpoint_deadline:
+            return Phase.CHECKPOINT
+        return Phase.NIGHT
+
+    def target(self, now: datetime) -> Target:
+        """The pool's target split at ``now``."""
+        phase = self.phase(now)
+        replicas = self.day_replicas if phase is Phase.DAY else self.night_floor
+        inference = replicas * self.replica_devices
+        morning = self.next_morning(now)
+        return Target(phase=phase, inference_replicas=replicas, inference_devices=inference,
+                      training_borrow=self.pool_devices - inference if phase is Phase.NIGHT else 0,
+                      training_admits=phase is Phase.NIGHT,
+                      checkpoint_by=morning if phase is Phase.CHECKPOINT else None,
+                      next_morning=morning, signal_at=morning - self.checkpoint_deadline)
+
+    # ------------------------------------------------------------------------------------------------ codec
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"pool": self.pool, "time_zone": self.time_zone, "day": list(self.day),
+                "pool_devices": self.pool_devices, "replica_devices": self.replica_devices,
+                "day_replicas": self.day_replicas, "night_floor": self.night_floor,
+                "checkpoint_deadline_minutes": int(self.checkpoint_deadline.total_seconds() // 60)}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, field_prefix: str = "") -> PoolSchedule:
+        known = {"pool", "time_zone", "day", "pool_devices", "replica_devices", "day_replicas", "night_floor",
+                 "checkpoint_deadline_minutes"}
+        unknown = sorted(set(data) - known)
+        missing = sorted(known - set(data))
+        problems = [ScheduleProblem(f"{field_prefix}{k}", data[k], f"one of {sorted(known)}") for k in unknown]
+        problems += [ScheduleProblem(f"{field_prefix}{k}", None, "a value (required)") for k in missing]
+        if problems:
+            raise InvalidSchedule(problems)
+        return cls.build(pool=data["pool"], time_zone=data["time_zone"], day=data["day"],
+                         pool_devices=data["pool_devices"], replica_devices=data["replica_devices"],
+                         day_replicas=data["day_replicas"], night_floor=data["night_floor"],
+                         checkpoint_deadline=data["checkpoint_deadline_minutes"], field_prefix=field_prefix)
+
+
+@dataclass(frozen=True)
+class Target:
+    phase: Phase
+    inference_replicas: int
+    inference_devices: int
+    training_borrow: int
+    """Devices training may borrow from the inference ClusterQueue's quota (0 outside the night)."""
+    training_admits: bool
+    """Whether the training ClusterQueue admits new workloads (Kueue ``stopPolicy: None``) or holds them (``Hold``)."""
+    checkpoint_by: datetime | None
+    """In the checkpoint phase, the instant running training must have checkpointed by (the morning)."""
+    next_morning: datetime
+    signal_at: datetime
+
+
+def _aware(now: datetime) -> datetime:
+    if now.tzinfo is None:
+        raise ValueError(f"now: got {now!r}; allowed: a time zone-aware instant")
+    return now.astimezone(UTC)
+
+
+def _utc(day: date, at: time, zone: ZoneInfo) -> datetime:
+    return datetime.combine(day, at, tzinfo=zone).astimezone(UTC)
+
+
+def zone_known(name: str) -> bool:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+def iso(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    """An annotation's instant, or None when absent or unreadable (a pod's own annotation is its job's to write)."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else None

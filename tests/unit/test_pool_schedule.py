@@ -1,0 +1,280 @@
+"""The shared pool's schedule (neuronfleet_contract.pool_sharing) and the schedule function's logic
+(lambdas/pool_schedule/logic.py): the target split at an instant in the pool's time zone (DST included), the
+checkpoint signal and the morning reclaim, the announcement made once; bad schedules refused with field, value and
+what is allowed. A full day is driven minute by minute with a fake clock over an in-process pool."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from neuronfleet.lambdas.pool_schedule import logic
+from neuronfleet.lambdas.pool_schedule.logic import Observed, TrainingPod
+from neuronfleet_contract.pool_sharing import InvalidSchedule, Phase, PoolSchedule, Role, parse_iso
+
+
+def schedule(**overrides) -> PoolSchedule:
+    args = dict(pool="rainier", time_zone="America/New_York", day=["07:00-23:00"], pool_devices=64,
+                replica_devices=4, day_replicas=16, night_floor=4, checkpoint_deadline=30)
+    return PoolSchedule.build(**(args | overrides))
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC) if "+" not in text else datetime.fromisoformat(text)
+
+
+# ------------------------------------------------------------------------------------------ the target split
+
+
+def test_night_day_and_checkpoint_phases_in_the_pool_time_zone() -> None:
+    s = schedule()  # New York, EST (UTC-5) on 2026-11-23
+    night = s.target(at("2026-11-24T08:00:00"))  # 03:00 local
+    assert (night.phase, night.inference_replicas, night.training_borrow, night.training_admits) == (
+        Phase.NIGHT, 4, 48, True)
+    assert night.next_morning == at("2026-11-24T12:00:00") and night.signal_at == at("2026-11-24T11:30:00")
+    checkpoint = s.target(at("2026-11-24T11:30:00"))  # 06:30 local, the deadline's start
+    assert (checkpoint.phase, checkpoint.training_borrow, checkpoint.training_admits) == (Phase.CHECKPOINT, 0, False)
+    assert checkpoint.checkpoint_by == at("2026-11-24T12:00:00")
+    assert s.phase(at("2026-11-24T11:29:59")) is Phase.NIGHT
+    day = s.target(at("2026-11-24T12:00:00"))
+    assert (day.phase, day.inference_replicas, day.inference_devices, day.training_borrow) == (Phase.DAY, 16, 64, 0)
+    assert s.phase(at("2026-11-25T03:59:59")) is Phase.DAY and s.phase(at("2026-11-25T04:00:00")) is Phase.NIGHT
+
+
+def test_daylight_saving_moves_the_utc_instants_not_the_local_ones() -> None:
+    s = schedule()
+    # 2026-03-08: New York springs forward; 07:00 EDT is 11:00 UTC (the day before it was 12:00 UTC)
+    assert s.next_morning(at("2026-03-07T20:00:00")) == at("2026-03-08T11:00:00")
+    assert s.next_morning(at("2026-03-06T20:00:00")) == at("2026-03-07T12:00:00")
+    # 2026-11-01: back to EST
+    assert s.next_morning(at("2026-10-31T20:00:00")) == at("2026-11-01T12:00:00")
+    assert s.phase(at("2026-03-08T10:30:00")) is Phase.CHECKPOINT  # 06:30 EDT
+
+
+def test_a_window_in_the_skipped_hour_still_has_a_morning() -> None:
+    s = schedule(time_zone="America/New_York", day=["02:30-20:00"], checkpoint_deadline=60)
+    morning = s.next_morning(at("2026-03-08T01:00:00"))  # 2026-03-07 20:00 EST: the next morning is in the gap
+    assert morning == at("2026-03-08T07:30:00")  # 02:30 read at the offset before the jump (fold=0): 03:30 EDT
+    assert s.phase(morning) is Phase.DAY
+
+
+def test_weekday_windows_and_a_weekend_night() -> None:
+    s = schedule(time_zone="Europe/Berlin", day=["mon-fri 08:00-20:00"], checkpoint_deadline=45)
+    saturday_noon = at("2026-11-28T11:00:00")
+    assert s.phase(saturday_noon) is Phase.NIGHT
+    assert s.next_morning(saturday_noon) == at("2026-11-30T07:00:00")  # Monday 08:00 CET
+    assert s.phase(at("2026-11-30T06:15:00")) is Phase.CHECKPOINT
+
+
+def test_adjacent_windows_make_one_morning() -> None:
+    s = schedule(day=["07:00-12:00", "12:00-23:00"])
+    assert s.phase(at("2026-11-24T17:00:00")) is Phase.DAY  # 12:00 local
+    assert s.next_morning(at("2026-11-24T13:00:00")) == at("2026-11-25T12:00:00")
+    assert s.last_morning(at("2026-11-24T17:30:00")) == at("2026-11-24T12:00:00")
+
+
+def test_mapping_round_trip() -> None:
+    s = schedule()
+    assert PoolSchedule.from_mapping(s.to_mapping()) == s
+
+
+# ------------------------------------------------------------------------------------------------- refusals
+
+
+def refused(**overrides) -> list[tuple[str, object, str]]:
+    with pytest.raises(InvalidSchedule) as caught:
+        schedule(**overrides)
+    return [(p.field, p.value, p.allowed) for p in caught.value.problems]
+
+
+def test_overlapping_windows_are_refused() -> None:
+    [(field, value, allowed)] = refused(day=["mon-fri 07:00-13:00", "12:00-20:00"])
+    assert field == "day" and value == ["mon-fri 07:00-13:00", "12:00-20:00"]
+    assert "mon 07:00-13:00 and 12:00-20:00 do" in allowed
+
+
+def test_unknown_time_zone_is_refused() -> None:
+    [(field, value, allowed)] = refused(time_zone="Europe/Atlantis")
+    assert (field, value) == ("time_zone", "Europe/Atlantis") and "IANA" in allowed
+
+
+@pytest.mark.parametrize("window", ["7:00-23:00", "23:00-07:00", "mon-xyz 07:00-09:00", "07:00-24:00", "", 7])
+def test_malformed_windows_are_refused(window) -> None:
+    [(field, value, allowed)] = refused(day=["10:00-11:00", window])
+    assert (field, value) == ("day[1]", window) and "HH:MM-HH:MM" in allowed
+
+
+def test_deadline_longer_than_the_night_is_refused() -> None:
+    [(field, value, allowed)] = refused(day=["07:00-23:00"], checkpoint_deadline=8 * 60)
+    assert (field, value) == ("checkpoint_deadline_minutes", 480)
+    assert allowed == "shorter than the night before mon 07:00 (480 minutes)"
+
+
+@pytest.mark.parametrize("deadline", [0, -5, timedelta(0), None])
+def test_no_deadline_is_refused(deadline) -> None:
+    [(field, _, allowed)] = refused(checkpoint_deadline=deadline)
+    assert field == "checkpoint_deadline_minutes" and "1 minute or more" in allowed
+
+
+def test_night_floor_above_the_pool_is_refused() -> None:
+    [(field, value, allowed)] = refused(day_replicas=16, night_floor=17)
+    assert (field, value) == ("night_floor", 17) and allowed == "at most day_replicas (16)"
+    [(field, value, allowed)] = refused(day_replicas=17, night_floor=0)
+    assert (field, value) == ("day_replicas", 17) and "at most 16" in allowed
+
+
+def test_every_problem_is_named_with_the_prefix() -> None:
+    with pytest.raises(InvalidSchedule) as caught:
+        PoolSchedule.from_mapping({"pool": "p", "time_zone": "Mars/Olympus", "day": ["x"], "pool_devices": 0,
+                                   "replica_devices": 4, "day_replicas": 1, "night_floor": 0,
+                                   "checkpoint_deadline_minutes": 10, "color": "red"},
+                                  field_prefix="sharing.schedule.")
+    fields = [p.field for p in caught.value.problems]
+    assert fields == ["sharing.schedule.color"]  # unknown keys first: nothing else is read
+    with pytest.raises(InvalidSchedule) as caught:
+        PoolSchedule.from_mapping({"pool": "p", "time_zone": "Mars/Olympus", "day": ["x"], "pool_devices": 0,
+                                   "replica_devices": 4, "day_replicas": 1, "night_floor": 0,
+                                   "checkpoint_deadline_minutes": 10}, field_prefix="sharing.schedule.")
+    assert [p.field for p in caught.value.problems] == [
+        "sharing.schedule.time_zone", "sharing.schedule.day[0]", "sharing.schedule.pool_devices"]
+    assert "sharing.schedule.time_zone: got 'Mars/Olympus'; allowed: an IANA time zone name" in str(caught.value)
+
+
+def test_now_must_be_aware() -> None:
+    with pytest.raises(ValueError, match="time zone-aware"):
+        schedule().phase(datetime(2026, 11, 24, 3, 0))
+
+
+# -------------------------------------------------------------------------------------------------- the logic
+
+
+def pod(name: str, **kw) -> TrainingPod:
+    return TrainingPod(name=name, namespace="default", devices=16, running=True, **kw)
+
+
+def test_night_scales_inference_down_and_lets_training_admit() -> None:
+    plan = logic.decide(schedule(), at("2026-11-24T08:00:00"),
+                        Observed(inference_replicas=16, inference_devices=64, training_held=True))
+    assert (plan.scale_inference_to, plan.hold_training, plan.signals) == (4, False, [])
+    assert plan.usage == {Role.INFERENCE: 64, Role.TRAINING: 0, Role.IDLE: 0}
+
+
+def test_checkpoint_signals_each_running_pod_once_and_holds_training() -> None:
+    s = schedule()
+    now = at("2026-11-24T11:31:00")
+    pods = (pod("a"), pod("b", checkpoint_by=at("2026-11-24T12:00:00")), replace(pod("c"), running=False))
+    plan = logic.decide(s, now, Observed(inference_replicas=4, inference_devices=16, training_held=False,
+                                         training_pods=pods))
+    assert plan.hold_training is True and plan.scale_inference_to is None
+    assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("a", at("2026-11-24T12:00:00"))]
+    assert plan.usage == {Role.INFERENCE: 16, Role.TRAINING: 32, Role.IDLE: 16}
+    # a pod annotated for an earlier morning is annotated again
+    stale = pod("d", checkpoint_by=at("2026-11-23T12:00:00"))
+    plan = logic.decide(s, now, Observed(4, 16, True, (stale,)))
+    assert [sig.pod.name for sig in plan.signals] == ["d"] and plan.hold_training is None
+
+
+def test_morning_reclaims_and_names_the_pods_that_missed() -> None:
+    s = schedule()
+    morning = at("2026-11-24T12:00:00")
+    pods = (pod("late", checkpoint_by=morning),
+            pod("ok", checkpoint_by=morning, checkpointed_at=at("2026-11-24T11:45:00")),
+            pod("stale-ack", checkpoint_by=morning, checkpointed_at=at("2026-11-23T11:45:00")))
+    plan = logic.decide(s, morning + timedelta(seconds=20), Observed(4, 16, True, pods))
+    assert plan.scale_inference_to == 16 and plan.hold_training is None and plan.signals == []
+    assert [p.name for p in plan.missed] == ["late", "stale-ack"]
+    assert plan.announcement is not None
+    assert plan.announcement.key == "pool-checkpoint-missed#rainier#2026-11-24T12:00:00Z"
+    assert "default/late, default/stale-ack" in plan.announcement.message
+    assert "32 Neuron device(s)" in plan.announcement.message and len(plan.announcement.subject) <= 100
+    # the same morning gives the same key (the ledger says it once); the next morning another
+    later = logic.decide(s, morning + timedelta(minutes=3), Observed(16, 64, True, pods[:1]))
+    assert later.announcement is not None and later.announcement.key == plan.announcement.key
+    tomorrow = logic.decide(s, morning + timedelta(days=1, seconds=5), Observed(16, 64, True, pods[:1]))
+    assert tomorrow.announcement is not None and tomorrow.announcement.key.endswith("2026-11-25T12:00:00Z")
+
+
+def test_a_pod_that_never_got_the_signal_gets_it_at_the_morning() -> None:
+    s = schedule()
+    morning = at("2026-11-24T12:00:00")
+    plan = logic.decide(s, morning + timedelta(minutes=1), Observed(16, 64, True, (pod("unseen"),)))
+    assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("unseen", morning)]
+    assert [p.name for p in plan.missed] == ["unseen"]
+
+
+def test_a_converged_pool_changes_nothing() -> None:
+    plan = logic.decide(schedule(), at("2026-11-24T15:00:00"), Observed(16, 64, True))
+    assert not plan.changes and plan.announcement is None
+
+
+def test_annotation_instants() -> None:
+    assert parse_iso("2026-11-24T12:00:00Z") == at("2026-11-24T12:00:00")
+    assert parse_iso("yesterday") is None and parse_iso("2026-11-24T12:00:00") is None and parse_iso(None) is None
+
+
+# --------------------------------------------------------------------------------- a full day, minute by minute
+
+
+class FakePool:
+    """An in-process pool: a Deployment, a training ClusterQueue's stopPolicy and a training Job of two pods that
+    checkpoints ``ack_after`` after its signal (None: never), preempted by Kueue when inference needs its devices."""
+
+    def __init__(self, s: PoolSchedule, *, ack_after: timedelta | None) -> None:
+        self.s, self.ack_after = s, ack_after
+        self.replicas, self.held = s.day_replicas, True
+        self.pods: dict[str, TrainingPod] = {}
+        self.signalled_at: dict[str, datetime] = {}
+        self.announced: set[str] = set()
+        self.messages: list[str] = []
+        self.preempted_at: datetime | None = None
+
+    def observe(self, now: datetime) -> Observed:
+        for name, p in list(self.pods.items()):
+            sent = self.signalled_at.get(name)
+            if self.ack_after is not None and sent is not None and now >= sent + self.ack_after:
+                self.pods[name] = replace(p, checkpointed_at=sent + self.ack_after)
+        return Observed(self.replicas, self.replicas * self.s.replica_devices, self.held, tuple(self.pods.values()))
+
+    def apply(self, plan: logic.Plan, now: datetime) -> None:
+        if plan.announcement and plan.announcement.key not in self.announced:
+            self.announced.add(plan.announcement.key)
+            self.messages.append(plan.announcement.message)
+        for sig in plan.signals:
+            self.pods[sig.pod.name] = replace(self.pods[sig.pod.name], checkpoint_by=sig.checkpoint_by)
+            self.signalled_at[sig.pod.name] = now
+        if plan.hold_training is not None:
+            self.held = plan.hold_training
+        if plan.scale_inference_to is not None:
+            self.replicas = plan.scale_inference_to
+        # Kueue: training admits when not held and inference lends; inference reclaims what it needs
+        free = self.s.pool_devices - self.replicas * self.s.replica_devices
+        if not self.held and not self.pods and free >= 32:
+            self.pods = {n: TrainingPod(n, "default", 16, True) for n in ("train-0", "train-1")}
+        if self.pods and sum(p.devices for p in self.pods.values()) > free:
+            self.pods, self.preempted_at = {}, now
+
+
+@pytest.mark.parametrize("ack_after", [timedelta(minutes=10), None])
+def test_a_full_day_through_the_logic(ack_after: timedelta | None) -> None:
+    s = schedule()
+    fake = FakePool(s, ack_after=ack_after)
+    start = at("2026-11-24T03:00:00")  # 22:00 local, day
+    phases: list[Phase] = []
+    trained_minutes = 0
+    for minute in range(24 * 60):
+        now = start + timedelta(minutes=minute)
+        plan = logic.decide(s, now, fake.observe(now))
+        fake.apply(plan, now)
+        phases.append(plan.target.phase)
+        trained_minutes += bool(fake.pods)
+    assert phases[0] is Phase.DAY and Phase.NIGHT in phases and Phase.CHECKPOINT in phases
+    assert fake.replicas == 16 and fake.held and not fake.pods
+    assert fake.preempted_at == at("2026-11-24T12:00:00")  # the first run of the morning reclaims
+    assert set(fake.signalled_at.values()) == {at("2026-11-24T11:30:00")}  # signalled once, at the deadline
+    assert trained_minutes == 8 * 60  # 23:00 to 07:00 local: the first run of the night admits, the morning reclaims
+    if ack_after is None:
+        assert len(fake.messages) == 1 and "train-0, default/train-1" in fake.messages[0]
+    else:
+        assert fake.messages == []
