@@ -19,6 +19,8 @@ from neuronfleet_contract.tags import FLEET_TAG
 from tests.capacity_fixtures import NOW, client, extension, extension_offering, offering, reservation
 
 ROOT = Path(__file__).resolve().parents[2]
+PROD_WITHOUT_POLICY = (ROOT / "config" / "prod.yaml").read_text().split("\ncapacity_policy:")[0] + "\n"
+"""config/prod.yaml without its capacity_policy section (the tests give their own)."""
 GROUP = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2u-blocks"
 POLICY = """
 capacity_policy:
@@ -34,7 +36,7 @@ capacity_policy:
 @pytest.fixture
 def fleet(tmp_path: Path) -> Path:
     path = tmp_path / "prod.yaml"
-    path.write_text((ROOT / "config" / "prod.yaml").read_text() + POLICY)
+    path.write_text(PROD_WITHOUT_POLICY + POLICY)
     return path
 
 
@@ -145,7 +147,7 @@ def test_a_retried_buy_finds_the_first_purchase_and_buys_nothing(fleet, aws, cap
 
 def test_buy_without_a_policy_or_with_an_unknown_offering_is_bad_input(tmp_path, fleet, aws, capsys):
     bare = tmp_path / "bare.yaml"
-    bare.write_text((ROOT / "config" / "prod.yaml").read_text())
+    bare.write_text(PROD_WITHOUT_POLICY)
     assert main(["capacity", "buy", "-c", str(bare), "--cluster", "finetune", "--hours", "48", "--offering",
                  "cb-ok", "--yes"]) == 2
     assert "capacity_policy: got nothing" in capsys.readouterr().err
@@ -213,3 +215,11 @@ def test_status_exits_1_on_an_impaired_interconnect(fleet, aws, capsys):
          "TotalAvailableCapacity": 6, "TotalUnavailableCapacity": 2}]}, {"CapacityBlockIds": ["cb-block-1"]})
     assert main(["capacity", "status", "-c", str(fleet)]) == 1
     assert "cb-block-1: interconnect impaired, 6 of 8 available, 2 unavailable" in capsys.readouterr().out
+
+
+def test_an_aws_refusal_is_one_line_and_exit_1(fleet, aws, capsys):
+    aws["ec2"].add_client_error("describe_capacity_block_offerings", service_error_code="UnauthorizedOperation",
+                                service_message="You are not authorized", http_status_code=403)
+    assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48"]) == 1
+    err = capsys.readouterr().err
+    assert "neuronfleet capacity: AWS: An error occurred (UnauthorizedOperation)" in err and "Traceback" not in err

@@ -56,8 +56,9 @@ def _fleet(tmp_path, policy: str):
     from neuronfleet import load_fleet
 
     path = tmp_path / "f.yaml"
-    path.write_text((Path(__file__).resolve().parents[2] / "config" / "prod.yaml").read_text()
-                    + "capacity_policy:\n  max_upfront_fee_usd: 1000\n  max_usd_per_instance_hour: 50\n" + policy)
+    prod = (Path(__file__).resolve().parents[2] / "config" / "prod.yaml").read_text()
+    section = "\ncapacity_policy:\n  max_upfront_fee_usd: 1000\n  max_usd_per_instance_hour: 50\n"
+    path.write_text(prod.split("\ncapacity_policy:")[0] + section + policy)
     return load_fleet(path)
 
 

@@ -36,7 +36,11 @@ from ..fleetfile.schema import Fleet, load_fleet
 
 def clients(region: str) -> tuple[Any, Any, Any]:
     """(EC2 for describes, EC2 for purchases with SDK retries off, Resource Groups) in ``region``. Tests replace it."""
-    import boto3
+    try:
+        import boto3
+    except ImportError:
+        raise BadInput.of("boto3", MISSING, "installed (pip install boto3): `neuronfleet capacity` calls EC2 with "
+                                            "your AWS credentials") from None
     from botocore.config import Config
     from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES
 
@@ -181,6 +185,24 @@ def _search(fleet: Fleet, target: Target, hours: int, start_after: datetime | No
     return found
 
 
+def _aws_errors(f: Any) -> Any:
+    """AWS's refusals and unclear outcomes as one line and exit 1 (never a traceback): what AWS said, and what to
+    check when a purchase's outcome is unknown."""
+    import functools
+
+    @functools.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from botocore.exceptions import BotoCoreError, ClientError
+        from neuronfleet_runtime.capacity_blocks import Refused, Unclear
+
+        try:
+            return f(*args, **kwargs)
+        except (Refused, Unclear, ClientError, BotoCoreError) as e:
+            click.echo(f"neuronfleet capacity: AWS: {e}", err=True)
+            return FINDINGS
+    return run
+
+
 @click.group(short_help="EC2 Capacity Blocks: search, buy, extend, status, list.",
              help="EC2 Capacity Blocks for ML for a fleet file's training clusters, with your AWS credentials. "
                   "`buy` and `extend` spend money (paid up front, no refund): they refuse what the fleet file's "
@@ -195,6 +217,7 @@ def capacity() -> None:
 @click.option("--sort", type=click.Choice(sorted(SORT_KEYS)), default="price", show_default=True,
               help="price: per instance-hour; fee: upfront; start; duration (longest first); az; count.")
 @json_option
+@_aws_errors
 def search(config: Path, cluster: str | None, instance_type: str | None, count: int | None, hours: int,
            start_after: datetime | None, end_before: datetime | None, sort: str, as_json: bool) -> int:
     fleet = load_fleet(config)
@@ -219,6 +242,7 @@ def search(config: Path, cluster: str | None, instance_type: str | None, count: 
 @click.option("--offering", required=True, help="The offering id (from `search`).")
 @click.option("--yes", is_flag=True, help="Do not ask (automation).")
 @json_option
+@_aws_errors
 def buy(config: Path, cluster: str | None, instance_type: str | None, count: int | None, hours: int,
         start_after: datetime | None, end_before: datetime | None, offering: str, yes: bool, as_json: bool) -> int:
     fleet = load_fleet(config)
@@ -275,6 +299,7 @@ def buy(config: Path, cluster: str | None, instance_type: str | None, count: int
 @click.option("--offering", help="An extension offering id (default: the cheapest allowed).")
 @click.option("--yes", is_flag=True, help="Do not ask (automation).")
 @json_option
+@_aws_errors
 def extend(config: Path, reservation: str, hours: int | None, offering: str | None, yes: bool, as_json: bool) -> int:
     fleet = load_fleet(config)
     policy = _policy(fleet, required=True)
@@ -325,6 +350,7 @@ def _fleet_blocks(fleet: Fleet) -> tuple[Any, list[Any]]:
 @capacity.command(name="list", help="The fleet's Capacity Blocks (tagged with the fleet), when they end and stop.")
 @_config
 @json_option
+@_aws_errors
 def list_(config: Path, as_json: bool) -> int:
     from neuronfleet_contract.capacity_alert import TERMINATION
 
@@ -348,6 +374,7 @@ def list_(config: Path, as_json: bool) -> int:
                        "when an interconnect is impaired.")
 @_config
 @json_option
+@_aws_errors
 def status(config: Path, as_json: bool) -> int:
     fleet = load_fleet(config)
     api, blocks = _fleet_blocks(fleet)

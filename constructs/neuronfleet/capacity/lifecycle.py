@@ -42,19 +42,30 @@ class CapacityLifecycle(Construct):
                           policy=CapacityPolicySettings(max_upfront_fee_usd=20000, max_usd_per_instance_hour=45))
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, fleet: str, clusters: Sequence[TrainiumCluster],
-                 topic: sns.ITopic, policy: CapacityPolicySettings, pool: GpuPool | None = None,
-                 prices: Mapping[str, Mapping[str, str]] | None = None) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, fleet: str,
+                 clusters: Mapping[str, TrainiumCluster] | Sequence[TrainiumCluster], topic: sns.ITopic,
+                 policy: CapacityPolicySettings, pool: GpuPool | None = None,
+                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = ()) -> None:
+        """``clusters``: by name (the name in announcements and in the drain flag's key), or a list (named by their
+        construct ids). ``training_azs``: where the fleet's training subnets are, when the clusters' capacities name
+        no AZ (the policy's ``availability_zones`` win when set). ``prices``: the kit's price table by default."""
         super().__init__(scope, construct_id)
         if not isinstance(policy, CapacityPolicySettings):
             raise TypeError(f"policy: got {type(policy).__name__}; allowed: CapacityPolicySettings")
+        named = dict(clusters) if isinstance(clusters, Mapping) else {c.node.id.lower(): c for c in clusters}
+        if not isinstance(clusters, Mapping) and len(named) != len(clusters):
+            raise ValueError(f"clusters: got construct ids {[c.node.id for c in clusters]}; allowed: distinct ids, or "
+                             "a mapping of names to clusters")
+        self.cluster_names = tuple(named)
         refs = tuple(ClusterRef(
-            name=c.node.id.lower(), queue_arn=c.job_queue.job_queue_arn, instance_type=c.settings.instance_type,
+            name=name, queue_arn=c.job_queue.job_queue_arn, instance_type=c.settings.instance_type,
             drain_bucket=c.data_bucket.bucket_name,
             reservation_ids=(c.settings.capacity.reservation_id,) if c.settings.capacity.reservation_id else (),
             group_arns=(c.settings.capacity.resource_group_arn,) if c.settings.capacity.resource_group_arn else ())
-            for c in clusters)
-        azs = sorted({c.settings.capacity.availability_zone for c in clusters if c.settings.capacity.availability_zone})
+            for name, c in named.items())
+        clusters = list(named.values())
+        azs = sorted({c.settings.capacity.availability_zone for c in clusters if c.settings.capacity.availability_zone}
+                     | set(training_azs))
         if prices is None:
             from ..facts.prices import price_table
 
@@ -82,9 +93,10 @@ class CapacityLifecycle(Construct):
                     *alert_contract.CAPACITY_BLOCK_ENDING, *alert_contract.CAPACITY_BLOCK_DELIVERED]),
                 targets=[self.function.event_target()]),
         }
-        self._grant(clusters, pool)
+        self._grant(named, pool)
 
-    def _grant(self, clusters: Sequence[TrainiumCluster], pool: GpuPool | None) -> None:
+    def _grant(self, named: Mapping[str, TrainiumCluster], pool: GpuPool | None) -> None:
+        clusters = list(named.values())
         role = self.function.role
         stack = Stack.of(self)
         describe = ["ec2:DescribeCapacityReservations", "ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityBlockStatus",
@@ -99,10 +111,10 @@ class CapacityLifecycle(Construct):
         if groups:
             role.add_to_principal_policy(iam.PolicyStatement(actions=["resource-groups:ListGroupResources"],
                                                              resources=groups))
-        for c in clusters:
+        for name, c in named.items():
             role.add_to_principal_policy(iam.PolicyStatement(
                 actions=["s3:PutObject", "s3:DeleteObject"],
-                resources=[c.data_bucket.arn_for_objects(drain_key(c.node.id.lower()))]))
+                resources=[c.data_bucket.arn_for_objects(drain_key(name))]))
         jobs = stack.format_arn(service="batch", resource="job", resource_name="*")
         wild: list[Any] = ["*", reservations, jobs]
         if pool is not None:
