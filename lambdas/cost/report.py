@@ -23,8 +23,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.cost import ReportSettings
-from neuronfleet_contract.judge import Verdict
+from neuronfleet_contract.judge import VERDICT_METRIC, Verdict
+from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 from neuronfleet_contract.tags import FLEET_TAG
+from neuronfleet_contract.variants import GPU_POOL_SHARE, GPU_VARIANT
 
 from .adapters.inventory import FleetEndpoints
 from .adapters.outputs import ReportStore, Topic
@@ -89,11 +91,13 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
           prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized", price_notes: Sequence[str] = (),
           models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None,
           skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
-          verdicts: Sequence[Verdict] = ()) -> dict[str, Any]:
+          verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None
+          ) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
-    what of its configuration its model leaves out; ``verdicts``: the pilot judge's, per model (the fleet file's
-    names). Figures are computed at full precision and rounded only where they are shown."""
+    what of its configuration its model leaves out; ``verdicts``: the pilot judge's records, per endpoint; ``judged``:
+    per endpoint, the judge's latest Verdict metric (day, 1 go / 0 no-go), shown where no record is given. Figures
+    are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
     usage = [r for r in mine if r.family]
@@ -110,7 +114,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     kept = {m.endpoint for m in models if m.gpu_role in ("standby", "shadow")}
     kept_types = {t for m in models for t in ((m.gpu_type,) if m.gpu_role in ("standby", "shadow") else ())
                   + m.gpu_pool_types}
-    standby = sum((v for (e, var, _), v in hosting.items() if (e in kept and var == "gpu") or var == "gpu-pool"),
+    standby = sum((v for (e, var, _), v in hosting.items() if (e in kept and var == GPU_VARIANT) or var == GPU_POOL_SHARE),
                   Decimal(0))
     recorded = recorded_days(mine)
     report: dict[str, Any] = {
@@ -156,9 +160,16 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     report["gpu_standby"] = gpu_standby(econ, names, recorded)
     report["pilot_verdicts"] = [{**v.to_json(), "model": names.get(v.endpoint, v.endpoint), "line": v.line()}
                                 for v in verdicts]
+    recorded_verdicts = {v.endpoint for v in verdicts}
+    report["pilot_verdicts"] += [
+        {"endpoint": e, "model": names.get(e, e), "go": value >= 1, "verdict": "go" if value >= 1 else "no-go",
+         "failing": [], "variants": {}, "unit": None, "synthetic": False, "finished_at": day,
+         "source": f"the judge's {VERDICT_METRIC} metric ({JUDGE_NAMESPACE}) on {day}"}
+        for e, (day, value) in sorted((judged or {}).items()) if e not in recorded_verdicts]
     report["savings"] = savings(econ, names, verdicts, recorded)
     report["story"] = headline(savings=report["savings"], standby=report["gpu_standby"],
-                               estimate=report["evaluation_estimate"], verdicts=verdicts, names=names,
+                               estimate=report["evaluation_estimate"], names=names,
+                               pilot=[(str(v["model"]), bool(v["go"])) for v in report["pilot_verdicts"]],
                                synthetic=bool(synthetic))
     report["_unit_costs"] = unit_costs(models, hosting, invocations, tokens)
     if synthetic:
@@ -202,6 +213,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
             if t in table}
     report = build(fleet=fleet, rows=rows, start=start, end=today,
                    invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
+                   judged=usage.verdicts(names, t0, t1),
                    prices=table, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),

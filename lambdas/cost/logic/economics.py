@@ -13,6 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from neuronfleet_contract.cost import EndpointModel
+from neuronfleet_contract.variants import GPU_POOL_SHARE
 
 from .rows import CostRow
 
@@ -117,7 +118,7 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
         if m.gpu_type:
             owners.setdefault(m.gpu_type, []).append((m.endpoint, "gpu"))
         for t in m.gpu_pool_types:
-            owners.setdefault(t, []).append((m.endpoint, "gpu-pool"))
+            owners.setdefault(t, []).append((m.endpoint, GPU_POOL_SHARE))
     out: dict[tuple[str, str, str], Decimal] = {}
     hours: dict[tuple[str, str], Decimal] = {}
     unattributed: dict[str, Decimal] = {}
@@ -168,7 +169,7 @@ def per_model(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, st
         entry["gpu_spend_usd"] = show(g_spend)
         if m.gpu_pool_types:
             entry["capacity_fallback"] = {"types": list(m.gpu_pool_types),
-                                          "usd": show(_sum(spend, m.endpoint, "gpu-pool")),
+                                          "usd": show(_sum(spend, m.endpoint, GPU_POOL_SHARE)),
                                           "note": "the Neuron variant on its GPU instance pools (no Neuron capacity): "
                                                   "shown apart, not a baseline"}
         gpu_days = {d for (e, v, d) in spend if e == m.endpoint and v == "gpu"}
