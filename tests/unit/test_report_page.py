@@ -220,3 +220,16 @@ def test_the_page_renders_the_same_from_the_stored_json() -> None:
     report.pop("_unit_costs")  # publish() sends these to CloudWatch and stores the rest
     stored = json.loads(json.dumps(report))
     assert render_html(stored) == render_html(report)
+
+
+def test_the_judges_verdict_metric_shows_where_no_record_is_given_and_claims_no_saving() -> None:
+    """The weekly function reads the judge's Verdict metric (1 go, 0 no-go) per endpoint; its records (with the cost
+    figures) are in the judge's own bucket. A metric says go or no-go, never a saving."""
+    report = prod_report(judged={CHAT.endpoint: ("2026-11-20", Decimal(0)), EMBED.endpoint: ("2026-11-21", Decimal(1))})
+    assert [(v["model"], v["verdict"]) for v in report["pilot_verdicts"]] == [("chat", "no-go"), ("embed", "go")]
+    assert report["savings"] == [] and "pilot: chat no-go, embed go" in report["story"]
+    page = render_html(report)
+    assert "no-go (the judge&#x27;s Verdict metric (NeuronFleet/Judge) on 2026-11-20)" in page
+    # a record of the same endpoint wins over its metric
+    both = prod_report(verdicts=[judged()], judged={CHAT.endpoint: ("2026-11-20", Decimal(0))})
+    assert [(v["model"], v["verdict"]) for v in both["pilot_verdicts"]] == [("chat", "go")]

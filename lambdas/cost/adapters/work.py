@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from neuronfleet_contract import namespaces
+from neuronfleet_contract.judge import VERDICT_METRIC
 from neuronfleet_contract.variants import VARIANTS
 
 from ..logic.paging import PageGuard
@@ -26,13 +27,13 @@ class Work:
         """The CloudWatch client (the report publishes its unit costs with it)."""
         self._tokens_namespace = tokens_namespace
 
-    def _daily(self, queries: list[tuple[tuple[str, str], dict[str, Any]]], start: datetime, end: datetime
-               ) -> dict[tuple[str, str, str], Decimal]:
+    def _daily(self, queries: list[tuple[tuple[str, str], dict[str, Any]]], start: datetime, end: datetime,
+               stat: str = "Sum") -> dict[tuple[str, str, str], Decimal]:
         out: dict[tuple[str, str, str], Decimal] = {}
         for i in range(0, len(queries), 500):
             chunk = queries[i:i + 500]
             kwargs: dict[str, Any] = {"StartTime": start, "EndTime": end, "MetricDataQueries": [
-                {"Id": f"q{j}", "ReturnData": True, "MetricStat": {"Metric": metric, "Period": 86400, "Stat": "Sum"}}
+                {"Id": f"q{j}", "ReturnData": True, "MetricStat": {"Metric": metric, "Period": 86400, "Stat": stat}}
                 for j, (_, metric) in enumerate(chunk)]}
             guard = PageGuard("CloudWatch GetMetricData", cap=MAX_PAGES)
             while True:
@@ -42,7 +43,9 @@ class Work:
                     endpoint, variant = chunk[int(result["Id"][1:])][0]
                     for ts, value in zip(result.get("Timestamps", []), result.get("Values", []), strict=False):
                         key = (endpoint, variant, ts.date().isoformat())
-                        out[key] = out.get(key, Decimal(0)) + Decimal(str(value))
+                        value = Decimal(str(value))
+                        out[key] = (out.get(key, Decimal(0)) + value if stat == "Sum"
+                                    else min(out.get(key, value), value))
                 if not page.get("NextToken"):
                     break
                 kwargs["NextToken"] = guard.follow(page["NextToken"])
@@ -60,6 +63,18 @@ class Work:
                                       "Dimensions": [{"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": e},
                                                      {"Name": "Variant", "Value": v}]})
                             for e in endpoints for v in VARIANTS], start, end)
+
+    def verdicts(self, endpoints: Sequence[str], start: datetime, end: datetime) -> dict[str, tuple[str, Decimal]]:
+        """Per endpoint, the pilot judge's latest verdict in the period as its ``Verdict`` metric says it
+        (``JUDGE_NAMESPACE``, dimension Endpoint, as the judge publishes it and its alarm reads it: 1 go, 0 no-go):
+        (day, the day's Minimum). Endpoints the judge never judged are absent."""
+        daily = self._daily([((e, ""), {"Namespace": namespaces.JUDGE_NAMESPACE, "MetricName": VERDICT_METRIC,
+                                        "Dimensions": [{"Name": "Endpoint", "Value": e}]}) for e in endpoints],
+                            start, end, stat="Minimum")
+        latest: dict[str, tuple[str, Decimal]] = {}
+        for (endpoint, _, day), value in sorted(daily.items()):
+            latest[endpoint] = (day, value)
+        return latest
 
 
 class UnitCostMetrics:

@@ -163,7 +163,8 @@ def _verdict_text(v: Mapping[str, Any] | None) -> str:
         return "not judged yet"
     failing = "; ".join(f"{f['measure']}{' (' + f['variant'] + ')' if f.get('variant') else ''} {f['value']:.4g} "
                         f"against a limit of {f['limit']:.4g}" for f in v.get("failing") or [])
-    text = ("go" if v.get("go") else "no-go") + (f": {failing}" if failing else "") + f" ({v.get('prompts')} prompts)"
+    text = ("go" if v.get("go") else "no-go") + (f": {failing}" if failing else "")
+    text += f" ({v['prompts']} prompts)" if v.get("prompts") else f" ({v['source']})" if v.get("source") else ""
     return text + (" [synthetic: fixture answers]" if v.get("synthetic") else "")
 
 

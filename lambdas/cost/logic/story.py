@@ -114,9 +114,9 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
 
 
 def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any], estimate: Mapping[str, Any],
-             verdicts: Sequence[Verdict], names: Mapping[str, str], synthetic: bool) -> str:
+             pilot: Sequence[tuple[str, bool]], names: Mapping[str, str], synthetic: bool) -> str:
     """One line a person reads first: the saving against GPU, else the evaluation estimate, then the standby's
-    share and the pilot's verdicts."""
+    share and the pilot's verdicts (``pilot``: model name, go). ``names``: endpoint -> model name."""
     tag = "Synthetic: " if synthetic else ""
     parts = []
     if savings:
@@ -135,9 +135,8 @@ def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any]
         if s["mode"] == "hot":
             parts.append(f"the hot GPU standby of {s['model']} costs ${s['standby_usd_month']} a month, "
                          f"{s['standby_share_percent']}% of the model's cost")
-    if verdicts:
-        parts.append("pilot: " + ", ".join(f"{names.get(v.endpoint, v.endpoint)} {'go' if v.go else 'no-go'}"
-                                           for v in verdicts))
+    if pilot:
+        parts.append("pilot: " + ", ".join(f"{model} {'go' if go else 'no-go'}" for model, go in pilot))
     if not parts:
         return ""
     text = "; ".join(parts)
