@@ -37,6 +37,11 @@ KIT = (os.path.join({root!r}, "constructs", "neuronfleet") + os.sep, os.path.joi
 phase = ["import"]
 by_class, by_line, by_phase, by_kind = Counter(), Counter(), Counter(), Counter()
 ms_class, ms_line, ms_phase = Counter(), Counter(), Counter()
+by_api = Counter()
+def api(request):
+    what = getattr(request, "fqn", None) or getattr(getattr(request, "objref", None), "ref", "?").split("@")[0]
+    member = getattr(request, "method", None) or getattr(request, "property", None) or ""
+    return f"{{type(request).__name__.removesuffix('Request')}} {{what}}.{{member}}"
 from jsii._kernel.providers import process as _process
 _send = _process._NodeProcess.send
 def send(self, request, response_type):
@@ -57,6 +62,7 @@ def send(self, request, response_type):
     owner, line = owner or "(no kit construct)", line or "(no kit line)"
     by_class[owner] += 1
     by_line[line] += 1
+    by_api[f"{{owner}}: {{api(request)}}"] += 1
     start = time.perf_counter()
     try:
         return _send(self, request, response_type)
@@ -79,7 +85,7 @@ phase[0] = "synth"
 app.synth()
 synthed = time.perf_counter() - start - built
 print(json.dumps({{"by_class": by_class, "by_line": by_line, "by_phase": by_phase, "by_kind": by_kind,
-                   "ms_class": ms_class, "ms_line": ms_line, "ms_phase": ms_phase,
+                   "by_api": by_api, "ms_class": ms_class, "ms_line": ms_line, "ms_phase": ms_phase,
                    "build_seconds": built, "synth_seconds": synthed}}))
 """
 
@@ -117,6 +123,9 @@ def main() -> int:
         print(f"{title} (round trips, ms waiting on Node.js; by time):")
         for name, ms in sorted(counts[f"ms_{key}"].items(), key=lambda kv: -kv[1])[:args.top]:
             print(f"  {counts[f'by_{key}'][name]:7,}  {ms:8.0f} ms  {name}")
+    print("by the kit's construct class and jsii API (round trips):")
+    for name, n in sorted(counts["by_api"].items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"  {n:7,}  {name}")
     return 0
 
 

@@ -67,5 +67,6 @@ def string_list(argument: str, value: Any, *, what: str) -> list[str]:
 def duck(argument: str, value: Any, attribute: str, expected: str, *, what: str) -> None:
     """Refuse ``value`` unless it has ``attribute`` (jsii interfaces such as ``sns.ITopic`` or ``ec2.ISubnet`` are
     protocols isinstance cannot check: a topic has ``topic_arn``, a subnet ``subnet_id``)."""
-    if value is None or isinstance(value, str | Mapping | list | tuple) or not hasattr(value, attribute):
+    if value is None or isinstance(value, str | Mapping | list | tuple) or not (
+            hasattr(type(value), attribute) or hasattr(value, attribute)):  # a jsii class's property: no round trip
         raise wrong_type(argument, value, expected, what=what)

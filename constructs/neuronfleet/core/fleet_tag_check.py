@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import jsii
 from aws_cdk import Annotations, AspectPriority, Aspects, IAspect, TagManager
 from constructs import Construct, IConstruct
@@ -18,10 +20,10 @@ class _FleetTagCheck:
     it sees the tags the resource will be deployed with."""
 
     def __init__(self, owner: Construct, resource: IConstruct, what: str, found_by: str) -> None:
-        self.owner, self.path, self.what, self.found_by = owner, resource.node.path, what, found_by
+        self.owner, self.resource, self.what, self.found_by = owner, resource, what, found_by
 
     def visit(self, node: IConstruct) -> None:
-        if node.node.path != self.path:
+        if node is not self.resource:  # jsii hands back the very object Python created: no round trip
             return
         tags = TagManager.of(node)  # an L1's or an L2's (LaunchTemplate keeps its own)
         if tags is not None and FLEET_TAG not in (tags.tag_values() or {}):
@@ -33,4 +35,9 @@ class _FleetTagCheck:
 def warn_without_fleet_tag(owner: Construct, resource: IConstruct, *, what: str, found_by: str) -> None:
     """Warn at synth (``Annotations`` warning ``neuronfleet:no-fleet-tag`` on ``owner``) when ``resource`` ends up
     without the fleet tag."""
-    Aspects.of(resource).add(_FleetTagCheck(owner, resource, what, found_by), priority=AspectPriority.READONLY)
+    Aspects.of(resource).add(_FleetTagCheck(owner, resource, what, found_by), priority=_readonly())
+
+
+@cache
+def _readonly() -> float:
+    return AspectPriority.READONLY

@@ -18,6 +18,7 @@ from constructs import Construct
 from .args import duck, renamed
 from .assets import lambda_source_dir as lambda_source_dir  # re-exported: where the handler sources are
 from .assets import stage
+from .lookups import days, minutes, service_principal
 from .nag import acknowledge_wildcards
 from .pseudo import pseudo
 
@@ -59,13 +60,13 @@ class FleetFunction(Construct):
         if topic is not None:
             duck("topic", topic, "topic_arn", "an sns.ITopic", what="FleetFunction")
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=log_removal_policy)
-        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        self.role = iam.Role(self, "Role", assumed_by=service_principal("lambda.amazonaws.com"),
                              description=f"{description} (least privilege)")
         self.role.add_to_principal_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[f"{self.log_group.log_group_arn}"]))
         self.dead_letter_queue = sqs.Queue(self, "DeadLetters", enforce_ssl=True,
                                            encryption=sqs.QueueEncryption.SQS_MANAGED,
-                                           retention_period=Duration.days(14))
+                                           retention_period=days(14))
         Validations.of(self.dead_letter_queue).acknowledge(Acknowledgment(
             id="AwsSolutions-SQS3", reason="This queue is the function's dead-letter queue; it needs none itself"))
         powertools = lambda_.LayerVersion.from_layer_version_arn(
@@ -75,7 +76,7 @@ class FleetFunction(Construct):
             self, "Function", runtime=RUNTIME, handler=handler, description=description,
             code=lambda_.Code.from_asset(str(stage(handler.split(".")[0]))),
             layers=[powertools], role=self.role, log_group=self.log_group,
-            timeout=timeout or Duration.minutes(1), memory_size=memory_size,
+            timeout=timeout or minutes(1), memory_size=memory_size,
             dead_letter_queue=self.dead_letter_queue, reserved_concurrent_executions=reserved_concurrent_executions,
             environment={"POWERTOOLS_LOG_LEVEL": "INFO", **(environment or {})},
         )
@@ -93,19 +94,20 @@ class FleetFunction(Construct):
         self.dead_letters_alarm: cloudwatch.Alarm | None = None
         if topic is not None:
             self.dead_letters_alarm = self.dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(5), statistic="Maximum").create_alarm(
+                period=minutes(5), statistic="Maximum").create_alarm(
                 self, "DeadLettersAlarm", threshold=1, evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
                 alarm_description=f"{description}: events or invocations it could not take are waiting in "
                                   "its dead-letter queue (read them, fix the cause, re-drive)")
-            self.dead_letters_alarm.add_alarm_action(cw_actions.SnsAction(topic))
-            self.errors_alarm = self.function.metric_errors(period=Duration.minutes(5)).create_alarm(
+            action = cw_actions.SnsAction(topic)
+            self.dead_letters_alarm.add_alarm_action(action)
+            self.errors_alarm = self.function.metric_errors(period=minutes(5)).create_alarm(
                 self, "ErrorsAlarm", threshold=1, evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
                 alarm_description=f"{description}: invocation errors")
-            self.errors_alarm.add_alarm_action(cw_actions.SnsAction(topic))
+            self.errors_alarm.add_alarm_action(action)
 
     def event_target(self, *, retry_attempts: int = EVENT_RETRY_ATTEMPTS,
                      max_event_age: Duration = EVENT_MAX_AGE) -> targets.LambdaFunction:

@@ -9,6 +9,7 @@ from aws_cdk import Stack
 from aws_cdk.region_info import FactName
 from constructs import IConstruct
 
+from ..core.lookups import stack_of
 from ..core.pseudo import pseudo
 
 _ACCOUNTS: WeakKeyDictionary[Stack, str] = WeakKeyDictionary()
@@ -26,7 +27,7 @@ def dlc_account(scope: IConstruct) -> str:
     CDK's region-info facts (``FactName.DLC_REPOSITORY_ACCOUNT``) hold it per region: 763104351884 in most
     commercial regions, others in opt-in regions and China.
     """
-    stack = Stack.of(scope)
+    stack = stack_of(scope)
     account = _ACCOUNTS.get(stack)
     if account is None:
         account = _ACCOUNTS[stack] = stack.regional_fact(_fact_name())

@@ -15,7 +15,7 @@ import re
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from aws_cdk import Annotations, ArnFormat, Duration, Names, RemovalPolicy, Stack, Tags
+from aws_cdk import Annotations, ArnFormat, Duration, Names, RemovalPolicy, Tags
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -36,6 +36,8 @@ from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 from ..core import rules
 from ..core.args import duck, renamed, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
+from ..core.lookups import any_ipv4, in_stack, minutes, seconds, service_principal, stack_of, tcp
+from ..core.lookups import days as lookup_days
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.pseudo import pseudo
@@ -97,6 +99,7 @@ class NeuronEndpoint(Construct):
         ``topic``: where its alarms notify. ``subnets`` and ``alarm_topic`` are their deprecated names.
         ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
         super().__init__(scope, construct_id)
+        in_stack(self, stack_of(scope))  # Stack.of(self) is its scope's stack: asked once per stack, not per endpoint
         what = "NeuronEndpoint"
         settings = settings_argument(settings, EndpointSettings, what=what)
         vpc_subnets = renamed("subnets", subnets, "vpc_subnets", vpc_subnets, what=what)
@@ -110,6 +113,7 @@ class NeuronEndpoint(Construct):
         self.removal_policy = removal_policy
         self.model_name: str = model_name or construct_id
         """What the migration report calls this endpoint's model (its ``neuronfleet:model`` tag)."""
+        self._endpoint_arn: str | None = None
         self.spec: InstanceSpec = settings.spec
         self.gpu_variant: GpuVariant | None = settings.live_gpu_variant
         """The GPU variant that runs instances (hot standby, live or shadow); None without one or for a warm standby."""
@@ -129,15 +133,14 @@ class NeuronEndpoint(Construct):
                     f"replacement) loads whatever its default branch holds then. Set "
                     f"{'gpu_variant.revision' if field == 'gpu_variant.hf_model_id' else 'revision'} to a commit "
                     "(40 hex digits).")
-        self.role = iam.Role(self, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        self.role = iam.Role(self, "ExecutionRole", assumed_by=service_principal("sagemaker.amazonaws.com"),
                              description="SageMaker endpoint execution role (least privilege)")
-        self.execution_policy = execution_policy(self, "ExecutionPolicy", settings)
-        self.execution_policy.attach_to_role(self.role)
+        in_stack(self.role, stack_of(self))
+        self.execution_policy = execution_policy(self, "ExecutionPolicy", settings, role=self.role)
         self.security_group = ec2.SecurityGroup(
             self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
             description="SageMaker endpoint: no inbound (invoked through the SageMaker API), HTTPS out")
-        self.security_group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
-                                            "HTTPS: S3, ECR, model hub downloads")
+        self.security_group.add_egress_rule(any_ipv4(), tcp(443), "HTTPS: S3, ECR, model hub downloads")
         self._models(vpc, vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
         self._endpoint(data_capture_bucket)
         self._scaling()
@@ -152,7 +155,7 @@ class NeuronEndpoint(Construct):
         ``label``, ``unit``, ``color``, ...)."""
         return cloudwatch.Metric(namespace=SAGEMAKER_NAMESPACE, metric_name=metric_name,
                                  dimensions_map={"EndpointName": self.endpoint_name, "VariantName": variant},
-                                 statistic=statistic, period=period or Duration.minutes(1), **options)  # type: ignore[arg-type]
+                                 statistic=statistic, period=period or minutes(1), **options)  # type: ignore[arg-type]
 
     def metric_invocations(self, *, variant: str = NEURON_VARIANT, **options: object) -> cloudwatch.Metric:
         return self.metric("Invocations", variant=variant, **options)  # type: ignore[arg-type]
@@ -164,7 +167,10 @@ class NeuronEndpoint(Construct):
 
     @property
     def endpoint_arn(self) -> str:
-        return Stack.of(self).format_arn(service="sagemaker", resource="endpoint", resource_name=self.endpoint_name)
+        if self._endpoint_arn is None:
+            self._endpoint_arn = stack_of(self).format_arn(service="sagemaker", resource="endpoint",
+                                                           resource_name=self.endpoint_name)
+        return self._endpoint_arn
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         return iam.Grant.add_to_principal(grantee=grantee, actions=["sagemaker:InvokeEndpoint"],
@@ -199,19 +205,19 @@ class NeuronEndpoint(Construct):
                     sid="ReadGpuModelArtifact", actions=["s3:GetObject"],
                     resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
         self.models: dict[str, sagemaker.CfnModel] = {}
+        role_arn = self.role.role_arn
         for variant, (image, model_settings, env) in served.items():
             # A model from S3 needs no network: SageMaker downloads the artifact; the container runs isolated (no
             # inbound or outbound calls, CreateModel EnableNetworkIsolation). A hub model downloads itself.
             model = sagemaker.CfnModel(
                 self, "".join(w.capitalize() for w in re.split(r"[-.]", variant)) + "Model",
-                execution_role_arn=self.role.role_arn, vpc_config=vpc_config,
+                execution_role_arn=role_arn, vpc_config=vpc_config,
                 enable_network_isolation=model_settings.model_data_url is not None,
                 primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
                     image=image, model_data_url=model_settings.model_data_url, environment=env))
             if model_settings.model_data_url is None:
                 model.add_metadata("checkov", {"skip": [{"id": CKV_MODEL_NETWORK_ISOLATION, "comment": HUB_MODEL_NETWORK}]})
-            model.node.add_dependency(self.execution_policy)
-            self.models[variant] = model
+            self.models[variant] = model  # depends on the execution policy (and the role's default policy): _endpoint
 
     def _variants(self) -> tuple[list[_ProductionVariant], list[_ProductionVariant]]:
         s = self.settings
@@ -302,14 +308,13 @@ class NeuronEndpoint(Construct):
         warn_without_fleet_tag(self, self.endpoint, what=f"endpoint {self.node.path}",
                                found_by="the fleet's endpoints (migration report, idle endpoints)")
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants
-        for model in self.models.values():
-            if default_policy is not None:
-                model.node.add_dependency(default_policy)
+        for model in self.models.values():  # one call for both: SageMaker checks access when it creates a model
+            model.node.add_dependency(self.execution_policy, *([default_policy] if default_policy is not None else []))
 
     def _capture(self, bucket: s3.IBucket) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
         own_id = self.node.id
         prefix = bucket.arn_for_objects(f"capture/{own_id}/*")
-        days = Duration.days(self.settings.data_capture_retention_days)
+        days = lookup_days(self.settings.data_capture_retention_days)
         if isinstance(bucket, s3.Bucket):  # an imported bucket's retention is its owner's
             bucket.add_lifecycle_rule(id=f"capture-{own_id}"[:255], prefix=f"capture/{own_id}/", expiration=days,
                                       noncurrent_version_expiration=days)
@@ -358,8 +363,7 @@ class NeuronEndpoint(Construct):
         scalable.scale_to_track_metric(
             "InvocationsPerInstance", target_value=target,
             predefined_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-            scale_in_cooldown=Duration.seconds(s.scale_in_cooldown_s),
-            scale_out_cooldown=Duration.seconds(s.scale_out_cooldown_s))
+            scale_in_cooldown=seconds(s.scale_in_cooldown_s), scale_out_cooldown=seconds(s.scale_out_cooldown_s))
         return scalable
 
     @property
@@ -386,7 +390,7 @@ class NeuronEndpoint(Construct):
         if len(names) > g.max_rollback_alarms:
             raise InvalidSettings([Problem("cutover", len(names), f"at most {g.max_rollback_alarms} rollback alarms "
                                            "(AutoRollbackConfig.Alarms)")], what="NeuronEndpoint")
-        stack = Stack.of(self)
+        stack = stack_of(self)
         self.role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"], resources=[
             stack.format_arn(service="cloudwatch", resource="alarm", resource_name=n,
                              arn_format=ArnFormat.COLON_RESOURCE_NAME) for n in names]))
@@ -446,14 +450,14 @@ class NeuronEndpoint(Construct):
         self.gpu_alarms: dict[str, cloudwatch.Alarm] = \
             self._variant_alarms(GPU_VARIANT, "Gpu", self.gpu_alarm_names) if self.gpu_alarm_names else {}
         if topic is not None:
-            action = cw_actions.SnsAction(topic)
+            action = _sns_action(topic)
             for alarm in (*self.alarms.values(), *self.gpu_alarms.values()):
                 alarm.add_alarm_action(action)
                 alarm.add_ok_action(action)
 
     def _variant_alarms(self, variant: str, id_prefix: str, names: dict[str, str]) -> dict[str, cloudwatch.Alarm]:
         a = self.settings.alarms
-        five = Duration.minutes(5)
+        five = minutes(5)
         at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
         missing = cloudwatch.TreatMissingData.NOT_BREACHING
         label = "GPU" if variant == GPU_VARIANT else "Neuron"
@@ -474,6 +478,17 @@ class NeuronEndpoint(Construct):
                 alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"
                                   + (" on the GPU variant" if variant == GPU_VARIANT else "")),
         }
+
+
+_SNS_ACTIONS: WeakKeyDictionary[sns.ITopic, cw_actions.SnsAction] = WeakKeyDictionary()
+
+
+def _sns_action(topic: sns.ITopic) -> cw_actions.SnsAction:
+    """One alarm action per topic, shared by every endpoint's alarms (it holds nothing but the topic)."""
+    action = _SNS_ACTIONS.get(topic)
+    if action is None:
+        action = _SNS_ACTIONS[topic] = cw_actions.SnsAction(topic)
+    return action
 
 
 _SUBNET_IDS: WeakKeyDictionary[ec2.IVpc, dict[tuple[Any, ...], list[str]]] = WeakKeyDictionary()

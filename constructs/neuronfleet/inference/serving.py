@@ -4,12 +4,15 @@ reads, and the execution policy that lets SageMaker pull them and the model."""
 from __future__ import annotations
 
 import re
+from typing import Any
+from weakref import WeakKeyDictionary
 
 from aws_cdk import ArnFormat, SecretValue, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from ..core.nag import acknowledge_wildcards
+from ..core.lookups import in_stack, stack_of
+from ..core.nag import acknowledge_wildcard_groups
 from ..core.pseudo import pseudo
 from ..facts.images import dlc_repository_arn
 from ..facts.neuron import ServingImage, serving_images
@@ -73,50 +76,69 @@ _ECR_URI = re.compile(r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.
 _PULL = ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"]
 
 
-def execution_policy(scope: Construct, construct_id: str, settings: EndpointSettings) -> iam.Policy:
+def execution_policy(scope: Construct, construct_id: str, settings: EndpointSettings,
+                     role: iam.IRole | None = None) -> iam.Policy:
     """Images (the named DLC repositories, or the custom ECR repositories), the model artifact (read),
-    the endpoint's logs and metrics, and the network interfaces SageMaker's VpcConfig needs."""
-    stack = Stack.of(scope)
+    the endpoint's logs and metrics, and the network interfaces SageMaker's VpcConfig needs; attached to ``role``.
+
+    The statements are plain data (one ``PolicyDocument.from_json``, not a jsii object per statement)."""
+    stack = stack_of(scope)
     serving = SERVING_CONTAINERS.get(settings.container)
-    logs_arn = stack.format_arn(service="logs", resource="log-group", resource_name="/aws/sagemaker/Endpoints/*",
-                                arn_format=ArnFormat.COLON_RESOURCE_NAME)
-    statements = [
-        iam.PolicyStatement(sid="EcrAuth", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
-        iam.PolicyStatement(sid="Logs", resources=[logs_arn], actions=[
-            "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]),
-        iam.PolicyStatement(sid="Metrics", actions=["cloudwatch:PutMetricData"], resources=["*"],
-                            conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}),
-        iam.PolicyStatement(sid="VpcInterfaces", resources=["*"], actions=[
+    logs_arn = _logs_arn(stack)
+    statements: list[dict[str, Any]] = [
+        _statement("EcrAuth", ["ecr:GetAuthorizationToken"], ["*"]),
+        _statement("Logs", ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents",
+                            "logs:DescribeLogStreams"], [logs_arn]),
+        {**_statement("Metrics", ["cloudwatch:PutMetricData"], ["*"]),
+         "Condition": {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}},
+        _statement("VpcInterfaces", [
             "ec2:CreateNetworkInterface", "ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
             "ec2:DeleteNetworkInterfacePermission", "ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
-            "ec2:DescribeDhcpOptions", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"]),
+            "ec2:DescribeDhcpOptions", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"], ["*"]),
     ]
     dlc_arns: list[str] = []
     if serving:
         repos = sorted({serving.repository, *([serving.gpu.repository] if serving.gpu else [])})
-        dlc_arns = [dlc_repository_arn(scope, r) for r in repos]
-        statements.append(iam.PolicyStatement(sid="PullDlcImages", actions=_PULL, resources=dlc_arns))
+        dlc_arns = [dlc_repository_arn(stack, r) for r in repos]
+        statements.append(_statement("PullDlcImages", _PULL, dlc_arns))
     gpu = settings.gpu_variant
     for i, uri in enumerate(u for u in (settings.image_uri, gpu.image_uri if gpu else None) if u):
         m = _ECR_URI.match(uri)
         if m:
-            statements.append(iam.PolicyStatement(sid=f"PullCustomImage{i}", actions=_PULL, resources=[
+            statements.append(_statement(f"PullCustomImage{i}", _PULL, [
                 f"arn:{pseudo().partition}:ecr:{m['region']}:{m['account']}:repository/{m['repo']}"]))
     if settings.model_data_url:
         bucket, _, key = settings.model_data_url.removeprefix("s3://").partition("/")
-        statements.append(iam.PolicyStatement(sid="ReadModelArtifact", actions=["s3:GetObject"],
-                                              resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
+        statements.append(_statement("ReadModelArtifact", ["s3:GetObject"],
+                                     [f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
     if settings.hf_token_secret_arn and serving is None:  # a custom image reads the secret itself; the named
         # containers get it from CloudFormation (hf_token_reference) and their role needs no access to it
-        statements.append(iam.PolicyStatement(sid="ReadHfTokenSecret", actions=["secretsmanager:GetSecretValue"],
-                                              resources=[settings.hf_token_secret_arn]))
-    policy = iam.Policy(scope, construct_id, statements=statements)
-    acknowledge_wildcards(policy, "ecr:GetAuthorizationToken, cloudwatch:PutMetricData (limited to /aws/sagemaker/*) "
-                                  "and the EC2 network-interface actions SageMaker's VpcConfig needs have no "
-                                  "resource scope", resources=("*",))
-    acknowledge_wildcards(policy, "SageMaker writes endpoint logs to its own /aws/sagemaker/Endpoints/* log groups",
-                          resources=(logs_arn,))
-    if dlc_arns:
-        acknowledge_wildcards(policy, "Pulls named AWS Deep Learning Container repositories only",
-                              resources=tuple(dlc_arns))
+        statements.append(_statement("ReadHfTokenSecret", ["secretsmanager:GetSecretValue"],
+                                     [settings.hf_token_secret_arn]))
+    policy = iam.Policy(scope, construct_id, roles=[role] if role is not None else None,
+                        document=iam.PolicyDocument.from_json({"Version": "2012-10-17", "Statement": statements}))
+    in_stack(policy, stack)
+    acknowledge_wildcard_groups(policy, [
+        ("ecr:GetAuthorizationToken, cloudwatch:PutMetricData (limited to /aws/sagemaker/*) and the EC2 "
+         "network-interface actions SageMaker's VpcConfig needs have no resource scope", ("*",), ()),
+        ("SageMaker writes endpoint logs to its own /aws/sagemaker/Endpoints/* log groups", (logs_arn,), ()),
+        *([("Pulls named AWS Deep Learning Container repositories only", tuple(dlc_arns), ())] if dlc_arns else [])])
     return policy
+
+
+def _statement(sid: str, actions: list[str], resources: list[str]) -> dict[str, Any]:
+    """An Allow statement as IAM's JSON (what ``iam.PolicyStatement(sid=, actions=, resources=)`` holds)."""
+    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+
+
+_LOGS_ARNS: WeakKeyDictionary[Stack, str] = WeakKeyDictionary()
+
+
+def _logs_arn(stack: Stack) -> str:
+    """The ARN of SageMaker's endpoint log groups in ``stack``'s account and region (formatted once per stack)."""
+    arn = _LOGS_ARNS.get(stack)
+    if arn is None:
+        arn = _LOGS_ARNS[stack] = stack.format_arn(
+            service="logs", resource="log-group", resource_name="/aws/sagemaker/Endpoints/*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME)
+    return arn

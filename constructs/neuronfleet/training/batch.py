@@ -12,7 +12,7 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from ..core.nag import acknowledge_wildcards
+from ..core.lookups import all_traffic, any_ipv4, service_principal, tcp
 from ..core.problems import InvalidSettings, Problem
 from ..facts.catalog import (
     BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE,
@@ -27,10 +27,9 @@ from ..settings.batch import DEFAULT_UPDATE_TIMEOUT_MINUTES
 def efa_security_group(scope: Construct, construct_id: str, *, vpc: ec2.IVpc, description: str) -> ec2.SecurityGroup:
     """All traffic from and to the group itself (what EFA needs), HTTPS out, nothing in from outside."""
     sg = ec2.SecurityGroup(scope, construct_id, vpc=vpc, allow_all_outbound=False, description=description)
-    sg.add_ingress_rule(sg, ec2.Port.all_traffic(), "EFA: all from itself")
-    sg.add_egress_rule(sg, ec2.Port.all_traffic(), "EFA: all to itself")
-    sg.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443),
-                       "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
+    sg.add_ingress_rule(sg, all_traffic(), "EFA: all from itself")
+    sg.add_egress_rule(sg, all_traffic(), "EFA: all to itself")
+    sg.add_egress_rule(any_ipv4(), tcp(443), "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
     return sg
 
 
@@ -92,28 +91,31 @@ def batch_instance_role(scope: Construct, construct_id: str, *, description: str
     if a namespace is given, cloudwatch:PutMetricData limited to it (the host's utilisation publisher). No data: job
     code gets its own role (:func:`batch_job_role`)."""
     role = iam.Role(
-        scope, construct_id, assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"), description=description,
+        scope, construct_id, assumed_by=service_principal("ec2.amazonaws.com"), description=description,
         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(ECS_INSTANCE_POLICY)],
     )
-    Validations.of(role).acknowledge(Acknowledgment(
-        id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{ECS_INSTANCE_POLICY}]",
-        reason="AWS's documented instance role for ECS container instances, which AWS Batch requires"))
     role.add_to_principal_policy(iam.PolicyStatement(actions=list(SESSION_MANAGER_ACTIONS), resources=["*"]))
-    acknowledge_wildcards(role, "Session Manager (the kit's replacement for SSH): ssmmessages and "
-                                "ssm:UpdateInstanceInformation have no resource-level permissions", resources=("*",))
     if metrics_namespace:
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"], resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": metrics_namespace}}))
-        acknowledge_wildcards(role, "cloudwatch:PutMetricData has no resource-level permissions; it is limited "
-                                    f"to namespace {metrics_namespace}", resources=("*",))
+    # every acknowledgement of the role in one call (no token among them: nothing to resolve)
+    Validations.of(role).acknowledge(
+        Acknowledgment(id=f"AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/{ECS_INSTANCE_POLICY}]",
+                       reason="AWS's documented instance role for ECS container instances, which AWS Batch requires"),
+        Acknowledgment(id="AwsSolutions-IAM5[Resource::*]", reason=(
+            "Session Manager (the kit's replacement for SSH): ssmmessages and ssm:UpdateInstanceInformation have no "
+            "resource-level permissions")),
+        *([Acknowledgment(id="AwsSolutions-IAM5[Resource::*]", reason=(
+            "cloudwatch:PutMetricData has no resource-level permissions; it is limited to namespace "
+            f"{metrics_namespace}"))] if metrics_namespace else []))
     return role, iam.InstanceProfile(scope, f"{construct_id}Profile", role=role)
 
 
 def batch_job_role(scope: Construct, construct_id: str, *, description: str) -> iam.Role:
     """The role job code runs with (the Batch job definition's ``jobRoleArn``, ECS's task role): no permission until
     one is granted. Its credentials reach the containers through the ECS agent (:data:`ECS_AGENT_CONFIG`)."""
-    return iam.Role(scope, construct_id, assumed_by=iam.ServicePrincipal(ECS_TASKS), description=description)
+    return iam.Role(scope, construct_id, assumed_by=service_principal(ECS_TASKS), description=description)
 
 
 IMDS_HOP_LIMIT = 1
