@@ -10,6 +10,7 @@ from neuronfleet_runtime import reservations
 
 from neuronfleet_contract.tags import FLEET_TAG
 
+from ..logic.block_fees import Bought, bought_blocks
 from ..logic.capacity_blocks import Block, utc
 from ..logic.paging import PageGuard
 
@@ -34,6 +35,7 @@ class CapacityBlocks:
                  group_arns: Sequence[str] = (), groups: Any = None) -> None:
         self._client = client
         self._fleet, self._ids, self._group_arns, self._groups = fleet, tuple(reservation_ids), tuple(group_arns), groups
+        self._held: list[dict[str, Any]] = []
 
     def fleet_reservations(self) -> set[str]:
         """The reservations the fleet file names, directly or through its resource groups."""
@@ -41,6 +43,11 @@ class CapacityBlocks:
             raise ValueError("group_arns given without a Resource Groups client")
         return set(self._ids) | (reservations.group_members(self._groups, self._group_arns) if self._group_arns
                                  else set())
+
+    def bought(self) -> tuple[list[Bought], list[str]]:
+        """The blocks the kit bought among those :meth:`describe` read (their purchase tags: logic/block_fees.py),
+        and problems with those tags."""
+        return bought_blocks(r for r in self._held if r.get("StartDate"))
 
     def describe(self) -> list[Block]:
         raw: list[dict[str, Any]] = []
@@ -58,6 +65,8 @@ class CapacityBlocks:
         for i in range(0, len(ids), 100):
             page = self._client.describe_capacity_reservations(CapacityReservationIds=ids[i:i + 100])
             held |= {r["CapacityReservationId"]: r for r in page.get("CapacityReservations", [])}
+        starts = {r: b.get("StartDate") for b in raw for r in b.get("CapacityReservationIds", [])}
+        self._held = [{"StartDate": starts.get(k), **v} for k, v in held.items()]
         mine = self.fleet_reservations() if self._fleet else set()
         out = []
         for b in raw:
