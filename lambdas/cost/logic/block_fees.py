@@ -12,10 +12,12 @@ The record of a purchase is AWS's and the kit's own, written as it is bought:
 Cost Explorer books a fee once, as ``<region>-CapacityBlockFee:<type>`` (lambdas/cost/logic/rows.py), a day or more
 later, on the block's start day or its purchase day (neither documented: capacity_blocks.FEE_DAY). :func:`reconcile`
 lets Cost Explorer's row win: a purchase whose fee a booked row of its type covers, on one of its days, is booked;
-the others become estimated fee rows on their start day (``estimated=True``, ``detail`` naming the purchase), which
-the next run drops as soon as Cost Explorer books them. A booked row nothing bought explains stays as it is (a
-block bought in the console). So spend is never counted twice, and never missing in the day or two before
-Cost Explorer shows it.
+the others are returned as estimated fee rows on their start day (``estimated=True``, ``detail`` naming the
+purchase). The collector reports them (RunSummary ``unbilled_fees_usd``) and never writes them as spend: a pending
+row on a day outside the run's window could not be retracted when Cost Explorer books the fee on another day, so
+writing it could count the fee twice. A booked row nothing bought explains stays as it is (a block bought in the
+console). Extensions: their history is read by the lifecycle function and the command; the collector reads block
+fees only (its role has no DescribeCapacityBlockExtensionHistory).
 """
 
 from __future__ import annotations
