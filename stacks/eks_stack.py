@@ -2,23 +2,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, RemovalPolicy, Stack
 from constructs import Construct
 
-from neuronfleet import FleetNetwork, StaticAzStack
+from neuronfleet import FleetNetwork, StaticAzStack, TrainiumClusterSettings
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.settings.eks import NeuronEksClusterSettings
+from neuronfleet.training.lustre import grant_data, lustre_storage
 
 
 class EksTrainingStack(StaticAzStack):
-    """One training cluster scheduled by Amazon EKS (NeuronEksCluster) in the fleet's compute subnets."""
+    """One training cluster scheduled by Amazon EKS (NeuronEksCluster) in the fleet's compute subnets, with the Batch
+    path's shared storage (a versioned data bucket, FSx for Lustre linked to it, in the training subnet of the
+    entry's capacity) mounted in pods and the workloads' Pod Identity role given the data bucket."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
-                 cluster: NeuronEksClusterSettings, **kwargs: Any) -> None:
+                 cluster: NeuronEksClusterSettings, storage: TrainiumClusterSettings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("an EKS cluster")
         self.cluster = c = NeuronEksCluster(self, "Eks", vpc=network.vpc, vpc_subnets=network.compute_subnets,
                                             settings=cluster)
+        self.storage = lustre_storage(
+            Construct(self, "Storage"), vpc=network.vpc, subnet=network.training_subnet_for(storage.capacity),
+            clients=c.security_group, storage_gib=storage.fsx_storage_gib,
+            throughput_mib_per_tib=storage.fsx_throughput_mib_per_tib,
+            backup_retention_days=storage.fsx_backup_retention_days, removal_policy=RemovalPolicy.RETAIN)
+        c.mount(self.storage.file_system, open_ports=False, storage_gib=storage.fsx_storage_gib)
+        grant_data(self.storage.data_bucket, c.workload_role)
         name = c.cluster.cluster_name
         CfnOutput(self, "ClusterName", value=name)
         CfnOutput(self, "UpdateKubeconfig", value=f"aws eks update-kubeconfig --name {name} --region "
@@ -26,3 +36,5 @@ class EksTrainingStack(StaticAzStack):
                   description="then: kubectl get nodes -L neuronfleet/node-group (docs/eks.md)")
         CfnOutput(self, "WorkloadRoleArn", value=c.workload_role.role_arn,
                   description="EKS Pod Identity role of the neuronfleet-training service account")
+        CfnOutput(self, "DataBucketName", value=self.storage.data_bucket.bucket_name)
+        CfnOutput(self, "FileSystemId", value=self.storage.file_system.file_system_id)

@@ -216,3 +216,29 @@ def test_versions_the_kit_has_not_recorded_are_refused(field: str, value: Any, w
     with pytest.raises(InvalidSettings) as err:
         _build({"node_groups": [{"name": "g", "instance_type": "inf2.xlarge", "count": 1}], field: value})
     assert err.value.problems[0].path.startswith(field) and words in err.value.problems[0].allowed
+
+
+def test_shared_storage_is_the_batch_paths_and_mounted_in_pods(built) -> None:
+    """The same storage as a Batch cluster (training.lustre.lustre_storage): PERSISTENT_2 Lustre linked to a
+    versioned bucket, the Lustre ports between it and the Neuron nodes' group only; a static volume for pods; the
+    workloads' Pod Identity role may read and write the data bucket."""
+    _, template = built
+    template.has_resource_properties("AWS::FSx::FileSystem", {"LustreConfiguration": Match.object_like({
+        "DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 250})})
+    template.has_resource_properties("AWS::FSx::DataRepositoryAssociation", {"FileSystemPath": "/data"})
+    (fs,) = template.find_resources("AWS::FSx::FileSystem")
+    volumes = [p["Manifest"] for p in properties(template, "Custom::AWSCDK-EKS-KubernetesResource").values()
+               if "fsx.csi.aws.com" in json.dumps(p["Manifest"])]
+    assert len(volumes) == 1 and {"Ref": fs} in volumes[0]["Fn::Join"][1]
+    (efa_group,) = [k for k, v in template.find_resources("AWS::EC2::SecurityGroup").items()
+                    if "EFA" in v["Properties"]["GroupDescription"]]
+    for port in (988, 1018):
+        template.has_resource_properties("AWS::EC2::SecurityGroupIngress", {
+            "GroupId": {"Fn::GetAtt": [efa_group, "GroupId"]}, "FromPort": port, "Description": "Lustre from FSx"})
+    pod_role = next(k for k, v in template.find_resources("AWS::IAM::Role").items()
+                    if "pods.eks.amazonaws.com" in json.dumps(v["Properties"]["AssumeRolePolicyDocument"]))
+    policies = [p for p in properties(template, "AWS::IAM::Policy").values() if {"Ref": pod_role} in p["Roles"]]
+    actions = {a for p in policies for st in p["PolicyDocument"]["Statement"]
+               for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])}
+    assert {"s3:GetObject", "s3:PutObject", "s3:ListBucket"} <= actions
+    assert not {"s3:DeleteObjectVersion", "s3:*"} & actions

@@ -35,6 +35,7 @@ from ..core.region import check_in_region
 from ..core.tagging import tag_capacity, tag_family
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
+from ..training.lustre import LUSTRE_PORTS
 from . import manifests
 from .labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
 from .pins import CHARTS, EFA_CHART, FSX_CSI_CHART, KUBECTL_LAYERS, NEURON_CHART
@@ -126,9 +127,9 @@ class NeuronEksCluster(Construct):
         for i, group in enumerate(settings.node_groups):
             self._node_group(i, group)
         self.charts = self._charts()
-        self.file_system = file_system
+        self.file_system: fsx.LustreFileSystem | None = None
         if file_system is not None:
-            self._mount(file_system)
+            self.mount(file_system)
         self.workload_service_account = self.cluster.add_service_account(
             "Workloads", name=service_account, namespace=manifests.NAMESPACE,
             identity_type=eks.IdentityType.POD_IDENTITY)
@@ -280,13 +281,16 @@ class NeuronEksCluster(Construct):
             charts[key].node.add_dependency(self.system_node_group)
         return charts
 
-    def _mount(self, file_system: fsx.LustreFileSystem) -> None:
-        from ..training.cluster import LUSTRE_PORTS
-
-        for port in LUSTRE_PORTS:
-            file_system.connections.allow_from(self.security_group, port, "Lustre from the Neuron nodes")
-            file_system.connections.allow_to(self.security_group, port, "Lustre to the Neuron nodes")
+    def mount(self, file_system: fsx.LustreFileSystem, *, open_ports: bool = True, storage_gib: int = 1200) -> None:
+        """Mount ``file_system`` in pods: a static PersistentVolume ``fsx`` and its claim (the FSx CSI driver's
+        static provisioning). ``open_ports``: open the Lustre ports between the file system and the Neuron nodes
+        (False when :func:`neuronfleet.training.lustre.lustre_storage` built it for :attr:`security_group`)."""
+        if open_ports:
+            for port in LUSTRE_PORTS:
+                file_system.connections.allow_from(self.security_group, port, "Lustre from the Neuron nodes")
+                file_system.connections.allow_to(self.security_group, port, "Lustre to the Neuron nodes")
+        self.file_system = file_system
         self.fsx_volume = self.cluster.add_manifest("FsxVolume", *manifests.fsx_volume(
             file_system_id=file_system.file_system_id, dns_name=file_system.dns_name,
-            mount_name=file_system.mount_name))
+            mount_name=file_system.mount_name, storage_gib=storage_gib))
         self.fsx_volume.node.add_dependency(self.charts[FSX_CSI_CHART])

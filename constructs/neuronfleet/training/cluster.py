@@ -19,7 +19,6 @@ from aws_cdk import aws_batch as batch
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
-from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -31,7 +30,6 @@ from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.pseudo import pseudo
 from ..core.region import check_in_region
-from ..core.storage import secure_bucket
 from ..core.tagging import tag_capacity, tag_family
 from ..facts.catalog import AcceleratorFamily, InstanceSpec
 from ..facts.images import dlc_image, dlc_repository_arn
@@ -56,16 +54,13 @@ from .batch import (
     efa_security_group,
     job_queue,
 )
+from .lustre import grant_data, lustre_storage
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
 """The ECS-optimized Amazon Linux 2023 Neuron AMI: what AWS Batch container instances need. Followed only with
 ``ami.follow_latest``; by default the cluster pins the value recorded in data/neuron_ecs_amis.json."""
 
 __all__ = ["DEFAULT_TRAINING_IMAGE", "NEURON_ECS_AMI_PARAMETER", "TrainiumCluster", "neuron_dlami_parameter"]
-
-LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
-"""FSx for Lustre user guide, "File system access control with Amazon VPC" (read 2026-11-22): TCP 988 and
-1018-1023, in and out, between the file system's group and the clients' groups and within each."""
 
 CHECKPOINT_DIR = "/fsx/data/checkpoints"
 """Under /fsx/data, the path linked to the data bucket (auto-export): every checkpoint gets a durable S3 copy."""
@@ -80,11 +75,6 @@ scripts/enable-ecs-agent-inferentia-support.sh; data/neuron_compat.json ``driver
 USER_DATA_LIMIT_BYTES = 16 * 1024
 """EC2 user data: at most 16 KB before base64 encoding (EC2 user guide, "Run commands when you launch an EC2
 instance with user data input", read 2026-11-22)."""
-DATA_BUCKET_ACTIONS = ("s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads")
-DATA_OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
-                       "s3:ListMultipartUploadParts")
-"""What a training job may do with its data bucket (:meth:`TrainiumCluster.grant_data`): named actions, no wildcard,
-so no ``s3:DeleteObjectVersion`` and no bucket policy or ACL change can slip in."""
 CAPACITY_BLOCKED_REASON = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
 """The status reason of a job held RUNNABLE for lack of capacity (Batch user guide, "Jobs stuck in RUNNABLE":
 the reasons jobStateTimeLimitActions can act on; botocore batch JobStateTimeLimitAction ``reason``)."""
@@ -146,44 +136,16 @@ class TrainiumCluster(Construct):
         self._scheduler(subnet)
 
     def _storage(self, vpc: ec2.IVpc, subnet: ec2.ISubnet) -> None:
-        """S3 for data and checkpoints, FSx for Lustre linked to it."""
+        """S3 for data and checkpoints, FSx for Lustre linked to it (:func:`neuronfleet.training.lustre.
+        lustre_storage`, shared with the EKS path)."""
         settings = self.settings
-        self.access_logs_bucket = secure_bucket(self, "AccessLogs", removal_policy=self.removal_policy)
-        self.data_bucket = secure_bucket(self, "Data", versioned=True, access_logs=self.access_logs_bucket,
-                                         removal_policy=self.removal_policy,
-                                         log_prefix="data/")
-        self.fsx_security_group = ec2.SecurityGroup(
-            self, "LustreSecurityGroup", vpc=vpc, allow_all_outbound=False,
-            description="FSx for Lustre: Lustre ports from the cluster and between file servers only",
-        )
-        for port in LUSTRE_PORTS:  # (LustreFileSystem itself opens 988-1023 between its own servers)
-            self.fsx_security_group.add_ingress_rule(self.security_group, port, "Lustre from the cluster")
-            self.fsx_security_group.add_egress_rule(self.fsx_security_group, port, "Lustre between servers")
-            self.fsx_security_group.add_egress_rule(self.security_group, port, "Lustre to the cluster")
-            self.security_group.add_egress_rule(self.fsx_security_group, port, "Lustre to FSx")
-            self.security_group.add_ingress_rule(self.fsx_security_group, port, "Lustre from FSx")
-        # (client to client: the cluster group already allows all traffic within itself, for EFA)
-        self.file_system = fsx.LustreFileSystem(
-            self, "Lustre", vpc=vpc, vpc_subnet=subnet, storage_capacity_gib=settings.fsx_storage_gib,
-            security_group=self.fsx_security_group, removal_policy=self.removal_policy,
-            file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
-            lustre_configuration=fsx.LustreConfiguration(
-                deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
-                per_unit_storage_throughput=settings.fsx_throughput_mib_per_tib,
-                data_compression_type=fsx.LustreDataCompressionType.LZ4,
-                automatic_backup_retention=Duration.days(settings.fsx_backup_retention_days),
-            ),
-        )
-        events = ["NEW", "CHANGED", "DELETED"]
-        self.data_repository = fsx.CfnDataRepositoryAssociation(
-            self, "LustreS3Link", file_system_id=self.file_system.file_system_id, file_system_path="/data",
-            data_repository_path=f"s3://{self.data_bucket.bucket_name}/",
-            batch_import_meta_data_on_create=True,
-            s3=fsx.CfnDataRepositoryAssociation.S3Property(
-                auto_import_policy=fsx.CfnDataRepositoryAssociation.AutoImportPolicyProperty(events=events),
-                auto_export_policy=fsx.CfnDataRepositoryAssociation.AutoExportPolicyProperty(events=events),
-            ),
-        )
+        storage = lustre_storage(
+            self, vpc=vpc, subnet=subnet, clients=self.security_group, storage_gib=settings.fsx_storage_gib,
+            throughput_mib_per_tib=settings.fsx_throughput_mib_per_tib,
+            backup_retention_days=settings.fsx_backup_retention_days, removal_policy=self.removal_policy)
+        self.access_logs_bucket, self.data_bucket = storage.access_logs_bucket, storage.data_bucket
+        self.fsx_security_group, self.file_system = storage.security_group, storage.file_system
+        self.data_repository = storage.data_repository
 
     def _host(self, subnet: ec2.ISubnet) -> None:
         """Role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, placement, launch template."""
@@ -367,20 +329,8 @@ class TrainiumCluster(Construct):
         return env
 
     def grant_data(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read and write the cluster's data bucket (``/fsx/data`` is linked to its root, so the whole bucket is the
-        cluster's prefix): list it, get, put and delete objects, abort uploads. No version deletes
-        (``s3:DeleteObjectVersion``: a delete only adds a marker, so the versioning that keeps old checkpoints holds),
-        no bucket policy, ACL, lifecycle or versioning changes."""
-        bucket = self.data_bucket
-        grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_BUCKET_ACTIONS),
-                                           resource_arns=[bucket.bucket_arn])
-        grant = grant.combine(iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_OBJECT_ACTIONS),
-                                                         resource_arns=[bucket.arn_for_objects("*")]))
-        if isinstance(grantee, iam.Role):
-            acknowledge_wildcards(grantee, "the cluster's own data bucket, every object in it (/fsx/data is its "
-                                           "root): training reads data and writes checkpoints",
-                                  resources=(bucket.arn_for_objects("*"),))
-        return grant
+        """Read and write the cluster's data bucket (:func:`neuronfleet.training.lustre.grant_data`)."""
+        return grant_data(self.data_bucket, grantee)
 
     def grant_read_data(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read the cluster's data bucket (aws-cdk-lib's ``Bucket.grant_read``): datasets and checkpoints."""
