@@ -263,8 +263,9 @@ class PoolSchedule:
     def next_morning(self, now: datetime) -> datetime:
         """The next day window's start at or after ``now`` that is not inside a day window (UTC)."""
         now = _aware(now)
-        for start, _ in self._instants(now):
-            if start >= now and not any(s <= start - timedelta(seconds=1) < e for s, e in self._instants(now)):
+        spans = self._instants(now)
+        for start, _ in spans:
+            if start >= now and not any(s <= start - timedelta(seconds=1) < e for s, e in spans):
                 return start
         raise AssertionError("a valid schedule has a morning within eight days")  # pragma: no cover
 

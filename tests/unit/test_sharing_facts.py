@@ -94,3 +94,28 @@ def test_kubernetes_termination_facts(fact: pins.Fact, file: str, path: tuple[st
 
 def test_grace_period_is_an_allowed_value() -> None:
     assert isinstance(pins.TRAINING_GRACE_SECONDS, int) and pins.TRAINING_GRACE_SECONDS > 30
+
+
+def _doc(service: str, shape: str, member: str | None = None) -> str:
+    model = botocore.session.get_session().get_service_model(service)
+    found = model.shape_for(shape) if member else model.operation_model(shape)
+    text = found.members[member].documentation if member else found.documentation
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", text)).strip()
+
+
+@pytest.mark.parametrize(("fact", "service", "shape", "member"), [
+    (pins.BATCH_DESIRED_ONLY_UP, "batch", "ComputeResourceUpdate", "desiredvCpus"),
+    (pins.BATCH_DISABLED_QUEUE, "batch", "UpdateJobQueueRequest", "state"),
+    (pins.BATCH_TERMINATE, "batch", "TerminateJob", None),
+    (pins.SAGEMAKER_ML_RESERVATION, "sagemaker", "ProductionVariantCapacityReservationConfig",
+     "CapacityReservationPreference"),
+])
+def test_why_the_batch_variant_is_not_built(fact: pins.Fact, service: str, shape: str, member: str | None) -> None:
+    assert fact.text in _doc(service, shape, member)
+
+
+def test_sagemaker_reservations_are_sagemaker_arns() -> None:
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    arn = model.shape_for("ProductionVariantCapacityReservationConfig").members["MlReservationArn"]
+    assert re.fullmatch(arn.metadata["pattern"], "arn:aws:sagemaker:us-east-2:111111111111:training-plan/p")
+    assert not re.fullmatch(arn.metadata["pattern"], "cr-0123456789abcdef0")

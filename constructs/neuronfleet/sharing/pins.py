@@ -94,3 +94,25 @@ its docs, not from its code: unconfirmed beyond them."""
 TRAINING_GRACE_SECONDS = 120
 """The example training pod's terminationGracePeriodSeconds: the time the job gets after SIGTERM, at the reclaim, to
 flush what the checkpoint signal did not (the kit's choice, not a published figure)."""
+
+# ------------------------------------------------------------------------ why the Batch variant is not built
+
+BATCH_DESIRED_ONLY_UP = Fact(
+    "the updated desiredvCpus value must be greater than or equal to the current desiredvCpus value",
+    "botocore 1.44.5 batch model, ComputeResourceUpdate.desiredvCpus")
+"""A Batch compute environment cannot be scaled down by its desired vCPUs: a morning scale-down is not an API call."""
+BATCH_DISABLED_QUEUE = Fact(
+    "If the job queue state is DISABLED, new jobs can't be added to the queue, but jobs already in the queue can "
+    "finish.", "botocore 1.44.5 batch model, UpdateJobQueueRequest.state")
+"""Disabling the nightly queue at the signal stops new work but frees no chip: running jobs run on."""
+BATCH_TERMINATE = Fact(
+    "Jobs that are in the STARTING or RUNNING state are terminated, which causes them to transition to FAILED.",
+    "botocore 1.44.5 batch model, TerminateJob")
+"""The only reclaim on Batch: TerminateJob, SIGTERM then SIGKILL after the ECS agent's stop timeout (30 s by default;
+Batch's ContainerProperties has no stopTimeout: docs/capacity-blocks.md)."""
+SAGEMAKER_ML_RESERVATION = Fact(
+    "SageMaker AI launches instances only into an ML capacity reservation.",
+    "botocore 1.44.5 sagemaker model, ProductionVariantCapacityReservationConfig.CapacityReservationPreference "
+    "(MlReservationArn: an arn:aws:sagemaker:... ARN, not an EC2 capacity reservation id)")
+"""The kit's inference runs on SageMaker endpoints: they take an ML reservation (a SageMaker training plan), never the
+EC2 ODCR or Capacity Block a Batch compute environment launches into, so the two cannot share one reservation."""

@@ -1,0 +1,173 @@
+"""The Kubernetes objects of a shared pool: Kueue's queues and priorities, the schedule function's access, and the
+example workloads wired to the schedule (an inference Deployment, a training Job that honours the checkpoint signal).
+
+Pure functions returning plain dicts (no aws-cdk-lib). tests/unit/test_sharing_manifests.py validates the Kueue
+objects against Kueue 0.19.2's own CRD schemas (tests/data/kueue) and the rest against the Kubernetes schemas of the
+pinned version (kubernetes-validate), as tests/unit/test_eks_manifests.py does for the EKS path.
+
+The quota is in Neuron devices, plus the node group's vCPUs, memory and EFA interfaces: Kueue admits a workload only
+if every resource it requests is declared on the ClusterQueue (site/content/en/docs/tasks/manage/
+administer_cluster_quotas.md @ v0.19.2: 'By default, administrators must specify all resources required by workloads
+in the ClusterQueue's .spec.resourceGroups[*]'); declaring them keeps Kueue's controller configuration the chart's own.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from neuronfleet_contract.pool_sharing import (
+    ANNOTATION_CHECKPOINT_BY,
+    CHECKPOINT_FILE,
+    LABEL_POOL,
+    LABEL_ROLE,
+    PoolSchedule,
+    Role,
+)
+
+from ..eks import manifests as eks_manifests
+from ..eks.labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL
+from ..settings.eks import NeuronNodegroupSettings
+from .pins import KUEUE_API, PRIORITY_LABEL, QUEUE_LABEL, RECLAIM, TRAINING_GRACE_SECONDS
+
+Manifest = dict[str, Any]
+
+INFERENCE_PRIORITY = 1000
+TRAINING_PRIORITY = 100
+"""WorkloadPriorityClass values: inference above training (Kueue compares the values; the numbers are the kit's)."""
+SCHEDULE_ROLE = "neuronfleet-pool-schedule"
+"""The Kubernetes group the schedule function's IAM role maps to (an EKS access entry's kubernetesGroups) and the
+name of its ClusterRole and binding."""
+
+
+def names(pool: str) -> dict[str, str]:
+    """The pool's Kueue object names: the cohort, its flavor, each role's ClusterQueue, LocalQueue and priority."""
+    return {"cohort": pool, "flavor": pool,
+            "inference_queue": f"{pool}-inference", "training_queue": f"{pool}-training",
+            "inference_priority": f"{pool}-inference", "training_priority": f"{pool}-training"}
+
+
+def _quota(group: NeuronNodegroupSettings) -> dict[str, int | str]:
+    spec = group.spec
+    out: dict[str, int | str] = {NEURON_RESOURCE: group.count * spec.accelerators,
+                                 "cpu": group.count * spec.vcpus, "memory": f"{group.count * spec.memory_gib}Gi"}
+    if spec.efa_interfaces:
+        out[EFA_RESOURCE] = group.count * spec.efa_interfaces
+    return out
+
+
+def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> list[Manifest]:
+    """ResourceFlavor (the node group), two ClusterQueues in one cohort, a LocalQueue each, two priorities.
+
+    The inference ClusterQueue owns the whole pool's quota and lends all but its night floor (``lendingLimit`` on the
+    Neuron devices); it reclaims what it lent from lower-priority workloads (``reclaimWithinCohort``). The training
+    ClusterQueue owns nothing and borrows (nominal quota 0, no borrowing limit: the lending limit bounds it)."""
+    if schedule.pool_devices != group.count * group.spec.accelerators:
+        raise ValueError(f"pool_devices: got {schedule.pool_devices}; allowed: the node group's "
+                         f"{group.count * group.spec.accelerators} Neuron devices ({group.count} x {group.instance_type})")
+    n = names(schedule.pool)
+    quota = _quota(group)
+    floor = schedule.night_floor * schedule.replica_devices
+
+    def queue(name: str, *, nominal: bool, preemption: dict[str, Any]) -> Manifest:
+        resources = []
+        for resource, amount in quota.items():
+            item: dict[str, Any] = {"name": resource, "nominalQuota": amount if nominal else 0}
+            if nominal and resource == NEURON_RESOURCE:
+                item["lendingLimit"] = schedule.pool_devices - floor
+            resources.append(item)
+        return {"apiVersion": KUEUE_API, "kind": "ClusterQueue",
+                "metadata": {"name": name, "labels": {LABEL_POOL: schedule.pool}},
+                "spec": {"cohortName": n["cohort"], "namespaceSelector": {},
+                         "resourceGroups": [{"coveredResources": list(quota),
+                                             "flavors": [{"name": n["flavor"], "resources": resources}]}],
+                         "preemption": preemption}}
+
+    return [
+        {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": n["flavor"]},
+         "spec": {"nodeLabels": {NODE_GROUP_LABEL: group.name},
+                  "tolerations": [eks_manifests.neuron_toleration()]}},
+        queue(n["inference_queue"], nominal=True,
+              preemption={"reclaimWithinCohort": RECLAIM, "withinClusterQueue": "Never"}),
+        queue(n["training_queue"], nominal=False,
+              preemption={"reclaimWithinCohort": "Never", "withinClusterQueue": "Never"}),
+        *({"apiVersion": KUEUE_API, "kind": "LocalQueue",
+           "metadata": {"name": n[f"{role}_queue"], "namespace": eks_manifests.NAMESPACE},
+           "spec": {"clusterQueue": n[f"{role}_queue"]}} for role in ("inference", "training")),
+        {"apiVersion": KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": n["inference_priority"]},
+         "value": INFERENCE_PRIORITY, "description": f"{schedule.pool}: inference, reclaims the pool each morning"},
+        {"apiVersion": KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": n["training_priority"]},
+         "value": TRAINING_PRIORITY, "description": f"{schedule.pool}: training, borrows the pool at night"},
+    ]
+
+
+def schedule_access() -> list[Manifest]:
+    """What the schedule function may do in the cluster, and no more: read and scale Deployments, read and annotate
+    pods, read and set a ClusterQueue's stopPolicy. Bound to the group its EKS access entry names."""
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": SCHEDULE_ROLE},
+         "rules": [
+             {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]},
+             {"apiGroups": ["apps"], "resources": ["deployments/scale"], "verbs": ["get", "patch"]},
+             {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "patch"]},
+             {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get", "list", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": SCHEDULE_ROLE},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SCHEDULE_ROLE},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": SCHEDULE_ROLE}]},
+    ]
+
+
+def training_acknowledge_access() -> list[Manifest]:
+    """The training service account may patch pods in its namespace: the job writes its checkpoint acknowledgement
+    (``neuronfleet/checkpointed-at``) on its own pod."""
+    name = "neuronfleet-checkpoint-ack"
+    ns = eks_manifests.NAMESPACE
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": ns},
+         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name, "namespace": ns},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": eks_manifests.TRAINING_SERVICE_ACCOUNT, "namespace": ns}]},
+    ]
+
+
+def _labels(schedule: PoolSchedule, role: Role) -> dict[str, str]:
+    n = names(schedule.pool)
+    return {QUEUE_LABEL: n[f"{role}_queue"], PRIORITY_LABEL: n[f"{role}_priority"],
+            LABEL_POOL: schedule.pool, LABEL_ROLE: str(role)}
+
+
+def training_job(schedule: PoolSchedule, group: NeuronNodegroupSettings, *, name: str = "train",
+                 nodes: int | None = None) -> list[Manifest]:
+    """The EKS path's example training Job, queued on the pool's training queue at training priority, its pods
+    labelled for the schedule, the checkpoint signal mounted at :data:`CHECKPOINT_FILE` (a downwardAPI volume of the
+    pod's ``neuronfleet/checkpoint-by`` annotation, refreshed while the pod runs) and a grace period after SIGTERM of
+    :data:`TRAINING_GRACE_SECONDS`."""
+    service, job = copy.deepcopy(eks_manifests.training_job(group, name=name, nodes=nodes))
+    labels = _labels(schedule, Role.TRAINING)
+    job["metadata"]["labels"] |= labels
+    pod = job["spec"]["template"]
+    pod["metadata"]["labels"] |= {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.TRAINING)}
+    spec = pod["spec"]
+    spec["terminationGracePeriodSeconds"] = TRAINING_GRACE_SECONDS
+    container = spec["containers"][0]
+    container["env"] += [{"name": "NEURONFLEET_CHECKPOINT_FILE", "value": CHECKPOINT_FILE},
+                         {"name": "NEURONFLEET_POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    directory, file = CHECKPOINT_FILE.rsplit("/", 1)
+    container["volumeMounts"].append({"name": "checkpoint-signal", "mountPath": directory, "readOnly": True})
+    spec["volumes"].append({"name": "checkpoint-signal", "downwardAPI": {"items": [
+        {"path": file, "fieldRef": {"fieldPath": f"metadata.annotations['{ANNOTATION_CHECKPOINT_BY}']"}}]}})
+    return [service, job]
+
+
+def inference_deployment(schedule: PoolSchedule, group: NeuronNodegroupSettings, *, name: str = "serve",
+                         image: str) -> Manifest:
+    """The EKS path's example Deployment on the pool's inference queue at inference priority, at the night floor
+    (the schedule function scales it), each replica on ``replica_devices`` Neuron devices."""
+    deployment = eks_manifests.inference_deployment(group, name=name, image=image, replicas=schedule.night_floor)
+    labels = _labels(schedule, Role.INFERENCE)
+    deployment["metadata"]["labels"] |= labels
+    deployment["spec"]["template"]["metadata"]["labels"] |= {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.INFERENCE)}
+    resources = {NEURON_RESOURCE: str(schedule.replica_devices)}
+    deployment["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": resources, "limits": resources}
+    return deployment
