@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .alerts.topic import FleetAlerts
     from .capacity.alerts import CapacityAlerts
     from .core.functions import FleetFunction
+    from .core.limits import CloudFormationLimits
     from .core.stack import StaticAzStack
     from .core.tagging import FAMILY_TAG, FLEET_TAG, PHASE_TAG, tag_family, tag_fleet
     from .cost.cur import CurAnalytics, CurExport
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "FleetAlerts": ".alerts.topic", "CostMonitors": ".cost.monitors", "CapacityAlerts": ".capacity.alerts",
+    "CloudFormationLimits": ".core.limits",
     "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
     "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
     "FleetNetwork": ".network.fleet_network", "StaticAzStack": ".core.stack", "TrainiumCluster": ".training.cluster",
@@ -72,6 +74,7 @@ __all__ = [
     "BudgetThreshold",
     "Capacity",
     "CapacityAlerts",
+    "CloudFormationLimits",
     "CostMonitorSettings",
     "CostMonitors",
     "CurAnalytics",
