@@ -147,3 +147,32 @@ def test_utilisation_config_unpacks_to_the_script() -> None:
 
     assert script == script_text("utilisation.py")
     assert json.dumps(config).count("utilisation") >= 2
+
+
+def _publisher(name: str) -> list[dict]:
+    return [o for o in yaml.safe_load_all((DATA / name).read_text()) if o]
+
+
+@pytest.mark.parametrize("name", ["neuron-dra-all-devices.yaml", "neuron-dra-4-node-inference-us.yaml"])
+def test_neurons_own_dra_examples_validate(name: str) -> None:
+    core = [o for o in _publisher(name) if o["apiVersion"] in ("v1", "resource.k8s.io/v1")]
+    assert core and {o["kind"] for o in core} <= {"ResourceClaimTemplate", "Pod"}
+    for obj in core:
+        valid(obj)
+
+
+def test_dra_node_groups_get_claims_as_neurons_examples_write_them() -> None:
+    ultra = NeuronNodegroupSettings(name="ultra", instance_type="trn2u.48xlarge", count=4, dra=True,
+                                    device_plugin=False, capacity=Capacity.capacity_block(resource_group_arn=BLOCKS))
+    trn2 = NeuronNodegroupSettings(name="trn2", instance_type="trn2.48xlarge", count=2, dra=True, device_plugin=False)
+    for group, example in ((ultra, "neuron-dra-4-node-inference-us.yaml"), (trn2, "neuron-dra-all-devices.yaml")):
+        template, _, job = manifests.training_job(group)
+        valid(template)
+        theirs = next(o for o in _publisher(example) if o["kind"] == "ResourceClaimTemplate")
+        assert template["spec"] == theirs["spec"]  # the publisher's claim, exactly
+        pod = job["spec"]["template"]["spec"]
+        assert pod["resourceClaims"] == [{"name": "neurons", "resourceClaimTemplateName": template["metadata"]["name"]}]
+        resources = pod["containers"][0]["resources"]
+        assert resources["claims"] == [{"name": "neurons"}]
+        assert NEURON_RESOURCE not in resources["limits"]  # no device plugin on a DRA node group
+        assert resources["limits"][EFA_RESOURCE] == "16"  # EFA still from its device plugin

@@ -165,10 +165,39 @@ def node_scripts() -> Manifest:
             "data": {name: script_text(name) for name in ("health_gate.py", "launch.py")}}
 
 
+DRA_DEVICE_CLASS = "neuron.aws.com"
+"""The Neuron DRA driver's device class and opaque-config driver name (aws-neuron-sdk deploy/files/specs
+all-devices.yaml and 4-node-inference-us.yaml @ 81ce03ae, copied in tests/data/eks)."""
+
+
+def neuron_claim_template(group: NeuronNodegroupSettings, name: str) -> Manifest:
+    """A ResourceClaimTemplate for a DRA node group, after Neuron's own examples: on UltraServer types one
+    ``neuron_node`` per pod with ``UltraServerConfig`` in whole-UltraServer mode (4-node-inference-us.yaml); else every
+    Neuron device of the instance type (all-devices.yaml)."""
+    size = group.spec.ultraserver_size
+    if size > 1:
+        request = {"name": "neurons", "exactly": {
+            "deviceClassName": DRA_DEVICE_CLASS,
+            "selectors": [{"cel": {"expression": "device.attributes['neuron.aws.com'].resourceType == 'neuron_node'"}}],
+            "allocationMode": "ExactCount", "count": 1}}
+        config = [{"requests": ["neurons"], "opaque": {"driver": DRA_DEVICE_CLASS, "parameters": {
+            "apiVersion": "neuron.aws.com/v1", "kind": "UltraServerConfig", "ultraserverMode": size}}}]
+        devices: dict[str, Any] = {"requests": [request], "config": config}
+    else:
+        devices = {"requests": [{"name": "neurons", "exactly": {
+            "deviceClassName": DRA_DEVICE_CLASS,
+            "selectors": [{"cel": {"expression":
+                                   f"device.attributes['neuron.aws.com'].instanceType == '{group.instance_type}'"}}],
+            "allocationMode": "All"}}]}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"spec": {"devices": devices}}}
+
+
 def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: str | None = None,
                  nodes: int | None = None, script: str = "/fsx/data/code/train.py") -> list[Manifest]:
     """An indexed Job of ``nodes`` pods (default: the node group's ``count``), one per node, each asking for all of
-    its node's Neuron devices and EFA interfaces, and a headless Service that gives each pod a stable name.
+    its node's Neuron devices (device plugin, or a DRA claim: :func:`neuron_claim_template`) and EFA interfaces, and
+    a headless Service that gives each pod a stable name.
 
     The rank order is ``launch.py``'s (the Batch path's): each pod publishes its UltraServer identity on /fsx and
     every pod sorts the same records (UltraServer, node within it); the pod's completion index stands in for AWS
@@ -184,8 +213,10 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
     lnc = neuron.support(group.instance_type).lnc_default
     cores = neuron.logical_cores(group.instance_type, lnc)
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "neuronfleet"}
-    devices = {NEURON_RESOURCE: str(spec.accelerators)} | (
+    # Neuron devices from the device plugin, or (DRA node groups) from a claim; EFA from its device plugin either way
+    devices = ({} if group.dra else {NEURON_RESOURCE: str(spec.accelerators)}) | (
         {EFA_RESOURCE: str(spec.efa_interfaces)} if spec.efa_interfaces else {})
+    claim = f"{name}-neurons"
     env = [
         {"name": "AWS_BATCH_JOB_NUM_NODES", "value": str(nodes)},
         {"name": "AWS_BATCH_JOB_NODE_INDEX", "valueFrom": {"fieldRef": {
@@ -221,14 +252,16 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
                 "name": "train", "image": image,
                 "command": ["python3", f"{HOST_DIR}/launch.py", "--", script],
                 "env": env,
-                "resources": {"requests": devices, "limits": devices},
+                "resources": {"requests": devices, "limits": devices,
+                              **({"claims": [{"name": "neurons"}]} if group.dra else {})},
                 "volumeMounts": [{"name": "fsx", "mountPath": "/fsx"},
                                  {"name": "scripts", "mountPath": HOST_DIR, "readOnly": True},
                                  {"name": "shm", "mountPath": "/dev/shm"}]}],
             "volumes": [{"name": "fsx", "persistentVolumeClaim": {"claimName": FSX_VOLUME}},
                         {"name": "scripts", "configMap": {"name": SCRIPTS_CONFIGMAP, "defaultMode": 0o755}},
-                        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}}]}}
-    return [
+                        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}}],
+            **({"resourceClaims": [{"name": "neurons", "resourceClaimTemplateName": claim}]} if group.dra else {})}}
+    return [*([neuron_claim_template(group, claim)] if group.dra else []),
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
          "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True}},
         {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
