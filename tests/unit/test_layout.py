@@ -46,3 +46,23 @@ def test_the_design_notes_the_code_cites_are_in_the_repository() -> None:
     stray = [str(p.relative_to(ROOT)) for p in cited
              if any("DESIGN.md" in line and "docs/DESIGN.md" not in line for line in p.read_text().splitlines())]
     assert stray == [], stray
+
+
+def test_the_wheel_lists_every_package_of_the_tree() -> None:
+    """pyproject.toml names its packages one by one (the library and the Lambda sources live in two folders): a
+    folder with an __init__.py that the list misses would be left out of the wheel, and its imports fail there."""
+    import tomllib
+
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = {name: ROOT / folder for name, folder in setup["package-dir"].items()}
+    mapped = {folder.resolve() for folder in roots.values()}
+    found = set()
+    for name, folder in roots.items():
+        for init in folder.rglob("__init__.py"):
+            inside = init.parent.resolve()
+            owner = [m for m in mapped if inside.is_relative_to(m)]
+            if "__pycache__" in init.parts or max(owner, key=lambda m: len(m.parts)) != folder.resolve():
+                continue  # a folder another mapping names (lambdas/neuronfleet_contract) counts under that name
+            found.add(".".join([name, *init.parent.relative_to(folder).parts]))
+    assert sorted(found - set(setup["packages"])) == [], "add these to [tool.setuptools] packages"
+    assert sorted(set(setup["packages"]) - found) == [], "these listed packages have no folder"
