@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from ..core.problems import InvalidSettings, Problem
-from ..settings import TrainiumClusterSettings
+from ..settings import NetworkSettings, TrainiumClusterSettings
 from ..settings._base import Bool, Settings
 from ..settings.eks import ChartVersions, NeuronEksClusterSettings, NeuronNodegroupSettings
 
@@ -64,21 +64,39 @@ _OWN = {".name": "name", ".instance_type": "instance_type", ".count": "count", "
 
 
 def entry_problems(entry: TrainiumClusterSettings, name: str, section: EksSection | None,
-                   training_az: str | None = None) -> Iterator[Problem]:
-    """The problems of an entry's EKS cluster, with fleet-file paths relative to the entry."""
+                   training_az: str | None = None, *, region: str | None = None,
+                   network: NetworkSettings | None = None) -> Iterator[Problem]:
+    """The problems of an entry's EKS cluster, with fleet-file paths relative to the entry: its settings' rules, and
+    with ``region``/``network`` each added node group's type and AZs in the region and the reservation's AZ in the
+    network (the entry's own are checked as a Batch cluster's are)."""
     if section is None:
         section = EksSection()
     try:
-        cluster_settings(entry, name, section, training_az)
+        settings = cluster_settings(entry, name, section, training_az)
     except InvalidSettings as exc:
-        for p in exc.problems:
-            m = _GROUP.fullmatch(p.path)
-            if m and m.group(1) == "0":
-                rest = m.group(2)
-                path = _OWN.get(rest) or (rest[1:] if rest.startswith(".capacity")
-                                          else "eks.dra" if rest == ".device_plugin" else f"eks{rest}")
-                yield Problem(path, p.value, p.allowed)
-            elif m:
-                yield Problem(f"eks.node_groups[{int(m.group(1)) - 1}]{m.group(2)}", p.value, p.allowed)
-            else:
-                yield p.under("eks")
+        yield from (_moved(p) for p in exc.problems)
+        return
+    problems: list[Problem] = []
+    if region is not None:
+        problems += [p for p in settings.region_problems(region) if not p.path.startswith("node_groups[0]")]
+    if network is not None:
+        for i, group in enumerate(settings.node_groups[1:], start=1):
+            problems += [p.under(f"node_groups[{i}]") for p in network.capacity_az_problems(
+                group.capacity.availability_zone)]
+            problems += [Problem(f"node_groups[{i}].availability_zones[{j}]", az,
+                                 f"one of network.availability_zones ({', '.join(network.availability_zones)})")
+                         for j, az in enumerate(group.availability_zones) if az not in network.availability_zones]
+    yield from (_moved(p) for p in problems)
+
+
+def _moved(p: Problem) -> Problem:
+    """A NeuronEksClusterSettings problem at its fleet-file path (relative to the entry)."""
+    m = _GROUP.fullmatch(p.path)
+    if m and m.group(1) == "0":
+        rest = m.group(2)
+        path = _OWN.get(rest) or (rest[1:] if rest.startswith(".capacity")
+                                  else "eks.dra" if rest == ".device_plugin" else f"eks{rest}")
+        return Problem(path, p.value, p.allowed)
+    if m:
+        return Problem(f"eks.node_groups[{int(m.group(1)) - 1}]{m.group(2)}", p.value, p.allowed)
+    return p.under("eks")

@@ -164,7 +164,8 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
         yield from (p.under(at) for p in fleet.network.capacity_az_problems(c.capacity.availability_zone))
         yield from _stack_name(fleet, f"{at}.name", c.name, f"train-{c.name}")
         if c.scheduler == "eks":
-            yield from (p.under(at) for p in entry_problems(c, c.name, c.eks, fleet.network.training_az))
+            yield from (p.under(at) for p in entry_problems(c, c.name, c.eks, fleet.network.training_az,
+                                                             region=fleet.region, network=fleet.network))
         elif c.eks is not None:
             yield Problem(f"{at}.eks", "(a section)", "nothing with scheduler: batch (set scheduler: eks to use it)")
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
