@@ -14,7 +14,7 @@ import base64
 import gzip
 from typing import Any
 
-from aws_cdk import Acknowledgment, Annotations, ArnFormat, Duration, RemovalPolicy, Size, Stack, Token, Validations
+from aws_cdk import Acknowledgment, Annotations, ArnFormat, RemovalPolicy, Size, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
@@ -26,6 +26,7 @@ from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAME
 
 from ..core.args import duck, settings_argument
 from ..core.fleet_tag_check import warn_without_fleet_tag
+from ..core.lookups import in_stack, minutes, region_of, seconds, stack_of
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.pseudo import pseudo
@@ -115,6 +116,7 @@ class TrainiumCluster(Construct):
         ``removal_policy``: what deleting the stack does to the data (the FSx file system, the data and access-log
         buckets): RETAIN unless asked."""
         super().__init__(scope, construct_id)
+        in_stack(self, stack_of(scope))
         settings = settings_argument(settings, TrainiumClusterSettings, what="TrainiumCluster")
         duck("subnet", subnet, "subnet_id", "one ec2.ISubnet, in the capacity's AZ (e.g. net.training_subnet or "
              "net.training_subnet_for(capacity)); a SubnetSelection or a list names several", what="TrainiumCluster")
@@ -201,7 +203,7 @@ class TrainiumCluster(Construct):
         self.job_definition = self._job_definition(self.settings.image)
 
     def _user_data(self) -> ec2.UserData:
-        region = Stack.of(self).region
+        region = region_of(self)
         mount = f"{self.file_system.dns_name}@tcp:/{self.file_system.mount_name}"
         script = ec2.UserData.for_linux()
         script.add_commands(
@@ -284,26 +286,16 @@ class TrainiumCluster(Construct):
                 id="Annotation::@aws-cdk/aws-ecs:ecrImageRequiresPolicy",
                 reason="the execution role may pull it: ecr:GetAuthorizationToken and the image actions on its own "
                        "repository (TrainiumCluster._grant_pull)"))
-        _acknowledge_execution_role(container.execution_role)
+        _acknowledge_execution_role(container.execution_role, stack_of(self))
         return batch.MultiNodeJobDefinition(
             self, "JobDefinition", main_node=0, propagate_tags=True,
             instance_type=ec2.InstanceType(spec.instance_type),
             containers=[batch.MultiNodeContainer(container=container, start_node=0, end_node=settings.nodes - 1)],
             parameters={"script": DEFAULT_SCRIPT},
             # each attempt ends after this (Batch terminates the whole MNP job; a timed-out job is not retried)
-            timeout=Duration.seconds(settings.attempt_duration_s),
+            timeout=seconds(settings.attempt_duration_s),
             retry_attempts=settings.retry_attempts,
-            retry_strategies=[
-                # the health gate found a configuration error (a runtime/driver mismatch, ...): another attempt on
-                # the same AMI fails the same way, so stop first (Batch takes the first matching evaluateOnExit)
-                batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom(on_exit_code=str(EXIT_CONFIG))),
-                # the health gate found a hardware fault on a node: run the job again
-                batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_exit_code=str(EXIT_HARDWARE_FAULT))),
-                # the instance failed under the job (Batch's status reason for host failures)
-                batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_status_reason="Host EC2*")),
-                # anything else (the user's code, a configuration the gate refused): stop
-                batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom(on_reason="*")),
-            ],
+            retry_strategies=_retry_strategies(),
         )
 
     def runtime_environment(self) -> dict[str, str]:
@@ -351,7 +343,7 @@ class TrainiumCluster(Construct):
         neuronfleet_contract.namespaces) (``cloudwatch.MetricOptions`` keywords: ``period``, ``statistic``, ...;
         5-minute averages by default). The publisher names no cluster, so a cluster-wide view is a SEARCH over
         the namespace, as the CostMonitors dashboard draws it."""
-        props: dict[str, Any] = {"statistic": "Average", "period": Duration.minutes(5), **options}
+        props: dict[str, Any] = {"statistic": "Average", "period": minutes(5), **options}
         return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=NEURON_CORE_UTILIZATION,
                                  dimensions_map={"InstanceId": instance_id}, **props)
 
@@ -389,8 +381,29 @@ def _packed(name: str) -> str:
     return base64.b64encode(gzip.compress(script_text(name).encode(), compresslevel=9, mtime=0)).decode()
 
 
-def _acknowledge_execution_role(role: iam.IRole) -> None:
-    stack = Stack.of(role)
+def _retry_strategies() -> list[batch.RetryStrategy]:
+    """What an attempt's end decides, in Batch's order (the first matching evaluateOnExit wins): made once and shared
+    by every cluster's job definition (retry strategies are values)."""
+    if not _RETRY_STRATEGIES:
+        _RETRY_STRATEGIES.extend([
+            # the health gate found a configuration error (a runtime/driver mismatch, ...): another attempt on
+            # the same AMI fails the same way, so stop first (Batch takes the first matching evaluateOnExit)
+            batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom(on_exit_code=str(EXIT_CONFIG))),
+            # the health gate found a hardware fault on a node: run the job again
+            batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_exit_code=str(EXIT_HARDWARE_FAULT))),
+            # the instance failed under the job (Batch's status reason for host failures)
+            batch.RetryStrategy.of(batch.Action.RETRY, batch.Reason.custom(on_status_reason="Host EC2*")),
+            # anything else (the user's code, a configuration the gate refused): stop
+            batch.RetryStrategy.of(batch.Action.EXIT, batch.Reason.custom(on_reason="*")),
+        ])
+    return list(_RETRY_STRATEGIES)
+
+
+_RETRY_STRATEGIES: list[batch.RetryStrategy] = []
+
+
+def _acknowledge_execution_role(role: iam.IRole, stack: Stack) -> None:
+    in_stack(role, stack)
     acknowledge_wildcards(role, "CDK's Batch execution role writes job logs to the /aws/batch/job log group's "
                                 "streams only", resources=(stack.format_arn(
                                     service="logs", resource="log-group", resource_name="/aws/batch/job:*",

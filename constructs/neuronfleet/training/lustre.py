@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ..core.lookups import days
 from ..core.nag import acknowledge_wildcards
 from ..core.storage import secure_bucket
 
@@ -62,7 +63,7 @@ def lustre_storage(scope: Construct, *, vpc: ec2.IVpc, subnet: ec2.ISubnet, clie
             deployment_type=fsx.LustreDeploymentType.PERSISTENT_2,
             per_unit_storage_throughput=throughput_mib_per_tib,
             data_compression_type=fsx.LustreDataCompressionType.LZ4,
-            automatic_backup_retention=Duration.days(backup_retention_days),
+            automatic_backup_retention=days(backup_retention_days),
         ),
     )
     events = ["NEW", "CHANGED", "DELETED"]
@@ -83,12 +84,12 @@ def grant_data(bucket: s3.IBucket, grantee: iam.IGrantable) -> iam.Grant:
     cluster's prefix): list it, get, put and delete objects, abort uploads. No version deletes
     (``s3:DeleteObjectVersion``: a delete only adds a marker, so the versioning that keeps old checkpoints holds),
     no bucket policy, ACL, lifecycle or versioning changes."""
+    objects = bucket.arn_for_objects("*")
     grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_BUCKET_ACTIONS),
                                        resource_arns=[bucket.bucket_arn])
     grant = grant.combine(iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_OBJECT_ACTIONS),
-                                                     resource_arns=[bucket.arn_for_objects("*")]))
+                                                     resource_arns=[objects]))
     if isinstance(grantee, iam.Role):
         acknowledge_wildcards(grantee, "the cluster's own data bucket, every object in it (/fsx/data is its "
-                                       "root): training reads data and writes checkpoints",
-                              resources=(bucket.arn_for_objects("*"),))
+                                       "root): training reads data and writes checkpoints", resources=(objects,))
     return grant
