@@ -79,3 +79,9 @@ JUDGE_NAMESPACE = "NeuronFleet/Judge"
 unit None), dimension ``Endpoint``, one datapoint per judged run timestamped at its end.
 Read by the judge's verdict alarm, which NeuronEndpoint's cutover lists among its auto-rollback alarms
 (``neuronfleet_contract.judge``)."""
+
+POOL_NAMESPACE = "NeuronFleet/Pool"
+"""Published by a shared pool's schedule function (``pool_schedule/handler``, PutMetricData; its role may write only
+here): ``PoolDevices`` (Neuron devices in use, unit Count), dimensions ``Pool`` and ``Role`` (inference | training |
+idle), and ``CheckpointsMissed`` (training pods running at the morning without acknowledging the signal), dimension
+``Pool``; one datapoint a run (every minute). Read by SharedNeuronPool's dashboard widgets and metric methods."""

@@ -25,6 +25,8 @@ from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from .namespaces import POOL_NAMESPACE
+
 # ------------------------------------------------------------------------------------------ names both sides use
 
 LABEL_ROLE = "neuronfleet/pool-role"
@@ -366,3 +368,67 @@ def parse_iso(text: str | None) -> datetime | None:
     except ValueError:
         return None
     return value if value.tzinfo else None
+
+
+# ---------------------------------------------------------------------------------------- the function's settings
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolScheduleSettings:
+    """What the schedule function needs: the schedule, the cluster's API, the objects it moves, where it announces."""
+
+    schedule: PoolSchedule
+    cluster_name: str
+    endpoint: str
+    """The cluster's API server URL (https://...)."""
+    certificate_authority: str
+    """The cluster's CA, base64 PEM as EKS gives it (``certificateAuthority.data``)."""
+    namespace: str
+    """Where the inference Deployment and the training pods are."""
+    deployment: str
+    """The inference Deployment the schedule scales."""
+    training_queue: str
+    """The training ClusterQueue whose ``stopPolicy`` the schedule sets."""
+    topic_arn: str
+    ledger_table: str
+    fleet: str = ""
+    metrics_namespace: str = POOL_NAMESPACE
+
+    def to_environment(self, *, to_json: Any = None) -> dict[str, str]:
+        import json
+
+        dump = to_json or json.dumps
+        return {"POOL_SCHEDULE": dump(self.schedule.to_mapping()), "POOL_CLUSTER": self.cluster_name,
+                "POOL_ENDPOINT": self.endpoint, "POOL_CA": self.certificate_authority,
+                "POOL_NAMESPACE": self.namespace, "POOL_DEPLOYMENT": self.deployment,
+                "POOL_TRAINING_QUEUE": self.training_queue, "POOL_TOPIC_ARN": self.topic_arn,
+                "POOL_LEDGER_TABLE": self.ledger_table, "POOL_FLEET": self.fleet,
+                "POOL_METRICS_NAMESPACE": self.metrics_namespace}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> PoolScheduleSettings:
+        import os
+
+        from .environment import Variables
+
+        read = Variables(os.environ if env is None else env)
+
+        def parse(doc: Any) -> PoolSchedule:
+            try:
+                return PoolSchedule.from_mapping(doc)
+            except InvalidSchedule as error:
+                raise ValueError(str(error)) from None
+
+        return cls(
+            schedule=read.json("POOL_SCHEDULE", parse, allowed="the pool's schedule as a JSON object"),
+            cluster_name=read.text("POOL_CLUSTER", allowed="the EKS cluster's name"),
+            endpoint=read.text("POOL_ENDPOINT", allowed="the cluster's API server URL"),
+            certificate_authority=read.text("POOL_CA", allowed="the cluster's CA data (base64)"),
+            namespace=read.text("POOL_NAMESPACE", allowed="a Kubernetes namespace", default="default"),
+            deployment=read.text("POOL_DEPLOYMENT", allowed="the inference Deployment's name"),
+            training_queue=read.text("POOL_TRAINING_QUEUE", allowed="the training ClusterQueue's name"),
+            topic_arn=read.text("POOL_TOPIC_ARN", allowed="an SNS topic ARN"),
+            ledger_table=read.text("POOL_LEDGER_TABLE", allowed="the announcement ledger's table name"),
+            fleet=(env if env is not None else os.environ).get("POOL_FLEET", ""),
+            metrics_namespace=read.namespace("POOL_METRICS_NAMESPACE", default=POOL_NAMESPACE))

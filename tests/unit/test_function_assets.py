@@ -17,7 +17,8 @@ SOURCE = lambda_source_dir()
 
 
 def test_the_kit_has_its_handler_packages() -> None:
-    assert handler_packages() == ("capacity_alert", "capacity_lifecycle", "cost", "failover", "judge")
+    assert handler_packages() == ("capacity_alert", "capacity_lifecycle", "cost", "failover", "judge",
+                                  "pool_schedule")
 
 
 @pytest.mark.parametrize("package", ["capacity_alert", "cost", "failover"])

@@ -1,0 +1,179 @@
+"""The schedule function's thin adapters: the cluster's Kubernetes API (HTTPS with an EKS token, standard library
+only) and CloudWatch. No decision is taken here (logic.py takes them).
+
+The token is what ``aws eks get-token`` makes (aws/aws-cli awscli/customizations/eks/get_token.py @ 07c4fe36,
+read 2026-11-23): an STS GetCallerIdentity URL presigned for 60 seconds with the header ``x-k8s-aws-id: <cluster>``
+signed in, base64url without padding, prefixed ``k8s-aws-v1.``. Amazon EKS maps the function's role to the Kubernetes
+group its access entry names.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from neuronfleet_contract.pool_sharing import (
+    ANNOTATION_CHECKPOINT_BY,
+    ANNOTATION_CHECKPOINTED_AT,
+    LABEL_POOL,
+    LABEL_ROLE,
+    Role,
+    parse_iso,
+)
+
+from .logic import TrainingPod
+
+TOKEN_PREFIX = "k8s-aws-v1."
+K8S_AWS_ID_HEADER = "x-k8s-aws-id"
+URL_SECONDS = 60
+NEURON_RESOURCE = "aws.amazon.com/neuron"
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+MERGE_PATCH = "application/merge-patch+json"
+HOLD = ("Hold", "HoldAndDrain")
+
+
+class KubeError(RuntimeError):
+    """A Kubernetes API call that failed: the method, the path, the status and what the server said."""
+
+
+def eks_token(sts_client: Any, cluster_name: str) -> str:
+    """An EKS bearer token for ``cluster_name`` from a botocore STS client."""
+
+    def add_header(request: Any, **_: Any) -> None:
+        request.headers[K8S_AWS_ID_HEADER] = cluster_name
+
+    events = sts_client.meta.events
+    events.register_first("before-sign.sts.GetCallerIdentity", add_header, unique_id="neuronfleet-k8s-aws-id")
+    try:
+        url = sts_client.generate_presigned_url("get_caller_identity", Params={}, ExpiresIn=URL_SECONDS,
+                                                HttpMethod="GET")
+    finally:
+        events.unregister("before-sign.sts.GetCallerIdentity", unique_id="neuronfleet-k8s-aws-id")
+    return TOKEN_PREFIX + base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
+
+
+Send = Callable[[urllib.request.Request], tuple[int, bytes]]
+
+
+def https_sender(certificate_authority: str, *, timeout: float = 10.0) -> Send:
+    """Sends a request over TLS verified against the cluster's CA (base64 PEM as EKS gives it)."""
+    pem = base64.b64decode(certificate_authority).decode()
+    with tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False) as f:
+        f.write(pem)
+    context = ssl.create_default_context(cafile=f.name)
+
+    def send(request: urllib.request.Request) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    return send
+
+
+@dataclass
+class KubeApi:
+    endpoint: str
+    token: Callable[[], str]
+    send: Send
+
+    def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {self.token()}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = MERGE_PATCH
+        request = urllib.request.Request(self.endpoint.rstrip("/") + path, data=data, method=method, headers=headers)
+        try:
+            status, raw = self.send(request)
+        except OSError as error:
+            raise KubeError(f"{method} {path}: {error}") from error
+        if status >= 300:
+            raise KubeError(f"{method} {path}: HTTP {status}: {raw[:300].decode(errors='replace')}")
+        try:
+            out = json.loads(raw or b"{}")
+        except ValueError as error:
+            raise KubeError(f"{method} {path}: HTTP {status}: not JSON ({error})") from error
+        if not isinstance(out, dict):
+            raise KubeError(f"{method} {path}: HTTP {status}: a JSON {type(out).__name__}, not an object")
+        return out
+
+
+class Pool:
+    """The pool's objects in the cluster, read and moved through :class:`KubeApi`."""
+
+    def __init__(self, api: KubeApi, *, pool: str, namespace: str, deployment: str, training_queue: str) -> None:
+        self.api, self.pool, self.namespace = api, pool, namespace
+        self.deployment, self.training_queue = deployment, training_queue
+
+    def _scale_path(self) -> str:
+        return f"/apis/apps/v1/namespaces/{self.namespace}/deployments/{self.deployment}/scale"
+
+    def replicas(self) -> int:
+        return int(self.api.call("GET", self._scale_path()).get("spec", {}).get("replicas") or 0)
+
+    def scale(self, replicas: int) -> None:
+        self.api.call("PATCH", self._scale_path(), {"spec": {"replicas": replicas}})
+
+    def held(self) -> bool:
+        queue = self.api.call("GET", f"{KUEUE}/clusterqueues/{self.training_queue}")
+        return queue.get("spec", {}).get("stopPolicy") in HOLD
+
+    def hold(self, held: bool) -> None:
+        self.api.call("PATCH", f"{KUEUE}/clusterqueues/{self.training_queue}",
+                      {"spec": {"stopPolicy": "Hold" if held else "None"}})
+
+    def pods(self, role: Role) -> list[dict[str, Any]]:
+        selector = urllib.parse.quote(f"{LABEL_POOL}={self.pool},{LABEL_ROLE}={role}")
+        return list(self.api.call("GET", f"/api/v1/namespaces/{self.namespace}/pods?labelSelector={selector}")
+                    .get("items", []))
+
+    def annotate(self, pod: TrainingPod, checkpoint_by: datetime, text: str) -> None:
+        self.api.call("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}",
+                      {"metadata": {"annotations": {ANNOTATION_CHECKPOINT_BY: text}}})
+
+
+def devices(pod: Mapping[str, Any]) -> int:
+    """The Neuron devices a pod's containers request."""
+    total = 0
+    for container in pod.get("spec", {}).get("containers", []):
+        resources = container.get("resources", {})
+        amount = resources.get("requests", {}).get(NEURON_RESOURCE) or resources.get("limits", {}).get(NEURON_RESOURCE)
+        try:
+            total += int(amount or 0)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
+def running(pod: Mapping[str, Any]) -> bool:
+    """On a node and not finished (Pending on a node holds its devices as a Running pod does)."""
+    status = pod.get("status", {}).get("phase")
+    return status == "Running" or (status == "Pending" and bool(pod.get("spec", {}).get("nodeName")))
+
+
+def training_pod(pod: Mapping[str, Any]) -> TrainingPod:
+    meta = pod.get("metadata", {})
+    notes = meta.get("annotations") or {}
+    return TrainingPod(name=str(meta.get("name")), namespace=str(meta.get("namespace")), devices=devices(pod),
+                       running=running(pod) and not meta.get("deletionTimestamp"),
+                       checkpoint_by=parse_iso(notes.get(ANNOTATION_CHECKPOINT_BY)),
+                       checkpointed_at=parse_iso(notes.get(ANNOTATION_CHECKPOINTED_AT)))
+
+
+class Metrics:
+    def __init__(self, client: Any, namespace: str) -> None:
+        self.client, self.namespace = client, namespace
+
+    def put(self, data: list[dict[str, Any]]) -> None:
+        if data:
+            self.client.put_metric_data(Namespace=self.namespace, MetricData=data)
