@@ -19,12 +19,16 @@ from neuronfleet.core.rules import (
     TOKEN_ESTIMATE_CHARS,
     fits_description,
 )
+from neuronfleet.facts.prices import price_table
+from neuronfleet.fleetfile.eks_section import EksSection, cluster_settings
 from neuronfleet.fleetfile.schema import CUR_EXPORT_PART, construct_id, partition
 from neuronfleet.settings import reservations
 from neuronfleet.settings.cost import cur_export_region
 
 from .alerts_stack import AlertsStack
+from .capacity_stack import CapacityStack
 from .cost_stack import CostStack, CurExportStack
+from .eks_stack import EksTrainingStack
 from .fallback_stack import FallbackStack
 from .inference_stack import InferenceStack
 from .network_stack import NetworkStack
@@ -44,21 +48,39 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     training = [TrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, cluster=c, env=env,
                               description=describe(f"{label}: training cluster {c.name}",
                                                    [f"{c.count} x {c.instance_type}", c.capacity.type]))
-                for c in fleet.training_clusters]
+                for c in fleet.training_clusters if c.scheduler == "batch"]
     stacks += training
+    eks = [EksTrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, env=env, storage=c,
+                            cluster=(ec := cluster_settings(c, c.name, c.eks or EksSection(), fleet.network.training_az)),
+                            description=describe(f"{label}: EKS training cluster {c.name}",
+                                                 [f"{g.count} x {g.instance_type} ({g.capacity.type})"
+                                                  for g in ec.node_groups]))
+           for c in fleet.training_clusters if c.scheduler == "eks"]
+    stacks += eks
     inference = [InferenceStack(
         scope, fleet.stack_name(part), network=network.network, alerts_topic=topic, env=env,
         endpoints={construct_id(e.name): e for e in endpoints}, failover=fleet.fallback.enabled,
         description=describe(f"{label}: Neuron endpoints", [f"{e.name} ({e.instance_type})" for e in endpoints]))
         for part, endpoints in fleet.inference_partitions().items()]
     stacks += inference
+    fallback = None
     if fleet.fallback.enabled:
-        stacks.append(FallbackStack(
+        fallback = FallbackStack(
             scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
             clusters=[t.cluster for t in training], env=env,
             description=describe(f"{label}: GPU fallback pool and Trainium capacity alerts",
-                                 list(fleet.fallback.instance_types))))
-    reserved = reservations(c.capacity for c in fleet.training_clusters)
+                                 list(fleet.fallback.instance_types)))
+        stacks.append(fallback)
+    if fleet.capacity_policy is not None and training:
+        stacks.append(CapacityStack(
+            scope, fleet.stack_name("capacity"), fleet_name=fleet.name, policy=fleet.capacity_policy,
+            clusters={c.name: t.cluster for c, t in zip([c for c in fleet.training_clusters if c.scheduler == "batch"],
+                                                        training, strict=True)},
+            alerts_topic=topic, pool=fallback.pool if fallback else None, training_azs=[fleet.network.training_az],
+            prices=price_table(fleet.catalog, fleet.region, dict(fleet.prices)), env=env,
+            description=f"{label}: Capacity Blocks before they end (extend or drain), held jobs to the GPU pool"))
+    reserved = reservations([*(c.capacity for c in fleet.training_clusters),
+                             *(g.capacity for c in fleet.training_clusters if c.eks for g in c.eks.node_groups)])
     if fleet.cost_monitors.enabled:
         cost = CostStack(
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,

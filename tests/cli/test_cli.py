@@ -33,7 +33,8 @@ def test_prod_synth_writes_one_template_per_stack_without_warnings(prod_synth) -
     assert result.returncode == 0, result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     stacks = sorted(k for k, v in manifest["artifacts"].items() if v["type"] == "aws:cloudformation:stack")
-    assert stacks == ["nf-prod-alerts", "nf-prod-cost", "nf-prod-fallback", "nf-prod-inference", "nf-prod-network",
+    assert stacks == ["nf-prod-alerts", "nf-prod-capacity", "nf-prod-cost", "nf-prod-fallback", "nf-prod-inference",
+                      "nf-prod-network",
                       "nf-prod-train-finetune",
                       "nf-prod-train-pretrain"]
     assert sorted(p.name for p in out.glob("*.template.json")) == [f"{s}.template.json" for s in stacks]

@@ -150,9 +150,9 @@ def test_prod_bootstrap_deploy_diff_destroy(tmp_path) -> None:
         before = server.inventory()
         deploy = cdk(server, "deploy", "--app", str(out), "--all", "--require-approval", "never")
         result = server.deployed()
-        assert len(result.stacks) == 7 and result.ok, [(s.name, s.status, s.reason) for s in result.stacks]
+        assert len(result.stacks) == 8 and result.ok, [(s.name, s.status, s.reason) for s in result.stacks]
         assert all(f"✅  {s.name}" in deploy.stdout + deploy.stderr for s in result.stacks)
         unchanged = cdk(server, "diff", "--app", str(out))
-        assert (unchanged.stdout + unchanged.stderr).count("There were no differences") == 7
+        assert (unchanged.stdout + unchanged.stderr).count("There were no differences") == 8
         cdk(server, "destroy", "--app", str(out), "--all", "--force")
         assert_destroy_leaves_only_retained(server, before, out)

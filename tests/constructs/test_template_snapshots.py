@@ -66,7 +66,7 @@ def test_each_handler_package_is_its_own_asset(fleet: str, synth_fleet: Callable
             if resource["Type"] == "AWS::Lambda::Function" and "S3Key" in resource["Properties"].get("Code", {}):
                 package = resource["Properties"]["Handler"].split(".")[0]
                 keys.setdefault(package, set()).add(resource["Properties"]["Code"]["S3Key"])
-    assert set(keys) == {"capacity_alert", "cost", "failover"}
+    assert set(keys) == {"capacity_alert", "capacity_lifecycle", "cost", "failover"}
     assert all(len(k) == 1 for k in keys.values()), keys
     assert len(set.union(*keys.values())) == len(keys)
 

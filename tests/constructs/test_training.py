@@ -351,7 +351,8 @@ def test_on_demand_shorthand_and_defaults() -> None:
 
 def test_prod_deploys_the_ultraserver_cluster_on_capacity_blocks(synth_fleet) -> None:
     prod = synth_fleet("prod")
-    assert list(prod.stacks) == ["network", "alerts", "train-pretrain", "train-finetune", "inference", "fallback", "cost"]
+    assert list(prod.stacks) == ["network", "alerts", "train-pretrain", "train-finetune", "inference", "fallback",
+                                 "capacity", "cost"]
     t = prod.template("train-pretrain")
     data = _lt_data(t)
     assert data["InstanceType"] == "trn2u.48xlarge"

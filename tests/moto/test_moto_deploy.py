@@ -286,7 +286,7 @@ def test_prod_deploys_every_stack(prod) -> None:
     assert [(s.name, s.status, s.reason, s.account, s.region) for s in result.stacks] == [
         (n, "CREATE_COMPLETE", "", "333333333333", "us-east-2") for n in (
             "nf-prod-network", "nf-prod-alerts", "nf-prod-train-pretrain", "nf-prod-train-finetune",
-            "nf-prod-inference", "nf-prod-fallback", "nf-prod-cost")]
+            "nf-prod-inference", "nf-prod-fallback", "nf-prod-capacity", "nf-prod-cost")]
     assert result.resource_count() > 150
     assert seen["leaked"] == {"warnings": [], "stdout": [], "stderr": [], "logs": []}
 

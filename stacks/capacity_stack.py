@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_cdk import Stack
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from neuronfleet import GpuPool, TrainiumCluster
+from neuronfleet.capacity.lifecycle import CapacityLifecycle
+from neuronfleet.settings.capacity import CapacityPolicySettings
+
+
+class CapacityStack(Stack):
+    """The fleet's Capacity Block lifecycle (CapacityLifecycle): present when the fleet file has a capacity_policy."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, policy: CapacityPolicySettings,
+                 clusters: Mapping[str, TrainiumCluster], alerts_topic: sns.ITopic, pool: GpuPool | None,
+                 prices: Mapping[str, Mapping[str, str]], training_azs: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.lifecycle = CapacityLifecycle(self, "CapacityLifecycle", fleet=fleet_name, clusters=clusters,
+                                           topic=alerts_topic, policy=policy, pool=pool, prices=prices,
+                                           training_azs=training_azs)
