@@ -59,22 +59,28 @@ def fleet_path(context: dict[str, Any]) -> Path:
 
 
 def synth(fleet: Fleet) -> None:
-    """Build and write the fleet's stacks. What only the built stacks show (CloudFormation's per-stack quotas while
-    building; template size and Lambda environments in the written templates) raises FleetConfigError and leaves
-    the output folder as it was: what this run wrote is removed."""
+    """Build and write the fleet's stacks. What only the built stacks show (the library's CloudFormationLimits: the
+    resources per stack before any template is written; template size, Lambda environments and inline policies in
+    the written templates) raises FleetConfigError and leaves the output folder as it was: what this run wrote is
+    removed."""
     from aws_cdk import App
 
+    from neuronfleet import CloudFormationLimits
     from stacks import build_fleet
-    from stacks.fleet import assembly_problems
+    from stacks.limits import fleet_problems
 
     outdir = Path(os.environ.get("CDK_OUTDIR") or "cdk.out")
     before = set(outdir.iterdir()) if outdir.is_dir() else set()
     app = App()
+    limits = CloudFormationLimits(app)
     try:
-        build_fleet(app, fleet)
-        problems = assembly_problems(app.synth().directory)
-        if problems:
-            raise FleetConfigError(fleet.name, problems)
+        stacks = build_fleet(app, fleet)
+        try:
+            app.synth()
+        except RuntimeError:  # CDK's validation failed: the limits' findings, in the fleet file's terms
+            if not limits.problems:
+                raise
+            raise FleetConfigError(fleet.name, fleet_problems(fleet, stacks, limits.problems)) from None
     except FleetConfigError:
         for path in (set(outdir.iterdir()) if outdir.is_dir() else set()) - before:
             shutil.rmtree(path) if path.is_dir() else path.unlink()

@@ -12,10 +12,13 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_lambda as lambda_
 
-from neuronfleet import CloudFormationLimits
+from neuronfleet import CloudFormationLimits, FleetConfigError, parse_fleet
 from neuronfleet.core.limits import LIMITS_PLUGIN, RULES
 from neuronfleet.core.rules import CLOUDFORMATION_QUOTAS, LAMBDA_ENVIRONMENT_BYTES
+from stacks import build_fleet
+from stacks.limits import fleet_problems
 from tests.cdk_support import ENV, _cdk_json_context
+from tests.constructs.test_scale import DEV
 
 OVER_FULL = f"stacks: got 'big-one'; allowed: at most {CLOUDFORMATION_QUOTAS['resources']} resources per stack; " \
             f"it would hold {CLOUDFORMATION_QUOTAS['resources'] + 1}"
@@ -23,7 +26,7 @@ OVER_FULL = f"stacks: got 'big-one'; allowed: at most {CLOUDFORMATION_QUOTAS['re
 
 OUTSIDE_APP = """\
 import aws_cdk as cdk
-from neuronfleet import CloudFormationLimits
+from neuronfleet import CloudFormationLimits, FleetConfigError, parse_fleet
 
 app = cdk.App()
 CloudFormationLimits(app)
@@ -36,7 +39,7 @@ app.synth()
 
 
 def over_full(app: cdk.App, name: str = "big-one") -> cdk.Stack:
-    stack = cdk.Stack(app, name, env=ENV)
+    stack = cdk.Stack(app, "Big", stack_name=name, env=ENV)
     for i in range(CLOUDFORMATION_QUOTAS["resources"] + 1):
         cdk.CfnWaitConditionHandle(stack, f"Handle{i}")
     return stack
@@ -52,6 +55,20 @@ def test_an_app_outside_the_repo_gets_the_refusal_in_one_line(tmp_path: Path) ->
     assert result.returncode != 0
     assert OVER_FULL in result.stderr, result.stderr[-2000:]
     assert not [p for p in out.rglob("*.template.json")]  # refused before any template is written
+
+
+def test_the_reference_app_refuses_an_over_full_stack_the_same_way() -> None:
+    """The reference app's refusal (app.py: FleetConfigError from stacks.limits.fleet_problems) of a stack that is
+    not an inference partition is the library's, word for word."""
+    fleet = parse_fleet(DEV, source="test")
+    app = cdk.App(context=_cdk_json_context())
+    limits = CloudFormationLimits(app)
+    stacks = [*build_fleet(app, fleet), over_full(app)]
+    with pytest.raises(RuntimeError, match="Validation failed"):
+        app.synth()
+    (problem,) = fleet_problems(fleet, stacks, limits.problems)
+    assert str(problem) == OVER_FULL
+    assert str(FleetConfigError(fleet.name, [problem])).endswith(OVER_FULL)
 
 
 def _function_stack(app: cdk.App, environment: dict[str, str]) -> cdk.Stack:
