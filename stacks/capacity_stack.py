@@ -7,8 +7,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet import GpuPool, TrainiumCluster
-from neuronfleet.capacity.lifecycle import CapacityLifecycle
+from neuronfleet import CapacityLifecycle, GpuPool, TrainiumCluster
 from neuronfleet.settings.capacity import CapacityPolicySettings
 
 

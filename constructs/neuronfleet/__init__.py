@@ -32,6 +32,7 @@ from .settings import (
 if TYPE_CHECKING:
     from .alerts.topic import FleetAlerts
     from .capacity.alerts import CapacityAlerts
+    from .capacity.lifecycle import CapacityLifecycle
     from .core.functions import FleetFunction
     from .core.limits import CloudFormationLimits
     from .core.stack import StaticAzStack
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "FleetAlerts": ".alerts.topic", "CostMonitors": ".cost.monitors", "CapacityAlerts": ".capacity.alerts",
+    "CapacityLifecycle": ".capacity.lifecycle",
     "CloudFormationLimits": ".core.limits",
     "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
     "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
@@ -74,6 +76,7 @@ __all__ = [
     "BudgetThreshold",
     "Capacity",
     "CapacityAlerts",
+    "CapacityLifecycle",
     "CloudFormationLimits",
     "CostMonitorSettings",
     "CostMonitors",
