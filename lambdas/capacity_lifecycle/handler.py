@@ -23,8 +23,9 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger
 from botocore.config import Config
+from botocore.exceptions import ClientError
 from neuronfleet_runtime.announcements import Unfinished
-from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksApi
+from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksApi, Refused
 
 from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings
 
@@ -133,7 +134,15 @@ def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox,
         return f"no extension: {len(offers)} offer(s), none within the policy"
     if not t.intents.take(key, expires=b.end + timedelta(days=2)):
         return "extension: another run holds it, or it is done"
-    bought = t.api.extend(b.reservation_id, choice.offer)
+    try:
+        bought = t.api.extend(b.reservation_id, choice.offer)
+    except Refused as e:  # AWS said no (an offer gone, a limit): said once, never retried; the drain follows
+        t.intents.done(key, note=f"refused: {e}")
+        box.once(key + "#refused-by-aws", expires=b.end + timedelta(days=1), say=(
+            f"neuronfleet: Capacity Block {b.reservation_id} extension refused"[:100],
+            f"Cluster {cluster.name}: AWS refused extension {choice.offer.offering_id} of {b.reservation_id}: {e}. "
+            f"The jobs are told to checkpoint before the instances stop at {b.stops_at.isoformat()}."))
+        return f"extension refused by AWS: {e}"
     t.intents.done(key, note=f"{choice.offer.offering_id} already={bought.already}")
     box.once(key, expires=b.end + timedelta(days=2),
              say=extended_text(cluster.name, b, choice.offer, already=bought.already))
@@ -170,7 +179,18 @@ def _held(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str
         if not t.intents.take(key, expires=now + ANNOUNCE_TTL):
             continue
         name = gpu_job_name(job)
-        gpu_id = t.gpu.existing(name) or t.gpu.submit(job, name)
+        try:
+            gpu_id = t.gpu.existing(name) or t.gpu.submit(job, name)
+        except ClientError as e:
+            if not 400 <= int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)) < 500:
+                raise  # AWS's fault or throttling: the intent's lease passes and a later run tries again
+            t.intents.done(key, note=f"refused: {e}")  # a job definition that does not exist, say: once
+            box.once(key, expires=now + ANNOUNCE_TTL, say=(
+                f"neuronfleet: job {job.name} could not move to the GPU pool"[:100],
+                f"Job {job.name} ({job.job_id}) is held for Trainium capacity and names GPU job definition "
+                f"{job.gpu_job_definition}, but Batch refused the resubmission: {e}. It stays where it is."))
+            did.append(f"{job.job_id}: resubmission refused")
+            continue
         cancelled = t.gpu.cancel(job, f"neuronfleet: moved to the GPU pool as {gpu_id}")
         t.intents.done(key, note=gpu_id)
         box.once(key, expires=now + ANNOUNCE_TTL, say=move_text(

@@ -292,3 +292,31 @@ def held_jobs_for_capacity(jobs):
     from neuronfleet.lambdas.capacity_lifecycle.logic import held
 
     return held(jobs, POLICY, now=END)
+
+
+def test_an_extension_aws_refuses_is_announced_once_and_not_tried_again(aws):
+    at = END - timedelta(hours=5)
+    p = Pass(aws).blocks().running().history([]).offers("1920.00").history([])
+    p.e.add_client_error("purchase_capacity_block_extension", service_error_code="InvalidParameterValue",
+                         service_message="The offering is no longer available", http_status_code=400)
+    out = p.status().held().go(at)
+    assert any(d.startswith("extension refused by AWS") for d in out["clusters"]["pretrain"])
+    (note,) = said(aws)
+    assert note["Subject"] == "neuronfleet: Capacity Block cr-1 extension refused"
+    assert "no longer available" in note["Message"]
+    again = Pass(aws).blocks().running().history([]).offers("1920.00").status().held().go(at + timedelta(minutes=10))
+    assert "extension: another run holds it, or it is done" in again["clusters"]["pretrain"] and said(aws) == []
+
+
+def test_a_resubmission_batch_refuses_is_announced_once(aws):
+    at = END - timedelta(days=1)
+    job = held_job(since=at - timedelta(minutes=61))
+    p = Pass(aws).blocks().running().status().held(job)
+    p.b.add_response("list_jobs", {"jobSummaryList": []}, None)
+    p.b.add_client_error("submit_job", service_error_code="ClientException",
+                         service_message="JobDefinition finetune-cuda:7 not found", http_status_code=400)
+    p.go(at)
+    (note,) = said(aws)
+    assert note["Subject"] == "neuronfleet: job finetune could not move to the GPU pool" and "not found" in note["Message"]
+    Pass(aws).blocks().running().status().held(job).go(at + timedelta(minutes=10))
+    assert said(aws) == []
