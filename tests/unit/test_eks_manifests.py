@@ -90,6 +90,15 @@ def test_training_job_takes_whole_ultraservers_with_every_device() -> None:
         "kubernetes.io/hostname"
     term = pod["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
     assert term["topologyKey"] == "neuron.amazonaws.com/ultraserver-server-id-4"
+    # no other UltraServer job on its UltraServers (Neuron's MPI guide's anti-affinity, by job name)
+    other = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][1]
+    assert other["topologyKey"] == "neuron.amazonaws.com/ultraserver-server-id-4"
+    assert {"key": "neuronfleet/ultraserver-job", "operator": "NotIn", "values": ["train"]} in \
+        other["labelSelector"]["matchExpressions"]
+    assert job["spec"]["template"]["metadata"]["labels"]["neuronfleet/ultraserver-job"] == "train"
+    # a trn1 job has neither
+    trn1 = manifests.training_job(TRN1)[1]["spec"]["template"]["spec"]["affinity"]
+    assert "podAffinity" not in trn1 and len(trn1["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]) == 1
     assert service["spec"]["clusterIP"] == "None" and pod["subdomain"] == service["metadata"]["name"]
     with pytest.raises(ValueError, match="nodes: got 6; allowed: a multiple of 4"):
         manifests.training_job(ULTRA, nodes=6)

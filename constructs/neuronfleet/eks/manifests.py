@@ -51,6 +51,8 @@ NEURON_SCHEDULER = "my-scheduler"
 """The scheduler the Neuron chart's scheduler extension runs beside the default one (``scheduler.customScheduler.
 fullnameOverride`` in the chart's values, neuronfleet.eks.pins): pods that take part of a node's NeuronCores name it."""
 UTILISATION = "neuronfleet-utilisation"
+ULTRASERVER_JOB_LABEL = "neuronfleet/ultraserver-job"
+"""On the pods of a job over whole UltraServers: its name (what keeps other jobs off its UltraServers)."""
 RENDEZVOUS_DIR = "/fsx/.neuronfleet/rendezvous"
 SHM_GIB = 64
 
@@ -237,11 +239,18 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
         *([{"name": "NEURON_LOGICAL_NC_CONFIG", "value": str(lnc)}] if lnc else []),
     ]
     one_per_node = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
-    affinity: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [one_per_node]}}
+    apart: list[dict[str, Any]] = [one_per_node]
+    affinity: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": apart}}
     if size > 1:
+        server = ULTRASERVER_SERVER_LABEL.format(size=size)
+        labels[ULTRASERVER_JOB_LABEL] = name
+        # no UltraServer shared with another UltraServer job (Neuron's MPI guide: anti-affinity on the job name with
+        # the server-id topology key), and this job's pods packed into as few UltraServers as they fill
+        apart.append({"labelSelector": {"matchExpressions": [
+            {"key": ULTRASERVER_JOB_LABEL, "operator": "Exists"},
+            {"key": ULTRASERVER_JOB_LABEL, "operator": "NotIn", "values": [name]}]}, "topologyKey": server})
         affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
-            "podAffinityTerm": {"labelSelector": {"matchLabels": labels},
-                                "topologyKey": ULTRASERVER_SERVER_LABEL.format(size=size)}}]}
+            "podAffinityTerm": {"labelSelector": {"matchLabels": labels}, "topologyKey": server}}]}
     pod = {
         "metadata": {"labels": labels},
         "spec": {
