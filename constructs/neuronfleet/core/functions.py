@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -53,8 +54,12 @@ class FleetFunction(Construct):
                  memory_size: int = 256, topic: sns.ITopic | None = None,
                  log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
                  reserved_concurrent_executions: int | None = None, alarm_topic: sns.ITopic | None = None,
-                 log_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY) -> None:
-        """``topic``: where the error and dead-letter alarms notify (``alarm_topic`` is its deprecated name)."""
+                 log_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY, vpc: ec2.IVpc | None = None,
+                 vpc_subnets: ec2.SubnetSelection | None = None,
+                 security_groups: list[ec2.ISecurityGroup] | None = None) -> None:
+        """``topic``: where the error and dead-letter alarms notify (``alarm_topic`` is its deprecated name).
+        ``vpc``: run in the VPC (``vpc_subnets``, ``security_groups``), for a function that calls a private
+        endpoint; the role then gets AWS's Lambda VPC access policy (its network interfaces), acknowledged."""
         super().__init__(scope, construct_id)
         topic = renamed("alarm_topic", alarm_topic, "topic", topic, what="FleetFunction")
         if topic is not None:
@@ -79,7 +84,13 @@ class FleetFunction(Construct):
             timeout=timeout or minutes(1), memory_size=memory_size,
             dead_letter_queue=self.dead_letter_queue, reserved_concurrent_executions=reserved_concurrent_executions,
             environment={"POWERTOOLS_LOG_LEVEL": "INFO", **(environment or {})},
+            vpc=vpc, vpc_subnets=vpc_subnets, security_groups=security_groups,
         )
+        if vpc is not None:
+            Validations.of(self.role).acknowledge(Acknowledgment(
+                id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                   "AWSLambdaVPCAccessExecutionRole]",
+                reason="aws-cdk-lib gives a function in a VPC AWS's managed policy for its network interfaces"))
         cfn_function = self.function.node.default_child
         assert isinstance(cfn_function, lambda_.CfnFunction)
         cfn_function.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}, "reason": (

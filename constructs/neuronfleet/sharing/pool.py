@@ -1,0 +1,155 @@
+"""SharedNeuronPool: one node group of reserved Neuron capacity on a NeuronEksCluster, serving inference by day and
+lent to training at night, with training told to checkpoint before each morning (docs/sharing.md).
+
+Kueue installed pinned (its chart at 0.19.2), the pool's Kueue objects (an inference ClusterQueue owning the quota and
+a training ClusterQueue borrowing it in one cohort, WorkloadPriorityClasses inference above training), and the
+schedule function (lambdas/pool_schedule) run every minute by EventBridge Scheduler, in the VPC, reaching the
+cluster's private endpoint with an EKS access entry whose Kubernetes group may only scale Deployments, annotate pods
+and set a ClusterQueue's stopPolicy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_eks_v2 as eks
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_scheduler_targets as scheduler_targets
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from neuronfleet_contract.pool_sharing import (
+    MISSED_METRIC,
+    POOL_NAMESPACE,
+    UTILISATION_METRIC,
+    PoolSchedule,
+    PoolScheduleSettings,
+    Role,
+)
+
+from ..alerts.announcement_ledger import AnnouncementLedger
+from ..alerts.topic import grant_publish
+from ..core.functions import FleetFunction
+from ..core.nag import acknowledge_wildcards
+from ..core.problems import InvalidSettings, Problem
+from ..eks.cluster import NeuronEksCluster
+from ..eks.manifests import NAMESPACE
+from . import manifests
+from .pins import KUEUE_CHART, KUEUE_NAMESPACE, KUEUE_VERSION, SCHEDULE_EXPRESSION
+
+__all__ = ["SharedNeuronPool"]
+
+TIMEOUT = Duration.seconds(50)
+"""Shorter than the minute between runs: two runs overlap only when one is retried (each converges anyway)."""
+
+
+class SharedNeuronPool(Construct):
+    """A node group of ``cluster`` shared by day and night on ``schedule``.
+
+    Example::
+
+        pool = SharedNeuronPool(self, "Pool", cluster=eks_cluster, node_group="pool", topic=alerts.topic,
+            schedule=PoolSchedule.build(pool="rainier", time_zone="America/New_York", day=["07:00-23:00"],
+                                        pool_devices=64, replica_devices=4, day_replicas=16, night_floor=4,
+                                        checkpoint_deadline=30))
+        pool.kueue            # the Kueue Helm release
+        pool.function         # the schedule function (FleetFunction)
+        pool.metric_devices(Role.TRAINING)
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, cluster: NeuronEksCluster, node_group: str,
+                 schedule: PoolSchedule, topic: sns.ITopic, deployment: str = "serve", fleet: str = "",
+                 vpc_subnets: ec2.SubnetSelection | None = None) -> None:
+        """``node_group``: the name of one of ``cluster``'s Neuron node groups, on reserved capacity (ODCR or
+        Capacity Block); ``schedule.pool_devices`` must be its devices. ``deployment``: the inference Deployment (in
+        ``default``) the schedule scales. ``vpc_subnets``: where the function runs (default: the cluster's)."""
+        super().__init__(scope, construct_id)
+        groups = {g.name: g for g in cluster.settings.node_groups}
+        group = groups.get(node_group)
+        problems = []
+        if group is None:
+            problems.append(Problem("node_group", node_group, f"one of the cluster's node groups: {sorted(groups)}"))
+        elif not group.reserved:
+            problems.append(Problem("node_group", node_group, (
+                f"a node group on reserved capacity (odcr or capacity-block); {node_group!r} is {group.capacity.type}:"
+                " a pool that On-Demand may not refill in the morning is not shared")))
+        elif schedule.pool_devices != group.count * group.spec.accelerators:
+            problems.append(Problem("schedule.pool_devices", schedule.pool_devices, (
+                f"the node group's Neuron devices: {group.count * group.spec.accelerators} "
+                f"({group.count} x {group.instance_type})")))
+        if problems:
+            raise InvalidSettings(problems, what="SharedNeuronPool")
+        assert group is not None
+        self.schedule = schedule
+        self.names = manifests.names(schedule.pool)
+        k8s = cluster.cluster
+        self.kueue = k8s.add_helm_chart(
+            "Kueue", chart="kueue", repository=KUEUE_CHART, version=KUEUE_VERSION, namespace=KUEUE_NAMESPACE,
+            create_namespace=True, release="kueue", wait=True)
+        self.kueue.node.add_dependency(cluster.system_node_group)
+        self.queues = k8s.add_manifest("Queues", *manifests.kueue_objects(schedule, group))
+        self.queues.node.add_dependency(self.kueue)
+        self.access = k8s.add_manifest("ScheduleAccess", *manifests.schedule_access(),
+                                       *manifests.training_acknowledge_access())
+
+        self.ledger = AnnouncementLedger(self, "Announced")
+        subnets = vpc_subnets or cluster.vpc_subnets
+        self.security_group = ec2.SecurityGroup(self, "FunctionSecurityGroup", vpc=cluster.vpc,
+                                                description="pool schedule function: HTTPS to the cluster API",
+                                                allow_all_outbound=True)
+        k8s.cluster_security_group.add_ingress_rule(self.security_group, ec2.Port.tcp(443),
+                                                    "the pool schedule function calls the Kubernetes API")
+        settings = PoolScheduleSettings(
+            schedule=schedule, cluster_name=k8s.cluster_name, endpoint=k8s.cluster_endpoint,
+            certificate_authority=k8s.cluster_certificate_authority_data, namespace=NAMESPACE,
+            deployment=deployment, training_queue=self.names["training_queue"], topic_arn=topic.topic_arn,
+            ledger_table=self.ledger.table.table_name, fleet=fleet)
+        self.function = FleetFunction(
+            self, "Function", handler="pool_schedule.handler.handler", topic=topic, timeout=TIMEOUT,
+            description=f"neuronfleet: pool {schedule.pool}, inference by day, training by night",
+            environment=settings.to_environment(to_json=Stack.of(self).to_json_string),
+            vpc=cluster.vpc, vpc_subnets=subnets, security_groups=[self.security_group])
+        role = self.function.role
+        grant_publish(topic, role)
+        self.ledger.grant(role)
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": POOL_NAMESPACE}}))
+        acknowledge_wildcards(role, "cloudwatch:PutMetricData has no resource-level permission (limited to the "
+                                    "pool's namespace by condition)", resources=("*",))
+        self.access_entry = eks.CfnAccessEntry(
+            self, "AccessEntry", cluster_name=k8s.cluster_name, principal_arn=role.role_arn,
+            kubernetes_groups=[manifests.SCHEDULE_ROLE], type="STANDARD")
+        self.schedule_role = iam.Role(self, "ScheduleRole", assumed_by=iam.ServicePrincipal("scheduler.amazonaws.com"),
+                                      description=f"pool {schedule.pool}: EventBridge Scheduler invokes its function")
+        acknowledge_wildcards(self.schedule_role, "aws-cdk-lib's grant to invoke the function and its versions",
+                              resources=(f"{self.function.function.function_arn}:*",))
+        self.schedule_resource = scheduler.Schedule(
+            self, "EveryMinute", schedule=scheduler.ScheduleExpression.expression(SCHEDULE_EXPRESSION),
+            description=f"pool {schedule.pool}: converge on the schedule's target",
+            target=scheduler_targets.LambdaInvoke(self.function.function, retry_attempts=0, role=self.schedule_role,
+                                                  dead_letter_queue=self.function.dead_letter_queue))
+
+    # ------------------------------------------------------------------------------------------------ metrics
+
+    def metric_devices(self, role: Role | str, **props: Any) -> cloudwatch.Metric:
+        """Neuron devices of the pool in use by ``role`` (inference | training | idle), averaged per period."""
+        role = Role(role)
+        options: dict[str, Any] = {"statistic": "Average", "period": Duration.hours(1)} | props
+        return cloudwatch.Metric(namespace=POOL_NAMESPACE, metric_name=UTILISATION_METRIC,
+                                 dimensions_map={"Pool": self.schedule.pool, "Role": str(role)}, **options)
+
+    def metric_checkpoints_missed(self, **props: Any) -> cloudwatch.Metric:
+        options: dict[str, Any] = {"statistic": "Maximum", "period": Duration.hours(1)} | props
+        return cloudwatch.Metric(namespace=POOL_NAMESPACE, metric_name=MISSED_METRIC,
+                                 dimensions_map={"Pool": self.schedule.pool}, **options)
+
+    def widgets(self) -> list[cloudwatch.IWidget]:
+        """The pool's devices by role per hour, stacked, for a dashboard."""
+        return [cast(cloudwatch.IWidget, cloudwatch.GraphWidget(
+            title=f"Pool {self.schedule.pool}: Neuron devices by role (hourly average)", stacked=True, width=12,
+            left=[self.metric_devices(r, label=str(r)) for r in Role]))]

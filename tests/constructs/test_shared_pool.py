@@ -1,0 +1,148 @@
+"""SharedNeuronPool on its template (one synth: a NeuronEksCluster with an ODCR node group of four trn2.48xlarge and
+the pool on it, cdk-nag as the gate, cfn-lint clean): Kueue's chart pinned, the queues and priorities applied after
+it, the schedule function in the VPC every minute with its settings, the access entry's Kubernetes group, the cluster
+API open to the function only; and what the construct refuses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_sns as sns
+from aws_cdk.assertions import Template
+from cfnlint.api import ManualArgs, lint
+
+from neuronfleet import InvalidSettings
+from neuronfleet.eks import NeuronEksCluster
+from neuronfleet.settings import Capacity
+from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
+from neuronfleet.sharing import manifests
+from neuronfleet.sharing.pins import KUEUE_CHART, KUEUE_VERSION
+from neuronfleet.sharing.pool import SharedNeuronPool
+from neuronfleet_contract.pool_sharing import POOL_NAMESPACE, PoolSchedule, PoolScheduleSettings, Role
+from tests.cdk_support import new_app
+from tests.conftest import ENV, AzStack, network, properties
+
+POOL = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count=4,
+                               capacity=Capacity.odcr(reservation_id="cr-0123456789abcdef0",
+                                                      availability_zone="us-east-2b"))
+ON_DEMAND = NeuronNodegroupSettings(name="spare", instance_type="trn2.48xlarge", count=1)
+SCHEDULE = PoolSchedule.build(pool="rainier", time_zone="America/New_York", day=["07:00-23:00"], pool_devices=64,
+                              replica_devices=4, day_replicas=16, night_floor=4, checkpoint_deadline=30)
+SMALL = PoolSchedule.build(pool="r", time_zone="UTC", day=["07:00-23:00"], pool_devices=32, replica_devices=4,
+                           day_replicas=8, night_floor=2, checkpoint_deadline=30)
+
+
+def _cluster(stack: cdk.Stack) -> NeuronEksCluster:
+    net = network(stack)
+    return NeuronEksCluster(stack, "Eks", vpc=net.vpc, vpc_subnets=net.compute_subnets,
+                            settings=NeuronEksClusterSettings(node_groups=[POOL, ON_DEMAND]))
+
+
+@pytest.fixture(scope="module")
+def built() -> tuple[SharedNeuronPool, dict[str, Any], cdk.Stack]:
+    app = new_app()
+    stack = AzStack(app, "nf-pool", env=ENV)
+    cdk.Tags.of(stack).add("neuronfleet:fleet", "nf-pool")
+    topic = sns.Topic(stack, "Alerts", enforce_ssl=True)
+    pool = SharedNeuronPool(stack, "Pool", cluster=_cluster(stack), node_group="pool", schedule=SCHEDULE,
+                            topic=topic, fleet="nf-pool")
+    assembly = app.synth()
+    return pool, assembly.get_stack_by_name(stack.stack_name).template, stack
+
+
+def test_kueue_chart_is_pinned(built) -> None:
+    _, template, _ = built
+    charts = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "Custom::AWSCDK-EKS-HelmChart"]
+    [kueue] = [c for c in charts if c["Chart"] == "kueue"]
+    assert (kueue["Repository"], kueue["Version"], kueue["Namespace"], kueue["CreateNamespace"]) == (
+        KUEUE_CHART, KUEUE_VERSION, "kueue-system", True)
+
+
+def test_queues_and_priorities_are_applied_after_kueue(built) -> None:
+    _, template, _ = built
+    resources = template["Resources"]
+    [kueue] = [k for k, r in resources.items()
+               if r["Type"] == "Custom::AWSCDK-EKS-HelmChart" and r["Properties"]["Chart"] == "kueue"]
+    [queues] = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+                and "ClusterQueue" in json.dumps(r["Properties"]["Manifest"])]
+    assert kueue in resources[queues]["DependsOn"]
+    text = json.dumps(template["Resources"][queues]["Properties"]["Manifest"])
+    for expected in ('"kind\\":\\"ClusterQueue\\"', '"cohortName\\":\\"rainier\\"', '"lendingLimit\\":48',
+                     '"reclaimWithinCohort\\":\\"LowerPriority\\"', '"kind\\":\\"WorkloadPriorityClass\\"',
+                     '"value\\":1000', '"value\\":100,'):
+        assert expected in text, expected
+
+
+def test_the_schedule_runs_every_minute_in_the_vpc(built) -> None:
+    pool, template, stack = built
+    t = Template.from_json(template)
+    [schedule] = properties(t, "AWS::Scheduler::Schedule").values()
+    assert schedule["ScheduleExpression"] == "rate(1 minute)" and schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    assert schedule["Target"]["RetryPolicy"]["MaximumRetryAttempts"] == 0
+    function = template["Resources"][stack.get_logical_id(pool.function.function.node.default_child)]["Properties"]
+    assert function["Handler"] == "pool_schedule.handler.handler" and "VpcConfig" in function
+    env = {k: v for k, v in function["Environment"]["Variables"].items() if isinstance(v, str)}
+    assert json.loads(env["POOL_SCHEDULE"]) == SCHEDULE.to_mapping()
+    assert env["POOL_TRAINING_QUEUE"] == "rainier-training" and env["POOL_DEPLOYMENT"] == "serve"
+    assert env["POOL_METRICS_NAMESPACE"] == POOL_NAMESPACE
+    assert set(PoolScheduleSettings(schedule=SCHEDULE, cluster_name="c", endpoint="e", certificate_authority="a",
+                                    namespace="n", deployment="d", training_queue="t", topic_arn="x",
+                                    ledger_table="l").to_environment()) <= set(function["Environment"]["Variables"])
+
+
+def test_the_access_entry_maps_to_the_narrow_group(built) -> None:
+    _, template, _ = built
+    entries = [p for p in properties(Template.from_json(template), "AWS::EKS::AccessEntry").values()
+               if p.get("KubernetesGroups")]
+    assert [e["KubernetesGroups"] for e in entries] == [[manifests.SCHEDULE_ROLE]]
+    assert "AccessPolicies" not in entries[0]
+
+
+def test_only_the_function_may_reach_the_cluster_api(built) -> None:
+    pool, template, stack = built
+    ingress = [p for p in properties(Template.from_json(template), "AWS::EC2::SecurityGroupIngress").values()
+               if p.get("Description") == "the pool schedule function calls the Kubernetes API"]
+    assert len(ingress) == 1 and ingress[0]["FromPort"] == ingress[0]["ToPort"] == 443
+    assert ingress[0]["SourceSecurityGroupId"] == {"Fn::GetAtt": [
+        stack.get_logical_id(pool.security_group.node.default_child), "GroupId"]}  # type: ignore[arg-type]
+
+
+def test_cfn_lint_finds_nothing_in_the_pool(built) -> None:
+    """cfn-lint on the whole template; the pool's resources (logical ids under ``Pool``) have no finding. (The
+    cluster itself, built here without the reference app's stack, draws W3005 on its subnets' DependsOn: the EKS
+    construct's, not the pool's.)"""
+    _, template, stack = built
+    matches = lint(json.dumps(template), config=ManualArgs(regions=[stack.region]))
+    found = [f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path))})" for m in matches]
+    assert [f for f in found if "(Resources/Pool" in f] == []
+    assert all("(Resources/EksCluster" in f and f.startswith("W3005") for f in found), found
+
+
+def test_metrics_name_the_pool_and_role(built) -> None:
+    pool, _, _ = built
+    metric = pool.metric_devices(Role.TRAINING)
+    assert (metric.namespace, metric.metric_name, metric.dimensions) == (
+        POOL_NAMESPACE, "PoolDevices", {"Pool": "rainier", "Role": "training"})
+    assert pool.metric_checkpoints_missed().metric_name == "CheckpointsMissed"
+    with pytest.raises(ValueError):
+        pool.metric_devices("gpu")
+
+
+@pytest.mark.parametrize(("node_group", "schedule", "field", "allowed"), [
+    ("nope", SCHEDULE, "node_group", "one of the cluster's node groups: ['pool', 'spare']"),
+    ("spare", SCHEDULE, "node_group", "a node group on reserved capacity"),
+    ("pool", SMALL,
+     "schedule.pool_devices", "the node group's Neuron devices: 64 (4 x trn2.48xlarge)"),
+])
+def test_refusals(node_group: str, schedule: PoolSchedule, field: str, allowed: str) -> None:
+    app = cdk.App()
+    stack = AzStack(app, "S", env=ENV)
+    topic = sns.Topic(stack, "Alerts")
+    with pytest.raises(InvalidSettings) as caught:
+        SharedNeuronPool(stack, "Pool", cluster=_cluster(stack), node_group=node_group, schedule=schedule,
+                         topic=topic)
+    [problem] = caught.value.problems
+    assert problem.path == field and allowed in problem.allowed
