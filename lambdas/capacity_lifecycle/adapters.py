@@ -87,8 +87,17 @@ class Flag:
                            Body=json.dumps({"deadline": deadline.isoformat(), "reason": reason,
                                             "blocks": list(blocks)}).encode())
 
-    def lower(self, cluster: ClusterRef) -> None:
+    def lower(self, cluster: ClusterRef) -> bool:
+        """Delete the flag if it is there (the data bucket is versioned: a DeleteObject of no object would still add
+        a delete marker every pass). True when one was deleted."""
+        try:
+            self.s3.head_object(Bucket=cluster.drain_bucket, Key=drain_key(cluster.name))
+        except self.s3.exceptions.ClientError as e:
+            if int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)) == 404:
+                return False
+            raise
         self.s3.delete_object(Bucket=cluster.drain_bucket, Key=drain_key(cluster.name))
+        return True
 
 
 class Intents:

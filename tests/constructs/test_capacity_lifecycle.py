@@ -69,6 +69,6 @@ def test_the_role_may_extend_move_and_flag_and_nothing_more(template):
             "batch:CancelJob", "s3:PutObject", "resource-groups:ListGroupResources"} <= actions
     assert "ec2:PurchaseCapacityBlock" not in actions   # buying a new block is the user's, with the CLI
     (flag,) = [s for s in statements if "neuronfleet/drain/pretrain.json" in json.dumps(s["Resource"])]
-    assert flag["Action"] == ["s3:DeleteObject", "s3:PutObject"]   # the flag only, not the bucket
+    assert flag["Action"] == ["s3:DeleteObject", "s3:GetObject", "s3:PutObject"]   # the flag only, not the bucket
     template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Action": "resource-groups:ListGroupResources", "Resource": GROUP})])}})

@@ -199,6 +199,13 @@ def test_a_refused_extension_is_announced_once_then_the_drain_once_with_its_flag
     assert aws["s3"].list_objects_v2(Bucket="nf-data").get("KeyCount") == 0
 
 
+def test_no_flag_no_delete_marker_in_the_versioned_data_bucket(aws):
+    aws["s3"].put_bucket_versioning(Bucket="nf-data", VersioningConfiguration={"Status": "Enabled"})
+    for minutes in (0, 10):
+        Pass(aws).blocks().running().status().held().go(END - timedelta(days=1, minutes=minutes))
+    assert aws["s3"].list_object_versions(Bucket="nf-data").get("DeleteMarkers", []) == []
+
+
 def test_no_running_job_no_extension_no_drain(aws):
     p = Pass(aws).blocks().running(0).status().held()
     out = p.go(END - timedelta(minutes=60))

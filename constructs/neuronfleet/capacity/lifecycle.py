@@ -113,7 +113,7 @@ class CapacityLifecycle(Construct):
                                                              resources=groups))
         for name, c in named.items():
             role.add_to_principal_policy(iam.PolicyStatement(
-                actions=["s3:PutObject", "s3:DeleteObject"],
+                actions=["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],  # GetObject: HeadObject before a delete
                 resources=[c.data_bucket.arn_for_objects(drain_key(name))]))
         jobs = stack.format_arn(service="batch", resource="job", resource_name="*")
         wild: list[Any] = ["*", reservations, jobs]
