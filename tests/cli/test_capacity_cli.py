@@ -194,25 +194,40 @@ def test_extend_refuses_outside_the_window_naming_the_rule(fleet, aws, capsys):
         capsys.readouterr().out
 
 
-def _fleet_blocks(ec2: Stubber) -> None:
-    ec2.add_response("describe_capacity_blocks", {"CapacityBlocks": [
+def _fleet_blocks(aws: dict[str, Stubber]) -> None:
+    """The fleet's blocks: cb-block-1 by its fleet tag; cb-pasted holds finetune's reservation (pasted into the fleet
+    file); the pretrain group's member cr-u1 is cb-block-1's."""
+    aws["ec2"].add_response("describe_capacity_blocks", {"CapacityBlocks": [
         {"CapacityBlockId": "cb-block-1", "UltraserverType": "u-trn2x64", "AvailabilityZone": "us-east-2b",
          "CapacityReservationIds": ["cr-u1"], "StartDate": NOW, "EndDate": NOW + timedelta(days=2),
          "State": "active"}]}, {"Filters": [{"Name": f"tag:{FLEET_TAG}", "Values": ["nf-prod"]}]})
+    u1 = reservation("cr-u1", instance_type="trn2u.48xlarge", block_id="cb-block-1")
+    aws["rg"].add_response("list_group_resources", {"Resources": [{"Identifier": {
+        "ResourceArn": u1["CapacityReservationArn"], "ResourceType": "AWS::EC2::CapacityReservation"}}]},
+        {"Group": GROUP})
+    aws["ec2"].add_response("describe_capacity_reservations", {"CapacityReservations": [
+        reservation("cr-0123456789abcdef0", block_id="cb-pasted"), u1]},
+        {"CapacityReservationIds": ["cr-0123456789abcdef0", "cr-u1"]})
+    aws["ec2"].add_response("describe_capacity_blocks", {"CapacityBlocks": [
+        {"CapacityBlockId": "cb-pasted", "AvailabilityZone": "us-east-2b", "CapacityReservationIds":
+         ["cr-0123456789abcdef0"], "StartDate": NOW - timedelta(days=1), "EndDate": NOW + timedelta(days=1),
+         "State": "active"}]}, {"CapacityBlockIds": ["cb-pasted"]})
 
 
-def test_list_shows_when_the_instances_stop(fleet, aws, capsys):
-    _fleet_blocks(aws["ec2"])
+def test_list_shows_the_fleets_blocks_tagged_or_named_and_when_their_instances_stop(fleet, aws, capsys):
+    _fleet_blocks(aws)
     assert main(["capacity", "list", "-c", str(fleet)]) == 0
-    out = capsys.readouterr().out
-    assert "cb-block-1" in out and "2026-11-25 12:00" in out and "2026-11-25 11:00" in out   # UltraServer: 60 min
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[1:]] == ["cb-pasted", "cb-block-1"]   # by start
+    assert "2026-11-25 12:00" in out[2] and "2026-11-25 11:00" in out[2]          # UltraServer: stops 60 min before
+    assert "2026-11-24 12:00" in out[1] and "2026-11-24 11:30" in out[1]          # instance block: 30 min
 
 
 def test_status_exits_1_on_an_impaired_interconnect(fleet, aws, capsys):
-    _fleet_blocks(aws["ec2"])
+    _fleet_blocks(aws)
     aws["ec2"].add_response("describe_capacity_block_status", {"CapacityBlockStatuses": [
         {"CapacityBlockId": "cb-block-1", "InterconnectStatus": "impaired", "TotalCapacity": 8,
-         "TotalAvailableCapacity": 6, "TotalUnavailableCapacity": 2}]}, {"CapacityBlockIds": ["cb-block-1"]})
+         "TotalAvailableCapacity": 6, "TotalUnavailableCapacity": 2}]}, {"CapacityBlockIds": ["cb-pasted", "cb-block-1"]})
     assert main(["capacity", "status", "-c", str(fleet)]) == 1
     assert "cb-block-1: interconnect impaired, 6 of 8 available, 2 unavailable" in capsys.readouterr().out
 

@@ -343,8 +343,20 @@ def extend(config: Path, reservation: str, hours: int | None, offering: str | No
 
 
 def _fleet_blocks(fleet: Fleet) -> tuple[Any, list[Any]]:
+    """The fleet's blocks: tagged with the fleet (bought by `buy`), and those holding a reservation its training
+    clusters name (reservation_id, or a member of resource_group_arn: bought in the console and pasted in)."""
+    from neuronfleet_runtime import reservations
+
     api = _api(fleet)
-    return api, api.blocks(fleet=fleet.name)
+    found = {b["CapacityBlockId"]: b for b in api.blocks(fleet=fleet.name)}
+    ids = {c.capacity.reservation_id for c in fleet.training_clusters if c.capacity.reservation_id}
+    groups = sorted({c.capacity.resource_group_arn for c in fleet.training_clusters if c.capacity.resource_group_arn})
+    if groups:
+        ids |= reservations.group_members(api.groups, groups)
+    named = {str(r["CapacityBlockId"]) for r in api.reservations(sorted(ids)) if r.get("CapacityBlockId")}
+    if named - set(found):
+        found |= {b["CapacityBlockId"]: b for b in api.blocks(block_ids=sorted(named - set(found)))}
+    return api, sorted(found.values(), key=lambda b: (str(b.get("StartDate")), b["CapacityBlockId"]))
 
 
 @capacity.command(name="list", help="The fleet's Capacity Blocks (tagged with the fleet), when they end and stop.")
