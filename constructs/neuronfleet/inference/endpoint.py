@@ -15,7 +15,7 @@ import re
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from aws_cdk import Annotations, ArnFormat, Duration, Names, RemovalPolicy, Tags
+from aws_cdk import Annotations, ArnFormat, CfnTag, Duration, Names, RemovalPolicy
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
@@ -302,9 +302,9 @@ class NeuronEndpoint(Construct):
         # 2026-11-22). It applies to updates only; creation uses the initial values.
         self.endpoint = sagemaker.CfnEndpoint(self, "Endpoint", endpoint_name=self.endpoint_name,
                                               endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
-                                              retain_all_variant_properties=True)
-        Tags.of(self.endpoint).add(STANDBY_TAG, self.standby)
-        Tags.of(self.endpoint).add(MODEL_TAG, self.model_name)
+                                              retain_all_variant_properties=True,
+                                              tags=[CfnTag(key=STANDBY_TAG, value=self.standby),  # the endpoint's own
+                                                    CfnTag(key=MODEL_TAG, value=self.model_name)])  # tags, as data
         warn_without_fleet_tag(self, self.endpoint, what=f"endpoint {self.node.path}",
                                found_by="the fleet's endpoints (migration report, idle endpoints)")
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants
