@@ -59,7 +59,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     stacks += eks
     inference = [InferenceStack(
         scope, fleet.stack_name(part), network=network.network, alerts_topic=topic, env=env,
-        endpoints={construct_id(e.name): e for e in endpoints}, failover=fleet.fallback.enabled,
+        endpoints={construct_id(e.name): e for e in endpoints},
         description=describe(f"{label}: Neuron endpoints", [f"{e.name} ({e.instance_type})" for e in endpoints]))
         for part, endpoints in fleet.inference_partitions().items()]
     stacks += inference

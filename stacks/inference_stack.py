@@ -18,8 +18,7 @@ class InferenceStack(StaticAzStack):
     ``endpoints`` maps each endpoint's construct id to its settings."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
-                 endpoints: Mapping[str, EndpointSettings], alerts_topic: sns.ITopic, failover: bool = False,
-                 **kwargs: Any) -> None:
+                 endpoints: Mapping[str, EndpointSettings], alerts_topic: sns.ITopic, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         capture_bucket = None
         capturing = [e for e in endpoints.values() if e.data_capture_percent]
@@ -39,6 +38,7 @@ class InferenceStack(StaticAzStack):
         self.judges: dict[str, PilotJudge] = {  # the pilot judge of each endpoint that asks for one
             cid: PilotJudge(self, f"{cid}Judge", endpoint=e, topic=alerts_topic)
             for cid, e in self.endpoints.items() if e.settings.judge is not None}
-        live_gpu = [e for e in self.endpoints.values() if e.gpu_variant and not e.gpu_variant.shadow]
-        self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic) \
-            if failover and live_gpu else None
+        # The failover watches each endpoint with a live GPU variant (unless its fleet-file entry says failover: false)
+        live_gpu = [e for cid, e in self.endpoints.items() if e.gpu_variant and not e.gpu_variant.shadow
+                    and getattr(endpoints[cid], "failover", True)]
+        self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic) if live_gpu else None

@@ -374,3 +374,21 @@ def test_every_serving_variant_of_every_example_fleet_endpoint_is_alarmed(synth_
     assert variants or not fleet.fleet.endpoints
     if name == "prod":  # the example with a live GPU fallback: its GPU variant is among those checked
         assert any(v == GPU_VARIANT for _, v in variants), variants
+
+
+def test_the_failover_follows_the_endpoints_not_the_gpu_pool_flag() -> None:
+    """fallback.enabled switches on the GPU pool and the capacity alerts only: the failover watches every endpoint
+    with a live GPU variant unless its fleet-file entry says failover: false."""
+    from neuronfleet.fleetfile.schema import EndpointEntry
+    from stacks.inference_stack import InferenceStack
+
+    def watched(**entry: Any) -> int:
+        app = new_app()
+        net_stack = AzStack(app, "Net", env=ENV)
+        net = network(net_stack)
+        stack = InferenceStack(app, "Inf", network=net, env=ENV, alerts_topic=sns.Topic(net_stack, "T"),
+                               endpoints={"Chat": EndpointEntry(name="chat", **LIVE, **entry)})
+        return len(stack.failover.settings.endpoints) if stack.failover else 0
+
+    assert watched() == 1
+    assert watched(failover=False) == 0

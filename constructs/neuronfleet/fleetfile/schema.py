@@ -64,6 +64,9 @@ class TrainingClusterEntry(TrainiumClusterSettings):
 
 class EndpointEntry(EndpointSettings):
     name: Name
+    failover: Bool = True
+    """Whether the endpoint failover watches this endpoint (it does when the endpoint has a live GPU variant, with or
+    without the GPU pool of ``fallback:``; false leaves a live GPU variant at its weight with no run-time failover)."""
 
 
 class FallbackEntry(GpuPoolSettings):
