@@ -3,11 +3,14 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet import FleetNetwork, StaticAzStack, TrainiumClusterSettings
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.settings.eks import NeuronEksClusterSettings
+from neuronfleet.settings.sharing import PoolSharingSettings
+from neuronfleet.sharing.pool import SharedNeuronPool
 from neuronfleet.training.lustre import grant_data, lustre_storage
 
 
@@ -17,7 +20,9 @@ class EksTrainingStack(StaticAzStack):
     entry's capacity) mounted in pods and the workloads' Pod Identity role given the data bucket."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
-                 cluster: NeuronEksClusterSettings, storage: TrainiumClusterSettings, **kwargs: Any) -> None:
+                 cluster: NeuronEksClusterSettings, storage: TrainiumClusterSettings,
+                 sharing: PoolSharingSettings | None = None, alerts_topic: sns.ITopic | None = None,
+                 fleet: str = "", **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("an EKS cluster")
         self.cluster = c = NeuronEksCluster(self, "Eks", vpc=network.vpc, vpc_subnets=network.compute_subnets,
@@ -38,3 +43,9 @@ class EksTrainingStack(StaticAzStack):
                   description="EKS Pod Identity role of the neuronfleet-training service account")
         CfnOutput(self, "DataBucketName", value=self.storage.data_bucket.bucket_name)
         CfnOutput(self, "FileSystemId", value=self.storage.file_system.file_system_id)
+        self.pool: SharedNeuronPool | None = None
+        if sharing is not None and alerts_topic is not None:
+            schedule = sharing.pool_schedule(cluster, cluster.node_groups[0].name)  # the entry's name
+            self.pool = SharedNeuronPool(self, "Pool", cluster=c, node_group=sharing.node_group or
+                                         cluster.node_groups[0].name, schedule=schedule, topic=alerts_topic,
+                                         deployment=sharing.deployment, fleet=fleet)

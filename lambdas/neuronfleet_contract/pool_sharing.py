@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from itertools import pairwise
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .namespaces import POOL_NAMESPACE
 
@@ -186,7 +186,7 @@ class PoolSchedule:
         p = field_prefix
         problems: list[ScheduleProblem] = []
         day = tuple(day) if not isinstance(day, str) else (day,)
-        if not isinstance(time_zone, str) or time_zone not in available_timezones():
+        if not isinstance(time_zone, str) or not zone_known(time_zone):
             problems.append(ScheduleProblem(f"{p}time_zone", time_zone,
                                             "an IANA time zone name, e.g. 'Europe/Berlin' or 'UTC'"))
         if not day:
@@ -348,9 +348,12 @@ def _utc(day: date, at: time, zone: ZoneInfo) -> datetime:
 
 
 def zone_known(name: str) -> bool:
+    """Whether the machine's IANA database has ``name`` (one file opened, not the whole database listed)."""
+    if not name or name != name.strip() or name.startswith(("/", ".")) or "\\" in name:
+        return False
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return False
     return True
 

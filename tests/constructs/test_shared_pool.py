@@ -108,6 +108,10 @@ def test_only_the_function_may_reach_the_cluster_api(built) -> None:
     assert len(ingress) == 1 and ingress[0]["FromPort"] == ingress[0]["ToPort"] == 443
     assert ingress[0]["SourceSecurityGroupId"] == {"Fn::GetAtt": [
         stack.get_logical_id(pool.security_group.node.default_child), "GroupId"]}  # type: ignore[arg-type]
+    # on the control plane security group the cluster names in ResourcesVpcConfig (a resource of the template)
+    [cluster] = properties(Template.from_json(template), "AWS::EKS::Cluster").values()
+    assert {"Fn::GetAtt": [ingress[0]["GroupId"]["Fn::GetAtt"][0], "GroupId"]} in \
+        cluster["ResourcesVpcConfig"]["SecurityGroupIds"]
 
 
 def test_cfn_lint_finds_nothing_in_the_pool(built) -> None:

@@ -18,6 +18,7 @@ from ..core.problems import InvalidSettings, Problem
 from ..settings import NetworkSettings, TrainiumClusterSettings
 from ..settings._base import Bool, Settings
 from ..settings.eks import ChartVersions, NeuronEksClusterSettings, NeuronNodegroupSettings
+from ..settings.sharing import PoolSharingSettings
 
 Scheduler = Literal["batch", "eks"]
 
@@ -39,6 +40,8 @@ class EksSection(Settings):
     dra: Bool = False
     """The entry's own node group uses Neuron's DRA driver instead of the device plugin."""
     node_groups: tuple[NeuronNodegroupSettings, ...] = Field(default=(), max_length=20)
+    sharing: PoolSharingSettings | None = None
+    """One reserved node group shared by day (inference) and night (training): docs/sharing.md."""
 
 
 def cluster_settings(entry: TrainiumClusterSettings, name: str, section: EksSection,
@@ -53,7 +56,8 @@ def cluster_settings(entry: TrainiumClusterSettings, name: str, section: EksSect
             (training_az,) if training_az and not entry.capacity.availability_zone else ()),
     }
     fields: dict[str, Any] = {
-        k: v for k, v in section.model_dump(exclude={"availability_zones", "dra", "node_groups", "charts"}).items()
+        k: v for k, v in section.model_dump(
+            exclude={"availability_zones", "dra", "node_groups", "charts", "sharing"}).items()
         if v is not None}
     groups: tuple[Any, ...] = (main, *section.node_groups)  # the first as a dict: its problems keep their paths
     return NeuronEksClusterSettings(**fields, charts=section.charts, node_groups=groups)
@@ -77,6 +81,11 @@ def entry_problems(entry: TrainiumClusterSettings, name: str, section: EksSectio
         yield from (_moved(p) for p in exc.problems)
         return
     problems: list[Problem] = []
+    if section.sharing is not None:
+        try:
+            section.sharing.pool_schedule(settings, name)
+        except InvalidSettings as exc:
+            yield from (p.under("eks.sharing") for p in exc.problems)
     if region is not None:
         problems += [p for p in settings.region_problems(region) if not p.path.startswith("node_groups[0]")]
     if network is not None:

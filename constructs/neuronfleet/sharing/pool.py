@@ -101,8 +101,11 @@ class SharedNeuronPool(Construct):
         self.security_group = ec2.SecurityGroup(self, "FunctionSecurityGroup", vpc=cluster.vpc,
                                                 description="pool schedule function: HTTPS to the cluster API",
                                                 allow_all_outbound=True)
-        k8s.cluster_security_group.add_ingress_rule(self.security_group, ec2.Port.tcp(443),
-                                                    "the pool schedule function calls the Kubernetes API")
+        # the control plane security group aws-cdk-lib creates and gives EKS (ResourcesVpcConfig.SecurityGroupIds: on
+        # the endpoint's network interfaces in the VPC), not the cluster security group EKS makes at create time
+        control_plane = cast(ec2.SecurityGroup, k8s.node.find_child("ControlPlaneSecurityGroup"))
+        control_plane.add_ingress_rule(self.security_group, ec2.Port.tcp(443),
+                                       "the pool schedule function calls the Kubernetes API")
         settings = PoolScheduleSettings(
             schedule=schedule, cluster_name=k8s.cluster_name, endpoint=k8s.cluster_endpoint,
             certificate_authority=k8s.cluster_certificate_authority_data, namespace=NAMESPACE,

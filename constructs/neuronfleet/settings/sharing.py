@@ -1,0 +1,53 @@
+"""A shared pool's settings as the fleet file gives them (``training_clusters[].eks.sharing``): the day/night schedule
+of one reserved Neuron node group. The rules are neuronfleet_contract.pool_sharing's (one home); the pool's devices
+come from the node group, so a night floor above the pool is refused against what the group really has."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from neuronfleet_contract.pool_sharing import InvalidSchedule, PoolSchedule
+
+from ..core.problems import InvalidSettings, Problem
+from ._base import Settings
+from .eks import NeuronEksClusterSettings
+
+
+class PoolSharingSettings(Settings):
+    """``eks.sharing``: inference by day, training by night on one node group (docs/sharing.md)."""
+
+    what: ClassVar[str] = "pool sharing"
+    node_group: str | None = None
+    """The shared node group (default: the entry's own, the cluster's first)."""
+    time_zone: str
+    day: tuple[str, ...] = Field(min_length=1, max_length=28)
+    replica_devices: int = Field(ge=1)
+    day_replicas: int = Field(ge=0)
+    night_floor: int = Field(ge=0)
+    checkpoint_deadline_minutes: int
+    deployment: str = "serve"
+    """The inference Deployment (namespace ``default``) the schedule scales."""
+
+    def pool_schedule(self, cluster: NeuronEksClusterSettings, pool: str) -> PoolSchedule:
+        """The schedule on ``cluster``'s node group, named ``pool``; InvalidSettings with paths relative to this
+        section (``night_floor``, ``node_group``, ...)."""
+        groups = {g.name: g for g in cluster.node_groups}
+        name = self.node_group or cluster.node_groups[0].name
+        group = groups.get(name)
+        if group is None:
+            raise InvalidSettings([Problem("node_group", name, f"one of the cluster's node groups: {sorted(groups)}")],
+                                  what=self.what)
+        if not group.reserved:
+            raise InvalidSettings([Problem("node_group", name, (
+                f"a node group on reserved capacity (odcr or capacity-block); {name!r} is {group.capacity.type}"))],
+                what=self.what)
+        try:
+            return PoolSchedule.build(pool=pool, time_zone=self.time_zone, day=self.day,
+                                      pool_devices=group.count * group.spec.accelerators,
+                                      replica_devices=self.replica_devices, day_replicas=self.day_replicas,
+                                      night_floor=self.night_floor, checkpoint_deadline=self.checkpoint_deadline_minutes)
+        except InvalidSchedule as error:
+            raise InvalidSettings([Problem(p.field, p.value, p.allowed) for p in error.problems],
+                                  what=self.what) from None
