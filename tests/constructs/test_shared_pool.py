@@ -125,6 +125,14 @@ def test_cfn_lint_finds_nothing_in_the_pool(built) -> None:
     assert all("(Resources/EksCluster" in f and f.startswith("W3005") for f in found), found
 
 
+def test_the_dashboard_shows_devices_by_role(built) -> None:
+    _, template, _ = built
+    [dashboard] = properties(Template.from_json(template), "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["DashboardBody"])
+    assert all(f'\\"Role\\",\\"{r}\\"' in body for r in ("inference", "training", "idle")), body[:400]
+    assert "CheckpointsMissed" in body and POOL_NAMESPACE in body
+
+
 def test_metrics_name_the_pool_and_role(built) -> None:
     pool, _, _ = built
     metric = pool.metric_devices(Role.TRAINING)

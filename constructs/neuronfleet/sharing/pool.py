@@ -136,6 +136,8 @@ class SharedNeuronPool(Construct):
             description=f"pool {schedule.pool}: converge on the schedule's target",
             target=scheduler_targets.LambdaInvoke(self.function.function, retry_attempts=0, role=self.schedule_role,
                                                   dead_letter_queue=self.function.dead_letter_queue))
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", widgets=[self.widgets()])
+        """The pool's devices by role per hour and the checkpoints missed (the function's own metrics)."""
 
     # ------------------------------------------------------------------------------------------------ metrics
 
@@ -154,5 +156,8 @@ class SharedNeuronPool(Construct):
     def widgets(self) -> list[cloudwatch.IWidget]:
         """The pool's devices by role per hour, stacked, for a dashboard."""
         return [cast(cloudwatch.IWidget, cloudwatch.GraphWidget(
-            title=f"Pool {self.schedule.pool}: Neuron devices by role (hourly average)", stacked=True, width=12,
-            left=[self.metric_devices(r, label=str(r)) for r in Role]))]
+                    title=f"Pool {self.schedule.pool}: Neuron devices by role (hourly average)", stacked=True,
+                    width=12, left=[self.metric_devices(r, label=str(r)) for r in Role])),
+                cast(cloudwatch.IWidget, cloudwatch.GraphWidget(
+                    title=f"Pool {self.schedule.pool}: training pods that missed the checkpoint", width=12,
+                    left=[self.metric_checkpoints_missed(label="missed")]))]
