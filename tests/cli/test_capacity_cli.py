@@ -238,3 +238,27 @@ def test_an_aws_refusal_is_one_line_and_exit_1(fleet, aws, capsys):
     assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48"]) == 1
     err = capsys.readouterr().err
     assert "neuronfleet capacity: AWS: An error occurred (UnauthorizedOperation)" in err and "Traceback" not in err
+
+
+def test_a_group_add_that_fails_is_said_and_a_retried_buy_completes_it_without_buying_again(fleet, aws, capsys):
+    bought = [reservation("cr-u1", instance_type="trn2u.48xlarge",
+                          tags={PURCHASE_TAG: "cb-ok", FLEET_TAG: "nf-prod", FEE_TAG: "15360.00"})]
+    arn = bought[0]["CapacityReservationArn"]
+    offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))
+    _purchase(aws["ec2"], "cb-ok", bought, "15360.00")
+    aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": GROUP})
+    aws["rg"].add_response("group_resources", {"Failed": [{"ResourceArn": arn, "ErrorCode": "InternalError",
+                                                          "ErrorMessage": "try again"}]},
+                           {"Group": GROUP, "ResourceArns": [arn]})
+    args = ["capacity", "buy", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--offering", "cb-ok",
+            "--yes"]
+    assert main(args) == 1
+    assert "NOT all added to the resource group: " + arn + ": InternalError try again" in capsys.readouterr().out
+    offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))            # the retry: found by its tag, then grouped
+    aws["ec2"].add_response("describe_capacity_reservations", {"CapacityReservations": bought},
+                            {"Filters": [{"Name": f"tag:{PURCHASE_TAG}", "Values": ["cb-ok"]}]})
+    aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": GROUP})
+    aws["rg"].add_response("group_resources", {"Succeeded": [arn]}, {"Group": GROUP, "ResourceArns": [arn]})
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "already bought (found by its tag): cr-u1" in out and f"in resource group {GROUP}" in out
