@@ -262,3 +262,19 @@ def test_a_group_add_that_fails_is_said_and_a_retried_buy_completes_it_without_b
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "already bought (found by its tag): cr-u1" in out and f"in resource group {GROUP}" in out
+
+
+def test_an_instance_block_joins_the_group_its_cluster_targets(tmp_path, aws, capsys):
+    group = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2-blocks"
+    path = tmp_path / "grouped.yaml"
+    path.write_text((PROD_WITHOUT_POLICY + POLICY).replace("reservation_id: cr-0123456789abcdef0",
+                                                           f"resource_group_arn: {group}"))
+    offers(aws["ec2"], offering("cb-ok"), ultra=False)
+    bought = [reservation("cr-1")]
+    _purchase(aws["ec2"], "cb-ok", bought, "3840.00")
+    aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": group})
+    aws["rg"].add_response("group_resources", {"Succeeded": [bought[0]["CapacityReservationArn"]]},
+                           {"Group": group, "ResourceArns": [bought[0]["CapacityReservationArn"]]})
+    assert main(["capacity", "buy", "-c", str(path), "--cluster", "finetune", "--hours", "48", "--offering", "cb-ok",
+                 "--yes"]) == 0
+    assert f"in resource group {group}" in capsys.readouterr().out

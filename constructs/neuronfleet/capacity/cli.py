@@ -273,15 +273,14 @@ def buy(config: Path, cluster: str | None, instance_type: str | None, count: int
     lines = [("already bought (found by its tag): " if bought.already else "bought: ") + ", ".join(
         bought.reservation_ids), *bought.notes]
     problems: list[str] = []
-    if o.ultraserver:
-        if target.group_arn:
-            arns = [str(r["CapacityReservationArn"]) for r in bought.reservations if r.get("CapacityReservationArn")]
-            problems = api.add_to_group(target.group_arn, arns)
-            lines.append(f"in resource group {target.group_arn}" if not problems else
-                         "NOT all added to the resource group: " + "; ".join(problems))
-        else:
-            problems = ["the cluster names no resource_group_arn: the next deploy does not target these blocks"]
-            lines.append(problems[0])
+    if target.group_arn:  # the cluster targets a capacity-reservation group: UltraServer blocks, or several blocks
+        arns = [str(r["CapacityReservationArn"]) for r in bought.reservations if r.get("CapacityReservationArn")]
+        problems = api.add_to_group(target.group_arn, arns)
+        lines.append(f"in resource group {target.group_arn}" if not problems else
+                     "NOT all added to the resource group: " + "; ".join(problems))
+    elif o.ultraserver:
+        problems = ["the cluster names no resource_group_arn: the next deploy does not target these blocks"]
+        lines.append(problems[0])
     elif target.cluster:
         lines.append("the next deploy targets it once the cluster's capacity names it "
                      f"(reservation_id: {bought.reservation_ids[0]}) or a resource group holding it"
