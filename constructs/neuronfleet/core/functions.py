@@ -67,7 +67,7 @@ class FleetFunction(Construct):
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=log_removal_policy)
         self.role = iam.Role(self, "Role", assumed_by=service_principal("lambda.amazonaws.com"),
                              description=f"{description} (least privilege)")
-        self.role.add_to_principal_policy(iam.PolicyStatement(
+        self.role.add_to_policy(iam.PolicyStatement(
             actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[f"{self.log_group.log_group_arn}"]))
         self.dead_letter_queue = sqs.Queue(self, "DeadLetters", enforce_ssl=True,
                                            encryption=sqs.QueueEncryption.SQS_MANAGED,

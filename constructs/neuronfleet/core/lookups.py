@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from weakref import WeakKeyDictionary
 
-from aws_cdk import Duration, Stack
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct
@@ -79,3 +79,23 @@ def region_of(scope: IConstruct) -> str:
 
 
 _REGIONS: WeakKeyDictionary[Stack, str] = WeakKeyDictionary()
+
+
+_NAME = "NEURONFLEETRESOURCENAME"
+"""Where :func:`arn_in` puts a resource's name into the ARN its stack formatted once."""
+_ARNS: WeakKeyDictionary[Stack, dict[tuple[str, str, ArnFormat | None], str]] = WeakKeyDictionary()
+
+
+def arn_in(stack: Stack, *, service: str, resource: str, resource_name: str,
+           arn_format: ArnFormat | None = None) -> str:
+    """``stack.format_arn(...)``: the same string, formatted once per stack, service, resource type and format; a
+    plain name (no token) is put into it in Python, a tokenised one is formatted by the stack."""
+    if "${Token[" in resource_name:
+        return stack.format_arn(service=service, resource=resource, resource_name=resource_name,
+                                arn_format=arn_format)
+    formats = _ARNS.setdefault(stack, {})
+    key = (service, resource, arn_format)
+    if key not in formats:
+        formats[key] = stack.format_arn(service=service, resource=resource, resource_name=_NAME,
+                                        arn_format=arn_format)
+    return formats[key].replace(_NAME, resource_name)

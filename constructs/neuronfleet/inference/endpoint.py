@@ -36,7 +36,7 @@ from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 from ..core import rules
 from ..core.args import duck, renamed, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
-from ..core.lookups import any_ipv4, in_stack, minutes, seconds, service_principal, stack_of, tcp
+from ..core.lookups import any_ipv4, arn_in, in_stack, minutes, seconds, service_principal, stack_of, tcp
 from ..core.lookups import days as lookup_days
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
@@ -168,7 +168,7 @@ class NeuronEndpoint(Construct):
     @property
     def endpoint_arn(self) -> str:
         if self._endpoint_arn is None:
-            self._endpoint_arn = stack_of(self).format_arn(service="sagemaker", resource="endpoint",
+            self._endpoint_arn = arn_in(stack_of(self), service="sagemaker", resource="endpoint",
                                                            resource_name=self.endpoint_name)
         return self._endpoint_arn
 
@@ -318,7 +318,7 @@ class NeuronEndpoint(Construct):
         if isinstance(bucket, s3.Bucket):  # an imported bucket's retention is its owner's
             bucket.add_lifecycle_rule(id=f"capture-{own_id}"[:255], prefix=f"capture/{own_id}/", expiration=days,
                                       noncurrent_version_expiration=days)
-        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[prefix]))
+        self.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[prefix]))
         acknowledge_wildcards(self.role, "SageMaker writes captured requests under this endpoint's own prefix of the "
                                          "capture bucket", resources=(prefix,))
         return sagemaker.CfnEndpointConfig.DataCaptureConfigProperty(
@@ -391,9 +391,9 @@ class NeuronEndpoint(Construct):
             raise InvalidSettings([Problem("cutover", len(names), f"at most {g.max_rollback_alarms} rollback alarms "
                                            "(AutoRollbackConfig.Alarms)")], what="NeuronEndpoint")
         stack = stack_of(self)
-        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"], resources=[
-            stack.format_arn(service="cloudwatch", resource="alarm", resource_name=n,
-                             arn_format=ArnFormat.COLON_RESOURCE_NAME) for n in names]))
+        self.role.add_to_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"], resources=[
+            arn_in(stack, service="cloudwatch", resource="alarm", resource_name=n,
+                   arn_format=ArnFormat.COLON_RESOURCE_NAME) for n in names]))
         provisioning = s.model_download_timeout_s + s.startup_health_check_timeout_s
         rollback = ep.AutoRollbackConfigProperty(alarms=[ep.AlarmProperty(alarm_name=n) for n in names])
         percent = ep.CapacitySizeProperty(type="CAPACITY_PERCENT", value=c.percent)
@@ -424,8 +424,8 @@ class NeuronEndpoint(Construct):
         steps = math.ceil(s.max_instances / batch)
         per_step = s.model_download_timeout_s + s.startup_health_check_timeout_s + ROLLING_WAIT_S
         alarms = list(self.alarms.values())
-        self.role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
-                                                              resources=[a.alarm_arn for a in alarms]))
+        self.role.add_to_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
+                                                    resources=[a.alarm_arn for a in alarms]))
         ep = sagemaker.CfnEndpoint
         self.endpoint.deployment_config = ep.DeploymentConfigProperty(
             rolling_update_policy=ep.RollingUpdatePolicyProperty(

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from datetime import timedelta
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -27,6 +27,7 @@ from neuronfleet_contract.failover import (
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
+from ..core.lookups import arn_in, stack_of
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.rules import EVENT_PATTERN_CHARS
@@ -86,7 +87,7 @@ class EndpointFailover(Construct):
             raise InvalidSettings([Problem("endpoints", no_gpu or [], f"endpoints that each have a live "
                                            f"'{GPU_VARIANT}' variant (GpuVariant(shadow=False)): those listed have "
                                            "none" if no_gpu else "at least one endpoint")], what="EndpointFailover")
-        stack = Stack.of(self)
+        stack = stack_of(self)
         self.table = dynamodb.Table(
             self, "State", partition_key=dynamodb.Attribute(name="endpoint", type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -107,7 +108,7 @@ class EndpointFailover(Construct):
             environment=self.settings.to_environment(to_json=stack.to_json_string))
         role = self.function.role
         arns = [e.endpoint_arn for e in endpoints]
-        role.add_to_principal_policy(iam.PolicyStatement(
+        role.add_to_policy(iam.PolicyStatement(
             actions=["sagemaker:DescribeEndpoint", "sagemaker:UpdateEndpointWeightsAndCapacities"], resources=arns))
         self.table.grant(role, "dynamodb:GetItem", "dynamodb:PutItem")
         # RegisterScalableTarget on a SageMaker variant: Application Auto Scaling acts with the caller's SageMaker
@@ -115,9 +116,8 @@ class EndpointFailover(Construct):
         # configurations get generated names: any of the account's, read-only.
         configs = stack.format_arn(service="sagemaker", resource="endpoint-config", resource_name="*",
                                    arn_format=ArnFormat.SLASH_RESOURCE_NAME)
-        role.add_to_principal_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpointConfig"],
-                                                         resources=[configs]))
-        role.add_to_principal_policy(iam.PolicyStatement(
+        role.add_to_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpointConfig"], resources=[configs]))
+        role.add_to_policy(iam.PolicyStatement(
             actions=["application-autoscaling:DescribeScalableTargets", "application-autoscaling:RegisterScalableTarget",
                      "cloudwatch:GetMetricData"], resources=["*"]))
         acknowledge_wildcards(role, "Application Auto Scaling scalable-target ARNs carry an id generated at "
@@ -126,10 +126,9 @@ class EndpointFailover(Construct):
                                     "read-only)", resources=("*", configs))
         # Each endpoint's alarms by their name prefix (six full ARNs per endpoint pass IAM's 10,240 characters of
         # inline policy at about fifteen endpoints): read-only, and the handler asks for exact names
-        alarm_prefixes = [stack.format_arn(service="cloudwatch", resource="alarm", resource_name=f"{e.endpoint_name}-*",
-                                           arn_format=ArnFormat.COLON_RESOURCE_NAME) for e in endpoints]
-        role.add_to_principal_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"],
-                                                         resources=alarm_prefixes))
+        alarm_prefixes = [arn_in(stack, service="cloudwatch", resource="alarm", resource_name=f"{e.endpoint_name}-*",
+                                 arn_format=ArnFormat.COLON_RESOURCE_NAME) for e in endpoints]
+        role.add_to_policy(iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"], resources=alarm_prefixes))
         acknowledge_wildcards(role, "cloudwatch:DescribeAlarms (read-only) on each endpoint's alarms, named "
                                     "<endpoint name>-<suffix> and <endpoint name>-gpu-<suffix>, by that prefix",
                               resources=tuple(alarm_prefixes))

@@ -94,9 +94,9 @@ def batch_instance_role(scope: Construct, construct_id: str, *, description: str
         scope, construct_id, assumed_by=service_principal("ec2.amazonaws.com"), description=description,
         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(ECS_INSTANCE_POLICY)],
     )
-    role.add_to_principal_policy(iam.PolicyStatement(actions=list(SESSION_MANAGER_ACTIONS), resources=["*"]))
+    role.add_to_policy(iam.PolicyStatement(actions=list(SESSION_MANAGER_ACTIONS), resources=["*"]))
     if metrics_namespace:
-        role.add_to_principal_policy(iam.PolicyStatement(
+        role.add_to_policy(iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"], resources=["*"],
             conditions={"StringEquals": {"cloudwatch:namespace": metrics_namespace}}))
     # every acknowledgement of the role in one call (no token among them: nothing to resolve)
