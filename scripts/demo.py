@@ -145,6 +145,7 @@ def main() -> int:
     from neuronfleet.lambdas.cost import collector, report
     from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
     from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints
+    from neuronfleet.lambdas.cost.adapters.judge_records import JudgeRecordStore
     from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
     from neuronfleet.lambdas.cost.adapters.work import Work
     from neuronfleet.lambdas.cost.logic.economics import model_line
@@ -204,8 +205,16 @@ def main() -> int:
         prices = with_sagemaker_prices(rs.prices, [t for m in models for t in m["neuron_types"]]
                                        + [g for _, g, _ in baseline]) if baseline else rs.prices
         verdicts = fixture_verdicts(fleet.name, models) if fleet.phase == "production" else []
+        judge_notes: dict[str, str] = {}
         if fleet.phase == "pilot":  # the deployed judge itself, run on fixture answers (scripts/demo_judge.py)
-            verdicts = judge_on_fixtures(server)
+            judge_on_fixtures(server)
+            # read back as the deployed report reads them: its JUDGE_RECORDS, its adapter, the judges' buckets
+            judged = JudgeRecordStore(server.client("s3")).latest(rs.judges)
+            verdicts, judge_notes = list(judged.verdicts), dict(judged.notes)
+            step(f"the report reads {len(rs.judges)} pilot judge record(s) named in its configuration: "
+                 + ", ".join(f"s3://{j.bucket}/{j.key}" for j in rs.judges))
+            for name, note in judge_notes.items():
+                print(f"    {name}: {note}")
         step(f"feeding the cost monitors a month of SYNTHETIC usage of {fleet.name}'s own types and endpoints")
         pages, points, story = month_of_usage(fleet, models, today, baseline=baseline)
         for line in story:
@@ -234,7 +243,8 @@ def main() -> int:
         rep = report.run(today=today, fleet=rs.fleet, period_days=rs.period_days, endpoints=found,
                          prices=prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
                          bucket=rs.report_bucket, sns=server.client("sns"), topic_arn=rs.topic_arn,
-                         synthetic=SYNTHETIC, accelerators=rs.accelerators, verdicts=verdicts)
+                         synthetic=SYNTHETIC, accelerators=rs.accelerators, verdicts=verdicts,
+                         judge_notes=judge_notes)
         html_key = rep["published"]["html"].split("/", 3)[3]
         page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
     local = out / "migration-report.html"

@@ -11,17 +11,18 @@ from neuronfleet import CostMonitors, CostMonitorSettings, CurAnalytics, CurExpo
 
 
 class CostStack(Stack):
-    """The fleet's cost monitors (CostMonitors). They find the fleet's endpoints by tag when they run: this stack
-    depends on no inference stack."""
+    """The fleet's cost monitors (CostMonitors). They find the fleet's endpoints by tag when they run; the report
+    reads the latest verdict of each pilot judge in ``judges``: this stack depends on the inference stacks that hold
+    judges (it imports their records buckets' names), on no other."""
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, settings: CostMonitorSettings,
                  catalog: InstanceCatalog, alerts_topic: sns.ITopic,
                  price_overrides: Mapping[str, Any] | None = None, reservation_ids: Sequence[str] = (),
-                 reservation_groups: Sequence[str] = (), **kwargs: Any) -> None:
+                 reservation_groups: Sequence[str] = (), judges: Sequence[Any] = (), **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.monitors = CostMonitors(self, "CostMonitors", fleet_name=fleet_name, topic=alerts_topic, catalog=catalog,
                                      settings=settings, price_overrides=price_overrides, reservation_ids=reservation_ids,
-                                     reservation_groups=reservation_groups)
+                                     reservation_groups=reservation_groups, judges=judges)
         CfnOutput(self, "LedgerTable", value=self.monitors.ledger.table_name)
         CfnOutput(self, "ReportBucket", value=self.monitors.report_bucket.bucket_name)
         CfnOutput(self, "DashboardName", value=self.monitors.dashboard.dashboard_name)

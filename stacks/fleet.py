@@ -86,6 +86,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
             scope, fleet.stack_name("cost"), fleet_name=fleet.name, settings=fleet.cost_monitors,
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             reservation_ids=reserved[0], reservation_groups=reserved[1],
+            judges=[j for stack in inference for j in stack.judges.values()],
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)")
         stacks.append(cost)
         cur = cost.monitors.cur
@@ -210,7 +211,8 @@ def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem
 
 _WHAT_GROWS = ("What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: more "
                "inference_stacks), reservations and resource groups (capacity alerts, cost collector: fewer per "
-               "fleet file)")
+               "fleet file), endpoints with a judge (the migration report names each judge's record: about 120 bytes of "
+               "its environment and 500 characters of its role's policies each; fewer judges at a time)")
 
 
 _REFERENCES = ("Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub")

@@ -14,7 +14,8 @@ from .inference_stack import InferenceStack
 
 WHAT_GROWS = ("What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: more "
               "inference_stacks), reservations and resource groups (capacity alerts, cost collector: fewer per "
-              "fleet file)")
+              "fleet file), endpoints with a judge (the migration report names each judge's record: about 120 bytes of "
+              "its environment and 500 characters of its role's policies each; fewer judges at a time)")
 """What a fleet file changes when a function's environment or a role's inline policies outgrow their quota."""
 
 

@@ -29,6 +29,7 @@ from neuronfleet_contract.tags import FLEET_TAG
 from neuronfleet_contract.variants import GPU_POOL_SHARE, GPU_VARIANT
 
 from .adapters.inventory import FleetEndpoints
+from .adapters.judge_records import JudgeRecordStore
 from .adapters.outputs import ReportStore, Topic
 from .adapters.pricelist import PriceCache, PriceListApi, plan_endpoint
 from .adapters.spend_ledger import SpendLedger
@@ -91,12 +92,13 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
           prices: Mapping[str, Mapping[str, Any]], basis: Basis = "net_amortized", price_notes: Sequence[str] = (),
           models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None,
           skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
-          verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None
-          ) -> dict[str, Any]:
+          verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None,
+          judge_notes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
     what of its configuration its model leaves out; ``verdicts``: the pilot judge's records, per endpoint; ``judged``:
-    per endpoint, the judge's latest Verdict metric (day, 1 go / 0 no-go), shown where no record is given. Figures
+    per endpoint, the judge's latest Verdict metric (day, 1 go / 0 no-go), shown where no record is given;
+    ``judge_notes``: per endpoint, why its judge's record gave no verdict (not judged yet, refused, malformed). Figures
     are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
@@ -166,6 +168,8 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
          "failing": [], "variants": {}, "unit": None, "synthetic": False, "finished_at": day,
          "source": f"the judge's {VERDICT_METRIC} metric ({JUDGE_NAMESPACE}) on {day}"}
         for e, (day, value) in sorted((judged or {}).items()) if e not in recorded_verdicts]
+    report["judge_records"] = [{"endpoint": e, "model": names.get(e, e), "note": note}
+                               for e, note in sorted((judge_notes or {}).items())]
     report["savings"] = savings(econ, names, verdicts, recorded)
     report["story"] = headline(savings=report["savings"], standby=report["gpu_standby"],
                                estimate=report["evaluation_estimate"], names=names,
@@ -194,8 +198,8 @@ def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics
 def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any], ledger: SpendLedger, usage: Work,
         s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
         stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None,
-        live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = ()
-        ) -> dict[str, Any]:
+        live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = (),
+        judge_notes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
     stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
     Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types)."""
@@ -217,7 +221,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                    prices=table, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),
-                   skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts)
+                   skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
     if found is not None:
         report["price_list"] = {"requests": found.requests, "cached": sorted(found.from_cache),
@@ -238,6 +242,7 @@ class Container:
     s3: Any
     sns: Any
     live: LivePrices | None = None
+    judges: JudgeRecordStore | None = None
 
 
 def live_prices(settings: ReportSettings, table: Any) -> LivePrices | None:
@@ -265,9 +270,11 @@ def container() -> Container:
                                fleet=settings.fleet, on_skip=lambda name, reason: logger.warning(
                                    "endpoint skipped", extra={"endpoint": name, "reason": reason}))
     table = boto3.resource("dynamodb").Table(settings.ledger_table)
+    s3 = boto3.client("s3")
     return Container(settings=settings, endpoints=endpoints, ledger=SpendLedger(table),
-                     usage=Work(boto3.client("cloudwatch"), settings.tokens_namespace), s3=boto3.client("s3"),
-                     sns=boto3.client("sns"), live=live_prices(settings, table))
+                     usage=Work(boto3.client("cloudwatch"), settings.tokens_namespace), s3=s3,
+                     sns=boto3.client("sns"), live=live_prices(settings, table),
+                     judges=JudgeRecordStore(s3) if settings.judges else None)
 
 
 @logger.inject_lambda_context
@@ -278,9 +285,13 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
     found = c.endpoints.models(s.accelerators)
     for name, notes in found.notes.items():
         logger.info("endpoint modelled in part", extra={"endpoint": name, "left_out": list(notes)})
+    judged = c.judges.latest(s.judges) if c.judges is not None else None
+    for name, note in (judged.notes if judged else {}).items():
+        logger.info("no pilot verdict record", extra={"endpoint": name, "note": note})
     report = run(today=datetime.now(UTC).date(), fleet=s.fleet, period_days=s.period_days, endpoints=found,
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
-                 accelerators=s.accelerators, live=c.live)
+                 accelerators=s.accelerators, live=c.live, verdicts=judged.verdicts if judged else (),
+                 judge_notes=judged.notes if judged else None)
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
 from . import environment, namespaces
+from .judge import latest_key
 
 Basis = Literal["net_amortized", "unblended"]
 BASES: tuple[Basis, ...] = ("net_amortized", "unblended")
@@ -152,6 +153,20 @@ class CollectorSettings:
 
 
 @dataclass(frozen=True)
+class JudgeRecords:
+    """Where one pilot judge keeps its verdict records: the report reads the endpoint's latest verdict at
+    :attr:`key` (``<prefix><endpoint>/latest.json``, neuronfleet_contract.judge.latest_key) in :attr:`bucket`."""
+
+    endpoint: str
+    bucket: str
+    prefix: str = "judge/"
+
+    @property
+    def key(self) -> str:
+        return latest_key(self.prefix, self.endpoint)
+
+
+@dataclass(frozen=True)
 class ReportSettings:
     fleet: str
     """The fleet reported on (``FLEET``)."""
@@ -182,6 +197,14 @@ class ReportSettings:
     price_cache_days: int = 7
     """A live price is read again after this many days (``PRICE_CACHE_DAYS``); until then the container's copy or
     the ledger's is used."""
+    judges: Sequence[JudgeRecords] = ()
+    """The pilot judges whose latest verdict records the report reads (``JUDGE_RECORDS``, JSON, only when there are
+    any: ``[[bucket, prefix, [endpoint, ...]], ...]``, one entry per bucket and prefix). Each judge adds its
+    endpoint's name (and its bucket's, unless shared) to Lambda's 4 KB environment: about 110 bytes with a bucket of
+    its own (docs/cost.md says how many fit)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "judges", tuple(self.judges))
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
@@ -191,7 +214,8 @@ class ReportSettings:
                 "PRICES": to_json(_pack_prices(self.prices)),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
                 "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
-                "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in self.accelerators.items()})}
+                "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in self.accelerators.items()})} \
+            | judges_environment(self.judges, to_json=to_json)
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -218,7 +242,9 @@ class ReportSettings:
                                                             minimum=1, unit="days"),
                    accelerators=read.json("ACCELERATORS", _accelerators, default=dict[str, tuple[str, int]](), allowed=(
                        'a JSON object {instance type: "<t|i|g><GiB>"} (trainium, inferentia, gpu; accelerator '
-                       'memory)')))
+                       'memory)')),
+                   judges=read.json("JUDGE_RECORDS", _judges, default=(), allowed=(
+                       'a JSON list [[records bucket, key prefix, [endpoint name, ...]], ...]')))
 
 
 @dataclass(frozen=True)
@@ -267,6 +293,33 @@ class WasteSettings:
                    fleet=read.text("FLEET", allowed="the fleet's name"),
                    reservation_ids=read.json("RESERVATION_IDS", environment.strings, default=(),
                                              allowed="a JSON list of capacity reservation ids"))
+
+
+def judges_environment(judges: Sequence[JudgeRecords], *, to_json: Callable[[Any], str] = json.dumps
+                       ) -> dict[str, str]:
+    """``JUDGE_RECORDS`` of :class:`ReportSettings` (nothing without judges): CostMonitors adds it when it is told
+    of a judge after the function exists."""
+    return {"JUDGE_RECORDS": to_json(_pack_judges(judges))} if judges else {}
+
+
+def _pack_judges(judges: Sequence[JudgeRecords]) -> list[list[Any]]:
+    """One ``[bucket, prefix, [endpoints]]`` per bucket and prefix, in the order first given."""
+    packed: dict[tuple[str, str], list[str]] = {}
+    for j in judges:
+        packed.setdefault((str(j.bucket), str(j.prefix)), []).append(str(j.endpoint))
+    return [[bucket, prefix, endpoints] for (bucket, prefix), endpoints in packed.items()]
+
+
+def _judges(doc: Any) -> tuple[JudgeRecords, ...]:
+    if not isinstance(doc, list):
+        raise ValueError("expected a list")
+    out = []
+    for entry in doc:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str) and entry[0].strip()
+                and isinstance(entry[1], str)):
+            raise ValueError(f"expected [bucket, prefix, [endpoint, ...]], got {entry!r}")
+        out += [JudgeRecords(endpoint=e, bucket=entry[0], prefix=entry[1]) for e in environment.strings(entry[2])]
+    return tuple(out)
 
 
 def _nonempty_strings(doc: Any) -> tuple[str, ...]:

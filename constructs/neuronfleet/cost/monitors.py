@@ -6,8 +6,9 @@ Blocks ending), an AWS Budget per fleet, a dashboard. Handlers live in ``lambdas
 
 The report and the waste detector find the fleet's SageMaker endpoints when they run: those tagged
 ``neuronfleet:fleet`` = ``fleet_name`` (``tag_fleet`` tags every resource of the reference app; tag your own
-endpoints so). Nothing in their environment grows with the number of endpoints, and the cost stack does not
-depend on the inference stacks.
+endpoints so). Nothing in their environment grows with the number of endpoints. Only the pilot judges the report is
+told of (``judges=``, :meth:`CostMonitors.add_judge`) are named: each judge's latest verdict record (its bucket and
+key) in the report's environment and its read grant; judges in another stack make this one depend on theirs.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from neuronfleet_contract.cost import (
     ENDPOINT_RESOURCE_TYPE,
     CollectorSettings,
     EndpointModel,
+    JudgeRecords,
     ReportSettings,
     WasteSettings,
+    judges_environment,
 )
 from neuronfleet_contract.namespaces import (
     COST_PER_MILLION_METRICS,
@@ -77,12 +80,18 @@ class CostMonitors(Construct):
 
     The fleet's endpoints are those tagged ``neuronfleet:fleet`` = ``fleet_name`` (``tag_fleet``), found by the
     report and the waste detector when they run; an endpoint without the tag is not in the report.
+
+    ``judges``: pilot judges (neuronfleet.judge.PilotJudge) whose latest verdict the report reads, for the measured
+    GPU and Neuron cost per million of their models (:meth:`add_judge` adds one later)::
+
+        monitors = CostMonitors(self, "Cost", fleet_name="nf-pilot", topic=alerts.topic, judges=[chat_judge])
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, topic: sns.ITopic,
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
                  price_overrides: Mapping[str, Any] | None = None,
                  reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = (),
+                 judges: Sequence[Any] = (),
                  removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
         """``removal_policy``: what deleting the stack does to the ledger and the report buckets (RETAIN unless
         asked)."""
@@ -114,6 +123,26 @@ class CostMonitors(Construct):
         self._schedules()
         self.budget = self._budget(topic)
         self.dashboard = self._dashboard()
+        self.judges: list[JudgeRecords] = []
+        """The latest verdict records the report reads, one per judge it was told of."""
+        for judge in judges:
+            self.add_judge(judge)
+
+    def add_judge(self, judge: Any) -> JudgeRecords:
+        """The report reads ``judge``'s latest verdict (a PilotJudge, or anything with ``latest_record`` and
+        ``grant_read_latest(grantee)``): its location goes into the report's environment (``JUDGE_RECORDS``) and
+        the report may read exactly that object. A judge in another stack: that stack exports its records bucket's
+        name and this one imports it (and is deployed after it)."""
+        duck("judges", judge, "grant_read_latest", "a neuronfleet.judge.PilotJudge", what="CostMonitors")
+        record = judge.latest_record
+        if any(r.endpoint == record.endpoint for r in self.judges):
+            from ..core.problems import InvalidSettings, Problem
+            raise InvalidSettings([Problem("judges", record.endpoint, "one judge per endpoint")], what="CostMonitors")
+        judge.grant_read_latest(self.report.role)
+        self.judges.append(record)
+        for name, value in judges_environment(self.judges, to_json=Stack.of(self).to_json_string).items():
+            self.report.function.add_environment(name, value)  # the whole list again: the variable is replaced
+        return record
 
     def grant_read_reports(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read the migration reports (the report bucket's ``reports/`` prefix; aws-cdk-lib's ``Bucket.grant_read``)."""

@@ -11,6 +11,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract.cost import JudgeRecords
 from neuronfleet_contract.judge import STYLE_BY_CONTAINER, VERDICT_METRIC, JudgeSettings, judge_alarm_name
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 
@@ -127,5 +128,25 @@ class PilotJudge(Construct):
                                  statistic="Minimum", period=VERDICT_PERIOD, **options)  # type: ignore[arg-type]
 
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read the verdict records (the migration report's access)."""
+        """Read every verdict record of the bucket (all runs, states and latest verdicts)."""
         return self.records_bucket.grant_read(grantee, f"{RECORDS_PREFIX}*")
+
+    @property
+    def latest_record(self) -> JudgeRecords:
+        """Where the endpoint's latest verdict lives (``<records bucket>/judge/<endpoint>/latest.json``)."""
+        return JudgeRecords(endpoint=self.endpoint.endpoint_name, bucket=self.records_bucket.bucket_name,
+                            prefix=RECORDS_PREFIX)
+
+    def grant_read_latest(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read exactly the endpoint's latest verdict (the migration report's access): ``s3:GetObject`` on that one
+        key, and ``s3:ListBucket`` limited to listing that key (``s3:prefix`` equal to it), so that the reader can
+        tell a record not written yet from a refusal (without ListBucket S3 answers a missing key 403, not 404:
+        GetObject's documentation, botocore 1.44.5). The ARNs are built from the bucket's name: a grantee in another
+        stack imports one value per bucket."""
+        record = self.latest_record
+        bucket = f"arn:{pseudo().partition}:s3:::{record.bucket}"
+        read = iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"],
+                                          resource_arns=[f"{bucket}/{record.key}"])
+        listing = iam.Grant.add_to_principal(grantee=grantee, actions=["s3:ListBucket"], resource_arns=[bucket],
+                                             conditions={"StringEquals": {"s3:prefix": record.key}})
+        return read.combine(listing)

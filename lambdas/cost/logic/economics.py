@@ -529,6 +529,7 @@ def summary_text(report: Mapping[str, Any]) -> str:
               if m["units"]["tokens"]["neuron_units"] != "0"]
     lines += [f"Not attributed: {t}: {why}" for t, why in report.get("unattributed", {}).items()]
     lines += [f"Endpoint not in the report: {n}: {why}" for n, why in report.get("endpoints", {}).get("skipped", {}).items()]
+    lines += [f"Pilot judge of {j['model']}: {j['note']}" for j in report.get("judge_records", [])]
     if report.get("adjustments_usd"):
         lines.append("Kept apart (credits, refunds, taxes): "
                      + ", ".join(f"{k} ${v}" for k, v in report["adjustments_usd"].items()))

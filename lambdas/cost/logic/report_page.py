@@ -237,6 +237,10 @@ def details_section(report: Mapping[str, Any]) -> str:
         rows = [(n, f"not in the report: {w}") for n, w in skipped.items()]
         rows += [(n, "modelled in part: " + "; ".join(w)) for n, w in left_out.items()]
         parts.append("<h3>Endpoints</h3>" + _table(["endpoint", "note"], rows, left=(0, 1)))
+    judges = report.get("judge_records") or []
+    if judges:
+        parts.append("<h3>Pilot judges' records</h3>" + _table(["model", "endpoint", "note"], [
+            (j["model"], j["endpoint"], j["note"]) for j in judges], left=(0, 1, 2)))
     return _section("Details", "".join(parts))
 
 
