@@ -11,9 +11,9 @@ import pytest
 from neuronfleet.lambdas.failover.logic import (
     CANARY_MIN_INVOCATIONS,
     AlarmState,
-    EndpointBounds,
     CapacityChange,
     Decision,
+    EndpointBounds,
     EndpointState,
     Evidence,
     Intent,

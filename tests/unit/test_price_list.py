@@ -327,7 +327,7 @@ def test_the_price_cache_reports_a_failure_as_cache_failed_naming_the_error() ->
         def query(self, **kwargs: Any) -> dict[str, Any]:
             return {"Items": [{"pk": "PRICE#us-east-2", "sk": "trn1.32xlarge"}]}  # no read_at: KeyError
 
-    with pytest.raises(CacheFailed, match="^KeyError$"):
+    with pytest.raises(CacheFailed, match=r"^KeyError$"):
         PriceCache(BadTable()).load("us-east-2")
 
 
