@@ -13,7 +13,7 @@ from moto import mock_aws
 
 from neuronfleet import load_fleet
 from neuronfleet.cli.main import main
-from neuronfleet.cli.output import FINDINGS, OK
+from neuronfleet.cli.output import BAD_INPUT, FINDINGS, OK, check_lines_text, exit_code_of
 from neuronfleet.preflight import account as account_module
 from neuronfleet.preflight.account import Account
 from neuronfleet.preflight.checks import (
@@ -24,7 +24,7 @@ from neuronfleet.preflight.checks import (
     quota_lines,
     reservation_lines,
 )
-from neuronfleet.preflight.commands import lines_of
+from neuronfleet.preflight.commands import caller_problem, lines_of
 from neuronfleet.preflight.needs import FleetNeeds, InstanceNeed, ReservationNeed, needs_of
 from neuronfleet.preflight.quotas import EC2_ON_DEMAND
 from tests.conftest import ROOT
@@ -109,10 +109,11 @@ def test_quotas_each_blocking_condition_and_the_fix(prod) -> None:
     # a quota the account does not list under the kit's name: a warning with the console check, never ok
     missing = low["quota Running On-Demand G and VT instances (us-east-2)"]
     assert missing.status == "warning" and "Service Quotas console -> ec2" in missing.fix
-    # throttled: every quota line a warning naming the permission
+    # denied / throttled: every quota line unchecked (never a pass), the fix for its cause
     denied = quota_lines(prod, Failed("AccessDeniedException", "no"), Failed("ThrottlingException", "slow"))
-    assert {line.status for line in denied} == {"warning"}
+    assert {line.status for line in denied} == {"unchecked"}
     assert "allow servicequotas:ListServiceQuotas" in denied[0].fix
+    assert "run preflight again in a minute" in denied[-1].fix and "allow" not in denied[-1].fix
 
 
 def test_offerings_block_an_on_demand_cluster_in_an_az_without_its_type() -> None:
@@ -127,7 +128,7 @@ def test_offerings_block_an_on_demand_cluster_in_an_az_without_its_type() -> Non
                                            "move it to an AZ that offers it (us-east-2c)")
     assert lines["offering trn2.48xlarge for training cluster b"].status == "warning"  # Capacity Block types
     assert lines["offering p5.48xlarge for GPU fallback pool"].status == "ok"
-    assert {line.status for line in offering_lines(needs, Failed("RequestLimitExceeded"))} == {"warning"}
+    assert {line.status for line in offering_lines(needs, Failed("RequestLimitExceeded"))} == {"unchecked"}
 
 
 def test_reservations_each_blocking_condition(prod) -> None:
@@ -156,7 +157,7 @@ def test_reservations_each_blocking_condition(prod) -> None:
     empty = reservation_lines(prod, {rid: ok}, {group_arn: []})
     assert [line.detail for line in empty if line.status == "blocking"] == ["the group holds no capacity reservation"]
     denied = reservation_lines(prod, {rid: Failed("UnauthorizedOperation")}, {group_arn: Failed("AccessDenied")})
-    assert {line.status for line in denied} == {"warning"}
+    assert {line.status for line in denied} == {"unchecked"}
 
 
 def test_images_and_amis_blocking_when_missing(prod) -> None:
@@ -200,9 +201,11 @@ def test_preflight_end_to_end_on_moto_exits_1_with_blocking_lines_and_no_traceba
     out = capsys.readouterr()
     doc = json.loads(out.out)
     assert code == FINDINGS and doc["blocking"] >= 1
+    assert doc["caller"].startswith("arn:aws:") and doc["unchecked"] == sum(
+        1 for line in doc["lines"] if line["status"] == "unchecked")
     checks = {line["check"]: line for line in doc["lines"]}
-    # moto serves no Service Quotas listing and no capacity reservations: warnings or not-found, never a crash
-    assert checks["quota Running On-Demand P instances (us-east-2)"]["status"] == "warning"
+    # moto serves no Service Quotas listing and no capacity reservations: unchecked or not-found, never a crash
+    assert checks["quota Running On-Demand P instances (us-east-2)"]["status"] in ("unchecked", "warning")
     assert "Traceback" not in out.err and "reading Service Quotas" in out.err
 
 
@@ -262,6 +265,103 @@ def test_an_ssm_parameter_that_does_not_resolve_blocks() -> None:
     (line,) = ami_lines(needs, {name: Failed("ParameterNotFound", "")}, {})
     assert (line.status, line.detail) == ("blocking", "no such SSM parameter in the region")
     (line,) = ami_lines(needs, {name: Failed("ThrottlingException", "Rate exceeded")}, {})
-    assert line.status == "warning" and "ssm:GetParameter" in line.fix
+    assert line.status == "unchecked" and "ssm:GetParameter" not in line.fix and "again" in line.fix  # throttled
+    (line,) = ami_lines(needs, {name: Failed("AccessDeniedException", "not authorized")}, {})
+    assert line.status == "unchecked" and "allow ssm:GetParameter" in line.fix
     (line,) = ami_lines(needs, {name: "ami-0123456789abcdef0"}, {})
     assert (line.status, line.detail) == ("ok", "resolves to ami-0123456789abcdef0")
+
+
+NO_CREDENTIALS = {"AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+                  "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def test_without_credentials_preflight_stops_with_one_line_and_exit_2(monkeypatch, capsys) -> None:
+    """The walkthrough's defect: 21 'could not check (NoCredentialsError)' warnings and exit 0, so
+    `preflight && cdk deploy` passed having checked nothing. The caller is established first (STS)."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in NO_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    assert main(["preflight", "-c", str(PROD)]) == BAD_INPUT
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.strip().splitlines() == [
+        "neuronfleet: preflight: AWS credentials: got none usable (NoCredentialsError: Unable to locate "
+        "credentials); allowed: credentials the AWS SDK finds (aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID + "
+        "AWS_SECRET_ACCESS_KEY); check them with aws sts get-caller-identity, then run preflight again"]
+    assert main(["preflight", "-c", str(PROD), "--json"]) == BAD_INPUT
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["problems"][0]["path"] == "AWS credentials"
+
+
+def test_an_unknown_region_is_refused_before_any_call(capsys) -> None:
+    assert main(["preflight", "-c", str(PROD), "--region", "us-east-9"]) == BAD_INPUT
+    assert "--region: got 'us-east-9'; allowed: an AWS region" in capsys.readouterr().err
+
+
+def test_the_caller_on_botocores_sts_shape_and_a_refused_token() -> None:
+    (identity,) = cli_outputs("sts-get-caller-identity")  # aws-cli's own example, verbatim
+    assert response_errors("sts", "GetCallerIdentity", identity) == []
+    client = boto3.client("sts", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    acct = Account("us-east-2", client=lambda *_: client)
+    with Stubber(client) as stub:
+        stub.add_response("get_caller_identity", identity, {})
+        stub.add_client_error("get_caller_identity", "ExpiredToken", "The security token included in the request is "
+                                                                     "expired", http_status_code=403)
+        assert acct.caller() == identity["Arn"]
+        expired = acct.caller()
+    assert isinstance(expired, Failed) and expired.cause == "credentials"
+    problem = caller_problem(expired, "us-east-2")
+    assert problem.path == "AWS credentials" and "aws sts get-caller-identity" in problem.allowed
+
+
+@pytest.mark.enable_socket
+def test_an_unreachable_endpoint_is_a_network_cause_not_a_permission() -> None:
+    """A real botocore EndpointConnectionError (nothing listens on port 9), not a made-up code."""
+    from botocore.config import Config
+
+    client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x",
+                          endpoint_url="http://127.0.0.1:9",
+                          config=Config(retries={"mode": "standard", "max_attempts": 1}, connect_timeout=2))
+    got = Account("us-east-2", client=lambda *_: client).offerings(["trn1.32xlarge"])
+    assert isinstance(got, Failed) and (got.code, got.cause) == ("EndpointConnectionError", "network")
+    needs = FleetNeeds(region="us-east-2", instances=[
+        InstanceNeed("training cluster a", "trn1.32xlarge", 2, ("us-east-2a",), "on-demand")])
+    (line,) = offering_lines(needs, got)
+    assert line.status == "unchecked" and line.detail.startswith("could not check: network (EndpointConnectionError")
+    assert "allow" not in line.fix and "network" in line.fix
+    assert caller_problem(got, "us-east-2").path == "AWS STS endpoint in us-east-2"
+
+
+def test_each_cause_has_its_own_fix_and_the_tables_are_botocores() -> None:
+    import botocore.exceptions as exc
+
+    from neuronfleet.preflight.checks import CREDENTIAL_EXCEPTIONS, NETWORK_ERRORS, THROTTLING_CODES
+
+    # botocore 1.44.5's own lists: standard retry mode's throttling codes, its connection and credential errors
+    assert {"ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"} <= THROTTLING_CODES
+    assert {"EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "ProxyConnectionError"} <= \
+        NETWORK_ERRORS
+    assert {"NoCredentialsError", "PartialCredentialsError", "SSOTokenLoadError", "UnauthorizedSSOTokenError",
+            "TokenRetrievalError"} <= CREDENTIAL_EXCEPTIONS
+    assert not issubclass(exc.NoCredentialsError, exc.ConnectionError)
+    causes = {code: Failed(code).cause for code in (
+        "NoCredentialsError", "ExpiredTokenException", "AuthFailure", "AccessDeniedException", "UnauthorizedOperation",
+        "ThrottlingException", "EndpointConnectionError", "InternalError", "ImageNotFound")}
+    assert causes == {"NoCredentialsError": "credentials", "ExpiredTokenException": "credentials",
+                      "AuthFailure": "credentials", "AccessDeniedException": "access denied",
+                      "UnauthorizedOperation": "access denied", "ThrottlingException": "throttled",
+                      "EndpointConnectionError": "network", "InternalError": "error", "ImageNotFound": "not found"}
+
+
+def test_exit_0_only_when_every_check_ran(prod) -> None:
+    answers = {"ec2_quotas": Failed("AccessDeniedException"), "sagemaker_quotas": [], "offerings": set(),
+               "reservations": {}, "groups": {}, "images": {}, "parameters": {}, "amis": {},
+               "caller": "arn:aws:iam::123456789012:user/DevAdmin"}
+    lines = lines_of(prod, answers)
+    unchecked = [line for line in lines if line.status == "unchecked"]
+    assert unchecked and all("to arn:aws:iam::123456789012:user/DevAdmin" in line.fix for line in unchecked)
+    assert exit_code_of(unchecked) == FINDINGS
+    assert "NOT CHECKED" in check_lines_text(unchecked).splitlines()[-1]

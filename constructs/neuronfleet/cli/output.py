@@ -19,7 +19,8 @@ from neuronfleet.core.problems import render, show
 OK = 0
 """Exit code: the command did what was asked and found nothing blocking."""
 FINDINGS = 1
-"""Exit code: the command ran and found something blocking (a failed check, a blocking preflight line)."""
+"""Exit code: the command ran and found something blocking (a failed check, a blocking preflight line), or some
+checks could not run (``unchecked`` lines: a check not made is not a pass)."""
 BAD_INPUT = 2
 """Exit code: bad usage or input (an unknown flag, a fleet file or CSV that cannot be used); nothing was done."""
 INTERNAL = 3
@@ -89,7 +90,8 @@ def bad_input_from(exc: Exception, *, as_json: bool = False) -> BadInput | None:
     return None
 
 
-Status = Literal["ok", "warning", "blocking"]
+Status = Literal["ok", "warning", "blocking", "unchecked"]
+"""ok; warning (checked, worth a look, not blocking); blocking; unchecked (the check could not run: no answer)."""
 
 
 @dataclass(frozen=True)
@@ -103,24 +105,30 @@ class CheckLine:
 
 
 def exit_code_of(lines: Iterable[CheckLine]) -> int:
-    """:data:`FINDINGS` when any line is blocking, else :data:`OK` (warnings do not fail a run)."""
-    return FINDINGS if any(line.status == "blocking" for line in lines) else OK
+    """:data:`FINDINGS` when any line is blocking or could not be checked, else :data:`OK` (warnings do not fail a
+    run): exit 0 means every check ran and none blocks."""
+    return FINDINGS if any(line.status in ("blocking", "unchecked") for line in lines) else OK
 
 
 def check_lines_text(lines: Sequence[CheckLine]) -> str:
     """Lines as text, one per check, the fix indented under it, and a one-line count."""
-    mark = {"ok": "ok      ", "warning": "WARNING ", "blocking": "BLOCKING"}
+    mark = {"ok": "ok      ", "warning": "WARNING ", "blocking": "BLOCKING", "unchecked": "UNCHECKED"}
     out = []
     for line in lines:
         out.append(f"{mark[line.status]} {line.check}: {line.detail}")
         if line.fix and line.status != "ok":
             out.append(f"         fix: {line.fix}")
-    counts = {s: sum(1 for line in lines if line.status == s) for s in ("ok", "warning", "blocking")}
-    out.append(f"{counts['ok']} ok, {counts['warning']} warning(s), {counts['blocking']} blocking")
+    counts = {s: sum(1 for line in lines if line.status == s) for s in ("ok", "warning", "blocking", "unchecked")}
+    total = f"{counts['ok']} ok, {counts['warning']} warning(s), {counts['blocking']} blocking"
+    if counts["unchecked"]:
+        total += (f", {counts['unchecked']} NOT CHECKED (could not run: see the UNCHECKED lines; "
+                  "the run does not pass until they are checked)")
+    out.append(total)
     return "\n".join(out)
 
 
 def check_lines_payload(lines: Sequence[CheckLine]) -> dict[str, Any]:
     return {"lines": [asdict(line) for line in lines],
             "blocking": sum(1 for line in lines if line.status == "blocking"),
-            "warnings": sum(1 for line in lines if line.status == "warning")}
+            "warnings": sum(1 for line in lines if line.status == "warning"),
+            "unchecked": sum(1 for line in lines if line.status == "unchecked")}

@@ -46,6 +46,12 @@ class Account:
         except Exception as exc:  # ClientError, BotoCoreError, NoCredentialsError, an endpoint's surprise: an answer
             return failed(exc)
 
+    def caller(self) -> str | Failed:
+        """Who the credentials are (STS GetCallerIdentity's ``Arn``): asked first, so a run without usable
+        credentials stops at once instead of failing every check."""
+        result: str | Failed = self._call(lambda: str(self.client("sts").get_caller_identity()["Arn"]))
+        return result
+
     def service_quotas(self, service: str) -> list[dict[str, Any]] | Failed:
         def run() -> list[dict[str, Any]]:
             pages = self.client("service-quotas").get_paginator("list_service_quotas").paginate(ServiceCode=service)

@@ -1,7 +1,8 @@
 """The account's answers -> one ok / warning / blocking line per check, with the fix. Pure: no AWS call.
 
 Each answer is the value the adapter read or a :class:`Failed` (throttled, access denied, not found, ...): a check
-that could not be made is a warning naming what to allow or check by hand, never a traceback and never an ok.
+that could not be made is an ``unchecked`` line whose fix matches the cause (credentials, the IAM action to allow,
+throttling, the network), never a traceback, never an ok and never a mere warning.
 """
 
 from __future__ import annotations
@@ -19,9 +20,50 @@ from .quotas import EC2_ON_DEMAND, SAGEMAKER_ENDPOINT_NAME, QuotaFact, ec2_quota
 NOT_FOUND = "NotFound"
 
 
+def _botocore_error_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(throttling codes, network error names, credential error names) as the installed botocore (1.44.5) defines
+    them: its standard retry mode's throttling codes (``botocore.retries.standard.ThrottledRetryableChecker``), the
+    subclasses of its ``ConnectionError`` / ``HTTPClientError`` (no answer from the endpoint), and its credential
+    and token exceptions. tests/cli/test_preflight.py pins them."""
+    import inspect
+
+    import botocore.exceptions as exc
+    from botocore.retries.standard import ThrottledRetryableChecker
+
+    classes = [c for _n, c in inspect.getmembers(exc, inspect.isclass) if issubclass(c, Exception)]
+    network = {c.__name__ for c in classes if issubclass(c, (exc.ConnectionError, exc.HTTPClientError))}
+    credential_bases = (exc.NoCredentialsError, exc.PartialCredentialsError, exc.CredentialRetrievalError,
+                        exc.UnknownCredentialError, exc.TokenRetrievalError, exc.SSOError, exc.NoAuthTokenError)
+    credentials = {c.__name__ for c in classes if issubclass(c, credential_bases)}
+    return (frozenset(ThrottledRetryableChecker._THROTTLED_ERROR_CODES), frozenset(network),
+            frozenset(credentials))
+
+
+THROTTLING_CODES, NETWORK_ERRORS, CREDENTIAL_EXCEPTIONS = _botocore_error_names()
+
+CREDENTIAL_CODES = frozenset({
+    "ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId", "UnrecognizedClientException",
+    "InvalidAccessKeyId", "SignatureDoesNotMatch", "IncompleteSignature", "MissingAuthenticationToken",
+    "AuthFailure"})
+"""AWS error codes that mean the request's credentials were refused (not the caller's permissions): the common
+errors of AWS's query/JSON APIs (ExpiredTokenException, IncompleteSignature, InvalidClientTokenId,
+MissingAuthenticationToken, ...: e.g. https://docs.aws.amazon.com/STS/latest/APIReference/CommonErrors.html) and
+EC2's (AuthFailure, RequestExpired: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html),
+read 2026-11-23. STS's own model in botocore 1.44.5 has ExpiredTokenException."""
+
+ACCESS_DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation",
+                                 "UnauthorizedAccess", "AuthorizationError"})
+"""AWS error codes that mean the caller lacks an IAM permission (EC2: UnauthorizedOperation; most JSON APIs:
+AccessDeniedException; query APIs: AccessDenied; same sources as :data:`CREDENTIAL_CODES`)."""
+
+Cause = str
+"""Why a call gave no answer: not found | credentials | access denied | throttled | network | error."""
+
+
 @dataclass(frozen=True)
 class Failed:
-    """A call that gave no usable answer: ``code`` (the AWS error code, or NotFound), ``message``."""
+    """A call that gave no usable answer: ``code`` (the AWS error code, or NotFound, or the botocore exception's
+    name), ``message``."""
 
     code: str
     message: str = ""
@@ -31,13 +73,42 @@ class Failed:
         return self.code == NOT_FOUND or self.code.endswith(("NotFound", "NotFoundException")) or \
             self.code in ("ImageNotFound", "ParameterNotFound")
 
+    @property
+    def cause(self) -> Cause:
+        """What kept the call from answering, which decides the fix."""
+        if self.not_found:
+            return "not found"
+        if self.code in CREDENTIAL_CODES or self.code in CREDENTIAL_EXCEPTIONS:
+            return "credentials"
+        if self.code in ACCESS_DENIED_CODES:
+            return "access denied"
+        if self.code in THROTTLING_CODES:
+            return "throttled"
+        if self.code in NETWORK_ERRORS:
+            return "network"
+        return "error"
+
     def __str__(self) -> str:
         return f"{self.code}: {self.message}" if self.message else self.code
 
 
+CREDENTIALS_FIX = ("refresh the credentials (aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID + "
+                   "AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN]), check them with aws sts get-caller-identity, "
+                   "and run preflight again")
+NETWORK_FIX = ("the AWS endpoint did not answer: check the network, a proxy (HTTPS_PROXY) or the VPC endpoint, "
+               "and run preflight again")
+
+
 def _unreadable(check: str, failed: Failed, permission: str, by_hand: str) -> CheckLine:
-    return CheckLine("warning", check, f"could not check ({failed})",
-                     f"allow {permission} to the caller, or check by hand: {by_hand}")
+    """A check that could not run: ``unchecked`` (never an ok, never a warning), the fix matching the cause."""
+    fix = {
+        "credentials": CREDENTIALS_FIX,
+        "access denied": f"allow {permission} to the caller, or check by hand: {by_hand}",
+        "throttled": f"throttled after botocore's standard retries: run preflight again in a minute, or check by "
+                     f"hand: {by_hand}",
+        "network": NETWORK_FIX,
+    }.get(failed.cause, f"check by hand: {by_hand}")
+    return CheckLine("unchecked", check, f"could not check: {failed.cause} ({failed})", fix)
 
 
 RESERVATION_OK_STATES = ("active", "scheduled", "payment-pending")
