@@ -28,7 +28,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     sort_offers,
 )
 
-from ..cli.output import FINDINGS, OK, BadInput, emit, json_option, progress
+from ..cli.output import FINDINGS, OK, BadInput, Moment, emit, json_option, progress
 from ..core.problems import MISSING
 from ..facts.catalog import capacity_blocks
 from ..fleetfile.schema import Fleet, load_fleet
@@ -165,8 +165,10 @@ def _search_options(f: Any) -> Any:
                                                                   "UltraServer types: a multiple of 4)."),
         click.option("--hours", type=int, required=True, help="Duration: whole days (24..336), then whole weeks "
                                                                "(up to 4368)."),
-        click.option("--start-after", type=click.DateTime(), help="Earliest start (UTC), e.g. 2026-12-01T00:00."),
-        click.option("--end-before", type=click.DateTime(), help="Latest end (UTC)."),
+        click.option("--start-after", type=Moment(), help="Earliest start, ISO 8601 (a zone, or UTC when none "
+                                                          "is given), e.g. 2026-12-01T00:00 or 2026-12-01."),
+        click.option("--end-before", type=Moment(), help="Latest end, ISO 8601 (no zone: UTC), e.g. "
+                                                         "2026-12-08T00:00+01:00."),
     ]):
         f = option(f)
     return f

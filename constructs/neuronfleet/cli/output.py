@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 import click
@@ -88,6 +89,26 @@ def bad_input_from(exc: Exception, *, as_json: bool = False) -> BadInput | None:
     if isinstance(exc, InvalidSettings):
         return BadInput(exc.problems, exc.what, as_json=as_json)
     return None
+
+
+class Moment(click.ParamType):
+    """A point in time as ISO 8601: a date (``2026-12-01``, midnight), a date and time with or without seconds
+    (``2026-12-01T00:00``, ``2026-12-01 00:00:30``), with or without a zone (``Z``, ``+02:00``). Without a zone it
+    is UTC. The value is an aware datetime in UTC."""
+
+    name = "time"
+    allowed = ("an ISO 8601 date or time, e.g. 2026-12-01, 2026-12-01T00:00, 2026-12-01T00:00:00Z or "
+               "2026-12-01T09:00+09:00 (no zone: UTC)")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            moment = value
+        else:
+            try:
+                moment = datetime.fromisoformat(str(value).strip())
+            except ValueError:
+                self.fail(f"got {value!r}; allowed: {self.allowed}", param, ctx)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 Status = Literal["ok", "warning", "blocking", "unchecked"]
