@@ -46,3 +46,47 @@ def test_a_bad_moment_names_the_value_and_what_is_allowed() -> None:
         Moment().convert("next tuesday", None, None)
     assert "got 'next tuesday'; allowed: an ISO 8601 date or time, e.g. 2026-12-01" in str(info.value)
     assert "(no zone: UTC)" in str(info.value)
+
+
+def _login_example() -> str:
+    """aws-cli's get-login-password example piped to docker login (copied verbatim, tests/data/aws_cli), one line."""
+    from tests.conftest import ROOT
+
+    text = (ROOT / "tests" / "data" / "aws_cli" / "ecr-get-login-password.rst").read_text()
+    block = text[text.index("    aws ecr get-login-password \\"):text.index("For more information")]
+    return " ".join(block.replace("\\", " ").split())
+
+
+def test_a_dlc_images_check_by_hand_names_its_registry_and_logs_docker_in() -> None:
+    """Pasted as printed, `docker manifest inspect huggingface-vllm-...:tag` asked Docker Hub: the fix now carries the
+    region's DLC registry host and the login line aws-cli's example gives."""
+    import boto3
+    from botocore.stub import Stubber
+
+    from neuronfleet import load_fleet
+    from neuronfleet.preflight.account import Account
+    from neuronfleet.preflight.checks import image_check_by_hand, image_lines
+    from neuronfleet.preflight.needs import needs_of
+    from tests.conftest import ROOT
+
+    needs = needs_of(load_fleet(ROOT / "config" / "prod.yaml"))
+    dlc = next(n.reference for n in needs.images if "/" not in n.reference.split(":", 1)[0])
+    host = "763104351884.dkr.ecr.us-east-2.amazonaws.com"  # aws-cdk-lib's DLC account of us-east-2
+    login = _login_example().replace("<aws_account_id>.dkr.ecr.<region>.amazonaws.com", host).replace(
+        "<region>", "us-east-2")
+    assert login.startswith("aws ecr get-login-password --region us-east-2 | docker login --username AWS")
+    assert image_check_by_hand(dlc, "us-east-2", "763104351884") == f"{login} && docker manifest inspect {host}/{dlc}"
+    client = boto3.client("ecr", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    with Stubber(client) as stub:
+        stub.add_client_error("batch_get_image", "AccessDeniedException", "not authorized to perform ecr:BatchGetImage")
+        got = Account("us-east-2", client=lambda *_: client, dlc_account=lambda _r: "763104351884").image(dlc)
+    (line,) = [x for x in image_lines(needs, {dlc: got}, "763104351884") if x.check.endswith(dlc)]
+    assert line.status == "unchecked" and line.fix.endswith(f"docker manifest inspect {host}/{dlc}")
+    assert f"--password-stdin {host} " in line.fix and "allow ecr:BatchGetImage" in line.fix
+    # a private ECR image keeps its own registry; ECR Public needs no login
+    own = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/train:v1"
+    assert image_check_by_hand(own, "us-east-2").startswith(
+        "aws ecr get-login-password --region eu-west-1 | docker login --username AWS --password-stdin "
+        "111122223333.dkr.ecr.eu-west-1.amazonaws.com && docker manifest inspect " + own)
+    public = "public.ecr.aws/neuron/x:1"
+    assert image_check_by_hand(public, "us-east-2") == f"docker manifest inspect {public}"

@@ -84,6 +84,10 @@ class Account:
                                                                              [group_arn])))
         return result
 
+    def dlc_account(self) -> str:
+        """The AWS Deep Learning Containers registry account of the region (aws-cdk-lib's region facts)."""
+        return self._dlc_account(self.region)
+
     def image(self, reference: str) -> bool | Failed | None:
         """Whether the image exists (ECR BatchGetImage in its registry's region); None: not an ECR image."""
         ref = parse_image(reference)
@@ -156,6 +160,8 @@ def gather(needs: FleetNeeds, account: Account, progress: Callable[[str], None] 
     progress("reading images and AMIs ...")
     images = {n.reference: account.image(n.reference) for n in needs.images}
     answers["images"] = {ref: got for ref, got in images.items() if got is not None}
+    answers["dlc_account"] = account.dlc_account() if any(parse_image(n.reference).dlc for n in needs.images) \
+        else None
     answers["parameters"] = {n.parameter: account.parameter(n.parameter) for n in needs.amis if n.parameter}
     answers["amis"] = {n.ami_id: account.ami_state(n.ami_id) for n in needs.amis if n.ami_id}
     return answers

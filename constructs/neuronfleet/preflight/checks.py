@@ -14,6 +14,7 @@ from typing import Any
 
 from ..cli.output import CheckLine
 from ..facts.catalog import CATALOG
+from ..facts.neuron import parse_image
 from .needs import FleetNeeds
 from .quotas import EC2_ON_DEMAND, SAGEMAKER_ENDPOINT_NAME, QuotaFact, ec2_quota
 
@@ -272,16 +273,40 @@ def _reservation_line(check: str, instance_type: str, az: str, r: Mapping[str, A
     return CheckLine("ok", check, f"{kind} {state}{when}, {r.get('TotalInstanceCount')} x {got_type} in {got_az}")
 
 
-def image_lines(needs: FleetNeeds, found: Mapping[str, bool | Failed]) -> list[CheckLine]:
+def ecr_host(account: str, region: str) -> str:
+    """A private ECR registry's host (``<account>.dkr.ecr.<region>.amazonaws.com``; ``.com.cn`` in China)."""
+    return f"{account}.dkr.ecr.{region}.amazonaws.com{'.cn' if region.startswith('cn-') else ''}"
+
+
+def image_check_by_hand(reference: str, region: str, dlc_account: str | None = None) -> str:
+    """What a user pastes to check an image: ``docker manifest inspect`` on the FULL reference (a DLC shorthand
+    ``repo:tag`` gets its registry host: pasted bare, Docker would ask Docker Hub), after logging Docker in to a
+    private ECR registry the way aws-cli's get-login-password example does (tests/data/aws_cli)."""
+    ref = parse_image(reference)
+    if ref.dlc:
+        if not dlc_account:
+            return f"docker manifest inspect <the DLC account of {region}>.dkr.ecr.{region}.amazonaws.com/{reference}"
+        account, registry_region, full = dlc_account, region, f"{ecr_host(dlc_account, region)}/{reference}"
+    elif ref.ecr_account_region:
+        (account, registry_region), full = ref.ecr_account_region, reference
+    else:
+        return f"docker manifest inspect {reference}"
+    return (f"aws ecr get-login-password --region {registry_region} | docker login --username AWS "
+            f"--password-stdin {ecr_host(account, registry_region)} && docker manifest inspect {full}")
+
+
+def image_lines(needs: FleetNeeds, found: Mapping[str, bool | Failed], dlc_account: str | None = None
+                ) -> list[CheckLine]:
     out: list[CheckLine] = []
     for need in needs.images:
         check = f"image of {need.purpose}: {need.reference}"
         got = found.get(need.reference)
+        by_hand = image_check_by_hand(need.reference, needs.region, dlc_account)
         if got is None:
             out.append(CheckLine("warning", check, "not checked (not in ECR: ECR Public or another registry)",
-                                 f"docker manifest inspect {need.reference}"))
+                                 by_hand))
         elif isinstance(got, Failed) and not got.not_found:
-            out.append(_unreadable(check, got, "ecr:BatchGetImage", f"docker manifest inspect {need.reference}"))
+            out.append(_unreadable(check, got, "ecr:BatchGetImage", by_hand))
         elif got is True:
             out.append(CheckLine("ok", check, "found"))
         else:

@@ -40,7 +40,7 @@ def lines_of(needs: FleetNeeds, answers: dict[str, Any]) -> list[CheckLine]:
     lines = [*quota_lines(needs, answers["ec2_quotas"], answers["sagemaker_quotas"]),
              *offering_lines(needs, answers["offerings"]),
              *reservation_lines(needs, answers["reservations"], answers["groups"]),
-             *image_lines(needs, answers["images"]),
+             *image_lines(needs, answers["images"], answers.get("dlc_account")),
              *ami_lines(needs, answers["parameters"], answers["amis"])]
     caller = answers.get("caller")
     if caller:
