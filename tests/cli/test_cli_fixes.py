@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import click
 import pytest
 
+from neuronfleet import CATALOG
 from neuronfleet.cli.main import main
 from neuronfleet.cli.output import Moment
 
@@ -90,3 +92,42 @@ def test_a_dlc_images_check_by_hand_names_its_registry_and_logs_docker_in() -> N
         "111122223333.dkr.ecr.eu-west-1.amazonaws.com && docker manifest inspect " + own)
     public = "public.ecr.aws/neuron/x:1"
     assert image_check_by_hand(public, "us-east-2") == f"docker manifest inspect {public}"
+
+
+def _estimate(tmp_path, capsys, rows: str, *args: str) -> str:
+    path = tmp_path / "spend.csv"
+    path.write_text("instance_type,amount_usd,hours,workload\n" + rows)
+    assert main(["estimate", str(path), *args]) == 0
+    return str(capsys.readouterr().out)
+
+
+def test_an_estimate_that_costs_more_says_so_and_by_how_much(tmp_path, capsys) -> None:
+    """Was 'saves $-17.87, -1.14%'. p5.48xlarge -> trn2.48xlarge at the catalog's prices; --ratio 0.5 doubles the
+    Neuron hours, so the move costs more."""
+    from neuronfleet.facts.prices import price_table
+
+    trn2 = Decimal(str(price_table(CATALOG, "us-east-2", {})["trn2.48xlarge"]["usd_per_hour"]))
+    out = _estimate(tmp_path, capsys, "p5.48xlarge,5504.00,100,training\n", "--ratio", "0.5")
+    neuron = 100 * 2 * trn2
+    more = neuron - Decimal("5504.00")
+    assert more > 0
+    (total,) = [line for line in out.splitlines() if line.startswith("total:")]
+    assert "saves" not in total and "$-" not in total
+    even = 100 * trn2 / Decimal("5504.00")
+    assert total.endswith(f"(costs ${more:.2f} more, {more * 100 / Decimal('5504.00'):.2f}% more: break-even at a "
+                          f"Neuron:GPU throughput ratio of {even:.3f} for every line; a ratio above it would save)")
+    saving = _estimate(tmp_path, capsys, "p5.48xlarge,5504.00,100,training\n")
+    (total,) = [line for line in saving.splitlines() if line.startswith("total:")]
+    assert f"(saves ${Decimal('5504.00') - 100 * trn2:.2f}, " in total and f"ratio of {even:.3f}" in total
+
+
+def test_an_empty_export_claims_no_throughput_assumption(tmp_path, capsys) -> None:
+    out = _estimate(tmp_path, capsys, "")
+    assert "no GPU line could be estimated" in out and "--ratio" not in out and "assumption" not in out
+
+
+def test_a_type_outside_the_catalog_is_said_to_be_missing_from_it_not_a_price(tmp_path, capsys) -> None:
+    out = _estimate(tmp_path, capsys, "ml.g5.2xlarge,36.29,24,inference\n")
+    assert "g5.2xlarge: accelerator memory unknown (not in the instance catalog)" in out
+    assert "--price" not in out
+    assert "a price does not help" in out and "g5.xlarge" in out and "docs/catalog.md" in out

@@ -183,7 +183,7 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
                    f"{_money(line['savings_usd']):>12} {line['break_even_ratio'] or '-':>10}  {line['ratio']}")
     if result["lines"]:
         out.append(f"total: GPU ${result['gpu_spend_usd']} -> Neuron ${result['neuron_estimate_usd']} "
-                   f"(saves ${result['savings_usd']}, {result['savings_percent']}%)")
+                   f"({_verdict(result)})")
         out.append("break-even: the Neuron:GPU throughput ratio at which a line's Neuron estimate equals its GPU spend;"
                    " a measured ratio below it means the move costs more.")
         used = {line["neuron_type"]: line["neuron_price"] for line in result["lines"]}
@@ -195,9 +195,38 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
         out.append("not estimated:")
         for gpu_type, usd in result["not_estimated"].items():
             out.append(f"  {gpu_type} ${usd}: {result['not_estimated_why'][gpu_type]}")
-        out.append("  (give a missing price with --price TYPE=USD, or under prices: in a fleet file)")
-    out.append(f"assumption: {result['assumption']}")
+        out += [f"  ({hint})" for hint in _hints(result["not_estimated_why"].values())]
+    if result["lines"]:
+        out.append(f"assumption: {result['assumption']}")
     return "\n".join(out)
+
+
+def _verdict(result: dict[str, Any]) -> str:
+    """The total's saving, or what the move costs more, and the break-even throughput ratio of every line taken
+    together (one ratio for all: Neuron instance-hour cost at 1:1 over the GPU spend)."""
+    saved, pct = Decimal(result["savings_usd"]), result["savings_percent"]
+    gpu = Decimal(result["gpu_spend_usd"])
+    at_one = sum((Decimal(line["instance_hours"]) * Decimal(line["neuron_price"]["usd_per_hour"])
+                  for line in result["lines"]), Decimal(0))
+    even = f"break-even at a Neuron:GPU throughput ratio of {at_one / gpu:.3f} for every line" if gpu > 0 else ""
+    if saved < 0:
+        more = f"{-Decimal(pct):.2f}% more" if pct is not None else "more"
+        return f"costs ${-saved:.2f} more, {more}" + (f": {even}; a ratio above it would save" if even else "")
+    return f"saves ${saved:.2f}" + (f", {pct}%" if pct is not None else "") + (f"; {even}" if even else "")
+
+
+def _hints(reasons: Any) -> list[str]:
+    """One hint per kind of reason a line was not estimated: a price to give, or a type the catalog lacks."""
+    reasons = list(reasons)
+    hints = []
+    if any("price" in r for r in reasons):
+        hints.append("give a missing price with --price TYPE=USD, or under prices: in a fleet file")
+    if any("not in the instance catalog" in r for r in reasons):
+        known = ", ".join(CATALOG.types("gpu"))
+        hints.append("a GPU type outside the kit's instance catalog has no known accelerator memory, so no Neuron "
+                     f"type can be matched to it (a price does not help); the catalog knows the GPU types {known} "
+                     "(docs/catalog.md)")
+    return hints
 
 
 __all__ = ["estimate", "parse_prices", "parse_ratios", "render"]
