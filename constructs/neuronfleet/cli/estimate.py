@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from neuronfleet import CATALOG, load_fleet
-from neuronfleet.facts.catalog import Price
+from neuronfleet.facts.catalog import AcceleratorFamily, Price
 
 from ..cost.estimate import accelerators_of
 from ..cost.exports import FORMATS, ExportRows, read_export
@@ -222,7 +222,7 @@ def _hints(reasons: Any) -> list[str]:
     if any("price" in r for r in reasons):
         hints.append("give a missing price with --price TYPE=USD, or under prices: in a fleet file")
     if any("not in the instance catalog" in r for r in reasons):
-        known = ", ".join(CATALOG.types("gpu"))
+        known = ", ".join(CATALOG.types(AcceleratorFamily.GPU))
         hints.append("a GPU type outside the kit's instance catalog has no known accelerator memory, so no Neuron "
                      f"type can be matched to it (a price does not help); the catalog knows the GPU types {known} "
                      "(docs/catalog.md)")
