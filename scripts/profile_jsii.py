@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.bench_scale import rainier
+from scripts.bench_floor import rainier_fleet
 from scripts.bench_synth import ROOT
 
 BIN = Path(sys.executable).parent
@@ -37,7 +37,7 @@ KIT = (os.path.join({root!r}, "constructs", "neuronfleet") + os.sep, os.path.joi
 phase = ["import"]
 by_class, by_line, by_phase, by_kind = Counter(), Counter(), Counter(), Counter()
 ms_class, ms_line, ms_phase = Counter(), Counter(), Counter()
-by_api = Counter()
+by_api, ms_api = Counter(), Counter()
 def api(request):
     what = getattr(request, "fqn", None) or getattr(getattr(request, "objref", None), "ref", "?").split("@")[0]
     member = getattr(request, "method", None) or getattr(request, "property", None) or ""
@@ -62,7 +62,8 @@ def send(self, request, response_type):
     owner, line = owner or "(no kit construct)", line or "(no kit line)"
     by_class[owner] += 1
     by_line[line] += 1
-    by_api[f"{{owner}}: {{api(request)}}"] += 1
+    called = f"{{owner}}: {{api(request)}}"
+    by_api[called] += 1
     start = time.perf_counter()
     try:
         return _send(self, request, response_type)
@@ -71,6 +72,7 @@ def send(self, request, response_type):
         ms_class[owner] += spent
         ms_line[line] += spent
         ms_phase[phase[0]] += spent
+        ms_api[called] += spent
 _process._NodeProcess.send = send
 from neuronfleet import load_fleet
 fleet = load_fleet({fleet!r})
@@ -85,7 +87,7 @@ phase[0] = "synth"
 app.synth()
 synthed = time.perf_counter() - start - built
 print(json.dumps({{"by_class": by_class, "by_line": by_line, "by_phase": by_phase, "by_kind": by_kind,
-                   "by_api": by_api, "ms_class": ms_class, "ms_line": ms_line, "ms_phase": ms_phase,
+                   "by_api": by_api, "ms_api": ms_api, "ms_class": ms_class, "ms_line": ms_line, "ms_phase": ms_phase,
                    "build_seconds": built, "synth_seconds": synthed}}))
 """
 
@@ -111,7 +113,7 @@ def main() -> int:
         path = ROOT / "config" / "prod.yaml"
         if args.fleet == "rainier":
             path = Path(tmp) / "rainier.yaml"
-            path.write_text(yaml.safe_dump(rainier(), sort_keys=False))
+            path.write_text(yaml.safe_dump(rainier_fleet(), sort_keys=False))
         counts = profile(path, Path(tmp) / "out")
     phases = counts["by_phase"]
     print(f"{args.fleet}: jsii round trips: {sum(phases.values()):,} ("
@@ -123,9 +125,9 @@ def main() -> int:
         print(f"{title} (round trips, ms waiting on Node.js; by time):")
         for name, ms in sorted(counts[f"ms_{key}"].items(), key=lambda kv: -kv[1])[:args.top]:
             print(f"  {counts[f'by_{key}'][name]:7,}  {ms:8.0f} ms  {name}")
-    print("by the kit's construct class and jsii API (round trips):")
-    for name, n in sorted(counts["by_api"].items(), key=lambda kv: -kv[1])[:args.top]:
-        print(f"  {n:7,}  {name}")
+    print("by the kit's construct class and jsii API (round trips, ms waiting on Node.js; by time):")
+    for name, ms in sorted(counts["ms_api"].items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"  {counts['by_api'][name]:7,}  {ms:8.0f} ms  {name}")
     return 0
 
 
