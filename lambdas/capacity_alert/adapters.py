@@ -47,3 +47,26 @@ class FleetBlocks:
         """The live block with this id (the caller has checked it is the fleet's), or None."""
         found = self.blocks([reservation_id])
         return found[0] if found else None
+
+
+class FleetNodegroups:
+    """The fleet's Neuron node groups of one EKS cluster, described one by one (eks:DescribeNodegroup on their ARNs).
+
+    botocore's own retries take throttling first; what still fails (throttled after them, a 5xx, access denied, a
+    node group not found, no connection) leaves that node group unchecked this run: its announced condition stays
+    as it was, and the next scheduled run looks again."""
+
+    def __init__(self, eks: Any, *, cluster: str, names: Sequence[str]) -> None:
+        self._eks, self.cluster, self.names = eks, cluster, tuple(names)
+
+    def describe(self, name: str) -> dict[str, Any] | str:
+        """The node group's ``nodegroup`` document, or why it could not be read (``<error code>: <message>``)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return dict(self._eks.describe_nodegroup(clusterName=self.cluster, nodegroupName=name)["nodegroup"])
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            return f"{err.get('Code', 'error')}: {err.get('Message', exc)}"
+        except BotoCoreError as exc:
+            return f"{type(exc).__name__}: {exc}"

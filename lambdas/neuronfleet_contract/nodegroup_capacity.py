@@ -1,0 +1,89 @@
+"""The node-group capacity alerts' contract: which health issues of an EKS managed node group mean it cannot get
+nodes, how often the fleet's Neuron node groups are looked at, and what the function is told (built by
+``neuronfleet.eks.capacity_alerts.NodegroupCapacityAlerts``, read once per container by
+``capacity_alert/nodegroup_handler.py``).
+
+Why a scheduled look and not the Batch path's Auto Scaling launch events: EKS names a node group's Auto Scaling group
+itself (``eks-<node group>-<uuid>``, the aws-cli example), so no rule can match it by a name the stack knows. The
+sound handle is the node group's own ARN: ``eks:DescribeNodegroup`` returns ``resources.autoScalingGroups[].name``
+and ``health.issues[]`` (``code``, ``message``, ``resourceIds``), botocore 1.44.5's eks model, read 2026-11-23.
+
+The facts (botocore 1.44.5 eks ``Issue.code`` documentation and the ``NodegroupIssueCode`` enum, read 2026-11-23;
+tests/unit/test_nodegroup_capacity.py pins them): no code names EC2's capacity as such. A refused launch is
+``AsgInstanceLaunchFailures`` ("Your Auto Scaling group is experiencing failures while attempting to launch
+instances"), EC2's words for the cause in its ``message``; the account's instance quota is ``InstanceLimitExceeded``;
+subnets out of addresses ``InsufficientFreeAddresses``; instances that launched but cannot join
+``NodeCreationFailure``. These four are :data:`LAUNCH_ISSUES`: the node group cannot get the nodes it asks for.
+Whether a message carries EC2's capacity words on a real Capacity Block or ODCR node group is NOT confirmed by any
+public example (none exists for a node group health issue); the announcement quotes AWS's message whatever it says.
+
+Pure: no boto3, no Powertools, no CDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Self
+
+from . import environment
+from .capacity_alert import _POOL_ALLOWED, GpuPoolQueue, gpu_pool
+
+LAUNCH_ISSUES = {
+    "AsgInstanceLaunchFailures": "its Auto Scaling group fails to launch instances",
+    "InstanceLimitExceeded": "the account may launch no more instances of this type (an EC2 quota)",
+    "InsufficientFreeAddresses": "its subnets have too few free IP addresses for new nodes",
+    "NodeCreationFailure": "launched instances cannot register with the cluster",
+}
+"""Node group health issue codes (botocore 1.44.5 eks NodegroupIssueCode) that keep a node group from its nodes."""
+
+SCAN_MINUTES = 5
+"""How often the fleet's Neuron node groups are described: an issue is announced at most this late (EventBridge's
+rate schedule; one DescribeNodegroup per node group per run)."""
+
+CONDITION_KIND = "nodegroup-launch"
+"""The announcements ledger's kind of the lasting condition "this node group cannot get its nodes" (one per node
+group: announced when it starts and when it ends, once per episode)."""
+
+
+@dataclass(frozen=True)
+class NodegroupAlertSettings:
+    cluster_name: str
+    """The EKS cluster (``EKS_CLUSTER_NAME``)."""
+    node_groups: tuple[str, ...]
+    """The fleet's Neuron node groups of that cluster (``EKS_NODE_GROUPS``, JSON list of names)."""
+    topic_arn: str
+    """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
+    ledger_table: str
+    """What has been announced (``ANNOUNCEMENTS_TABLE``; neuronfleet_runtime.announcements)."""
+    pool: GpuPoolQueue | None = None
+    """What the GPU fallback pool can take (``GPU_POOL``, as for the capacity alerts), when the fleet has one."""
+
+    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
+        env = {"EKS_CLUSTER_NAME": str(self.cluster_name), "EKS_NODE_GROUPS": to_json(list(self.node_groups)),
+               "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table)}
+        if self.pool is not None:
+            p = self.pool
+            env["GPU_POOL"] = to_json({
+                "queue_arn": p.queue_arn, "max_vcpus": p.max_vcpus, "cuda_only_workloads": list(p.cuda_only_workloads),
+                "types": [{"instance_type": t.instance_type, "gpus": t.gpus, "gpu_name": t.gpu_name, "efa": t.efa,
+                           "vcpus": t.vcpus} for t in p.types]})
+        return env
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
+        values = os.environ if env is None else env
+        read = environment.Variables(values)
+        groups = read.json("EKS_NODE_GROUPS", environment.strings, allowed="a JSON list of node group names")
+        if not groups:
+            raise environment.InvalidEnvironment("EKS_NODE_GROUPS", values.get("EKS_NODE_GROUPS"),
+                                                 "at least one node group name")
+        return cls(cluster_name=read.text("EKS_CLUSTER_NAME", allowed="the EKS cluster's name"),
+                   node_groups=tuple(groups),
+                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
+                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
+                   pool=read.json("GPU_POOL", gpu_pool, allowed=_POOL_ALLOWED) if "GPU_POOL" in values else None)
