@@ -58,7 +58,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
            for c in fleet.training_clusters if c.scheduler == "eks"]
     stacks += eks
     inference = [InferenceStack(
-        scope, fleet.stack_name(part), network=network.network, alerts_topic=topic, env=env,
+        scope, fleet.stack_name(part), network=network.network, alerts_topic=topic, env=env, fleet=fleet.name,
         endpoints={construct_id(e.name): e for e in endpoints},
         description=describe(f"{label}: Neuron endpoints", [f"{e.name} ({e.instance_type})" for e in endpoints]))
         for part, endpoints in fleet.inference_partitions().items()]

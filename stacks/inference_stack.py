@@ -15,10 +15,12 @@ from neuronfleet.judge import PilotJudge
 class InferenceStack(StaticAzStack):
     """The fleet's Inferentia2 endpoints (NeuronEndpoint), in the private compute subnets.
 
-    ``endpoints`` maps each endpoint's construct id to its settings."""
+    ``endpoints`` maps each endpoint's construct id to its settings; ``fleet``: the fleet's name, a dimension of its
+    judges' metrics."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
-                 endpoints: Mapping[str, EndpointSettings], alerts_topic: sns.ITopic, **kwargs: Any) -> None:
+                 endpoints: Mapping[str, EndpointSettings], alerts_topic: sns.ITopic, fleet: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         capture_bucket = None
         capturing = [e for e in endpoints.values() if e.data_capture_percent]
@@ -36,7 +38,7 @@ class InferenceStack(StaticAzStack):
             self.endpoints[cid] = endpoint
             CfnOutput(self, f"{cid}EndpointName", value=endpoint.endpoint_name)
         self.judges: dict[str, PilotJudge] = {  # the pilot judge of each endpoint that asks for one
-            cid: PilotJudge(self, f"{cid}Judge", endpoint=e, topic=alerts_topic)
+            cid: PilotJudge(self, f"{cid}Judge", endpoint=e, topic=alerts_topic, fleet=fleet)
             for cid, e in self.endpoints.items() if e.settings.judge is not None}
         # The failover watches each endpoint with a live GPU variant (unless its fleet-file entry says failover: false)
         live_gpu = [e for cid, e in self.endpoints.items() if e.gpu_variant and not e.gpu_variant.shadow

@@ -217,7 +217,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
             if t in table}
     report = build(fleet=fleet, rows=rows, start=start, end=today,
                    invocations=usage.invocations(names, t0, t1), tokens=usage.tokens(fleet, names, t0, t1),
-                   judged=usage.verdicts(names, t0, t1),
+                   judged=usage.verdicts(fleet, names, t0, t1),
                    prices=table, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),

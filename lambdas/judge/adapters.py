@@ -11,6 +11,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from neuronfleet_contract.judge import verdict_dimensions
+
 from .logic import AnswerError, Outcome, RunState, parse_answer
 
 RETRY_CONFIG = {"mode": "standard", "max_attempts": 5}
@@ -100,9 +102,10 @@ class VerdictMetrics:
     def __init__(self, client: Any, namespace: str) -> None:
         self._client, self._namespace = client, namespace
 
-    def publish(self, *, endpoint: str, at: datetime, values: Mapping[str, float]) -> None:
-        """One datapoint per value at the run's own timestamp: a retried run sends the same points again."""
-        dims = [{"Name": "Endpoint", "Value": endpoint}]
+    def publish(self, *, endpoint: str, at: datetime, values: Mapping[str, float], fleet: str = "") -> None:
+        """One datapoint per value at the run's own timestamp: a retried run sends the same points again. Dimensions:
+        ``verdict_dimensions`` (Fleet when given, Endpoint)."""
+        dims = [{"Name": k, "Value": v} for k, v in verdict_dimensions(endpoint, fleet).items()]
         self._client.put_metric_data(Namespace=self._namespace, MetricData=[
             {"MetricName": name, "Dimensions": dims, "Timestamp": at, "Value": float(v), "Unit": "None"}
             for name, v in values.items()])

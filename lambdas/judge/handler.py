@@ -105,7 +105,7 @@ def run(event: Mapping[str, Any], *, settings: JudgeSettings, variants: Variants
     values = {VERDICT_METRIC: 1.0 if verdict.go else 0.0}
     values |= {name: verdict.measures[m] for m, name in MEASURE_METRICS.items() if m in verdict.measures}
     metrics.publish(endpoint=s.endpoint_name, at=datetime.fromisoformat(state.finished_at),
-                    values=values)
+                    values=values, fleet=s.fleet)
     doc = verdict.to_json()
     if store.put_once(s.records_bucket, record_key(s.records_prefix, s.endpoint_name, run_id), doc):
         store.put(s.records_bucket, latest_key(s.records_prefix, s.endpoint_name), doc)

@@ -247,12 +247,19 @@ def parse_prompt_set(raw: bytes, *, source: str = "prompt set") -> tuple[Prompt,
 
 VERDICT_METRIC = "Verdict"
 """In :data:`JUDGE_NAMESPACE`: 1 for go, 0 for no-go, one datapoint per judged run (timestamped at the run's end, so
-a retried run re-sends the same point), dimension ``Endpoint`` (endpoint names are unique in an account and region).
-The judge's alarm (and through it the endpoint's cutover) reads its Minimum."""
+a retried run re-sends the same point), dimensions :func:`verdict_dimensions` (``Fleet`` and ``Endpoint``, as the
+other per-endpoint metrics of the kit; ``Endpoint`` alone for a judge given no fleet). The judge's alarm (and through
+it the endpoint's cutover) reads its Minimum, the weekly report the latest day's."""
 MEASURE_METRICS = {"token_agreement": "TokenAgreement", "embedding_cosine": "EmbeddingCosine",
                    "task_score_drop": "TaskScoreDrop", "latency_p99_ratio": "LatencyP99Ratio"}
 """The measures the judge publishes beside the verdict (same dimension)."""
 RECORD_SCHEMA = "neuronfleet.judge.verdict/1"
+
+
+def verdict_dimensions(endpoint: str, fleet: str = "") -> dict[str, str]:
+    """The dimensions of the judge's metrics (name -> value): ``Fleet`` (when the judge has one) and ``Endpoint``. One
+    home for the judge that publishes, its alarm and the report that read."""
+    return ({"Fleet": fleet} if fleet else {}) | {"Endpoint": endpoint}
 
 
 JUDGE_ALARM_SUFFIX = "judge-verdict"

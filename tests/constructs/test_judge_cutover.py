@@ -82,7 +82,8 @@ def test_the_verdict_alarm_holds_the_last_verdict(synth: dict[str, Any]) -> None
         "AlarmName": f"{synth['pilot']['endpoint'].endpoint_name}-judge-verdict", "Namespace": JUDGE_NAMESPACE,
         "MetricName": "Verdict", "Statistic": "Minimum", "Threshold": 1, "ComparisonOperator": "LessThanThreshold",
         "TreatMissingData": "ignore",
-        "Dimensions": [{"Name": "Endpoint", "Value": synth["pilot"]["endpoint"].endpoint_name}]})
+        "Dimensions": [{"Name": "Endpoint", "Value": synth["pilot"]["endpoint"].endpoint_name},
+                       {"Name": "Fleet", "Value": "nf-pilot"}]})
 
 
 def test_the_judge_function_gets_least_privilege(synth: dict[str, Any]) -> None:

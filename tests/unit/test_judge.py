@@ -210,7 +210,7 @@ def verdict_points(cw: Any) -> list[float]:
     got = cw.get_metric_statistics(
         Namespace=JUDGE_NAMESPACE, MetricName="Verdict", StartTime=datetime(2026, 11, 23, tzinfo=UTC),
         EndTime=datetime(2026, 11, 24, tzinfo=UTC), Period=86400, Statistics=["Minimum", "SampleCount"],
-        Dimensions=[{"Name": "Endpoint", "Value": "nf-pilot-chat"}])
+        Dimensions=[{"Name": "Fleet", "Value": "nf-pilot"}, {"Name": "Endpoint", "Value": "nf-pilot-chat"}])
     return [p["Minimum"] for p in got["Datapoints"] for _ in range(int(p["SampleCount"]))]
 
 

@@ -12,7 +12,13 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet_contract.cost import JudgeRecords
-from neuronfleet_contract.judge import STYLE_BY_CONTAINER, VERDICT_METRIC, JudgeSettings, judge_alarm_name
+from neuronfleet_contract.judge import (
+    STYLE_BY_CONTAINER,
+    VERDICT_METRIC,
+    JudgeSettings,
+    judge_alarm_name,
+    verdict_dimensions,
+)
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 
 from ..core.args import duck, settings_argument
@@ -124,7 +130,7 @@ class PilotJudge(Construct):
     def metric_verdict(self, **options: object) -> cloudwatch.Metric:
         """The verdict (1 go, 0 no-go), its Minimum over an hour by default."""
         return cloudwatch.Metric(namespace=JUDGE_NAMESPACE, metric_name=VERDICT_METRIC,
-                                 dimensions_map={"Endpoint": self.endpoint.endpoint_name},
+                                 dimensions_map=verdict_dimensions(self.endpoint.endpoint_name, self.fleet),
                                  statistic="Minimum", period=VERDICT_PERIOD, **options)  # type: ignore[arg-type]
 
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.judge import VERDICT_METRIC
+from neuronfleet_contract.judge import VERDICT_METRIC, verdict_dimensions
 from neuronfleet_contract.variants import VARIANTS
 
 from ..logic.paging import PageGuard
@@ -64,13 +64,15 @@ class Work:
                                                      {"Name": "Variant", "Value": v}]})
                             for e in endpoints for v in VARIANTS], start, end)
 
-    def verdicts(self, endpoints: Sequence[str], start: datetime, end: datetime) -> dict[str, tuple[str, Decimal]]:
+    def verdicts(self, fleet: str, endpoints: Sequence[str], start: datetime, end: datetime
+                 ) -> dict[str, tuple[str, Decimal]]:
         """Per endpoint, the pilot judge's latest verdict in the period as its ``Verdict`` metric says it
-        (``JUDGE_NAMESPACE``, dimension Endpoint, as the judge publishes it and its alarm reads it: 1 go, 0 no-go):
-        (day, the day's Minimum). Endpoints the judge never judged are absent."""
+        (``JUDGE_NAMESPACE``, dimensions Fleet and Endpoint, as the fleet's judges publish it and their alarms read it:
+        1 go, 0 no-go): (day, the day's Minimum). Endpoints the judge never judged are absent."""
         daily = self._daily([((e, ""), {"Namespace": namespaces.JUDGE_NAMESPACE, "MetricName": VERDICT_METRIC,
-                                        "Dimensions": [{"Name": "Endpoint", "Value": e}]}) for e in endpoints],
-                            start, end, stat="Minimum")
+                                        "Dimensions": [{"Name": k, "Value": v}
+                                                       for k, v in verdict_dimensions(e, fleet).items()]})
+                             for e in endpoints], start, end, stat="Minimum")
         latest: dict[str, tuple[str, Decimal]] = {}
         for (endpoint, _, day), value in sorted(daily.items()):
             latest[endpoint] = (day, value)
