@@ -161,3 +161,19 @@ def test_malformed_judge_records_in_the_environment_are_refused_naming_the_varia
     with pytest.raises(InvalidEnvironment, match="JUDGE_RECORDS") as err:
         ReportSettings.from_environment(env)
     assert "[[records bucket, key prefix, [endpoint name, ...]], ...]" in str(err.value)
+
+
+def test_each_judge_costs_the_reports_environment_what_the_docs_say() -> None:
+    """docs/cost.md: about 120 bytes per judge with a bucket of its own (the bucket name a reference, estimated at 64
+    characters as the limit check does; a 30-character endpoint name, the reference app's)."""
+    from neuronfleet.core.rules import TOKEN_ESTIMATE_CHARS
+
+    def size(judges: int) -> int:
+        records = [JudgeRecords(f"nfpilotinference-m{i:03d}-d92693d8", f"{i:x<{TOKEN_ESTIMATE_CHARS}}")
+                   for i in range(judges)]
+        env = ReportSettings(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
+                             prices={}, judges=records).to_environment()
+        return sum(len(k) + len(v) for k, v in env.items())
+
+    per_judge = (size(10) - size(0) - len("JUDGE_RECORDS") - 2) / 10
+    assert 110 <= per_judge <= 125, per_judge
