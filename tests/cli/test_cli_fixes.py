@@ -131,3 +131,62 @@ def test_a_type_outside_the_catalog_is_said_to_be_missing_from_it_not_a_price(tm
     assert "g5.2xlarge: accelerator memory unknown (not in the instance catalog)" in out
     assert "--price" not in out
     assert "a price does not help" in out and "g5.xlarge" in out and "docs/catalog.md" in out
+
+
+def test_validate_names_the_choices_of_a_missing_choice_field_and_what_region_allows(tmp_path, capsys) -> None:
+    path = tmp_path / "only-name.yaml"
+    path.write_text("name: x\n")
+    assert main(["validate", "-c", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "phase: got nothing (the field is required); allowed: 'evaluation', 'pilot' or 'production'" in err
+    assert "region: got nothing (the field is required); allowed: an AWS region, e.g. " in err
+    assert "allowed: a value" not in err and "allowed: text" not in err
+
+
+def test_every_choice_field_of_every_settings_class_lists_its_choices() -> None:
+    """Fixed once, where a missing field's allowed text is written (settings._base.describe): every Literal field."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from neuronfleet.fleetfile.schema import Fleet
+    from neuronfleet.settings._base import Settings, _unwrap, choices_text, describe
+
+    def models(cls: type) -> list[type[BaseModel]]:
+        out = [cls] if issubclass(cls, BaseModel) else []
+        return out + [m for sub in cls.__subclasses__() for m in models(sub)]
+
+    seen = 0
+    for model in {*models(Settings), Fleet}:
+        for name, info in model.model_fields.items():
+            ann = _unwrap(info.annotation)
+            if typing.get_origin(ann) is typing.Literal:
+                assert describe(model, (name,)) == choices_text(typing.get_args(ann)), (model, name)
+                seen += 1
+    assert seen >= 10
+    assert choices_text(["evaluation", "pilot", "production"]) == "'evaluation', 'pilot' or 'production'"
+
+
+def test_a_typod_key_is_answered_with_the_key_it_resembles(tmp_path, capsys) -> None:
+    from tests.conftest import ROOT
+
+    path = tmp_path / "typo.yaml"
+    text = (ROOT / "config" / "dev.yaml").read_text()
+    assert "\n    count: 1\n" in text
+    path.write_text(text.replace("\n    count: 1\n", "\n    cuont: 4\n"))
+    assert main(["validate", "-c", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "training_clusters[0].cuont: got 4; allowed: no key 'cuont' here (did you mean 'count'?); known keys: " \
+        in err
+    far = tmp_path / "far.yaml"
+    far.write_text(text.replace("\n    count: 1\n", "\n    count: 1\n    zzzzzz: 4\n"))
+    assert main(["validate", "-c", str(far)]) == 2
+    assert "no key 'zzzzzz' here; known keys" in capsys.readouterr().err  # nothing close: no guess
+
+
+def test_a_key_suggestion_needs_a_close_key() -> None:
+    from neuronfleet.core.rules import close_matches
+
+    keys = ["availability_zones", "training_az", "cidr", "nat_gateways"]
+    assert close_matches("vpc_id", keys, n=1, cutoff=0.75) == ""  # difflib's 0.6 would say 'cidr'
+    assert close_matches("nat_gateway", keys, n=1, cutoff=0.75) == "nat_gateways"

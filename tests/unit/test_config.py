@@ -88,7 +88,8 @@ def test_the_base_document_is_valid() -> None:
         ({"network__interface_endpoints": "maybe"}, "network.interface_endpoints: got 'maybe'; allowed: true or false"),
         ({"phase": "prodution"}, "phase: got 'prodution'; allowed: 'evaluation', 'pilot' or 'production'"),
         ({"name": "Bad_Name"}, "name: got 'Bad_Name'; allowed: lower-case letters, digits and dashes"),
-        ({"region": ...}, "region: got nothing (the field is required); allowed: text"),
+        ({"region": ...}, "region: got nothing (the field is required); allowed: an AWS region, e.g. "
+         "us-east-1, us-east-2, us-west-2 (46 known, from botocore's endpoints data)"),
         ({"training_clusters": "train"}, "training_clusters: got 'train'; allowed: a list"),
         ({"training_clusters__0__instance_type": "trn3.48xlarge"},
          "training_clusters[0].instance_type: got 'trn3.48xlarge'; allowed: 'trn1.2xlarge', 'trn1.32xlarge', "

@@ -48,6 +48,12 @@ def _close(word: str, choices: tuple[str, ...] | list[str], n: int = 4) -> str:
     return ", ".join(near)
 
 
+def close_matches(word: str, choices: tuple[str, ...] | list[str], n: int = 4, cutoff: float = 0.6) -> str:
+    """The ``choices`` closest to ``word`` (difflib's ratio >= ``cutoff``), comma-separated; "" when none is close:
+    the kit's one "did you mean" helper (a fleet-file key uses 0.75: at 0.6 'vpc_id' would suggest 'cidr')."""
+    return ", ".join(difflib.get_close_matches(word, choices, n=n, cutoff=cutoff))
+
+
 # ------------------------------------------------------------------------------------------- schedules
 
 SCHEDULE_ALLOWED = (

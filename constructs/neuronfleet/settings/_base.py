@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from ..core.problems import MISSING, InvalidSettings, Problem
+from ..core.rules import close_matches
 
 Int = Annotated[int, Strict()]
 """A whole number: ``yes``, ``4.0`` or ``"4"`` are refused, not converted."""
@@ -96,8 +97,10 @@ def problems_from(exc: ValidationError, root: type[BaseModel]) -> list[Problem]:
             out.append(Problem(path(loc), MISSING, describe(root, loc)))
         elif err["type"] == "extra_forbidden":
             known = fields_at(root, loc[:-1])
+            near = close_matches(str(loc[-1]), known, n=1, cutoff=0.75) if known else ""
             out.append(Problem(path(loc), err.get("input"),
-                               f"no key {loc[-1]!r} here; known keys: " + (", ".join(known) or "none")))
+                               f"no key {loc[-1]!r} here" + (f" (did you mean {near!r}?)" if near else "")
+                               + "; known keys: " + (", ".join(known) or "none")))
         else:
             out.append(Problem(path(loc), err.get("input"), allowed_from(err)))
     return out
@@ -140,17 +143,57 @@ def allowed_from(err: Any) -> str:
     if kind == "too_long":
         return f"at most {ctx.get('max_length')} entries"
     if kind == "literal_error":
-        return str(ctx.get("expected"))
+        return str(ctx.get("expected"))  # pydantic's "'a', 'b' or 'c'", as choices_text writes it
     if kind == "value_error":
         return str(ctx.get("error", err["msg"]))
     return err["msg"].replace("Input should be", "a value that should be")
 
 
 def describe(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
-    ann = _unwrap(annotation_at(root, loc))
+    """What a missing field allows, from its annotation: a choice field lists its choices, a field with a rule of
+    ``neuronfleet.core.rules`` says what the rule allows, a nested settings object names its keys."""
+    declared = annotation_at(root, loc)
+    ann = _unwrap(declared)
     if isinstance(ann, type) and issubclass(ann, BaseModel):
         return "a mapping of settings: " + ", ".join(ann.model_fields)
-    return _PLAIN.get(ann, "a value")
+    if typing.get_origin(ann) is typing.Literal:
+        return choices_text(typing.get_args(ann))
+    return _rule_allows(declared) or _rule_allows(_field_metadata(root, loc)) or _PLAIN.get(ann, "a value")
+
+
+def _field_metadata(root: type[BaseModel], loc: tuple[int | str, ...]) -> Any:
+    """The field at ``loc`` as ``Annotated[annotation, *metadata]`` (pydantic moves a field's top-level Annotated
+    metadata, e.g. its AfterValidator, out of ``annotation`` into ``metadata``)."""
+    parent = _unwrap(annotation_at(root, loc[:-1])) if loc else None
+    if not (loc and isinstance(parent, type) and issubclass(parent, BaseModel) and loc[-1] in parent.model_fields):
+        return None
+    info = parent.model_fields[str(loc[-1])]
+    return Annotated[(info.annotation, *info.metadata)] if info.metadata else None
+
+
+def choices_text(choices: Iterable[Any]) -> str:
+    """``'evaluation', 'pilot' or 'production'``: how every choice field's allowed values read (pydantic's own
+    wording for a wrong value, ``literal_error``)."""
+    shown = [repr(c) for c in choices]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def _rule_allows(ann: Any) -> str:
+    """The allowed text of a text field's rule (an ``AfterValidator`` of ``Annotated[str, ...]``): the message the
+    rule gives for an empty value, which is what it allows."""
+    while typing.get_origin(ann) in (typing.Union, types.UnionType):
+        ann = next((a for a in typing.get_args(ann) if a is not type(None)), None)
+    if typing.get_origin(ann) is not Annotated or typing.get_args(ann)[0] is not str:
+        return ""
+    for meta in typing.get_args(ann)[1:]:
+        if isinstance(meta, AfterValidator):
+            try:
+                meta.func("")  # type: ignore[call-arg]
+            except ValueError as exc:
+                return str(exc)
+            except Exception:  # a rule that needs more than a value: say nothing rather than guess
+                return ""
+    return ""
 
 
 _PLAIN = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}
