@@ -8,6 +8,7 @@ from constructs import Construct
 
 from neuronfleet import FleetNetwork, StaticAzStack, TrainiumClusterSettings
 from neuronfleet.eks import NeuronEksCluster
+from neuronfleet.eks.capacity_alerts import NodegroupCapacityAlerts
 from neuronfleet.settings.eks import NeuronEksClusterSettings
 from neuronfleet.settings.sharing import PoolSharingSettings
 from neuronfleet.sharing.pool import SharedNeuronPool
@@ -43,6 +44,9 @@ class EksTrainingStack(StaticAzStack):
                   description="EKS Pod Identity role of the neuronfleet-training service account")
         CfnOutput(self, "DataBucketName", value=self.storage.data_bucket.bucket_name)
         CfnOutput(self, "FileSystemId", value=self.storage.file_system.file_system_id)
+        self.capacity_alerts: NodegroupCapacityAlerts | None = None
+        if alerts_topic is not None:  # a Neuron node group that cannot get nodes: announced once (docs/eks.md)
+            self.capacity_alerts = NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=c, topic=alerts_topic)
         self.pool: SharedNeuronPool | None = None
         if sharing is not None and alerts_topic is not None:
             schedule = sharing.pool_schedule(cluster, cluster.node_groups[0].name)  # the entry's name

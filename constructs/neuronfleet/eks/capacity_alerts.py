@@ -1,0 +1,72 @@
+"""NodegroupCapacityAlerts: a Neuron node group of an EKS cluster that cannot get its nodes, announced once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from neuronfleet_contract import capacity_alert
+from neuronfleet_contract.capacity_alert import gpu_pool
+from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
+from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertSettings
+
+from ..alerts.announcement_ledger import AnnouncementLedger
+from ..alerts.topic import grant_publish
+from ..core.args import duck
+from ..core.functions import FleetFunction
+from ..fallback.gpu_pool import GpuPool
+from .cluster import NeuronEksCluster
+
+
+class NodegroupCapacityAlerts(Construct):
+    """Announces on the topic, once per node group and episode, a Neuron node group of ``cluster`` that cannot get
+    its nodes (EKS's health issues of a launch kind: neuronfleet_contract.nodegroup_capacity.LAUNCH_ISSUES), and
+    once more when it can again; with what the GPU pool can take when AWS's words are a capacity refusal.
+
+    EKS names a node group's Auto Scaling group itself, so this does not match Auto Scaling events by a name prefix
+    as the Batch path's CapacityAlerts does: a function describes each node group every ``SCAN_MINUTES`` minutes
+    (eks:DescribeNodegroup on exactly those node groups' ARNs) through the announcements ledger.
+
+    Example::
+
+        NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=eks_cluster, topic=alerts.topic, pool=pool)
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, cluster: NeuronEksCluster, topic: sns.ITopic,
+                 pool: GpuPool | None = None) -> None:
+        """``pool``: the fleet's GPU fallback pool, named in capacity announcements (none: they say so)."""
+        super().__init__(scope, construct_id)
+        duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="NodegroupCapacityAlerts")
+        duck("cluster", cluster, "node_groups", "a NeuronEksCluster", what="NodegroupCapacityAlerts")
+        if pool is not None:
+            duck("pool", pool, "describe", "a GpuPool", what="NodegroupCapacityAlerts")
+        groups = list(cluster.node_groups.values())
+        self.ledger = AnnouncementLedger(self, "Announced")
+        self.function = FleetFunction(
+            self, "Function", handler="capacity_alert.nodegroup_handler.handler", topic=topic,
+            description="neuronfleet: Neuron node groups that cannot get nodes -> announcement",
+            environment=NodegroupAlertSettings(
+                cluster_name=cluster.cluster.cluster_name, node_groups=tuple(g.nodegroup_name for g in groups),
+                topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
+                pool=gpu_pool(pool.describe()) if pool is not None else None,
+            ).to_environment(to_json=Stack.of(self).to_json_string))
+        grant_publish(topic, self.function.role)
+        self.ledger.grant(self.function.role)
+        self.function.role.add_to_policy(iam.PolicyStatement(
+            actions=["eks:DescribeNodegroup"], resources=[g.nodegroup_arn for g in groups]))
+        self.rule = events.Rule(self, "Scan", description="Describe the fleet's Neuron node groups (capacity)",
+                                schedule=events.Schedule.rate(Duration.minutes(SCAN_MINUTES)),
+                                targets=[self.function.event_target()])
+
+    def metric_announcements(self, **options: Any) -> cloudwatch.Metric:
+        """Messages these alerts published (``CapacityAnnouncements`` of the capacity alerts' service; hourly sums
+        by default; the Batch path's CapacityAlerts publishes the same metric)."""
+        props: dict[str, Any] = {"statistic": "Sum", "period": Duration.hours(1), **options}
+        return cloudwatch.Metric(namespace=CAPACITY_NAMESPACE, metric_name=capacity_alert.ANNOUNCEMENTS_METRIC,
+                                 dimensions_map={"service": capacity_alert.SERVICE}, **props)
