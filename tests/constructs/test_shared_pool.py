@@ -53,6 +53,11 @@ def built() -> tuple[SharedNeuronPool, dict[str, Any], cdk.Stack]:
     return pool, assembly.get_stack_by_name(stack.stack_name).template, stack
 
 
+@pytest.fixture(scope="module")
+def tpl(built) -> Template:
+    return Template.from_json(built[1])
+
+
 def test_kueue_chart_is_pinned(built) -> None:
     _, template, _ = built
     charts = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "Custom::AWSCDK-EKS-HelmChart"]
@@ -76,9 +81,9 @@ def test_queues_and_priorities_are_applied_after_kueue(built) -> None:
         assert expected in text, expected
 
 
-def test_the_schedule_runs_every_minute_in_the_vpc(built) -> None:
+def test_the_schedule_runs_every_minute_in_the_vpc(built, tpl) -> None:
     pool, template, stack = built
-    t = Template.from_json(template)
+    t = tpl
     [schedule] = properties(t, "AWS::Scheduler::Schedule").values()
     assert schedule["ScheduleExpression"] == "rate(1 minute)" and schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
     assert schedule["Target"]["RetryPolicy"]["MaximumRetryAttempts"] == 0
@@ -93,23 +98,22 @@ def test_the_schedule_runs_every_minute_in_the_vpc(built) -> None:
                                     ledger_table="l").to_environment()) <= set(function["Environment"]["Variables"])
 
 
-def test_the_access_entry_maps_to_the_narrow_group(built) -> None:
-    _, template, _ = built
-    entries = [p for p in properties(Template.from_json(template), "AWS::EKS::AccessEntry").values()
+def test_the_access_entry_maps_to_the_narrow_group(tpl) -> None:
+    entries = [p for p in properties(tpl, "AWS::EKS::AccessEntry").values()
                if p.get("KubernetesGroups")]
     assert [e["KubernetesGroups"] for e in entries] == [[manifests.SCHEDULE_ROLE]]
     assert "AccessPolicies" not in entries[0]
 
 
-def test_only_the_function_may_reach_the_cluster_api(built) -> None:
-    pool, template, stack = built
-    ingress = [p for p in properties(Template.from_json(template), "AWS::EC2::SecurityGroupIngress").values()
+def test_only_the_function_may_reach_the_cluster_api(built, tpl) -> None:
+    pool, _, stack = built
+    ingress = [p for p in properties(tpl, "AWS::EC2::SecurityGroupIngress").values()
                if p.get("Description") == "the pool schedule function calls the Kubernetes API"]
     assert len(ingress) == 1 and ingress[0]["FromPort"] == ingress[0]["ToPort"] == 443
     assert ingress[0]["SourceSecurityGroupId"] == {"Fn::GetAtt": [
         stack.get_logical_id(pool.security_group.node.default_child), "GroupId"]}  # type: ignore[arg-type]
     # on the control plane security group the cluster names in ResourcesVpcConfig (a resource of the template)
-    [cluster] = properties(Template.from_json(template), "AWS::EKS::Cluster").values()
+    [cluster] = properties(tpl, "AWS::EKS::Cluster").values()
     assert {"Fn::GetAtt": [ingress[0]["GroupId"]["Fn::GetAtt"][0], "GroupId"]} in \
         cluster["ResourcesVpcConfig"]["SecurityGroupIds"]
 
@@ -125,9 +129,8 @@ def test_cfn_lint_finds_nothing_in_the_pool(built) -> None:
     assert all("(Resources/EksCluster" in f and f.startswith("W3005") for f in found), found
 
 
-def test_the_dashboard_shows_devices_by_role(built) -> None:
-    _, template, _ = built
-    [dashboard] = properties(Template.from_json(template), "AWS::CloudWatch::Dashboard").values()
+def test_the_dashboard_shows_devices_by_role(tpl) -> None:
+    [dashboard] = properties(tpl, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["DashboardBody"])
     assert all(f'\\"Role\\",\\"{r}\\"' in body for r in ("inference", "training", "idle")), body[:400]
     assert "CheckpointsMissed" in body and POOL_NAMESPACE in body
