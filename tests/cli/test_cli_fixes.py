@@ -190,3 +190,25 @@ def test_a_key_suggestion_needs_a_close_key() -> None:
     keys = ["availability_zones", "training_az", "cidr", "nat_gateways"]
     assert close_matches("vpc_id", keys, n=1, cutoff=0.75) == ""  # difflib's 0.6 would say 'cidr'
     assert close_matches("nat_gateway", keys, n=1, cutoff=0.75) == "nat_gateways"
+
+
+@pytest.mark.parametrize(("content", "line"), [
+    ("{}", "{path}: schema: got nothing (the field is required); allowed: 'neuronfleet.judge.verdict/1', the schema "
+           "of the judge's verdict records (latest.json)"),
+    ('{"schema": "neuronfleet.judge.verdict/1"}', "{path}: endpoint: got nothing (the field is required); allowed: a "
+                                                  "verdict record as the judge writes it"),
+    ("[1]", "{path}: got a JSON list; allowed: a verdict record"),
+    ("{x", "{path}: got no JSON (Expecting property name enclosed in double quotes, line 1); allowed: a verdict"),
+    (b"\xff", "{path}: got bytes that are not UTF-8 text; allowed: a verdict record"),
+])
+def test_a_bad_verdict_record_is_one_error_not_one_wrapped_in_another(tmp_path, capsys, content, line) -> None:
+    """Was: `neuronfleet: neuronfleet judge verdict: v.json: got 'schema: got None; allowed: ...'; allowed: ...`."""
+    path = tmp_path / "v.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    assert main(["judge", "verdict", str(path)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert err.startswith("neuronfleet: judge verdict: " + line.format(path=path)), err
+    assert err.count("neuronfleet") == 2 and err.count("got ") == 1 and err.count("allowed:") == 1  # 'neuronfleet.judge'

@@ -54,6 +54,13 @@ def progress(message: str) -> None:
     click.echo(message, err=True)
 
 
+class Said(str):
+    """A value shown as it is in a problem's ``got`` (a description such as ``a JSON list``, not quoted)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 class BadInput(click.ClickException):
     """Input neuronfleet cannot use: every problem with its field, value and what is allowed. Exit code 2."""
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from ..cli.output import FINDINGS, OK, BadInput, emit, json_option
+from ..cli.output import FINDINGS, OK, BadInput, Said, emit, json_option
+from ..core.problems import MISSING, Problem
 
 
 @click.group("judge")
@@ -29,7 +30,7 @@ def prompts(path: Path, as_json: bool) -> int:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise BadInput.of("PATH", str(path), f"a readable file ({exc.strerror})", what="neuronfleet judge prompts") \
+        raise BadInput.of("PATH", str(path), f"a readable file ({exc.strerror})", what="judge prompts") \
             from None
     try:
         found = parse_prompt_set(raw, source=str(path))
@@ -46,16 +47,29 @@ def prompts(path: Path, as_json: bool) -> int:
 @json_option
 def verdict(path: Path, as_json: bool) -> int:
     """Print a verdict record (latest.json, downloaded from the judge's records bucket) in one line; exit 1 on no-go."""
-    from neuronfleet_contract.judge import Verdict
+    from neuronfleet_contract.judge import RECORD_SCHEMA, Verdict
 
+    what, record_is = "judge verdict", f"a verdict record as the judge writes it (schema {RECORD_SCHEMA})"
     try:
         doc = json.loads(path.read_text())
-        record = Verdict.from_json(doc)
     except OSError as exc:
-        raise BadInput.of("PATH", str(path), f"a readable file ({exc.strerror})", what="neuronfleet judge verdict") \
-            from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise BadInput.of(str(path), str(exc)[:200], "a verdict record (schema neuronfleet.judge.verdict/1)",
-                          what="neuronfleet judge verdict") from None
+        raise BadInput.of("PATH", str(path), f"a readable file ({exc.strerror})", what=what) from None
+    except json.JSONDecodeError as exc:
+        raise BadInput([Problem(str(path), Said(f"no JSON ({exc.msg}, line {exc.lineno})"),
+                                record_is)], what) from None
+    except UnicodeDecodeError:
+        raise BadInput([Problem(str(path), Said("bytes that are not UTF-8 text"), record_is)], what) from None
+    if not isinstance(doc, dict):
+        raise BadInput([Problem(str(path), Said(f"a JSON {type(doc).__name__}"), record_is)], what)
+    if doc.get("schema") != RECORD_SCHEMA:
+        raise BadInput([Problem(f"{path}: schema", doc.get("schema", MISSING),
+                                f"{RECORD_SCHEMA!r}, the schema of the judge's verdict records (latest.json)")],
+                       what)
+    try:
+        record = Verdict.from_json(doc)
+    except KeyError as exc:
+        raise BadInput([Problem(f"{path}: {exc.args[0]}", MISSING, record_is)], what) from None
+    except (ValueError, TypeError) as exc:
+        raise BadInput([Problem(str(path), Said(str(exc)[:200]), record_is)], what) from None
     emit(record.to_json(), record.line(), as_json=as_json)
     return OK if record.go else FINDINGS

@@ -13,6 +13,7 @@ from neuronfleet import load_fleet
 from ..cli.output import (
     BadInput,
     CheckLine,
+    Said,
     check_lines_payload,
     check_lines_text,
     emit,
@@ -50,19 +51,12 @@ def lines_of(needs: FleetNeeds, answers: dict[str, Any]) -> list[CheckLine]:
 
 def caller_problem(failed: Failed, region: str) -> Problem:
     """Why preflight cannot start: no usable credentials, or STS unreachable: one problem, the fix for its cause."""
-    said = _Said(f"{'none usable' if failed.cause == 'credentials' else 'no answer'} ({failed})")
+    said = Said(f"{'none usable' if failed.cause == 'credentials' else 'no answer'} ({failed})")
     if failed.cause == "network":
         return Problem(f"AWS STS endpoint in {region}", said, NETWORK_FIX)
     return Problem("AWS credentials", said, "credentials the AWS SDK finds (aws sso login, AWS_PROFILE, or "
                    "AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY); check them with aws sts get-caller-identity, then run "
                    "preflight again")
-
-
-class _Said(str):
-    """A message shown as it is (not quoted) in a problem's ``got``."""
-
-    def __repr__(self) -> str:
-        return str(self)
 
 
 @click.command(short_help="Check the account before a deploy (quotas, offerings, reservations, images, AMIs).",
