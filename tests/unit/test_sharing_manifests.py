@@ -147,3 +147,29 @@ def test_the_schedule_function_may_do_no_more() -> None:
     assert verbs[("apps", "deployments/scale")] == {"get", "patch"}
     assert verbs[("kueue.x-k8s.io", "clusterqueues")] == {"get", "list", "patch"}
     assert all("delete" not in v and "create" not in v for v in verbs.values())
+
+
+def test_write_examples(tmp_path: Path) -> None:
+    written = manifests.write_examples(SCHEDULE, POOL, tmp_path, inference_image="public.ecr.aws/example/serve:1")
+    assert [p.name for p in written] == ["pool-training-job.yaml", "pool-inference.yaml"]
+    docs = [d for p in written for d in yaml.safe_load_all(p.read_text())]
+    assert [d["kind"] for d in docs] == ["Service", "Job", "Deployment"]
+    for doc in docs:
+        kubernetes_validate.validate(doc, DEFAULT_KUBERNETES_VERSION, strict=True)
+    assert docs[1]["metadata"]["labels"][pins.QUEUE_LABEL] == "rainier-training"
+    assert docs[2]["spec"]["replicas"] == SCHEDULE.night_floor
+
+
+def test_queue_labels_only_where_kueue_reads_them() -> None:
+    """Kueue reads the queue and priority from the Job's and the Deployment's own labels; selectors and the pods keep
+    theirs (a selector is immutable; the pods get the pool's role labels the schedule function selects on)."""
+    service, job = manifests.training_job(SCHEDULE, POOL)
+    deployment = manifests.inference_deployment(SCHEDULE, POOL, image="x")
+    pod = job["spec"]["template"]
+    for labels in (service["spec"]["selector"], pod["metadata"]["labels"], deployment["spec"]["selector"]["matchLabels"],
+                   deployment["spec"]["template"]["metadata"]["labels"],
+                   pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+                       "labelSelector"]["matchLabels"]):
+        assert pins.QUEUE_LABEL not in labels and pins.PRIORITY_LABEL not in labels
+    assert pod["metadata"]["labels"][LABEL_ROLE] == "training"
+    assert LABEL_ROLE not in service["spec"]["selector"]

@@ -13,7 +13,8 @@ in the ClusterQueue's .spec.resourceGroups[*]'); declaring them keeps Kueue's co
 
 from __future__ import annotations
 
-import copy
+import json
+from pathlib import Path
 from typing import Any
 
 from neuronfleet_contract.pool_sharing import (
@@ -143,11 +144,10 @@ def training_job(schedule: PoolSchedule, group: NeuronNodegroupSettings, *, name
     labelled for the schedule, the checkpoint signal mounted at :data:`CHECKPOINT_FILE` (a downwardAPI volume of the
     pod's ``neuronfleet/checkpoint-by`` annotation, refreshed while the pod runs) and a grace period after SIGTERM of
     :data:`TRAINING_GRACE_SECONDS`."""
-    service, job = copy.deepcopy(eks_manifests.training_job(group, name=name, nodes=nodes))
-    labels = _labels(schedule, Role.TRAINING)
-    job["metadata"]["labels"] |= labels
+    service, job = json.loads(json.dumps(eks_manifests.training_job(group, name=name, nodes=nodes)))  # unshared
+    job["metadata"]["labels"] = job["metadata"]["labels"] | _labels(schedule, Role.TRAINING)  # the Job's only
     pod = job["spec"]["template"]
-    pod["metadata"]["labels"] |= {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.TRAINING)}
+    pod["metadata"]["labels"] = pod["metadata"]["labels"] | {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.TRAINING)}
     spec = pod["spec"]
     spec["terminationGracePeriodSeconds"] = TRAINING_GRACE_SECONDS
     container = spec["containers"][0]
@@ -164,10 +164,33 @@ def inference_deployment(schedule: PoolSchedule, group: NeuronNodegroupSettings,
                          image: str) -> Manifest:
     """The EKS path's example Deployment on the pool's inference queue at inference priority, at the night floor
     (the schedule function scales it), each replica on ``replica_devices`` Neuron devices."""
-    deployment = eks_manifests.inference_deployment(group, name=name, image=image, replicas=schedule.night_floor)
-    labels = _labels(schedule, Role.INFERENCE)
-    deployment["metadata"]["labels"] |= labels
-    deployment["spec"]["template"]["metadata"]["labels"] |= {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.INFERENCE)}
+    deployment = json.loads(json.dumps(
+        eks_manifests.inference_deployment(group, name=name, image=image, replicas=schedule.night_floor)))  # unshared
+    deployment["metadata"]["labels"] = deployment["metadata"]["labels"] | _labels(schedule, Role.INFERENCE)
+    template = deployment["spec"]["template"]["metadata"]
+    template["labels"] = template["labels"] | {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.INFERENCE)}
     resources = {NEURON_RESOURCE: str(schedule.replica_devices)}
     deployment["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": resources, "limits": resources}
     return deployment
+
+
+def examples(schedule: PoolSchedule, group: NeuronNodegroupSettings, *, inference_image: str) -> dict[str, list[Manifest]]:
+    """File name -> the objects in it: the pool's training Job (queued, checkpoint signal mounted) and its inference
+    Deployment (queued at inference priority, at the night floor)."""
+    return {"pool-training-job.yaml": training_job(schedule, group, name="pool-train"),
+            "pool-inference.yaml": [inference_deployment(schedule, group, image=inference_image)]}
+
+
+def write_examples(schedule: PoolSchedule, group: NeuronNodegroupSettings, directory: str | Path, *,
+                   inference_image: str) -> list[Path]:
+    """Write :func:`examples` as multi-document YAML files into ``directory``."""
+    import yaml
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file, objects in examples(schedule, group, inference_image=inference_image).items():
+        path = out / file
+        path.write_text(yaml.safe_dump_all([json.loads(json.dumps(o)) for o in objects], sort_keys=False))
+        written.append(path)
+    return written
