@@ -16,9 +16,11 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from neuronfleet.lambdas.capacity_alert import nodegroup_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetNodegroups, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.nodegroup_handler import run
 from neuronfleet_contract.capacity_alert import gpu_pool
+from neuronfleet_contract.nodegroup_capacity import NodegroupAlertSettings
 from tests.moto_support import alerts_inbox, announcements_table
 from tests.publisher_examples import cli_outputs, response
 
@@ -52,7 +54,8 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
         sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
         topic, queue = alerts_inbox(sns, sqs)
         ddb = boto3.client("dynamodb", region_name=REGION)
-        yield {"sqs": sqs, "inbox": queue, "alerts": Topic(sns, topic), "ledger": Ledger(ddb, announcements_table(ddb)),
+        yield {"sqs": sqs, "inbox": queue, "alerts": Topic(sns, topic), "topic": topic,
+               "ledger": Ledger(ddb, announcements_table(ddb)),
                "eks": boto3.client("eks", region_name=REGION)}
 
 
@@ -116,3 +119,36 @@ def test_throttled_or_missing_group_changes_nothing(aws) -> None:
 def test_a_healthy_fleet_says_nothing(aws) -> None:
     out = check(aws, {"ultra": described("ultra"), "tune": described("tune")})
     assert out == {"announced": [], "pending": [], "skipped": [], "not_checked": []} and said(aws) == []
+
+
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "nodegroups", 256, "req-1"
+    invoked_function_arn = f"arn:aws:lambda:{REGION}:111111111111:function:nodegroups"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+def test_the_deployed_handler_reads_its_environment_and_describes_moto_node_groups(aws, monkeypatch) -> None:
+    """The handler as deployed (settings from the environment, its own clients) on moto's EKS: a healthy node group
+    says nothing, one that is gone is named as not checked, nothing is announced."""
+    eks = aws["eks"]
+    eks.create_cluster(name=CLUSTER, roleArn="arn:aws:iam::111111111111:role/eks",
+                       resourcesVpcConfig={"subnetIds": ["subnet-1"]})
+    eks.create_nodegroup(clusterName=CLUSTER, nodegroupName="ultra", subnets=["subnet-1"],
+                         nodeRole="arn:aws:iam::111111111111:role/node", capacityType="CAPACITY_BLOCK",
+                         scalingConfig={"minSize": 0, "maxSize": 4, "desiredSize": 4})
+    settings = NodegroupAlertSettings(cluster_name=CLUSTER, node_groups=("ultra", "gone"),
+                                      topic_arn=aws["topic"], ledger_table=aws["ledger"].table, pool=POOL)
+    for name, value in settings.to_environment().items():
+        monkeypatch.setenv(name, value)
+    nodegroup_handler.container.cache_clear()
+    nodegroup_handler.metrics.clear_metrics()
+    try:
+        out = nodegroup_handler.handler({"detail-type": "Scheduled Event", "source": "aws.events", "detail": {}},
+                                        Context())
+    finally:
+        nodegroup_handler.container.cache_clear()
+    assert out["announced"] == [] and said(aws) == []
+    [gone] = out["not_checked"]
+    assert gone.startswith("gone: ResourceNotFoundException")
