@@ -24,6 +24,7 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
     failover day (day 12) when the standby served 5% of the first endpoint's traffic; and ``baseline``'s GPU endpoints
     (endpoint, SageMaker type, count: the GPU fleet an evaluation would move from) around the clock."""
     def cost(usage_type: str, instance_type: str, count: int, hours: float = 24) -> dict[str, Any]:
-        amount = f"{_price(instance_type) * hours * count:.2f}"
+        # at full precision, as Cost Explorer answers (its amounts are not rounded to cents): a day rounded here made
+        # the report's spend of a type 10 cents off the estimate of the same instance-hours
+        amount = str(Decimal(str(_price(instance_type))) * Decimal(str(hours)) * count)
         return {"Keys": [f"{usage_type}:{instance_type}", f"neuronfleet:fleet${fleet.name}"], "Metrics": {
             "NetAmortizedCost": {"Amount": amount, "Unit": "USD"}, "UnblendedCost": {"Amount": amount, "Unit": "USD"},
             "UsageQuantity": {"Amount": f"{hours * count:g}", "Unit": "Hrs"}}}
@@ -121,8 +124,9 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
         story.append(f"endpoint {e.name}: {e.min_instances} x {m['neuron_types'][0]}{standby}, "
                      f"{(i + 1):,}M inferences a day" + (", failover to GPU on day 12 (5%)" if i == 0 and standby else ""))
     names = {m["endpoint"]: e.name for m, e in zip(models, entries, strict=False)}
-    story += [f"GPU baseline: {names.get(endpoint, endpoint)} as a team serves it on GPU today, {count} x {gpu_type} "
-              "around the clock (what the evaluation estimate prices on Neuron)" for endpoint, gpu_type, count in baseline]
+    story += [f"GPU baseline: {count} x {gpu_type} around the clock, a GPU endpoint outside the fleet (as a team would "
+              f"serve {names.get(endpoint, endpoint)} on GPU today): the report finds no endpoint of the fleet on it and "
+              "counts it as GPU work the evaluation estimate prices on Neuron" for endpoint, gpu_type, count in baseline]
     return pages, points, story
 
 
@@ -274,6 +278,8 @@ def main() -> int:
     for s in rep["savings"]:
         print(f"    saving: {s['model']}: Neuron ${s['neuron_usd_month']}/month against GPU ${s['gpu_usd_month']}/month: "
               f"${s['savings_usd_month']} ({s['savings_percent']}%), from {s['basis']}")
+    for b in rep["break_even"]:
+        print(f"    break-even: {b['text']}")
     for s in rep["gpu_standby"]["models"]:
         print(f"    GPU standby: {s['model']}: {s['mode']} on {s['gpu_type']}, ${s['standby_usd_month']}/month against "
               f"${s['neuron_usd_month']}/month of Neuron serving it protects ({s['standby_share_percent']}%)")

@@ -54,7 +54,7 @@ from .logic.economics import (
 from .logic.pricelist import LivePrices, resolve, wanted_types
 from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow
-from .logic.story import gpu_standby, headline, savings, spend_by_day_family
+from .logic.story import break_even, gpu_standby, headline, savings, spend_by_day_family
 
 logger = Logger(service="neuronfleet-cost-report")
 
@@ -93,12 +93,15 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
           models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None,
           skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
           verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None,
-          judge_notes: Mapping[str, str] | None = None) -> dict[str, Any]:
+          judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None
+          ) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
     what of its configuration its model leaves out; ``verdicts``: the pilot judge's records, per endpoint; ``judged``:
     per endpoint, the judge's latest Verdict metric (day, 1 go / 0 no-go), shown where no record is given;
-    ``judge_notes``: per endpoint, why its judge's record gave no verdict (not judged yet, refused, malformed). Figures
+    ``judge_notes``: per endpoint, why its judge's record gave no verdict (not judged yet, refused, malformed);
+    ``throughput``: per endpoint, the Neuron instances one GPU instance replaces as the fleet file states it (the
+    only figure a saving against a standby or shadow GPU variant is computed from: story.savings). Figures
     are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
@@ -170,8 +173,11 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
         for e, (day, value) in sorted((judged or {}).items()) if e not in recorded_verdicts]
     report["judge_records"] = [{"endpoint": e, "model": names.get(e, e), "note": note}
                                for e, note in sorted((judge_notes or {}).items())]
-    report["savings"] = savings(econ, names, verdicts, recorded)
+    report["savings"] = savings(econ, names, verdicts, recorded, hours=hours, ratios=throughput)
+    report["break_even"] = break_even(econ, names, verdicts, hours=hours, ratios=throughput,
+                                      claimed=[s["endpoint"] for s in report["savings"]])
     report["story"] = headline(savings=report["savings"], standby=report["gpu_standby"],
+                               break_even=report["break_even"],
                                estimate=report["evaluation_estimate"], names=names,
                                pilot=[(str(v["model"]), bool(v["go"])) for v in report["pilot_verdicts"]],
                                synthetic=bool(synthetic))
@@ -199,7 +205,8 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
         s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
         stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None,
         live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = (),
-        judge_notes: Mapping[str, str] | None = None) -> dict[str, Any]:
+        judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None
+        ) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
     stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
     Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types)."""
@@ -221,7 +228,8 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                    prices=table, basis=basis, models=models, synthetic=synthetic, accelerators=accelerators,
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),
-                   skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes)
+                   skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes,
+                   throughput=endpoints.throughput if throughput is None else throughput)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
     if found is not None:
         report["price_list"] = {"requests": found.requests, "cached": sorted(found.from_cache),

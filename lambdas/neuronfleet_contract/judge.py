@@ -339,8 +339,9 @@ class Verdict:
         g = self.variants.get(GPU_VARIANT)
         cost = ""
         if n and g and n.usd_per_million and g.usd_per_million:
-            cost = (f"; ${n.usd_per_million:,.2f} vs ${g.usd_per_million:,.2f} per million {self.unit} "
-                    "(Neuron vs GPU)")
+            cost = (f"; single-stream (one request at a time, {self.prompts} prompts, list prices): "
+                    f"${n.usd_per_million:,.2f} vs ${g.usd_per_million:,.2f} per million {self.unit} (Neuron vs GPU), "
+                    "a latency figure, not what a batched fleet pays")
         label = " [synthetic: fixture answers]" if self.synthetic else ""
         if self.go:
             key = "token_agreement" if self.task == "generation" else "embedding_cosine"

@@ -18,3 +18,8 @@ MODEL_TAG = "neuronfleet:model"
 CAPACITY_TAG = "neuronfleet:capacity"
 """The capacity a training instance's launch template targets (``on-demand``, ``odcr``, ``capacity-block``), tagged
 on its instances so the waste detector can tell one launched outside its reservation (TrainiumCluster sets it)."""
+
+THROUGHPUT_TAG = "neuronfleet:neuron-per-gpu"
+"""On an endpoint with a GPU variant: how many Neuron instances one GPU instance replaces, as the fleet file states it
+(``gpu_variant.neuron_instances_per_gpu_instance``; the failover's sizing rule). Set only when the fleet file gives it:
+the migration report computes a saving against a standby or shadow GPU variant from this capacity figure alone."""

@@ -43,14 +43,23 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
     for gpu in ("g6e", "p4d"):  # the old fixed scenario, which was not the dev fleet
         assert gpu not in out.split("feeding the cost monitors")[1]
     # the model as the fleet file names it (the endpoint's neuronfleet:model tag), not the generated endpoint name
-    assert "per model: chat-dev: Neuron $18.20/M inferences" in out
-    # the evaluation phase: a synthetic GPU baseline (the GPU endpoint a team would move from), priced on Neuron
-    assert ("synthetic: GPU baseline: chat-dev as a team serves it on GPU today, 1 x ml.g5.xlarge around the clock"
+    # a cost per million says what it is: recorded (the fleet's spend over its metrics)
+    assert ("per model: chat-dev: Neuron $18.20/M inferences recorded (the fleet's spend over its Invocations metric)"
             in out)
-    assert "evaluation estimate: ml.g5.xlarge (inference) -> ml.inf2.xlarge: $724.20 -> $545.90 (assumed" in out
+    # the evaluation phase: a synthetic GPU baseline (the GPU endpoint a team would move from), priced on Neuron; it
+    # is outside the fleet, and said so (the page then lists it as no endpoint's spend, the estimate's GPU work)
+    assert ("synthetic: GPU baseline: 1 x ml.g5.xlarge around the clock, a GPU endpoint outside the fleet (as a team "
+            "would serve chat-dev on GPU today)") in out
+    # the same 720 inf2.xlarge hours read the same on both sides: spend at full precision, as Cost Explorer answers
+    # (daily amounts rounded to cents made it $546.00 against the estimate's $545.90)
+    assert "synthetic spend inferentia  $545.90\n" in out and "synthetic spend gpu         $724.32\n" in out
+    assert "evaluation estimate: ml.g5.xlarge (inference) -> ml.inf2.xlarge: $724.32 -> $545.90 (assumed" in out
     assert re.search(r"the story of nf-dev \(evaluation\), SYNTHETIC figures: Synthetic: the GPU work recorded "
-                     r"\(\$724\.20\) would cost \$545\.90 on Neuron, 24\.62% less", out)
-    assert (ROOT / "cdk.out" / "demo-dev" / "migration-report.html").is_file()
+                     r"\(\$724\.32\) would cost \$545\.90 on Neuron, 24\.63% less", out)
+    page = (ROOT / "cdk.out" / "demo-dev" / "migration-report.html").read_text()
+    assert ("$724.32 not attributed to a model: no endpoint of this fleet is configured on this type; GPU work outside "
+            "the fleet") in page
+    assert "$546.00" not in page
 
 
 def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic() -> None:
@@ -73,12 +82,18 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
     # the production phase: the saving against GPU from the pilot judge's verdict (fixture answers, said so), and
     # the hot standby set against the Neuron spend it protects
     assert "pilot judge: nfprodinference-chat-" in out and "[synthetic: fixture answers]" in out
-    assert re.search(r"saving: chat: Neuron \$18693\.00/month against GPU \$[\d.]+/month: \$[\d.]+ \([\d.]+%\), "
-                     r"from the pilot judge's run demo-fixtures", out)
-    assert ("GPU standby: chat: hot on ml.p5.48xlarge, $39628.80/month against $18693.00/month of Neuron serving it "
+    # the judge's figures are single-stream and said so; the saving rests on config/prod.yaml's own throughput ratio
+    # (one p5.48xlarge does what 4 inf2.48xlarge do): 1440 inf2 hours / 4 x $55.04, not the judge's 3.53x (71.70%)
+    assert "single-stream (one request at a time, 20 prompts, list prices): $33.81 vs $119.44 per million tokens" in out
+    assert ("saving: chat: Neuron $18693.07/month against GPU $19814.40/month: $1121.33 (5.66%), from the fleet file's "
+            "throughput ratio: one ml.p5.48xlarge does the work of 4 ml.inf2.48xlarge") in out
+    assert "71.70" not in out and "3.53x" not in out
+    assert ("GPU standby: chat: hot on ml.p5.48xlarge, $39628.80/month against $18693.07/month of Neuron serving it "
             "protects (67.95%)") in out
     assert re.search(r"the story of nf-prod \(production\), SYNTHETIC figures: Synthetic: Neuron serves chat for "
-                     r"\$18693\.00 a month where GPU would cost", out)
+                     r"\$18693\.07 a month where the same work on GPU would cost \$19814\.40 \(at the fleet file's "
+                     r"throughput ratio for chat, 4 Neuron instances per GPU instance; break-even 4\.24\): "
+                     r"\$1121\.33 a month saved \(5\.66%\)", out)
 
 
 def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_it() -> None:
@@ -97,3 +112,8 @@ def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_i
     assert re.search(r"pilot judge: nfpilotinference-chat-[0-9a-f]{8}: GO: .*\$[\d,.]+ vs \$[\d,.]+ per million "
                      r"tokens \(Neuron vs GPU\).*\[synthetic: fixture answers\]", out)
     assert re.search(r"the story of nf-pilot \(pilot\), SYNTHETIC figures: Synthetic: .*pilot: chat go\.", out)
+    # the judge's cost per million is single-stream (6 prompts, one at a time): shown, labelled, never a saving;
+    # pilot.yaml states no throughput ratio, so no saving is claimed for chat (the recorded figure is labelled too)
+    assert "single-stream (one request at a time, 6 prompts, list prices): $73.92 vs $110.76 per million tokens" in out
+    assert "per model: chat: Neuron $0.6231/M tokens recorded (the fleet's spend over its Tokens metric)" in out
+    assert "saving: chat" not in out and "Neuron serves chat" not in out

@@ -13,7 +13,7 @@ from aws_cdk.assertions import Annotations, Capture, Match, Template
 from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint, ScheduledScaling
 from neuronfleet.core.storage import secure_bucket
 from neuronfleet.inference.endpoint import GPU_VARIANT, NEURON_VARIANT, SERVING_CONTAINERS
-from neuronfleet_contract.tags import MODEL_TAG
+from neuronfleet_contract.tags import MODEL_TAG, THROUGHPUT_TAG
 from tests.conftest import ENV, AzStack, network, new_app
 
 DLC_ACCOUNT = "763104351884"
@@ -475,3 +475,14 @@ def test_the_endpoint_carries_its_model_name_for_the_report(templates) -> None:
         (endpoint,) = t.find_resources("AWS::SageMaker::Endpoint").values()
         tags = {tag["Key"]: tag["Value"] for tag in endpoint["Properties"]["Tags"]}
         assert tags[MODEL_TAG] == "Endpoint"
+
+
+def test_the_endpoint_carries_the_throughput_ratio_its_settings_state_and_no_default(templates) -> None:
+    """The report computes a saving against a standby or shadow GPU variant from this capacity figure only: set where
+    the settings state it for a running GPU variant (lmi: 4), absent for a default (vllm's shadow: 1, unmeasured), a
+    warm standby (trn2: no GPU runs) or no GPU variant."""
+    found = {}
+    for name, t in templates.items():
+        (endpoint,) = t.find_resources("AWS::SageMaker::Endpoint").values()
+        found[name] = {tag["Key"]: tag["Value"] for tag in endpoint["Properties"]["Tags"]}.get(THROUGHPUT_TAG)
+    assert found == {name: ("4" if name == "lmi" else None) for name in CASES}

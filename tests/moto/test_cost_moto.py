@@ -776,7 +776,8 @@ def test_weekly_report_joins_spend_and_work_to_s3_and_sns(aws) -> None:
     page_html = aws["s3"].get_object(Bucket="reports", Key=keys[0])["Body"].read().decode()
     assert "<h1>Migration report: nf-prod</h1>" in page_html and "1320.96" in page_html
     (note,) = messages(aws)
-    assert ("Cost per million, per model: chat: Neuron $23.77/M inferences, GPU $1320.96/M, saves $2594.38 (98.20%) "
+    assert ("Cost per million, per model: chat: Neuron $23.77/M inferences recorded (the fleet's spend over its "
+            "Invocations metric), GPU $1320.96/M, saves $2594.38 (98.20%) "
             "against the GPU baseline") in note["Message"]
     assert "s3://reports/reports/nf-prod/2026-11-04/report.html" in note["Message"]
 

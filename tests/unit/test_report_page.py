@@ -12,13 +12,13 @@ from decimal import Decimal
 from html.parser import HTMLParser
 
 from neuronfleet.lambdas.cost.logic import charts
-from neuronfleet.lambdas.cost.logic.discovery import model_tags
+from neuronfleet.lambdas.cost.logic.discovery import model_tags, throughput_tags
 from neuronfleet.lambdas.cost.logic.economics import EndpointModel
 from neuronfleet.lambdas.cost.logic.report_page import render_html
 from neuronfleet.lambdas.cost.logic.rows import CostRow, family_of
 from neuronfleet.lambdas.cost.report import build
 from neuronfleet_contract.judge import Failing, VariantFigures, Verdict
-from neuronfleet_contract.tags import MODEL_TAG
+from neuronfleet_contract.tags import MODEL_TAG, THROUGHPUT_TAG
 
 SVG = "{http://www.w3.org/2000/svg}"
 START = date(2026, 10, 24)
@@ -112,28 +112,65 @@ def test_spend_per_day_is_a_stacked_chart_whose_bars_add_up_to_the_families_tota
     assert next(t.text for t in chart.iter(f"{SVG}title")) == "spend per day by accelerator family (USD)"
 
 
-def test_neuron_against_gpu_per_model_uses_the_fleet_files_names_and_the_judges_verdict() -> None:
-    report = prod_report(verdicts=[judged(neuron=1.0, gpu=2.5)])
+def test_neuron_against_gpu_per_model_uses_the_fleet_files_throughput_ratio_never_the_judges_single_stream() -> None:
+    """A saving rests on a capacity figure: the fleet file's throughput ratio (one p5.48xlarge does what 4
+    inf2.48xlarge do) at the recorded cost of an instance-hour of each, not the judge's single-stream cost per million
+    (GPU 2.5x Neuron here, on 20 prompts one request at a time), which is shown as what it is."""
+    report = prod_report(verdicts=[judged(neuron=1.0, gpu=2.5)], throughput={CHAT.endpoint: Decimal(4)})
     page = render_html(report)
     chart = next(c for k, c in svgs(page).items() if k.startswith("unit-costs"))  # tokens first
     drawn = series(chart)
     chat = report["unit_economics"]["models"][0]
     neuron_per_m = Decimal(chat["units"]["tokens"]["neuron_usd_per_million"])
     assert [b.get("data-model") for b in drawn["neuron"]] == ["chat"]
-    # GPU: Neuron's recorded cost per million times the GPU/Neuron ratio the judge measured (2.5)
-    assert [Decimal(b.get("data-value") or "0") for b in drawn["gpu"]] == [(neuron_per_m * Decimal("2.5")).quantize(
-        Decimal("0.0001"))]
+    # 720 inf2.48xlarge instance-hours at $12.50 ($9000); on GPU a quarter of them at the p5's recorded $54.1666.../h
+    saving = report["savings"][0]
+    assert (saving["model"], saving["neuron_usd_month"], saving["gpu_usd_month"], saving["savings_usd_month"],
+            saving["savings_percent"], saving["ratio"], saving["break_even_ratio"]) == (
+        "chat", "9000.00", "9750.00", "750.00", "7.69", "4", "4.33")
+    assert "gpu_variant.neuron_instances_per_gpu_instance" in saving["basis"]
+    # the GPU bar is Neuron's recorded figure times the same GPU-over-Neuron cost (9750 / 9000), not times 2.5
+    assert [Decimal(b.get("data-value") or "0") for b in drawn["gpu"]] == [
+        (neuron_per_m * Decimal(9750) / Decimal(9000)).quantize(Decimal("0.01"))] == [Decimal("1.30")]
     assert "nfprodinference-chat-04507f82" not in "".join(ET.tostring(c, encoding="unicode")
                                                         for c in svgs(page).values())
-    assert "go (20 prompts)" in page
+    # the judge's own figures, labelled: single-stream, its prompts, not what the fleet pays
+    assert ("go (20 prompts); single-stream (one request at a time, 20 prompts, list prices): Neuron $1.00/M, "
+            "GPU $2.50/M tokens: a latency figure, not what the fleet pays") in page
+    assert "Neuron (recorded)" in page and "spend over its Invocations or Tokens metric" in page
     # embed has no GPU figure: its GPU line says so instead of a bar
     inferences = [c for k, c in svgs(page).items() if k.startswith("unit-costs")][1]
     assert "GPU: not judged yet" in ET.tostring(inferences, encoding="unicode")
-    saving = report["savings"][0]
-    neuron_month = Decimal(chat["neuron_spend_usd"])  # 30 recorded days: the period is the month
-    assert (saving["model"], saving["neuron_usd_month"], saving["gpu_usd_month"], saving["savings_percent"]) == (
-        "chat", f"{neuron_month:.2f}", f"{neuron_month * Decimal('2.5'):.2f}", "60.00")
-    assert report["story"].startswith("Neuron serves chat for $9000.00 a month where GPU would cost $22500.00")
+    assert report["story"].startswith(
+        "Neuron serves chat for $9000.00 a month where the same work on GPU would cost $9750.00 (at the fleet file's "
+        "throughput ratio for chat, 4 Neuron instances per GPU instance; break-even 4.33): $750.00 a month saved "
+        "(7.69%)")
+    assert report["break_even"] == []  # said once, in the saving
+
+
+def test_a_judge_verdict_alone_claims_no_saving_and_gives_the_break_even_instead() -> None:
+    """Today's trap: GPU 2.5x Neuron per million in the judge's single-stream run would have read as a 60% saving.
+    Without a capacity figure the report gives the break-even ratio and says no saving is claimed."""
+    report = prod_report(verdicts=[judged(neuron=1.0, gpu=2.5)])
+    assert report["savings"] == []
+    [even] = report["break_even"]
+    assert (even["model"], even["gpu_type"], even["neuron_type"], even["break_even_ratio"], even["stated_ratio"]) == (
+        "chat", "ml.p5.48xlarge", "ml.inf2.48xlarge", "4.33", None)
+    assert "no throughput ratio is measured or stated" in even["text"]
+    assert ("the pilot judge's run run-1 (20 prompts, one request at a time) found GPU 2.50x Neuron per million "
+            "tokens: a single-stream latency figure, not a capacity figure") in even["text"]
+    assert "saved" not in report["story"] and "60" not in report["story"]
+    assert ("Neuron is cheaper for chat while one ml.p5.48xlarge does less than the work of 4.33 ml.inf2.48xlarge "
+            "(break-even at recorded costs; no throughput ratio measured, so no saving claimed)") in report["story"]
+    page = render_html(report)
+    assert "Break-even: when Neuron is cheaper" in page and "Savings against GPU" not in page
+    assert "no capacity figure: the pilot judge&#x27;s single-stream figures are in the verdict column" in page
+
+
+def test_a_stated_ratio_claims_no_saving_for_a_model_the_judge_says_no_go() -> None:
+    report = prod_report(verdicts=[judged(go=False)], throughput={CHAT.endpoint: Decimal(4)})
+    assert report["savings"] == []
+    assert [b["stated_ratio"] for b in report["break_even"]] == ["4"]
 
 
 def test_a_no_go_verdict_names_the_failing_measure_and_claims_no_saving() -> None:
@@ -212,6 +249,31 @@ def test_the_model_name_is_read_from_the_endpoints_tag_and_only_for_the_fleet() 
     ]
     assert model_tags(mappings, "nf-prod") == {"nfprodinference-chat-04507f82": "chat"}
     assert EMBED.name == "embed" and EndpointModel(endpoint="e", neuron_types=("ml.inf2.xlarge",)).name == "e"
+
+
+def test_the_fleet_files_throughput_ratio_is_read_from_the_endpoints_tag_and_a_bad_one_is_no_figure() -> None:
+    arn = "arn:aws:sagemaker:us-east-2:111111111111:endpoint/"
+    fleet = {"Key": "neuronfleet:fleet", "Value": "nf-prod"}
+    mappings = [{"ResourceARN": arn + "chat", "Tags": [fleet, {"Key": THROUGHPUT_TAG, "Value": "4"}]},
+                {"ResourceARN": arn + "half", "Tags": [fleet, {"Key": THROUGHPUT_TAG, "Value": "0.5"}]},
+                {"ResourceARN": arn + "zero", "Tags": [fleet, {"Key": THROUGHPUT_TAG, "Value": "0"}]},
+                {"ResourceARN": arn + "text", "Tags": [fleet, {"Key": THROUGHPUT_TAG, "Value": "four"}]},
+                {"ResourceARN": arn + "nan", "Tags": [fleet, {"Key": THROUGHPUT_TAG, "Value": "NaN"}]},
+                {"ResourceARN": arn + "other", "Tags": [{"Key": "neuronfleet:fleet", "Value": "nf-dev"},
+                                                        {"Key": THROUGHPUT_TAG, "Value": "4"}]},
+                {"ResourceARN": arn + "none", "Tags": [fleet]}]
+    assert throughput_tags(mappings, "nf-prod") == {"chat": Decimal(4), "half": Decimal("0.5")}
+
+
+def test_gpu_spend_on_a_type_no_endpoint_runs_is_said_to_be_the_estimates_gpu_work() -> None:
+    """The evaluation demo's GPU baseline is a team's own GPU endpoint outside the fleet: the page says where its
+    spend went (the estimate) instead of only 'not attributed'."""
+    report = prod_report(rows=[row("ml.g5.xlarge", "24.14", n) for n in range(30)]
+                         + [row("ml.inf2.48xlarge", "300", n) for n in range(30)])
+    assert report["unattributed"] == {"ml.g5.xlarge": "$724.20 not attributed to a model: no endpoint of this fleet is "
+                                      "configured on this type; GPU work outside the fleet (e.g. a team's own GPU "
+                                      "endpoint): the evaluation estimate takes it as GPU work that could move"}
+    assert report["evaluation_estimate"]["not_estimated"] == {"ml.g5.xlarge": "724.20"}  # no prices given here
 
 
 def test_the_page_renders_the_same_from_the_stored_json() -> None:

@@ -29,8 +29,8 @@ from constructs import Construct
 
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
 from neuronfleet_contract.judge import judge_alarm_name
-from neuronfleet_contract.namespaces import SAGEMAKER_NAMESPACE
-from neuronfleet_contract.tags import MODEL_TAG
+from neuronfleet_contract.namespaces import AWS_SAGEMAKER_METRICS
+from neuronfleet_contract.tags import MODEL_TAG, THROUGHPUT_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from ..core import rules
@@ -153,7 +153,7 @@ class NeuronEndpoint(Construct):
                period: Duration | None = None, **options: object) -> cloudwatch.Metric:
         """A metric of one of this endpoint's variants in the ``AWS/SageMaker`` namespace (metric options:
         ``label``, ``unit``, ``color``, ...)."""
-        return cloudwatch.Metric(namespace=SAGEMAKER_NAMESPACE, metric_name=metric_name,
+        return cloudwatch.Metric(namespace=AWS_SAGEMAKER_METRICS, metric_name=metric_name,
                                  dimensions_map={"EndpointName": self.endpoint_name, "VariantName": variant},
                                  statistic=statistic, period=period or minutes(1), **options)  # type: ignore[arg-type]
 
@@ -265,6 +265,14 @@ class NeuronEndpoint(Construct):
         gpu = self.settings.gpu_variant
         return "none" if gpu is None or gpu.shadow or self.settings.serves_on_gpu else gpu.standby
 
+    def _throughput_tag(self) -> list[CfnTag]:
+        """The fleet file's stated throughput ratio, when it states one for a GPU variant that runs: the report's
+        capacity figure for a saving against that variant (an unstated default of 1 is no measurement)."""
+        gpu = self.settings.live_gpu_variant
+        if gpu is None or "neuron_instances_per_gpu_instance" not in gpu.model_fields_set:
+            return []
+        return [CfnTag(key=THROUGHPUT_TAG, value=f"{gpu.neuron_instances_per_gpu_instance:g}")]
+
     def standby_usd_per_hour(self) -> float:
         """What the GPU standby costs per hour while Neuron serves, at the catalog's price (0 for warm or none)."""
         gpu = self.settings.gpu_variant
@@ -304,7 +312,8 @@ class NeuronEndpoint(Construct):
                                               endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
                                               retain_all_variant_properties=True,
                                               tags=[CfnTag(key=STANDBY_TAG, value=self.standby),  # the endpoint's own
-                                                    CfnTag(key=MODEL_TAG, value=self.model_name)])  # tags, as data
+                                                    CfnTag(key=MODEL_TAG, value=self.model_name),  # tags, as data
+                                                    *self._throughput_tag()])
         warn_without_fleet_tag(self, self.endpoint, what=f"endpoint {self.node.path}",
                                found_by="the fleet's endpoints (migration report, idle endpoints)")
         default_policy = self.role.node.try_find_child("DefaultPolicy")  # key and capture grants

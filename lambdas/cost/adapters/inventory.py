@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from neuronfleet_contract.cost import ENDPOINT_RESOURCE_TYPE
-from neuronfleet_contract.namespaces import SAGEMAKER_NAMESPACE
+from neuronfleet_contract.namespaces import AWS_SAGEMAKER_METRICS
 from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
 
-from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags
+from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags, throughput_tags
 from ..logic.economics import Accelerators, EndpointModel
 from ..logic.idle import Instance, Reservation, VariantTraffic
 from ..logic.rows import family_of
@@ -31,12 +32,15 @@ class FleetEndpoints:
         self._on_skip = on_skip or (lambda name, reason: None)
         self.model_names: dict[str, str] = {}
         """endpoint -> the fleet file's model name (its ``neuronfleet:model`` tag), as the last listing read it."""
+        self.throughput: dict[str, Decimal] = {}
+        """endpoint -> the fleet file's throughput ratio (its ``neuronfleet:neuron-per-gpu`` tag), as last read."""
 
     def names(self) -> list[str]:
         pages = self._tagging.get_paginator("get_resources").paginate(
             ResourceTypeFilters=[ENDPOINT_RESOURCE_TYPE], TagFilters=[{"Key": FLEET_TAG, "Values": [self.fleet]}])
         mappings = [m for page in pages for m in page.get("ResourceTagMappingList", [])]
         self.model_names = model_tags(mappings, self.fleet)
+        self.throughput = throughput_tags(mappings, self.fleet)
         return fleet_endpoints(mappings, self.fleet)
 
     def models(self, accelerators: Accelerators, names: Sequence[str] | None = None) -> Discovered:
@@ -62,7 +66,9 @@ class FleetEndpoints:
                 self._on_skip(name, skipped[name])
                 continue
             models.append(replace(model, model=self.model_names.get(name, model.model)))
-        return Discovered(models=tuple(models), skipped=skipped, notes=notes)
+        return Discovered(models=tuple(models), skipped=skipped, notes=notes,
+                          throughput={m.endpoint: self.throughput[m.endpoint] for m in models
+                                      if m.endpoint in self.throughput})
 
 
 class FleetInventory:
@@ -139,7 +145,7 @@ class FleetInventory:
             page = self._cw.get_metric_data(
                 StartTime=now - timedelta(hours=hours), EndTime=now,
                 MetricDataQueries=[{"Id": f"v{j}", "MetricStat": {"Metric": {
-                    "Namespace": SAGEMAKER_NAMESPACE, "MetricName": "Invocations",
+                    "Namespace": AWS_SAGEMAKER_METRICS, "MetricName": "Invocations",
                     "Dimensions": [{"Name": "EndpointName", "Value": e}, {"Name": "VariantName", "Value": v}]},
                     "Period": 3600 * hours, "Stat": "Sum"}} for j, (e, v, _, _) in enumerate(chunk)])
             for result in page.get("MetricDataResults", []):

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
-from neuronfleet_contract.tags import FLEET_TAG, MODEL_TAG
+from neuronfleet_contract.tags import FLEET_TAG, MODEL_TAG, THROUGHPUT_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from .economics import Accelerators, EndpointModel
@@ -32,6 +33,9 @@ class Discovered:
     skipped: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per endpoint, what of its configuration the model leaves out (logged, and in the report)."""
+    throughput: Mapping[str, Decimal] = field(default_factory=dict)
+    """Per endpoint, the Neuron instances one GPU instance replaces, as its fleet file states it (its
+    ``neuronfleet:neuron-per-gpu`` tag): the capacity figure the report computes a saving from."""
 
 
 def endpoint_name(arn: str) -> str:
@@ -71,6 +75,25 @@ def model_tags(mappings: Iterable[Mapping[str, Any]], fleet: str) -> dict[str, s
             out[endpoint_name(str(m.get("ResourceARN", "")))] = str(tags[MODEL_TAG])
         except ValueError:
             continue
+    return out
+
+
+def throughput_tags(mappings: Iterable[Mapping[str, Any]], fleet: str) -> dict[str, Decimal]:
+    """endpoint name -> the throughput ratio its ``neuronfleet:neuron-per-gpu`` tag states (a positive number), for the
+    fleet's endpoints among GetResources' entries. A tag that is no positive number is left out (no figure, no saving
+    claimed from it)."""
+    out = {}
+    for m in mappings:
+        tags = {t.get("Key"): t.get("Value") for t in m.get("Tags") or []}
+        if tags.get(FLEET_TAG) != fleet or not tags.get(THROUGHPUT_TAG):
+            continue
+        try:
+            value = Decimal(str(tags[THROUGHPUT_TAG]))
+            name = endpoint_name(str(m.get("ResourceARN", "")))
+        except (ValueError, ArithmeticError):
+            continue
+        if value.is_finite() and value > 0:
+            out[name] = value
     return out
 
 

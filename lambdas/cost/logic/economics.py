@@ -122,9 +122,12 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
     out: dict[tuple[str, str, str], Decimal] = {}
     hours: dict[tuple[str, str], Decimal] = {}
     unattributed: dict[str, Decimal] = {}
+    gpu_types: set[str] = set()
     for r in rows:
         if r.usage != "sagemaker-hosting":
             continue
+        if r.family == "gpu":
+            gpu_types.add(r.instance_type)
         who = owners.get(r.instance_type, [])
         if len(who) == 1:
             key = (*who[0], r.day)
@@ -136,7 +139,9 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
     for t, amount in sorted(unattributed.items()):
         users = owners.get(t, [])
         why = (f"shared by {', '.join(f'{e}/{v}' for e, v in users)}: Cost Explorer has no per-endpoint figure"
-               if users else "no endpoint of this fleet is configured on this type")
+               if users else "no endpoint of this fleet is configured on this type"
+               + ("; GPU work outside the fleet (e.g. a team's own GPU endpoint): the evaluation "
+                  "estimate takes it as GPU work that could move" if t in gpu_types else ""))
         reasons[t] = f"${show(amount)} not attributed to a model: {why}"
     return out, reasons, hours
 
@@ -499,7 +504,8 @@ def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_a
 
 def model_line(m: Mapping[str, Any], unit: str) -> str:
     u = m["units"][unit]
-    text = f"{m.get('model') or m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit}"
+    text = (f"{m.get('model') or m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit} recorded (the fleet's "
+            f"spend over its {'Tokens' if unit == 'tokens' else 'Invocations'} metric)")
     if u.get("neuron_why_none"):
         text += f" ({u['neuron_why_none']})"
     if m["gpu_role"] == "baseline":

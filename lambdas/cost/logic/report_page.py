@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from . import charts
+from .economics import show_unit
 
 STANDBY_CHOICES: tuple[tuple[str, str, str], ...] = (
     ("hot", "min_instances GPU instances run around the clock (the GPU variant at weight 0)",
@@ -99,29 +100,24 @@ def _judged(verdicts: Mapping[str, Mapping[str, Any]], m: Mapping[str, Any]) -> 
     return verdicts.get(m["endpoint"])
 
 
-def _judged_ratio(v: Mapping[str, Any]) -> Decimal | None:
-    """GPU's cost per million units over Neuron's in the judge's run (both single-stream, so alike)."""
-    figures = v.get("variants") or {}
-    n = _d((figures.get("neuron") or {}).get("usd_per_million"))
-    g = _d((figures.get("gpu") or {}).get("usd_per_million"))
-    return g / n if n and g is not None else None
-
-
-def _gpu_figure(m: Mapping[str, Any], unit: str, verdict: Mapping[str, Any] | None) -> tuple[Decimal | None, str]:
+def _gpu_figure(m: Mapping[str, Any], unit: str, verdict: Mapping[str, Any] | None,
+                saving: Mapping[str, Any] | None = None) -> tuple[Decimal | None, str]:
     """The GPU cost per million ``unit`` to set beside the Neuron one, and where it comes from: a GPU baseline variant
-    serving the same model, else the Neuron figure times the GPU/Neuron ratio the pilot judge measured (its own figures
-    are single-stream ceilings, not what a batched server costs). A standby's failover days are no unit cost."""
+    serving the same model, else the Neuron figure times the report's saving's GPU over Neuron cost (the fleet file's
+    throughput ratio at recorded hourly costs: story.savings). Never from the pilot judge's figures: they time one
+    request at a time, a latency figure and not what a batched server costs (shown apart, labelled). A standby's
+    failover days are no unit cost."""
     u = m["units"][unit]
     if m.get("gpu_role") == "baseline" and _d(u.get("gpu_usd_per_million")) is not None:
         return _d(u["gpu_usd_per_million"]), "the GPU baseline variant serving the same model"
     neuron = _d(u.get("neuron_usd_per_million"))
-    ratio = _judged_ratio(verdict) if verdict and verdict.get("unit") == unit else None
-    if verdict is not None and neuron is not None and ratio is not None:
-        what = (f"Neuron's figure x {ratio:.2f}, GPU over Neuron in the pilot judge's run {verdict.get('run_id', '')}"
-                + (" (synthetic: fixture answers)" if verdict.get("synthetic") else ""))
-        return (neuron * ratio).quantize(Decimal("0.0001")), what
-    if verdict is not None and verdict.get("unit") != unit:
-        return None, f"judged per million {verdict.get('unit')} only"
+    factor = _d((saving or {}).get("gpu_over_neuron"))
+    if saving is not None and neuron is not None and factor:
+        return (Decimal(str(show_unit(neuron * factor))),
+                f"Neuron's recorded figure x {factor:.4f}: the fleet file's throughput ratio ({saving.get('ratio')} "
+                "Neuron instances per GPU instance) at recorded hourly costs")
+    if verdict is not None and verdict.get("variants"):
+        return None, "no capacity figure: the pilot judge's single-stream figures are in the verdict column"
     return None, "not judged yet"
 
 
@@ -131,12 +127,13 @@ def models_section(report: Mapping[str, Any]) -> str:
     if not models:
         return ""
     verdicts = {str(v.get("endpoint")): v for v in report.get("pilot_verdicts", [])}
+    claimed = {str(s.get("endpoint")): s for s in report.get("savings", [])}
     parts = []
     for unit in ("tokens", "inferences"):
         rows = []
         for m in models:
             neuron = _d(m["units"][unit].get("neuron_usd_per_million"))
-            gpu, source = _gpu_figure(m, unit, _judged(verdicts, m))
+            gpu, source = _gpu_figure(m, unit, _judged(verdicts, m), claimed.get(m["endpoint"]))
             if neuron is None and gpu is None:
                 continue
             rows.append((m, neuron, gpu, source))
@@ -145,9 +142,14 @@ def models_section(report: Mapping[str, Any]) -> str:
         parts.append(f"<h3>Cost per million {_e(unit)}</h3>")
         parts.append(charts.unit_costs([charts.UnitCost(model_name(m), n, g, s) for m, n, g, s in rows], unit=unit,
                                        title=f"Neuron against GPU, USD per million {unit}, per model"))
-        parts.append(_table(["model", "Neuron", "GPU", "GPU figure from", "verdict"], [
+        parts.append(_table(["model", "Neuron (recorded)", "GPU", "GPU figure from", "pilot judge (single-stream)"], [
             (model_name(m), "-" if n is None else f"${n}/M", "-" if g is None else f"${g}/M", s,
              _verdict_text(_judged(verdicts, m))) for m, n, g, s in rows], left=(0, 3, 4)))
+    if parts:
+        parts.append("<p class=small>Neuron (recorded): the model's Neuron spend over its Invocations or Tokens metric "
+                     "in the period, what the fleet paid. Pilot judge (single-stream): the judge's own run, one request "
+                     "at a time over its prompts at list prices: a latency figure, not a capacity one, so no saving is "
+                     "taken from it.</p>")
     saved = [s for s in report.get("savings", []) if s.get("savings_usd_month")]
     if saved:
         parts.append("<h3>Savings against GPU, per month</h3>")
@@ -155,6 +157,13 @@ def models_section(report: Mapping[str, Any]) -> str:
             (s["model"], _money(s["neuron_usd_month"]), _money(s["gpu_usd_month"]),
              f"{_money(s['savings_usd_month'])} ({s['savings_percent']}%)", s["basis"]) for s in saved],
             left=(0, 4)))
+    even = report.get("break_even") or []
+    if even:
+        parts.append("<h3>Break-even: when Neuron is cheaper</h3>")
+        parts.append(_table(["model", "GPU type", "Neuron type", "break-even (Neuron instances per GPU instance)",
+                             "what it rests on"],
+                            [(b["model"], b["gpu_type"], b["neuron_type"], b["break_even_ratio"], b["text"])
+                             for b in even], left=(0, 1, 2, 4)))
     return _section("Per model: Neuron against GPU", "".join(parts))
 
 
@@ -165,6 +174,11 @@ def _verdict_text(v: Mapping[str, Any] | None) -> str:
                         f"against a limit of {f['limit']:.4g}" for f in v.get("failing") or [])
     text = ("go" if v.get("go") else "no-go") + (f": {failing}" if failing else "")
     text += f" ({v['prompts']} prompts)" if v.get("prompts") else f" ({v['source']})" if v.get("source") else ""
+    figures = v.get("variants") or {}
+    n, g = (_d((figures.get(k) or {}).get("usd_per_million")) for k in ("neuron", "gpu"))
+    if n is not None and g is not None:
+        text += (f"; single-stream (one request at a time, {v.get('prompts')} prompts, list prices): Neuron "
+                 f"${n:.2f}/M, GPU ${g:.2f}/M {v.get('unit')}: a latency figure, not what the fleet pays")
     return text + (" [synthetic: fixture answers]" if v.get("synthetic") else "")
 
 

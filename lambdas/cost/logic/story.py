@@ -68,40 +68,75 @@ def gpu_standby(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], r
 
 
 def judged_ratio(v: Verdict) -> Decimal | None:
-    """GPU cost per million units over Neuron's, both from the same judge run (single-stream figures, so alike)."""
+    """GPU cost per million units over Neuron's, both from the same judge run: single-stream figures (one request at a
+    time over the judge's prompts), a latency comparison, never a capacity figure: no saving is computed from it."""
     n, g = v.variants.get(NEURON_VARIANT), v.variants.get(GPU_VARIANT)
     if not n or not g or not n.usd_per_million or not g.usd_per_million:
         return None
     return Decimal(str(g.usd_per_million)) / Decimal(str(n.usd_per_million))
 
 
+Hours = Mapping[tuple[str, str], Decimal]
+"""(endpoint, variant neuron|gpu) -> instance-hours recorded in the ledger (economics.attribute_hosting)."""
+
+RATIO_FIELD = "gpu_variant.neuron_instances_per_gpu_instance"
+"""Where a fleet file states its throughput ratio (Neuron instances one GPU instance replaces)."""
+
+
+def _rates(m: Mapping[str, Any], hours: Hours) -> tuple[Decimal, Decimal | None, Decimal | None]:
+    """The model's Neuron instance-hours and the recorded cost of one instance-hour of its Neuron and GPU variants
+    (spend over instance-hours in the ledger; None where none were recorded)."""
+    n_h, g_h = hours.get((m["endpoint"], NEURON_VARIANT), Decimal(0)), hours.get((m["endpoint"], GPU_VARIANT), Decimal(0))
+    n_rate = divide(_dec(m["neuron_spend_usd"]), n_h, why_not="").value
+    g_rate = divide(_dec(m["gpu_spend_usd"]), g_h, why_not="").value if m.get("gpu_type") else None
+    return n_h, n_rate or None, g_rate or None
+
+
+def _judge_text(v: Verdict | None) -> str:
+    ratio = judged_ratio(v) if v is not None else None
+    if v is None or ratio is None:
+        return ""
+    return (f"the pilot judge's run {v.run_id} ({v.prompts} prompts, one request at a time"
+            + (", synthetic: fixture answers" if v.synthetic else "") + f") found GPU {show(ratio)}x Neuron per "
+            f"million {v.unit}: a single-stream latency figure, not a capacity figure, so no saving is taken from it")
+
+
 def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdicts: Sequence[Verdict],
-            recorded_days: int) -> list[dict[str, Any]]:
-    """Per model, what its Neuron work would have cost on GPU and the saving, as monthly rates: from a GPU baseline
-    variant serving the same model (measured side by side in production), else from the pilot judge's run: the
-    model's Neuron spend times GPU's cost per million units over Neuron's, both measured in that run. Nothing without
-    either: no saving is claimed from a standby."""
+            recorded_days: int, *, hours: Hours | None = None, ratios: Mapping[str, Decimal] | None = None
+            ) -> list[dict[str, Any]]:
+    """Per model, what its Neuron work would have cost on GPU and the saving, as monthly rates, from a capacity figure
+    only: a GPU baseline variant serving the same model (measured side by side under the same traffic), else the
+    fleet's throughput ratio (``ratios``: endpoint -> Neuron instances one GPU instance replaces, as the fleet file
+    states it) applied to the model's recorded Neuron instance-hours at the recorded cost of an instance-hour of its
+    GPU variant. Never from the pilot judge's cost per million: the judge times one request at a time on a handful of
+    prompts, which says nothing of what a batched server does in an hour (:func:`break_even` shows it, labelled).
+    Nothing without either: no saving is claimed from a standby."""
     scale = _scale(recorded_days)
-    by_endpoint = {v.endpoint: v for v in verdicts}
+    hours, ratios = hours or {}, ratios or {}
+    no_go = {v.endpoint for v in verdicts if not v.go}
     out = []
     for m in models if scale is not None else ():
         assert scale is not None
         name = names.get(m["endpoint"], m["endpoint"])
         neuron = _dec(m["neuron_spend_usd"])
         gpu: Decimal | None = None
-        basis = ""
+        basis, extra = "", {}
         for unit in ("tokens", "inferences"):
             c = m["units"][unit].get("comparison")
             if c:
                 gpu, basis = _dec(c["gpu_baseline_usd"]), f"the GPU baseline variant's cost per million {unit}"
                 break
-        v = by_endpoint.get(m["endpoint"])
-        ratio = judged_ratio(v) if v is not None and v.go else None
-        if gpu is None and v is not None and ratio is not None and neuron > 0:
-            gpu = neuron * ratio
-            basis = (f"the pilot judge's run {v.run_id}: GPU costs {show(ratio)}x Neuron per million {v.unit} "
-                     "(one request at a time, as the judge measures: batching may move it)"
-                     + (" (synthetic: fixture answers)" if v.synthetic else ""))
+        ratio = ratios.get(m["endpoint"])
+        n_h, n_rate, g_rate = _rates(m, hours)
+        if (gpu is None and ratio is not None and ratio > 0 and n_rate and g_rate and neuron > 0
+                and m["endpoint"] not in no_go):  # a no-go model does not serve the same answers
+            gpu = n_h / ratio * g_rate
+            neuron_type = m["neuron_types"][0] if m.get("neuron_types") else "Neuron"
+            basis = (f"the fleet file's throughput ratio: one {m['gpu_type']} does the work of {ratio.normalize()} "
+                     f"{neuron_type} ({RATIO_FIELD}), applied to {show(n_h)} recorded Neuron instance-hours at the "
+                     f"recorded ${show(g_rate)} per {m['gpu_type']} instance-hour; break-even at "
+                     f"{show(g_rate / n_rate)} (Neuron costs ${show(n_rate)} an instance-hour)")
+            extra = {"ratio": str(ratio.normalize()), "break_even_ratio": show(g_rate / n_rate)}
         if gpu is None:
             continue
         saved = gpu - neuron
@@ -109,28 +144,74 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
         out.append({"model": name, "endpoint": m["endpoint"], "neuron_usd_month": show(neuron * scale),
                     "gpu_usd_month": show(gpu * scale), "savings_usd_month": show(saved * scale),
                     "savings_percent": show(pct.value), "basis": basis,
-                    "monthly_basis": monthly_basis(recorded_days)})
+                    "gpu_over_neuron": str(divide(gpu, neuron, why_not="").value or ""),
+                    "monthly_basis": monthly_basis(recorded_days), **extra})
     return out
 
 
+def break_even(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdicts: Sequence[Verdict], *,
+               hours: Hours, ratios: Mapping[str, Decimal] | None = None,
+               claimed: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Per model with a GPU variant (standby or shadow) and no saving ``claimed`` (endpoints): the Neuron:GPU
+    throughput ratio at which the two cost the same (the recorded cost of a GPU instance-hour over a Neuron one),
+    what the fleet file states, and the pilot judge's single-stream ratio, labelled as what it is."""
+    ratios = ratios or {}
+    by_endpoint = {v.endpoint: v for v in verdicts}
+    out = []
+    for m in models:
+        if m["endpoint"] in claimed or not m.get("gpu_type") or m.get("gpu_role") == "baseline":
+            continue
+        _, n_rate, g_rate = _rates(m, hours)
+        if not n_rate or not g_rate:
+            continue
+        name, gpu_type = names.get(m["endpoint"], m["endpoint"]), m["gpu_type"]
+        neuron_type = m["neuron_types"][0] if m.get("neuron_types") else "Neuron"
+        be = show(g_rate / n_rate)
+        stated = ratios.get(m["endpoint"])
+        text = (f"{name}: one {gpu_type} instance-hour costs what {be} {neuron_type} instance-hours do (recorded), so "
+                f"Neuron is cheaper while one {gpu_type} does less than the work of {be} {neuron_type}; "
+                + (f"the fleet file states {stated.normalize()}" if stated is not None else
+                   f"no throughput ratio is measured or stated ({RATIO_FIELD}), so no saving is claimed"))
+        judged = _judge_text(by_endpoint.get(m["endpoint"]))
+        out.append({"model": name, "endpoint": m["endpoint"], "gpu_type": gpu_type, "neuron_type": neuron_type,
+                    "break_even_ratio": be, "stated_ratio": str(stated.normalize()) if stated is not None else None,
+                    "judge": judged or None, "text": text + (f"; {judged}" if judged else "")})
+    return out
+
+
+def _short_basis(s: Mapping[str, Any]) -> str:
+    if s.get("ratio"):
+        return (f"at the fleet file's throughput ratio for {s['model']}, {s['ratio']} Neuron instances per GPU "
+                f"instance; break-even {s['break_even_ratio']}")
+    return f"against {s['model']}'s GPU baseline variant, measured side by side"
+
+
 def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any], estimate: Mapping[str, Any],
-             pilot: Sequence[tuple[str, bool]], names: Mapping[str, str], synthetic: bool) -> str:
-    """One line a person reads first: the saving against GPU, else the evaluation estimate, then the standby's
-    share and the pilot's verdicts (``pilot``: model name, go). ``names``: endpoint -> model name."""
+             pilot: Sequence[tuple[str, bool]], names: Mapping[str, str], synthetic: bool,
+             break_even: Sequence[Mapping[str, Any]] = ()) -> str:
+    """One line a person reads first: the saving against GPU (and the capacity figure it rests on), else the
+    evaluation estimate; the break-even of a model with no saving claimed; then the standby's share and the pilot's
+    verdicts (``pilot``: model name, go). ``names``: endpoint -> model name."""
     tag = "Synthetic: " if synthetic else ""
     parts = []
     if savings:
         neuron = sum((_dec(s["neuron_usd_month"]) for s in savings), Decimal(0))
         gpu = sum((_dec(s["gpu_usd_month"]) for s in savings), Decimal(0))
         pct = divide((gpu - neuron) * 100, gpu, why_not="")
-        parts.append(f"Neuron serves {', '.join(s['model'] for s in savings)} for ${show(neuron)} a month where GPU "
-                     f"would cost ${show(gpu)}: ${show(gpu - neuron)} a month saved"
+        parts.append(f"Neuron serves {', '.join(s['model'] for s in savings)} for ${show(neuron)} a month where the "
+                     f"same work on GPU would cost ${show(gpu)} ({'; '.join(_short_basis(s) for s in savings)}): "
+                     f"${show(gpu - neuron)} a month saved"
                      + (f" ({show(pct.value)}%)" if pct.value is not None else ""))
     elif estimate.get("lines"):
         parts.append(f"the GPU work recorded (${estimate['gpu_spend_usd']}) would cost ${estimate['neuron_estimate_usd']}"
                      f" on Neuron, {estimate['savings_percent']}% less (an estimate: "
                      + ("throughput measured by the pilot" if estimate["assumption"].startswith("throughput measured")
                         else "throughput assumed 1:1 until a pilot measures it") + ")")
+    for b in break_even:
+        parts.append(f"Neuron is cheaper for {b['model']} while one {b['gpu_type']} does less than the work of "
+                     f"{b['break_even_ratio']} {b['neuron_type']} (break-even at recorded costs"
+                     + ("; no throughput ratio measured, so no saving claimed)" if b["stated_ratio"] is None else
+                        f"; the fleet file states {b['stated_ratio']})"))
     for s in standby.get("models", []):
         if s["mode"] == "hot":
             parts.append(f"the hot GPU standby of {s['model']} costs ${s['standby_usd_month']} a month, "
