@@ -9,7 +9,7 @@ from typing import Any
 
 from neuronfleet_runtime import topic
 
-from neuronfleet_contract.namespaces import SAGEMAKER_NAMESPACE
+from neuronfleet_contract.namespaces import AWS_SAGEMAKER_METRICS
 
 from .logic import AlarmState, EndpointState, Evidence, Intent, Record, VariantStatus
 
@@ -164,7 +164,7 @@ class CanaryMetrics:
         period = max(60, int((end - start).total_seconds()) // 60 * 60)
         dims = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
         queries = [{"Id": qid, "ReturnData": True, "MetricStat": {
-            "Metric": {"Namespace": SAGEMAKER_NAMESPACE, "MetricName": metric, "Dimensions": dims},
+            "Metric": {"Namespace": AWS_SAGEMAKER_METRICS, "MetricName": metric, "Dimensions": dims},
             "Period": period, "Stat": stat}} for qid, metric, stat in (
                 *((qid, metric, "Sum") for qid, metric in self.COUNTS), (*self.LATENCY, self._latency_statistic))]
         values: dict[str, list[float]] = {}

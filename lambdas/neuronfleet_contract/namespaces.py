@@ -7,11 +7,12 @@ who reads them. Pure constants (no imports): the handlers read them, and so do t
 settings object carries it (its default is the constant here).
 """
 
-SAGEMAKER_NAMESPACE = "AWS/SageMaker"
-"""AWS's namespace of SageMaker endpoint metrics (``Invocations``, ``ModelLatency``, ``Invocation5XXErrors``, ...,
-dimensions ``EndpointName`` and ``VariantName``: SageMaker developer guide, "Monitor Amazon SageMaker AI with Amazon
-CloudWatch", https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). Read by the endpoint
-alarms, the failover, the report's unit costs and the waste detector."""
+AWS_SAGEMAKER_METRICS = "AWS/SageMaker"
+"""Not the kit's (so not named ``*_NAMESPACE``, the kit's own): AWS's namespace of SageMaker endpoint metrics
+(``Invocations``, ``ModelLatency``, ``Invocation5XXErrors``, ..., dimensions ``EndpointName`` and ``VariantName``:
+SageMaker developer guide, "Monitor Amazon SageMaker AI with Amazon CloudWatch",
+https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). Read by the endpoint alarms, the
+failover, the report's unit costs and the waste detector."""
 
 NEURON_NAMESPACE = "NeuronFleet/Neuron"
 """Published by the kit's own publisher on the Trainium/Inferentia hosts (``neuronfleet/node/utilisation.py``, fed

@@ -52,7 +52,7 @@ class Work:
         return out
 
     def invocations(self, endpoints: Sequence[str], start: datetime, end: datetime) -> dict[tuple[str, str, str], Decimal]:
-        return self._daily([((e, v), {"Namespace": namespaces.SAGEMAKER_NAMESPACE, "MetricName": "Invocations",
+        return self._daily([((e, v), {"Namespace": namespaces.AWS_SAGEMAKER_METRICS, "MetricName": "Invocations",
                                       "Dimensions": [{"Name": "EndpointName", "Value": e},
                                                      {"Name": "VariantName", "Value": v}]})
             for e in endpoints for v in VARIANTS], start, end)
