@@ -10,7 +10,7 @@ from typing import Any
 from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
-from neuronfleet import Fleet, FleetConfigError, Problem, tag_fleet
+from neuronfleet import Fleet, Problem, tag_fleet
 from neuronfleet.core.rules import (
     CDK_DESCRIPTION_CHARS,
     CLOUDFORMATION_QUOTAS,
@@ -51,6 +51,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                 for c in fleet.training_clusters if c.scheduler == "batch"]
     stacks += training
     eks = [EksTrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, env=env, storage=c,
+                            sharing=c.eks.sharing if c.eks else None, alerts_topic=topic, fleet=fleet.name,
                             cluster=(ec := cluster_settings(c, c.name, c.eks or EksSection(), fleet.network.training_az)),
                             description=describe(f"{label}: EKS training cluster {c.name}",
                                                  [f"{g.count} x {g.instance_type} ({g.capacity.type})"
@@ -99,14 +100,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                             f"stack's bucket in {fleet.region}"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
-    problems = [p for stack in stacks for p in quota_problems(stack, fleet)]
-    if any(p.path == "inference_stacks" for p in problems):
-        fits = fitting_partitions(fleet, inference)
-        problems = [Problem(p.path, p.value, p.allowed + (
-            f"; {fits} stacks would fit this fleet (its endpoints' resources counted)" if fits else
-            "; no number of stacks fits it") if p.path == "inference_stacks" else p.allowed) for p in problems]
-    if problems:
-        raise FleetConfigError(fleet.name, problems)
+    # CloudFormation's limits: the app's neuronfleet.CloudFormationLimits (app.py), read by stacks.limits
     return stacks
 
 
@@ -143,20 +137,6 @@ def describe(what: str, items: list[str]) -> str:
         if fits_description(text):
             return text
     return what[:CDK_DESCRIPTION_CHARS]
-
-
-def quota_problems(stack: Stack, fleet: Fleet) -> list[Problem]:
-    """What CloudFormation would refuse in ``stack`` that synth can see before it writes anything: more
-    resources than a stack may hold (counted on the construct tree, CDK's own metadata resource included)."""
-    resources = _resources(stack) + 1  # + AWS::CDK::Metadata
-    limit = CLOUDFORMATION_QUOTAS["resources"]
-    if resources <= limit:
-        return []
-    if stack.stack_name.startswith(fleet.stack_name("inference")):
-        return [Problem("inference_stacks", fleet.inference_stacks, (
-            f"enough stacks that each holds at most {limit} resources: {stack.stack_name} would hold {resources}. "
-            "More stacks move endpoints between them (a replacement): decide before the first deploy"))]
-    return [Problem("stacks", stack.stack_name, f"at most {limit} resources per stack; it would hold {resources}")]
 
 
 @cache

@@ -1,0 +1,56 @@
+"""NodegroupCapacityAlerts on config/eks.yaml's one synth (the session fixture): one function on a 5-minute schedule,
+told the cluster and exactly its Neuron node groups, that may describe exactly those node groups (no wildcard), publish
+to the fleet's topic and write its own ledger."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertSettings
+
+
+@pytest.fixture(scope="module")
+def eks(synth_fleet) -> Any:
+    return synth_fleet("eks")
+
+
+def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {k: r["Properties"] for k, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def test_node_groups_described_by_their_arns_on_a_schedule(eks) -> None:
+    template = eks.template_json("train-pretrain")
+    neuron_groups = {k for k, p in _resources(template, "AWS::EKS::Nodegroup").items()
+                     if "neuronfleet/node-group" in p.get("Labels", {})}
+    assert len(neuron_groups) == 4  # pretrain, ultra, tune, serve: not the system nodes
+    [(fn_id, fn)] = [(k, p) for k, p in _resources(template, "AWS::Lambda::Function").items()
+                     if p.get("Handler") == "capacity_alert.nodegroup_handler.handler"]
+    env = fn["Environment"]["Variables"]
+    names = [part["Fn::GetAtt"] for part in env["EKS_NODE_GROUPS"]["Fn::Join"][1] if isinstance(part, dict)]
+    assert sorted(n[0] for n in names) == sorted(neuron_groups) and {n[1] for n in names} == {"NodegroupName"}
+    assert env["EKS_CLUSTER_NAME"] == {"Ref": next(iter(_resources(template, "AWS::EKS::Cluster")))}
+    assert "GPU_POOL" not in env  # the eks fleet has no fallback pool: the messages say so
+    statements = [s for p in _resources(template, "AWS::IAM::Policy").values()
+                  for s in p["PolicyDocument"]["Statement"] if "eks:DescribeNodegroup" in json.dumps(s["Action"])]
+    [describe] = statements
+    assert describe["Action"] == "eks:DescribeNodegroup"
+    assert sorted(r["Fn::GetAtt"][0] for r in describe["Resource"]) == sorted(neuron_groups)
+    assert all(r["Fn::GetAtt"][1] == "Arn" for r in describe["Resource"])
+    [rule] = [p for p in _resources(template, "AWS::Events::Rule").values()
+              if any(t["Arn"] == {"Fn::GetAtt": [fn_id, "Arn"]} for t in p.get("Targets", []))]
+    assert rule["ScheduleExpression"] == f"rate({SCAN_MINUTES} minutes)"
+    assert rule["Targets"][0]["DeadLetterConfig"]  # what EventBridge cannot deliver is kept
+
+
+def test_the_environment_reads_back(eks) -> None:
+    """The synthesized environment, tokens replaced by names, is one the function accepts."""
+    template = eks.template_json("train-pretrain")
+    [fn] = [p for p in _resources(template, "AWS::Lambda::Function").values()
+            if p.get("Handler") == "capacity_alert.nodegroup_handler.handler"]
+    env = {k: v if isinstance(v, str) else "x" for k, v in fn["Environment"]["Variables"].items()}
+    env["EKS_NODE_GROUPS"] = json.dumps(["pretrain-ng", "ultra-ng"])
+    s = NodegroupAlertSettings.from_environment(env)
+    assert s.node_groups == ("pretrain-ng", "ultra-ng") and s.pool is None
