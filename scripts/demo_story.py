@@ -2,8 +2,10 @@
 
 - evaluation (config/dev.yaml, eval.yaml): a synthetic GPU baseline, the GPU endpoints a team would move from, so the
   report's evaluation estimate has GPU work to price on Neuron;
-- production (config/prod.yaml): the pilot judge's verdict on fixture answers for each endpoint with a GPU variant,
-  so the report sets Neuron's recorded cost against GPU's and shows the saving.
+- production (config/prod.yaml): the pilot judge's verdict on fixture answers for each endpoint with a GPU variant:
+  its go gates the saving, which the report computes from the fleet file's own throughput ratio
+  (gpu_variant.neuron_instances_per_gpu_instance), never from the judge's single-stream cost per million (a latency
+  figure: the fixtures' 1.2 s vs 1.0 s answers read "GPU costs 3.53x Neuron"; docs/cost.md says why).
 
 SageMaker hours are priced at the EC2 rate of the same type (no SageMaker rate is built in), as the demo's synthetic
 spend is.
@@ -67,7 +69,8 @@ NEURON_LATENCY_MS, GPU_LATENCY_MS, TOKENS = 1200.0, 1000.0, 128
 
 def fixture_verdicts(fleet: str, models: Sequence[Mapping[str, Any]], prompts: int = 20) -> list[Any]:
     """The pilot judge's own verdict (lambdas/judge) on fixture answers, for each endpoint with a GPU variant, at the
-    kit's hourly prices (SageMaker at the EC2 rate, synthetic): labelled synthetic."""
+    kit's hourly prices (SageMaker at the EC2 rate, synthetic): labelled synthetic. Its cost per million is
+    single-stream (one request at a time over ``prompts`` prompts) and shown as such; no saving is taken from it."""
     from neuronfleet.lambdas.judge.logic import Answer, Outcome, Prompt, RunState, judge
     from neuronfleet_contract.judge import Tolerances
 
