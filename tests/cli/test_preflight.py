@@ -338,7 +338,9 @@ def test_an_unreachable_endpoint_is_a_network_cause_not_a_permission() -> None:
 def test_each_cause_has_its_own_fix_and_the_tables_are_botocores() -> None:
     import botocore.exceptions as exc
 
-    from neuronfleet.preflight.checks import CREDENTIAL_EXCEPTIONS, NETWORK_ERRORS, THROTTLING_CODES
+    from neuronfleet.preflight.checks import botocore_error_names
+
+    THROTTLING_CODES, NETWORK_ERRORS, CREDENTIAL_EXCEPTIONS = botocore_error_names()
 
     # botocore 1.44.5's own lists: standard retry mode's throttling codes, its connection and credential errors
     assert {"ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"} <= THROTTLING_CODES
@@ -365,3 +367,17 @@ def test_exit_0_only_when_every_check_ran(prod) -> None:
     assert unchecked and all("to arn:aws:iam::123456789012:user/DevAdmin" in line.fix for line in unchecked)
     assert exit_code_of(unchecked) == FINDINGS
     assert "NOT CHECKED" in check_lines_text(unchecked).splitlines()[-1]
+
+
+def test_preflight_help_needs_no_botocore() -> None:
+    """botocore is not a dependency of the library (only of the test extra): the error tables load on first use."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; sys.modules['botocore'] = None; sys.modules['boto3'] = None\n"
+             "from neuronfleet.cli.main import main\n"
+             "assert main(['preflight', '--help']) == 0\n"
+             "from neuronfleet.preflight.checks import Failed\n"
+             "assert Failed('ImageNotFound').cause == 'not found'\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]

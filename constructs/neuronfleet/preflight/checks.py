@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from ..cli.output import CheckLine
@@ -21,11 +22,13 @@ from .quotas import EC2_ON_DEMAND, SAGEMAKER_ENDPOINT_NAME, QuotaFact, ec2_quota
 NOT_FOUND = "NotFound"
 
 
-def _botocore_error_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+@cache
+def botocore_error_names() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(throttling codes, network error names, credential error names) as the installed botocore (1.44.5) defines
     them: its standard retry mode's throttling codes (``botocore.retries.standard.ThrottledRetryableChecker``), the
     subclasses of its ``ConnectionError`` / ``HTTPClientError`` (no answer from the endpoint), and its credential
-    and token exceptions. tests/cli/test_preflight.py pins them."""
+    and token exceptions. tests/cli/test_preflight.py pins them. Read on first use: botocore is not a dependency of
+    the library (``neuronfleet preflight --help`` runs without it)."""
     import inspect
 
     import botocore.exceptions as exc
@@ -39,8 +42,6 @@ def _botocore_error_names() -> tuple[frozenset[str], frozenset[str], frozenset[s
     return (frozenset(ThrottledRetryableChecker._THROTTLED_ERROR_CODES), frozenset(network),
             frozenset(credentials))
 
-
-THROTTLING_CODES, NETWORK_ERRORS, CREDENTIAL_EXCEPTIONS = _botocore_error_names()
 
 CREDENTIAL_CODES = frozenset({
     "ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId", "UnrecognizedClientException",
@@ -79,13 +80,14 @@ class Failed:
         """What kept the call from answering, which decides the fix."""
         if self.not_found:
             return "not found"
-        if self.code in CREDENTIAL_CODES or self.code in CREDENTIAL_EXCEPTIONS:
+        throttling, network, credential_exceptions = botocore_error_names()
+        if self.code in CREDENTIAL_CODES or self.code in credential_exceptions:
             return "credentials"
         if self.code in ACCESS_DENIED_CODES:
             return "access denied"
-        if self.code in THROTTLING_CODES:
+        if self.code in throttling:
             return "throttled"
-        if self.code in NETWORK_ERRORS:
+        if self.code in network:
             return "network"
         return "error"
 
