@@ -164,7 +164,7 @@ def test_a_judge_verdict_alone_claims_no_saving_and_gives_the_break_even_instead
             "(break-even at recorded costs; no throughput ratio measured, so no saving claimed)") in report["story"]
     page = render_html(report)
     assert "Break-even: when Neuron is cheaper" in page and "Savings against GPU" not in page
-    assert "no capacity figure: the pilot judge&#x27;s single-stream figures are in the verdict column" in page
+    assert "no capacity figure (the pilot judge&#x27;s single-stream figures are in its column)" in page
 
 
 def test_a_stated_ratio_claims_no_saving_for_a_model_the_judge_says_no_go() -> None:

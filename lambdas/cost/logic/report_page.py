@@ -117,7 +117,7 @@ def _gpu_figure(m: Mapping[str, Any], unit: str, verdict: Mapping[str, Any] | No
                 f"Neuron's recorded figure x {factor:.4f}: the fleet file's throughput ratio ({saving.get('ratio')} "
                 "Neuron instances per GPU instance) at recorded hourly costs")
     if verdict is not None and verdict.get("variants"):
-        return None, "no capacity figure: the pilot judge's single-stream figures are in the verdict column"
+        return None, "no capacity figure (the pilot judge's single-stream figures are in its column)"
     return None, "not judged yet"
 
 
@@ -159,11 +159,9 @@ def models_section(report: Mapping[str, Any]) -> str:
             left=(0, 4)))
     even = report.get("break_even") or []
     if even:
-        parts.append("<h3>Break-even: when Neuron is cheaper</h3>")
-        parts.append(_table(["model", "GPU type", "Neuron type", "break-even (Neuron instances per GPU instance)",
-                             "what it rests on"],
-                            [(b["model"], b["gpu_type"], b["neuron_type"], b["break_even_ratio"], b["text"])
-                             for b in even], left=(0, 1, 2, 4)))
+        parts.append("<h3>Break-even: when Neuron is cheaper</h3><ul>"
+                     + "".join(f"<li><strong>{_e(b['model'])}: {_e(b['break_even_ratio'])} {_e(b['neuron_type'])} per "
+                               f"{_e(b['gpu_type'])}</strong>. {_e(b['text'])}.</li>" for b in even) + "</ul>")
     return _section("Per model: Neuron against GPU", "".join(parts))
 
 
