@@ -152,3 +152,12 @@ def test_the_deployed_handler_reads_its_environment_and_describes_moto_node_grou
     assert out["announced"] == [] and said(aws) == []
     [gone] = out["not_checked"]
     assert gone.startswith("gone: ResourceNotFoundException")
+
+
+def test_an_unreadable_description_changes_nothing(aws) -> None:
+    check(aws, {"ultra": described("ultra", NO_CAPACITY)})
+    assert len(said(aws)) == 1
+    broken = described("ultra")
+    del broken["nodegroup"]["clusterName"]  # optional in botocore's shape: the Stubber accepts it
+    out = check(aws, {"ultra": broken}, now=NOW + timedelta(minutes=5))
+    assert out["not_checked"] == ["ultra: unreadable"] and said(aws) == []  # not taken as "healthy again"
