@@ -205,7 +205,9 @@ def test_preflight_end_to_end_on_moto_exits_1_with_blocking_lines_and_no_traceba
         1 for line in doc["lines"] if line["status"] == "unchecked")
     checks = {line["check"]: line for line in doc["lines"]}
     # moto serves no Service Quotas listing and no capacity reservations: unchecked or not-found, never a crash
-    assert checks["quota Running On-Demand P instances (us-east-2)"]["status"] in ("unchecked", "warning")
+    p_quota = checks["quota Running On-Demand P instances (us-east-2)"]
+    assert p_quota["status"] == "unchecked" and p_quota["detail"].startswith("could not check: error (NotImplemented")
+    assert p_quota["fix"].startswith("check by hand: Service Quotas console")
     assert "Traceback" not in out.err and "reading Service Quotas" in out.err
 
 
