@@ -1,7 +1,8 @@
-"""SharedNeuronPool on its template (one synth: a NeuronEksCluster with an ODCR node group of four trn2.48xlarge and
-the pool on it, cdk-nag as the gate, cfn-lint clean): Kueue's chart pinned, the queues and priorities applied after
-it, the schedule function in the VPC every minute with its settings, the access entry's Kubernetes group, the cluster
-API open to the function only; and what the construct refuses."""
+"""SharedNeuronPool on its template: config/eks.yaml's pool (its Capacity Block group of two trn2.48xlarge, the
+session's one synth of that fleet; cdk-nag as the gate there, cfn-lint in test_gates): Kueue's chart pinned, the queues
+and priorities applied after it, the schedule function in the VPC every minute with the fleet file's schedule, the
+access entry's Kubernetes group, the cluster API open to the function only, the dashboard; and what the construct
+refuses."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Template
-from cfnlint.api import ManualArgs, lint
 
 from neuronfleet import InvalidSettings
 from neuronfleet.eks import NeuronEksCluster
@@ -22,7 +22,6 @@ from neuronfleet.sharing import manifests
 from neuronfleet.sharing.pins import KUEUE_CHART, KUEUE_VERSION
 from neuronfleet.sharing.pool import SharedNeuronPool
 from neuronfleet_contract.pool_sharing import POOL_NAMESPACE, PoolSchedule, PoolScheduleSettings, Role
-from tests.cdk_support import new_app
 from tests.conftest import ENV, AzStack, network, properties
 
 POOL = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count=4,
@@ -42,15 +41,11 @@ def _cluster(stack: cdk.Stack) -> NeuronEksCluster:
 
 
 @pytest.fixture(scope="module")
-def built() -> tuple[SharedNeuronPool, dict[str, Any], cdk.Stack]:
-    app = new_app()
-    stack = AzStack(app, "nf-pool", env=ENV)
-    cdk.Tags.of(stack).add("neuronfleet:fleet", "nf-pool")
-    topic = sns.Topic(stack, "Alerts", enforce_ssl=True)
-    pool = SharedNeuronPool(stack, "Pool", cluster=_cluster(stack), node_group="pool", schedule=SCHEDULE,
-                            topic=topic, fleet="nf-pool")
-    assembly = app.synth()
-    return pool, assembly.get_stack_by_name(stack.stack_name).template, stack
+def built(synth_fleet) -> tuple[SharedNeuronPool, dict[str, Any], cdk.Stack]:
+    fleet = synth_fleet("eks")
+    stack = fleet.stacks["train-pretrain"]
+    assert stack.pool is not None
+    return stack.pool, fleet.template_json("train-pretrain"), stack
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +70,7 @@ def test_queues_and_priorities_are_applied_after_kueue(built) -> None:
                 and "ClusterQueue" in json.dumps(r["Properties"]["Manifest"])]
     assert kueue in resources[queues]["DependsOn"]
     text = json.dumps(template["Resources"][queues]["Properties"]["Manifest"])
-    for expected in ('"kind\\":\\"ClusterQueue\\"', '"cohortName\\":\\"rainier\\"', '"lendingLimit\\":48',
+    for expected in ('"kind\\":\\"ClusterQueue\\"', '"cohortName\\":\\"pretrain\\"', '"lendingLimit\\":24',
                      '"reclaimWithinCohort\\":\\"LowerPriority\\"', '"kind\\":\\"WorkloadPriorityClass\\"',
                      '"value\\":1000', '"value\\":100,'):
         assert expected in text, expected
@@ -90,8 +85,11 @@ def test_the_schedule_runs_every_minute_in_the_vpc(built, tpl) -> None:
     function = template["Resources"][stack.get_logical_id(pool.function.function.node.default_child)]["Properties"]
     assert function["Handler"] == "pool_schedule.handler.handler" and "VpcConfig" in function
     env = {k: v for k, v in function["Environment"]["Variables"].items() if isinstance(v, str)}
-    assert json.loads(env["POOL_SCHEDULE"]) == SCHEDULE.to_mapping()
-    assert env["POOL_TRAINING_QUEUE"] == "rainier-training" and env["POOL_DEPLOYMENT"] == "serve"
+    assert json.loads(env["POOL_SCHEDULE"]) == pool.schedule.to_mapping() == {
+        "pool": "pretrain", "time_zone": "America/New_York", "day": ["mon-fri 07:00-23:00", "sat-sun 09:00-21:00"],
+        "pool_devices": 32, "replica_devices": 4, "day_replicas": 8, "night_floor": 2,
+        "checkpoint_deadline_minutes": 30}  # config/eks.yaml's section on its 2 x 16 devices
+    assert env["POOL_TRAINING_QUEUE"] == "pretrain-training" and env["POOL_DEPLOYMENT"] == "serve"
     assert env["POOL_METRICS_NAMESPACE"] == POOL_NAMESPACE
     assert set(PoolScheduleSettings(schedule=SCHEDULE, cluster_name="c", endpoint="e", certificate_authority="a",
                                     namespace="n", deployment="d", training_queue="t", topic_arn="x",
@@ -118,17 +116,6 @@ def test_only_the_function_may_reach_the_cluster_api(built, tpl) -> None:
         cluster["ResourcesVpcConfig"]["SecurityGroupIds"]
 
 
-def test_cfn_lint_finds_nothing_in_the_pool(built) -> None:
-    """cfn-lint on the whole template; the pool's resources (logical ids under ``Pool``) have no finding. (The
-    cluster itself, built here without the reference app's stack, draws W3005 on its subnets' DependsOn: the EKS
-    construct's, not the pool's.)"""
-    _, template, stack = built
-    matches = lint(json.dumps(template), config=ManualArgs(regions=[stack.region]))
-    found = [f"{m.rule.id} {m.message} ({'/'.join(map(str, m.path))})" for m in matches]
-    assert [f for f in found if "(Resources/Pool" in f] == []
-    assert all("(Resources/EksCluster" in f and f.startswith("W3005") for f in found), found
-
-
 def test_the_dashboard_shows_devices_by_role(tpl) -> None:
     [dashboard] = properties(tpl, "AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["DashboardBody"])
@@ -140,7 +127,7 @@ def test_metrics_name_the_pool_and_role(built) -> None:
     pool, _, _ = built
     metric = pool.metric_devices(Role.TRAINING)
     assert (metric.namespace, metric.metric_name, metric.dimensions) == (
-        POOL_NAMESPACE, "PoolDevices", {"Pool": "rainier", "Role": "training"})
+        POOL_NAMESPACE, "PoolDevices", {"Pool": "pretrain", "Role": "training"})
     assert pool.metric_checkpoints_missed().metric_name == "CheckpointsMissed"
     with pytest.raises(ValueError):
         pool.metric_devices("gpu")
