@@ -90,3 +90,19 @@ def test_the_script_refuses_a_bad_schedule(capsys) -> None:
     assert "--night_floor: got 9; allowed: at most day_replicas (8)" in capsys.readouterr().err
     assert sharing_sim.main(["--nodes", "2", "--deadline", "600"]) == 2
     assert "--checkpoint_deadline_minutes: got 600" in capsys.readouterr().err
+
+
+def test_the_page_and_the_readme_show_the_scripts_own_output(capsys) -> None:
+    """docs/sharing.md carries the default run's output verbatim and the README its figures: neither goes stale."""
+    root = Path(__file__).resolve().parents[2]
+    assert sharing_sim.main([]) == 0
+    out = capsys.readouterr().out.rstrip()
+    assert out in (root / "docs" / "sharing.md").read_text()
+    shared = next(line for line in out.splitlines() if line.startswith("shared (day/night)"))
+    alone = next(line for line in out.splitlines() if line.startswith("inference only"))
+    lost = next(line for line in out.splitlines() if line.startswith("training chip-hours lost"))
+    readme = " ".join((root / "README.md").read_text().split())
+    used, used_alone = round(float(shared.split()[-1].rstrip("%"))), round(float(alone.split()[-1].rstrip("%")))
+    with_signal, without = (int(n.replace(",", "")) for n in lost.split(":")[1].split()[::5][:2])
+    assert f"{used} % of chip-hours used instead of {used_alone} %" in readme
+    assert f"{with_signal} instead of {without} training chip-hours lost" in readme
