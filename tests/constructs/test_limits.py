@@ -71,23 +71,6 @@ def test_the_reference_app_refuses_an_over_full_stack_the_same_way() -> None:
     assert str(FleetConfigError(fleet.name, [problem])).endswith(OVER_FULL)
 
 
-def test_an_over_full_inference_partition_reads_as_the_fleet_files_inference_stacks() -> None:
-    fleet = parse_fleet({**DEV, "endpoints": [{**DEV["endpoints"][0], "name": f"m{i:02d}"} for i in range(40)]},
-                        source="test")
-    app = cdk.App(context=_cdk_json_context())
-    limits = CloudFormationLimits(app)
-    stacks = build_fleet(app, fleet)  # builds: the limits are checked at synth
-    with pytest.raises(RuntimeError, match="Validation failed"):
-        app.synth()
-    (found,) = limits.problems
-    assert found.rule == "resources-per-stack" and found.value == "nf-dev-inference"
-    assert found.measured is not None and found.measured > CLOUDFORMATION_QUOTAS["resources"]
-    (problem,) = fleet_problems(fleet, stacks, limits.problems)
-    assert str(problem).startswith("inference_stacks: got 1; allowed: enough stacks that each holds at most 500 "
-                                   f"resources: nf-dev-inference would hold {found.measured}. ")
-    assert "stacks would fit this fleet" in str(problem)
-
-
 def _function_stack(app: cdk.App, environment: dict[str, str]) -> cdk.Stack:
     stack = cdk.Stack(app, "Fn", stack_name="fn-stack", env=ENV)
     lambda_.CfnFunction(stack, "Report", role="arn:aws:iam::111111111111:role/r", runtime="python3.13",
