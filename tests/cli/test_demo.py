@@ -92,7 +92,7 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
             "protects (67.95%)") in out
     assert re.search(r"the story of nf-prod \(production\), SYNTHETIC figures: Synthetic: Neuron serves chat for "
                      r"\$18693\.07 a month where the same work on GPU would cost \$19814\.40 \(at the fleet file's "
-                     r"throughput ratio for chat, 4 Neuron instances per GPU instance; break-even 4\.24\): "
+                     r"throughput ratio for chat, 4 Neuron instances per GPU instance; break-even at 4\.24\): "
                      r"\$1121\.33 a month saved \(5\.66%\)", out)
 
 

@@ -143,7 +143,7 @@ def test_neuron_against_gpu_per_model_uses_the_fleet_files_throughput_ratio_neve
     assert "GPU: not judged yet" in ET.tostring(inferences, encoding="unicode")
     assert report["story"].startswith(
         "Neuron serves chat for $9000.00 a month where the same work on GPU would cost $9750.00 (at the fleet file's "
-        "throughput ratio for chat, 4 Neuron instances per GPU instance; break-even 4.33): $750.00 a month saved "
+        "throughput ratio for chat, 4 Neuron instances per GPU instance; break-even at 4.33): $750.00 a month saved "
         "(7.69%)")
     assert report["break_even"] == []  # said once, in the saving
 

@@ -218,7 +218,9 @@ def estimate_section(report: Mapping[str, Any]) -> str:
                              for x in lines], left=(0, 1, 2, 6)))
         parts.append(f"<p class=small>{_e(est.get('assumption', ''))}. Break-even ratio: the Neuron:GPU throughput "
                      "(the work of one Neuron instance-hour over one GPU instance-hour) at which Neuron costs what GPU "
-                     "does; above it Neuron is cheaper.</p>")
+                     "does; above it Neuron is cheaper. It is the reciprocal of a per-model break-even above, "
+                     "which counts Neuron instances per GPU instance as the fleet file's "
+                     "neuron_instances_per_gpu_instance does.</p>")
     why = est.get("not_estimated_why") or {}
     if why:
         parts.append(_table(["not estimated", "amount", "why"],

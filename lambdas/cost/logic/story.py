@@ -135,7 +135,8 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
             basis = (f"the fleet file's throughput ratio: one {m['gpu_type']} does the work of {ratio.normalize()} "
                      f"{neuron_type} ({RATIO_FIELD}), applied to {show(n_h)} recorded Neuron instance-hours at the "
                      f"recorded ${show(g_rate)} per {m['gpu_type']} instance-hour; break-even at "
-                     f"{show(g_rate / n_rate)} (Neuron costs ${show(n_rate)} an instance-hour)")
+                     f"{show(g_rate / n_rate)} Neuron instances per GPU instance (Neuron costs ${show(n_rate)} an "
+                     "instance-hour)")
             extra = {"ratio": str(ratio.normalize()), "break_even_ratio": show(g_rate / n_rate)}
         if gpu is None:
             continue
@@ -182,7 +183,7 @@ def break_even(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], ve
 def _short_basis(s: Mapping[str, Any]) -> str:
     if s.get("ratio"):
         return (f"at the fleet file's throughput ratio for {s['model']}, {s['ratio']} Neuron instances per GPU "
-                f"instance; break-even {s['break_even_ratio']}")
+                f"instance; break-even at {s['break_even_ratio']}")
     return f"against {s['model']}'s GPU baseline variant, measured side by side"
 
 
