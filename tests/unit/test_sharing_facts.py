@@ -119,3 +119,20 @@ def test_sagemaker_reservations_are_sagemaker_arns() -> None:
     arn = model.shape_for("ProductionVariantCapacityReservationConfig").members["MlReservationArn"]
     assert re.fullmatch(arn.metadata["pattern"], "arn:aws:sagemaker:us-east-2:111111111111:training-plan/p")
     assert not re.fullmatch(arn.metadata["pattern"], "cr-0123456789abcdef0")
+
+
+def test_the_kubectl_handler_pulls_an_oci_chart_whole() -> None:
+    import importlib.util
+    import tarfile
+
+    spec = importlib.util.find_spec("aws_cdk")  # located, not imported: no Node.js in unit tests
+    assert spec is not None and spec.submodule_search_locations
+    bundle = next((Path(next(iter(spec.submodule_search_locations))) / "_jsii").glob("aws-cdk-lib@*.jsii.tgz"))
+    assert bundle.name == "aws-cdk-lib@2.275.0.jsii.tgz"
+    with tarfile.open(bundle) as tar:
+        member = tar.extractfile("package/custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/helm/__init__.py")
+        assert member is not None
+        source = member.read().decode()
+    assert pins.KUBECTL_HANDLER_OCI.text in source
+    assert "OCI repository format not recognized, falling back to helm pull" in source
+    assert pins.KUEUE_CHART.rpartition("/")[2] == "kueue"  # helm pull saves it under the reference's last part

@@ -116,3 +116,11 @@ SAGEMAKER_ML_RESERVATION = Fact(
     "(MlReservationArn: an arn:aws:sagemaker:... ARN, not an EC2 capacity reservation id)")
 """The kit's inference runs on SageMaker endpoints: they take an ML reservation (a SageMaker training plan), never the
 EC2 ODCR or Capacity Block a Batch compute environment launches into, so the two cannot share one reservation."""
+
+KUBECTL_HANDLER_OCI = Fact(
+    "helm_cmd = ['helm', 'pull', repository, '--version', version , '--untar']",
+    "aws-cdk-lib 2.275.0's kubectl handler, custom-resource-handlers/dist/aws-eks-v2/kubectl-handler/helm/__init__.py "
+    "(in the installed jsii bundle): an oci:// repository is pulled whole with helm pull (the chart name is not used); "
+    "outside ECR it logs 'OCI repository format not recognized, falling back to helm pull' and pulls without login")
+"""Why the Kueue chart is given as ``repository=oci://registry.k8s.io/kueue/charts/kueue`` (the chart's full OCI
+reference) and why the kubectl provider's log shows that error line for it: harmless, registry.k8s.io needs no login."""
