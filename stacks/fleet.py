@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from pathlib import Path
-from typing import Any
 
 from aws_cdk import CfnResource, Environment, Stack
 from constructs import Construct
 
-from neuronfleet import Fleet, Problem, tag_fleet
-from neuronfleet.core.rules import (
-    CDK_DESCRIPTION_CHARS,
-    CLOUDFORMATION_QUOTAS,
-    IAM_ROLE_INLINE_POLICY_CHARS,
-    LAMBDA_ENVIRONMENT_BYTES,
-    TOKEN_ESTIMATE_CHARS,
-    fits_description,
-)
+from neuronfleet import Fleet, tag_fleet
+from neuronfleet.core.limits import assembly_problems as assembly_problems  # the limits' one home: the library
+from neuronfleet.core.limits import template_problems as template_problems
+from neuronfleet.core.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
 from neuronfleet.facts.prices import price_table
 from neuronfleet.fleetfile.eks_section import EksSection, cluster_settings
 from neuronfleet.fleetfile.schema import CUR_EXPORT_PART, construct_id, partition
@@ -143,99 +135,3 @@ def describe(what: str, items: list[str]) -> str:
 def _is_resource(kind: type) -> bool:
     """issubclass once per class: isinstance on jsii proxies walks ABC subclass checks for every node."""
     return issubclass(kind, CfnResource)
-
-
-def assembly_problems(directory: str | Path) -> list[Problem]:
-    """:func:`template_problems` of every stack a cloud assembly holds, read from its directory (manifest.json and the
-    template files) rather than through jsii, which would send megabytes of JSON over the kernel's pipe again."""
-    root = Path(directory)
-    manifest = json.loads((root / "manifest.json").read_text())
-    problems = []
-    for artifact_id, artifact in manifest.get("artifacts", {}).items():
-        if artifact.get("type") != "aws:cloudformation:stack":
-            continue
-        properties = artifact.get("properties", {})
-        template = json.loads((root / properties["templateFile"]).read_text())
-        problems += template_problems(properties.get("stackName", artifact_id), template)
-    return problems
-
-
-def template_problems(stack_name: str, template: dict[str, Any]) -> list[Problem]:
-    """What CloudFormation, Lambda or IAM would refuse in a synthesised template: a template over CloudFormation's
-    size quota, a function whose environment exceeds Lambda's 4 KB, a role whose inline policies exceed IAM's
-    10,240 characters (references estimated at ``TOKEN_ESTIMATE_CHARS`` each: cfn-lint counts only literal
-    strings)."""
-    problems = []
-    size = len(json.dumps(template, separators=(",", ":")))
-    if size > CLOUDFORMATION_QUOTAS["template_bytes"]:
-        problems.append(Problem("stacks", stack_name, f"a template of at most {CLOUDFORMATION_QUOTAS['template_bytes']:,}"
-                                                      f" bytes; it would be {size:,}"))
-    for logical, res in template.get("Resources", {}).items():
-        if res.get("Type") != "AWS::Lambda::Function":
-            continue
-        variables = res.get("Properties", {}).get("Environment", {}).get("Variables", {})
-        total = sum(len(k) + _deployed_length(v) for k, v in variables.items())
-        if total > LAMBDA_ENVIRONMENT_BYTES:
-            biggest = sorted(variables, key=lambda k: -_deployed_length(variables[k]))[:3]
-            problems.append(Problem(f"{stack_name}.{logical}", f"{total:,} bytes of environment", (
-                f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
-                + ", ".join(f"{k} ({_deployed_length(variables[k]):,})" for k in biggest)
-                + ". " + _WHAT_GROWS)))
-    for role, size in sorted(_inline_policy_sizes(template).items()):
-        if size > IAM_ROLE_INLINE_POLICY_CHARS:
-            problems.append(Problem(f"{stack_name}.{role}", f"{size:,} characters of inline policies", (
-                f"at most {IAM_ROLE_INLINE_POLICY_CHARS:,} (IAM's limit for one role's inline policies). "
-                + _WHAT_GROWS)))
-    return problems
-
-
-_WHAT_GROWS = ("What grows with a fleet there: a partition's endpoints with a GPU fallback (the failover: more "
-               "inference_stacks), reservations and resource groups (capacity alerts, cost collector: fewer per "
-               "fleet file), endpoints with a judge (the migration report names each judge's record: about 120 bytes of "
-               "its environment and 500 characters of its role's policies each; fewer judges at a time)")
-
-
-_REFERENCES = ("Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub")
-"""Intrinsics whose deployed value is estimated at ``TOKEN_ESTIMATE_CHARS``."""
-
-
-def _inline_policy_sizes(template: dict[str, Any]) -> dict[str, int]:
-    """Role (logical id) -> the estimated size of its inline policies (its own ``Policies`` and the AWS::IAM::Policy
-    resources attached to it in this template), as compact JSON with references at their estimated length."""
-    sizes: dict[str, int] = {}
-    resources = template.get("Resources", {})
-    for logical, res in resources.items():
-        props = res.get("Properties", {})
-        if res.get("Type") == "AWS::IAM::Role":
-            sizes[logical] = sizes.get(logical, 0) + sum(_compact_length(p.get("PolicyDocument", {}))
-                                                         for p in props.get("Policies", []))
-        elif res.get("Type") == "AWS::IAM::Policy":
-            for role in props.get("Roles", []):
-                if isinstance(role, dict) and role.get("Ref") in resources:
-                    sizes[role["Ref"]] = sizes.get(role["Ref"], 0) + _compact_length(props.get("PolicyDocument", {}))
-    return sizes
-
-
-def _compact_length(document: Any) -> int:
-    """Characters of ``document`` as compact JSON once deployed (IAM does not count whitespace)."""
-    def deployed(value: Any) -> Any:
-        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (*_REFERENCES, "Fn::Join"):
-            return "x" * _deployed_length(value)
-        if isinstance(value, dict):
-            return {k: deployed(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [deployed(v) for v in value]
-        return value
-    return len(json.dumps(deployed(document), separators=(",", ":")))
-
-
-def _deployed_length(value: Any) -> int:
-    """The length a template value is estimated to have once deployed."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, dict) and "Fn::Join" in value:
-        sep, parts = value["Fn::Join"]
-        return len(sep) * max(len(parts) - 1, 0) + sum(_deployed_length(p) for p in parts)
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _REFERENCES:
-        return TOKEN_ESTIMATE_CHARS
-    return len(json.dumps(value))

@@ -219,7 +219,7 @@ def test_a_capacity_az_outside_the_network_gets_the_same_message_from_the_constr
 
 def _function_environments(template: dict[str, Any]) -> dict[str, int]:
     """Handler -> bytes of its environment, as template_problems estimates them."""
-    from stacks.fleet import _deployed_length
+    from neuronfleet.core.limits import _deployed_length
 
     return {r["Properties"]["Handler"]: sum(len(k) + _deployed_length(v) for k, v in
                                             r["Properties"]["Environment"]["Variables"].items())
