@@ -56,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "deploy": "neuronfleet.cli.cdk:deploy",
     "capacity": "neuronfleet.capacity.cli:capacity",
     "judge": "neuronfleet.judge.commands:judge",
+    "report": "neuronfleet.cli.report:report",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 
