@@ -333,12 +333,14 @@ def test_launch_templates_keep_every_efa_interface(prod) -> None:
 
 def test_functions_tables_endpoints_queues_and_groups_exist(prod) -> None:
     _, seen = prod
-    assert seen["functions"] == ["capacity_alert.handler.handler", "cost.collector.handler", "cost.report.handler",
-                                 "cost.waste.handler", "failover.handler.handler"]
+    assert seen["functions"] == ["capacity_alert.handler.handler", "capacity_lifecycle.handler.handler",
+                                 "cost.collector.handler", "cost.report.handler", "cost.waste.handler",
+                                 "failover.handler.handler"]
     tables = sorted(t.split("-")[3] if t.count("-") >= 4 else t for t in seen["tables"])
-    # the spend ledger; what the capacity alerts and the waste detector said; the failover's state
-    assert len(seen["tables"]) == 4, tables
-    assert sum("Announced" in t for t in seen["tables"]) == 2 and sum("FailoverState" in t for t in seen["tables"]) == 1
+    # the spend ledger; what the capacity alerts, the Capacity Block lifecycle and the waste detector said; the
+    # failover's state
+    assert len(seen["tables"]) == 5, tables
+    assert sum("Announced" in t for t in seen["tables"]) == 3 and sum("FailoverState" in t for t in seen["tables"]) == 1
     assert len(seen["queues"]) == 3  # two Trainium clusters and the GPU pool
     variants = {name: sorted((v["VariantName"]) for v in e["ProductionVariants"]) for name, e in seen["endpoints"].items()}
     assert sorted(variants.values()) == [["gpu", "neuron"], ["neuron"]]
