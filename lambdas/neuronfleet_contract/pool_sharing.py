@@ -26,6 +26,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .namespaces import POOL_NAMESPACE
+from .problems import Problem
 
 # ------------------------------------------------------------------------------------------ names both sides use
 
@@ -75,20 +76,10 @@ class Phase(StrEnum):
 # ---------------------------------------------------------------------------------------------------- refusals
 
 
-@dataclass(frozen=True)
-class ScheduleProblem:
-    field: str
-    value: Any
-    allowed: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: got {self.value!r}; allowed: {self.allowed}"
-
-
 class InvalidSchedule(ValueError):
     """A schedule refused: every problem names its field, the value and what is allowed."""
 
-    def __init__(self, problems: Sequence[ScheduleProblem]) -> None:
+    def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = list(problems)
         super().__init__("invalid pool schedule: " + "; ".join(str(p) for p in self.problems))
 
@@ -118,19 +109,19 @@ def _hhmm(text: str) -> time | None:
     return time(hours, minutes)
 
 
-def parse_windows(field_name: str, specs: Sequence[str]) -> tuple[list[Window], list[ScheduleProblem]]:
+def parse_windows(field_name: str, specs: Sequence[str]) -> tuple[list[Window], list[Problem]]:
     windows: list[Window] = []
-    problems: list[ScheduleProblem] = []
+    problems: list[Problem] = []
     for i, spec in enumerate(specs):
         where = f"{field_name}[{i}]"
         match = _WINDOW.match(spec) if isinstance(spec, str) else None
         if not match:
-            problems.append(ScheduleProblem(where, spec, WINDOW_FORMAT))
+            problems.append(Problem(where, spec, WINDOW_FORMAT))
             continue
         start, end = _hhmm(match["start"]), _hhmm(match["end"])
         d1, d2 = (match["d1"] or "mon").lower(), (match["d2"] or match["d1"] or "sun").lower()
         if start is None or end is None or d1 not in DAYS or d2 not in DAYS or start >= end:
-            problems.append(ScheduleProblem(where, spec, WINDOW_FORMAT))
+            problems.append(Problem(where, spec, WINDOW_FORMAT))
             continue
         first, last = DAYS.index(d1), DAYS.index(d2)
         days = range(first, last + 1) if first <= last else [*range(first, 7), *range(0, last + 1)]
@@ -184,13 +175,13 @@ class PoolSchedule:
         """The schedule, or :class:`InvalidSchedule` naming every bad field (``field_prefix`` roots the names, e.g.
         ``sharing.schedule.``). ``checkpoint_deadline`` as a timedelta or whole minutes."""
         p = field_prefix
-        problems: list[ScheduleProblem] = []
+        problems: list[Problem] = []
         day = tuple(day) if not isinstance(day, str) else (day,)
         if not isinstance(time_zone, str) or not zone_known(time_zone):
-            problems.append(ScheduleProblem(f"{p}time_zone", time_zone,
+            problems.append(Problem(f"{p}time_zone", time_zone,
                                             "an IANA time zone name, e.g. 'Europe/Berlin' or 'UTC'"))
         if not day:
-            problems.append(ScheduleProblem(f"{p}day", list(day), f"one window or more, {WINDOW_FORMAT}"))
+            problems.append(Problem(f"{p}day", list(day), f"one window or more, {WINDOW_FORMAT}"))
         windows, bad = parse_windows(f"{p}day", day)
         problems += bad
         by_day: dict[int, list[Window]] = {}
@@ -200,36 +191,36 @@ class PoolSchedule:
                     for a, b in pairwise(sorted(ws, key=lambda w: w.start)) if b.start < a.end]
         if overlaps:  # the first one named: the same two specs overlap on every day they share
             weekday, a, b = overlaps[0]
-            problems.append(ScheduleProblem(f"{p}day", list(day), (
+            problems.append(Problem(f"{p}day", list(day), (
                 f"windows that do not overlap ({DAYS[weekday]} "
                 f"{a.start:%H:%M}-{a.end:%H:%M} and {b.start:%H:%M}-{b.end:%H:%M} do)")))
         for name, value in (("pool_devices", pool_devices), ("replica_devices", replica_devices)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                problems.append(ScheduleProblem(f"{p}{name}", value, "a whole number of Neuron devices, 1 or more"))
+                problems.append(Problem(f"{p}{name}", value, "a whole number of Neuron devices, 1 or more"))
         for name, value in (("day_replicas", day_replicas), ("night_floor", night_floor)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                problems.append(ScheduleProblem(f"{p}{name}", value, "a whole number of replicas, 0 or more"))
+                problems.append(Problem(f"{p}{name}", value, "a whole number of replicas, 0 or more"))
         if not problems:
             if day_replicas * replica_devices > pool_devices:
-                problems.append(ScheduleProblem(f"{p}day_replicas", day_replicas, (
+                problems.append(Problem(f"{p}day_replicas", day_replicas, (
                     f"at most {pool_devices // replica_devices} ({pool_devices} devices in the pool, "
                     f"{replica_devices} a replica)")))
             if night_floor > day_replicas:
-                problems.append(ScheduleProblem(f"{p}night_floor", night_floor,
+                problems.append(Problem(f"{p}night_floor", night_floor,
                                                 f"at most day_replicas ({day_replicas})"))
             elif night_floor * replica_devices > pool_devices:
-                problems.append(ScheduleProblem(f"{p}night_floor", night_floor, (
+                problems.append(Problem(f"{p}night_floor", night_floor, (
                     f"at most {pool_devices // replica_devices} replicas: a floor above the pool "
                     f"({pool_devices} devices, {replica_devices} a replica)")))
         if isinstance(checkpoint_deadline, int) and not isinstance(checkpoint_deadline, bool):
             checkpoint_deadline = timedelta(minutes=checkpoint_deadline)
         if not isinstance(checkpoint_deadline, timedelta) or checkpoint_deadline <= timedelta(0):
-            problems.append(ScheduleProblem(f"{p}checkpoint_deadline_minutes", checkpoint_deadline,
+            problems.append(Problem(f"{p}checkpoint_deadline_minutes", checkpoint_deadline,
                                             "a deadline of 1 minute or more before each morning"))
         elif windows and not problems:
             for w, night in weekly_gaps(windows):
                 if checkpoint_deadline >= night:
-                    problems.append(ScheduleProblem(
+                    problems.append(Problem(
                         f"{p}checkpoint_deadline_minutes", int(checkpoint_deadline.total_seconds() // 60), (
                             f"shorter than the night before {DAYS[w.weekday]} {w.start:%H:%M} "
                             f"({int(night.total_seconds() // 60)} minutes)")))
@@ -312,8 +303,8 @@ class PoolSchedule:
                  "checkpoint_deadline_minutes"}
         unknown = sorted(set(data) - known)
         missing = sorted(known - set(data))
-        problems = [ScheduleProblem(f"{field_prefix}{k}", data[k], f"one of {sorted(known)}") for k in unknown]
-        problems += [ScheduleProblem(f"{field_prefix}{k}", None, "a value (required)") for k in missing]
+        problems = [Problem(f"{field_prefix}{k}", data[k], f"one of {sorted(known)}") for k in unknown]
+        problems += [Problem(f"{field_prefix}{k}", None, "a value (required)") for k in missing]
         if problems:
             raise InvalidSchedule(problems)
         return cls.build(pool=data["pool"], time_zone=data["time_zone"], day=data["day"],

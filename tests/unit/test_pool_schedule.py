@@ -86,7 +86,7 @@ def test_mapping_round_trip() -> None:
 def refused(**overrides) -> list[tuple[str, object, str]]:
     with pytest.raises(InvalidSchedule) as caught:
         schedule(**overrides)
-    return [(p.field, p.value, p.allowed) for p in caught.value.problems]
+    return [(p.path, p.value, p.allowed) for p in caught.value.problems]
 
 
 def test_overlapping_windows_are_refused() -> None:
@@ -131,13 +131,13 @@ def test_every_problem_is_named_with_the_prefix() -> None:
                                    "replica_devices": 4, "day_replicas": 1, "night_floor": 0,
                                    "checkpoint_deadline_minutes": 10, "color": "red"},
                                   field_prefix="sharing.schedule.")
-    fields = [p.field for p in caught.value.problems]
+    fields = [p.path for p in caught.value.problems]
     assert fields == ["sharing.schedule.color"]  # unknown keys first: nothing else is read
     with pytest.raises(InvalidSchedule) as caught:
         PoolSchedule.from_mapping({"pool": "p", "time_zone": "Mars/Olympus", "day": ["x"], "pool_devices": 0,
                                    "replica_devices": 4, "day_replicas": 1, "night_floor": 0,
                                    "checkpoint_deadline_minutes": 10}, field_prefix="sharing.schedule.")
-    assert [p.field for p in caught.value.problems] == [
+    assert [p.path for p in caught.value.problems] == [
         "sharing.schedule.time_zone", "sharing.schedule.day[0]", "sharing.schedule.pool_devices"]
     assert "sharing.schedule.time_zone: got 'Mars/Olympus'; allowed: an IANA time zone name" in str(caught.value)
 

@@ -49,5 +49,5 @@ class PoolSharingSettings(Settings):
                                       replica_devices=self.replica_devices, day_replicas=self.day_replicas,
                                       night_floor=self.night_floor, checkpoint_deadline=self.checkpoint_deadline_minutes)
         except InvalidSchedule as error:
-            raise InvalidSettings([Problem(p.field, p.value, p.allowed) for p in error.problems],
+            raise InvalidSettings(error.problems,
                                   what=self.what) from None
