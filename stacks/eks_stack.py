@@ -6,7 +6,7 @@ from aws_cdk import CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet import FleetNetwork, StaticAzStack, TrainiumClusterSettings
+from neuronfleet import FleetNetwork, GpuPool, StaticAzStack, TrainiumClusterSettings
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.eks.capacity_alerts import NodegroupCapacityAlerts
 from neuronfleet.settings.eks import NeuronEksClusterSettings
@@ -23,7 +23,7 @@ class EksTrainingStack(StaticAzStack):
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  cluster: NeuronEksClusterSettings, storage: TrainiumClusterSettings,
                  sharing: PoolSharingSettings | None = None, alerts_topic: sns.ITopic | None = None,
-                 fleet: str = "", **kwargs: Any) -> None:
+                 fleet: str = "", gpu_pool: GpuPool | None = None, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("an EKS cluster")
         self.cluster = c = NeuronEksCluster(self, "Eks", vpc=network.vpc, vpc_subnets=network.compute_subnets,
@@ -46,7 +46,8 @@ class EksTrainingStack(StaticAzStack):
         CfnOutput(self, "FileSystemId", value=self.storage.file_system.file_system_id)
         self.capacity_alerts: NodegroupCapacityAlerts | None = None
         if alerts_topic is not None:  # a Neuron node group that cannot get nodes: announced once (docs/eks.md)
-            self.capacity_alerts = NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=c, topic=alerts_topic)
+            self.capacity_alerts = NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=c, topic=alerts_topic,
+                                                           pool=gpu_pool)
         self.pool: SharedNeuronPool | None = None
         if sharing is not None and alerts_topic is not None:
             schedule = sharing.pool_schedule(cluster, cluster.node_groups[0].name)  # the entry's name

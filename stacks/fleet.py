@@ -42,8 +42,16 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                                                    [f"{c.count} x {c.instance_type}", c.capacity.type]))
                 for c in fleet.training_clusters if c.scheduler == "batch"]
     stacks += training
+    fallback = None  # built before the EKS stacks: their node-group capacity alerts name its pool
+    if fleet.fallback.enabled:
+        fallback = FallbackStack(
+            scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
+            clusters=[t.cluster for t in training], env=env,
+            description=describe(f"{label}: GPU fallback pool and Trainium capacity alerts",
+                                 list(fleet.fallback.instance_types)))
     eks = [EksTrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, env=env, storage=c,
                             sharing=c.eks.sharing if c.eks else None, alerts_topic=topic, fleet=fleet.name,
+                            gpu_pool=fallback.pool if fallback else None,
                             cluster=(ec := cluster_settings(c, c.name, c.eks or EksSection(), fleet.network.training_az)),
                             description=describe(f"{label}: EKS training cluster {c.name}",
                                                  [f"{g.count} x {g.instance_type} ({g.capacity.type})"
@@ -56,13 +64,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
         description=describe(f"{label}: Neuron endpoints", [f"{e.name} ({e.instance_type})" for e in endpoints]))
         for part, endpoints in fleet.inference_partitions().items()]
     stacks += inference
-    fallback = None
-    if fleet.fallback.enabled:
-        fallback = FallbackStack(
-            scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
-            clusters=[t.cluster for t in training], env=env,
-            description=describe(f"{label}: GPU fallback pool and Trainium capacity alerts",
-                                 list(fleet.fallback.instance_types)))
+    if fallback is not None:
         stacks.append(fallback)
     if fleet.capacity_policy is not None and training:
         stacks.append(CapacityStack(

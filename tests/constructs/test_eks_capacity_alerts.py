@@ -54,3 +54,24 @@ def test_the_environment_reads_back(eks) -> None:
     env["EKS_NODE_GROUPS"] = json.dumps(["pretrain-ng", "ultra-ng"])
     s = NodegroupAlertSettings.from_environment(env)
     assert s.node_groups == ("pretrain-ng", "ultra-ng") and s.pool is None
+
+
+def test_a_fleet_with_the_gpu_pool_names_it_in_the_node_group_alerts() -> None:
+    """The fallback stack is built before the EKS stacks, so their capacity alerts can say what the pool takes."""
+    import yaml
+
+    from neuronfleet import parse_fleet
+    from stacks import build_fleet
+    from tests.conftest import ROOT, new_app
+
+    doc = yaml.safe_load((ROOT / "config" / "eks.yaml").read_text())
+    doc["fallback"] = {"enabled": True}
+    stacks = {s.stack_name: s for s in build_fleet(new_app(), parse_fleet(doc, source="eks+fallback"))}
+    eks_stack = stacks[f"{doc['name']}-train-pretrain"]
+    from aws_cdk.assertions import Template
+
+    [fn] = [p for p in _resources(Template.from_stack(eks_stack).to_json(), "AWS::Lambda::Function").values()
+            if p.get("Handler") == "capacity_alert.nodegroup_handler.handler"]
+    env = fn["Environment"]["Variables"]
+    assert "GPU_POOL" in env and "queue_arn" in json.dumps(env["GPU_POOL"])
+    assert stacks[f"{doc['name']}-fallback"] in eks_stack.dependencies
