@@ -18,25 +18,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceCatalog
 from ..facts.prices import price_table
 from ..lambdas.cost.logic.rows import CostRow, parse_page
-from .exports import rows_from_simple_csv
 
-__all__ = ["accelerators_of", "main", "price_table", "rows_from_cost_explorer", "rows_from_csv"]
+__all__ = ["accelerators_of", "main", "price_table", "rows_from_cost_explorer"]
 
 
 def accelerators_of(catalog: InstanceCatalog) -> dict[str, tuple[str, int]]:
     """Instance type -> (family, accelerator memory GiB): what the evaluation estimate maps GPU work by."""
     return {s.instance_type: (s.family.value, s.accelerator_memory_gib) for s in catalog}
-
-
-def rows_from_csv(path: Path) -> list[CostRow]:
-    """The GPU rows of an ``instance_type,amount_usd,hours[,workload]`` CSV (other rows are skipped)."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        return rows_from_simple_csv(fh, source=str(path)).rows
 
 
 def rows_from_cost_explorer(days: int = 30) -> list[CostRow]:
