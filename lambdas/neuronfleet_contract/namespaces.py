@@ -11,8 +11,8 @@ AWS_SAGEMAKER_METRICS = "AWS/SageMaker"
 """Not the kit's (so not named ``*_NAMESPACE``, the kit's own): AWS's namespace of SageMaker endpoint metrics
 (``Invocations``, ``ModelLatency``, ``Invocation5XXErrors``, ..., dimensions ``EndpointName`` and ``VariantName``:
 SageMaker developer guide, "Monitor Amazon SageMaker AI with Amazon CloudWatch",
-https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html). Read by the endpoint alarms, the
-failover, the report's unit costs and the waste detector."""
+https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html, read 2026-11-23). Read by the endpoint
+alarms, the failover, the report's unit costs and the waste detector."""
 
 NEURON_NAMESPACE = "NeuronFleet/Neuron"
 """Published by the kit's own publisher on the Trainium/Inferentia hosts (``neuronfleet/node/utilisation.py``, fed
