@@ -3,7 +3,10 @@ and jobs held for Trainium capacity moved to the GPU pool (lambdas/capacity_life
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from aws_cdk import Duration, Stack
@@ -19,6 +22,7 @@ from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.topic import grant_publish
 from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
+from ..core.rules import LAMBDA_ENVIRONMENT_BYTES
 from ..fallback.gpu_pool import GpuPool
 from ..settings.capacity import CapacityPolicySettings
 from ..training.cluster import TrainiumCluster
@@ -27,6 +31,81 @@ PASS_EVERY = Duration.minutes(10)
 """The lifecycle pass: a block's decision point, a drain's start or a held job's limit is acted on at most 10
 minutes late (the checkpoint lead, 45 minutes by default, leaves room for it)."""
 TIMEOUT = Duration.minutes(5)
+DESCRIPTION = "neuronfleet: Capacity Blocks before they end (extend or drain), held jobs to the GPU pool"
+
+# ---------------------------------------------------------------------------------------- one environment's size
+# A fleet's clusters are split between as many lifecycle functions as their environments need (Lambda refuses an
+# environment over LAMBDA_ENVIRONMENT_BYTES). What CloudFormation will put where the template holds a reference is
+# not known at synth, so each reference is sized as the longest value AWS allows there: a function never outgrows
+# Lambda's quota whatever names CloudFormation generates. Read 2026-11-26.
+
+LONGEST_PARTITION = 10
+"""``aws-us-gov``, the longest partition id in botocore 1.44.5's data/partitions.json."""
+LONGEST_REGION = 17
+"""``aws-us-gov-global``, the longest region name in the same file (a pseudo-region: the real ones are shorter)."""
+
+
+def _arn(service: str, resource: str, longest_name: int) -> int:
+    return len(f"arn:{'p' * LONGEST_PARTITION}:{service}:{'r' * LONGEST_REGION}:{'0' * 12}:{resource}") + longest_name
+
+
+LONGEST = {
+    "queue_arn": _arn("batch", "job-queue/", 128),
+    "drain_bucket": 63,
+    "topic_arn": _arn("sns", "", 256),
+    "ledger_table": 255,
+    "gpu_queue_arn": _arn("batch", "job-queue/", 128),
+}
+"""The longest deployed value of each setting a reference fills: a job queue name "can be up to 128 letters long"
+(botocore 1.44.5 batch CreateJobQueue jobQueueName); a bucket name 3-63 characters (Amazon S3 User Guide, general
+purpose bucket naming rules, https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html); a topic
+name "between 1 and 256 characters" (botocore 1.44.5 sns CreateTopic Name); a table name at most 255 (botocore 1.44.5
+dynamodb shape TableName); an ARN's partition, region and 12-digit account as above."""
+OWN_VARIABLES_BYTES = 64
+"""Room kept for the variables FleetFunction adds of its own (POWERTOOLS_LOG_LEVEL=INFO: 24 bytes)."""
+ENVIRONMENT_BUDGET = LAMBDA_ENVIRONMENT_BYTES - OWN_VARIABLES_BYTES
+_TOKEN = re.compile(r"\$\{Token\[[^\]]*\]\}")
+
+
+def _longest(value: str, chars: int) -> str:
+    """``value`` with each unresolved reference in it as ``chars`` characters."""
+    return _TOKEN.sub("x" * chars, value)
+
+
+def environment_bytes(settings: LifecycleSettings) -> int:
+    """The most bytes ``settings`` can take of a function's environment once deployed (keys and values, references
+    at :data:`LONGEST`; compact JSON, as ``Stack.to_json_string`` renders it)."""
+    sized = replace(
+        settings, topic_arn=_longest(settings.topic_arn, LONGEST["topic_arn"]),
+        ledger_table=_longest(settings.ledger_table, LONGEST["ledger_table"]),
+        gpu_queue_arn=_longest(settings.gpu_queue_arn, LONGEST["gpu_queue_arn"]),
+        clusters=tuple(replace(c, queue_arn=_longest(c.queue_arn, LONGEST["queue_arn"]),
+                               drain_bucket=_longest(c.drain_bucket, LONGEST["drain_bucket"]))
+                       for c in settings.clusters))
+    env = sized.to_environment(to_json=lambda v: json.dumps(v, separators=(",", ":")))
+    return sum(len(k.encode()) + len(v.encode()) for k, v in env.items())
+
+
+def split_clusters(clusters: Sequence[ClusterRef], settings: Callable[[tuple[ClusterRef, ...]], LifecycleSettings],
+                   *, budget: int = ENVIRONMENT_BUDGET) -> list[tuple[ClusterRef, ...]]:
+    """``clusters`` in order, in as few consecutive parts as fit: each part's ``settings(part)`` takes at most
+    ``budget`` bytes (:func:`environment_bytes`). Every cluster is in exactly one part. ValueError naming the
+    cluster when one alone does not fit."""
+    parts: list[tuple[ClusterRef, ...]] = []
+    current: tuple[ClusterRef, ...] = ()
+    for c in clusters:
+        if environment_bytes(settings((*current, c))) <= budget:
+            current = (*current, c)
+            continue
+        alone = environment_bytes(settings((c,)))
+        if alone > budget:
+            raise ValueError(f"clusters[{c.name!r}]: got a cluster whose lifecycle settings alone take {alone:,} bytes "
+                             f"of environment; allowed: at most {budget:,} (Lambda's {LAMBDA_ENVIRONMENT_BYTES:,} "
+                             "with room for the function's own variables): fewer reservation ids or groups")
+        if current:
+            parts.append(current)
+        current = (c,)
+    return [*parts, current] if current else parts
 
 
 class CapacityLifecycle(Construct):
@@ -35,6 +114,11 @@ class CapacityLifecycle(Construct):
     the cluster's checkpoint flag (``s3://<data bucket>/neuronfleet/drain/<cluster>.json``) ahead of the stop and
     announces the drain once; announces impaired interconnects once; moves jobs held for capacity past
     ``fallback_after_minutes`` to ``pool`` when they name a GPU job definition. See docs/capacity-blocks.md.
+
+    A fleet whose clusters do not fit one function's environment (Lambda's 4 KB: about six clusters, see
+    :func:`split_clusters`) gets several functions, the same handler each with its own clusters (:attr:`parts`),
+    its own role, schedule and event rule; all of them share one announcements table (:attr:`ledger`), so what is
+    announced or bought once stays once across them. The first function keeps the construct ids of a single one.
 
     Example::
 
@@ -56,6 +140,9 @@ class CapacityLifecycle(Construct):
         if not isinstance(clusters, Mapping) and len(named) != len(clusters):
             raise ValueError(f"clusters: got construct ids {[c.node.id for c in clusters]}; allowed: distinct ids, or "
                              "a mapping of names to clusters")
+        if not named:
+            raise ValueError("clusters: got none; allowed: at least one TrainiumCluster (the lifecycle looks after "
+                             "their Capacity Blocks)")
         self.cluster_names = tuple(named)
         refs = tuple(ClusterRef(
             name=name, queue_arn=c.job_queue.job_queue_arn, instance_type=c.settings.instance_type,
@@ -63,41 +150,55 @@ class CapacityLifecycle(Construct):
             reservation_ids=(c.settings.capacity.reservation_id,) if c.settings.capacity.reservation_id else (),
             group_arns=(c.settings.capacity.resource_group_arn,) if c.settings.capacity.resource_group_arn else ())
             for name, c in named.items())
-        clusters = list(named.values())
-        azs = sorted({c.settings.capacity.availability_zone for c in clusters if c.settings.capacity.availability_zone}
-                     | set(training_azs))
+        azs = sorted({c.settings.capacity.availability_zone for c in named.values()
+                      if c.settings.capacity.availability_zone} | set(training_azs))
         if prices is None:
             from ..facts.prices import price_table
 
             prices = price_table()
-        wanted = {c.settings.instance_type for c in clusters} | ({pool.specs[0].instance_type} if pool else set())
+        table = prices
+        gpu_type = pool.specs[0].instance_type if pool else ""
         self.ledger = AnnouncementLedger(self, "Announced")
-        settings = LifecycleSettings(
-            fleet=fleet, topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
-            policy=policy.policy(training_azs=azs), clusters=refs,
-            gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",
-            gpu_instance_type=pool.specs[0].instance_type if pool else "",
-            prices={k: v for k, v in prices.items() if k in wanted})
-        self.function = FleetFunction(
-            self, "Function", handler="capacity_lifecycle.handler.handler", topic=topic, timeout=TIMEOUT,
-            description="neuronfleet: Capacity Blocks before they end (extend or drain), held jobs to the GPU pool",
-            environment=settings.to_environment(to_json=Stack.of(self).to_json_string))
-        grant_publish(topic, self.function.role)
-        self.ledger.grant(self.function.role)
-        self.rules: dict[str, events.Rule] = {
-            "Pass": events.Rule(self, "Pass", description="Capacity Blocks: extend or drain; held jobs (every 10 min)",
-                                schedule=events.Schedule.rate(PASS_EVERY), targets=[self.function.event_target()]),
-            "BlockEvents": events.Rule(
-                self, "BlockEvents", description="EC2 Capacity Block events: run the lifecycle pass at once",
+        fleet_policy = policy.policy(training_azs=azs)
+
+        def settings(part: tuple[ClusterRef, ...]) -> LifecycleSettings:
+            wanted = {c.instance_type for c in part} | ({gpu_type} if gpu_type else set())
+            return LifecycleSettings(
+                fleet=fleet, topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
+                policy=fleet_policy, clusters=part, gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",
+                gpu_instance_type=gpu_type, prices={k: v for k, v in table.items() if k in wanted})
+
+        parts = split_clusters(refs, settings)
+        self.parts: tuple[tuple[str, ...], ...] = tuple(tuple(c.name for c in part) for part in parts)
+        """The cluster names each function looks after, in the order of :attr:`functions`."""
+        self.functions: list[FleetFunction] = []
+        self.rules: dict[str, events.Rule] = {}
+        """The schedule (``Pass``) and the Capacity Block events (``BlockEvents``) of the first function; ``Pass2``,
+        ``BlockEvents2``, ... of the others."""
+        for i, part in enumerate(parts):
+            n = "" if i == 0 else str(i + 1)
+            of = "" if len(parts) == 1 else f" (part {i + 1} of {len(parts)})"
+            fn = FleetFunction(
+                self, f"Function{n}", handler="capacity_lifecycle.handler.handler", topic=topic, timeout=TIMEOUT,
+                description=DESCRIPTION + of,
+                environment=settings(part).to_environment(to_json=Stack.of(self).to_json_string))
+            grant_publish(topic, fn.role)
+            self.ledger.grant(fn.role)
+            self.rules[f"Pass{n}"] = events.Rule(
+                self, f"Pass{n}", description=f"Capacity Blocks: extend or drain; held jobs (every 10 min){of}",
+                schedule=events.Schedule.rate(PASS_EVERY), targets=[fn.event_target()])
+            self.rules[f"BlockEvents{n}"] = events.Rule(
+                self, f"BlockEvents{n}", description=f"EC2 Capacity Block events: run the lifecycle pass at once{of}",
                 event_pattern=events.EventPattern(source=["aws.ec2"], detail_type=[
                     *alert_contract.CAPACITY_BLOCK_ENDING, *alert_contract.CAPACITY_BLOCK_DELIVERED]),
-                targets=[self.function.event_target()]),
-        }
-        self._grant(named, pool)
+                targets=[fn.event_target()])
+            self._grant(fn.role, {c.name: named[c.name] for c in part}, pool)
+            self.functions.append(fn)
+        self.function = self.functions[0]
+        """The first (for most fleets the only) function."""
 
-    def _grant(self, named: Mapping[str, TrainiumCluster], pool: GpuPool | None) -> None:
+    def _grant(self, role: iam.IRole, named: Mapping[str, TrainiumCluster], pool: GpuPool | None) -> None:
         clusters = list(named.values())
-        role = self.function.role
         stack = Stack.of(self)
         describe = ["ec2:DescribeCapacityReservations", "ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityBlockStatus",
                     "ec2:DescribeCapacityBlockExtensionOfferings", "ec2:DescribeCapacityBlockExtensionHistory",
