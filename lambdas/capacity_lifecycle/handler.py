@@ -6,7 +6,14 @@ block's extension history looked at before buying), else tell the jobs to checkp
 drain; announce an impaired interconnect once (until it is ok again); move jobs held for capacity past the policy's
 limit to the GPU pool when they name a GPU job definition (once), else announce them. Every announcement goes
 through the announcements outbox (once, whatever the retries). A failure in one cluster does not stop the others:
-it is named, and the run raises :class:`announcements.Unfinished` at the end so that Lambda retries it.
+it is named, and the run raises :class:`announcements.Unfinished` at the end so that Lambda retries it. An extension
+the history shows payment-pending is announced once too (under its purchase's key): a run that stopped between buying
+and saying so is not left unsaid.
+
+A big fleet runs this handler in several functions, each over its own clusters (``CLUSTERS``), all sharing the
+announcements table: the intents, the once-only announcements and the open conditions there are the fleet's, so two
+functions whose clusters share a block do not buy or say anything twice; a block's extension budget is read from AWS's
+own history of the block, which is the same whichever function reads it.
 
 Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleSettings`.
 """
@@ -14,7 +21,7 @@ Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleSettings
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -27,7 +34,7 @@ from botocore.exceptions import ClientError
 from neuronfleet_runtime.announcements import Unfinished
 from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksApi, Refused
 
-from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings
+from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, MalformedOffer, extension_offer
 
 from .adapters import Flag, Fleet, GpuQueue, Intents, Ledger, Outbox, Topic
 from .logic import (
@@ -101,7 +108,10 @@ def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[
     draining: list[tuple[Block, str]] = []
     for b in blocks:
         due = running and now >= b.end - policy.decide_before
-        past = history(t.api.extension_history(b.reservation_id)) if due else History()
+        items = t.api.extension_history(b.reservation_id) if due else []
+        past = history(items) if due else History()
+        if past.pending:
+            _pending(cluster, b, items, box)
         s = step(b, running_jobs=running, past=past, policy=policy, now=now)
         did.append(f"{b.reservation_id}: {s.action} ({s.why})")
         if s.action == "extend":
@@ -147,6 +157,24 @@ def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox,
     box.once(key, expires=b.end + timedelta(days=2),
              say=extended_text(cluster.name, b, choice.offer, already=bought.already))
     return f"extended by {choice.offer.offering_id} (already: {bought.already})"
+
+
+def _pending(cluster: ClusterRef, b: Block, items: Sequence[Mapping[str, Any]], box: Outbox) -> None:
+    """An extension of ``b`` payment-pending is announced once, under the key its purchase announces with: so the
+    buyer's own announcement makes this one a no-op, and an extension whose buyer stopped between buying and saying
+    so (a crash or a timeout, a DynamoDB failure; the retry then only sees the pending payment and waits) is still
+    announced, by the retry or by another function whose cluster shares the block."""
+    for item in items:
+        if item.get("CapacityBlockExtensionStatus") != "payment-pending":
+            continue
+        try:
+            x = extension_offer(item)   # a history item has the offering's members (botocore CapacityBlockExtension)
+        except MalformedOffer:
+            logger.warning("pending extension unreadable", extra={"item": repr(item)[:300]})
+            continue
+        box.once(extension_key(b), expires=b.end + timedelta(days=2),
+                 say=extended_text(cluster.name, b, x, already=True))
+        return
 
 
 def _interconnect(blocks: list[Block], t: Tools, box: Outbox, now: datetime) -> None:

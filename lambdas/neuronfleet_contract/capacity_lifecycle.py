@@ -487,6 +487,10 @@ def drain_key(cluster: str) -> str:
 
 @dataclass(frozen=True)
 class LifecycleSettings:
+    """One lifecycle function's settings: ``clusters`` are the ones it looks after (a fleet too big for one function's
+    environment is split between several: neuronfleet.capacity.lifecycle.split_clusters); the rest is the fleet's,
+    the same in each, and so is the announcements table, which keeps what is bought or said once, once across them."""
+
     fleet: str
     topic_arn: str
     ledger_table: str
@@ -514,17 +518,32 @@ class LifecycleSettings:
         read = environment.Variables(os.environ if env is None else env)
 
         def clusters(doc: Any) -> tuple[ClusterRef, ...]:
-            return tuple(ClusterRef(name=str(c["name"]), queue_arn=str(c["queue_arn"]),
-                                    instance_type=str(c["instance_type"]), drain_bucket=str(c["drain_bucket"]),
-                                    reservation_ids=environment.strings(c.get("reservation_ids", [])),
-                                    group_arns=environment.strings(c.get("group_arns", []))) for c in doc)
+            if not isinstance(doc, list) or not doc:
+                raise ValueError("expected a non-empty list: the clusters this function looks after")
+            out = []
+            for i, c in enumerate(doc):
+                if not isinstance(c, dict):
+                    raise ValueError(f"[{i}] is not an object")
+                texts = {}
+                for member in ("name", "queue_arn", "instance_type", "drain_bucket"):
+                    if not isinstance(c.get(member), str) or not c[member].strip():
+                        raise ValueError(f"[{i}].{member}: got {c.get(member)!r}, not a non-blank string")
+                    texts[member] = c[member]
+                out.append(ClusterRef(**texts, reservation_ids=environment.strings(c.get("reservation_ids", [])),
+                                      group_arns=environment.strings(c.get("group_arns", []))))
+            names = [c.name for c in out]
+            if len(set(names)) != len(names):
+                raise ValueError(f"cluster names {sorted({n for n in names if names.count(n) > 1})} repeat: each "
+                                 "cluster is looked after once")
+            return tuple(out)
 
         return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
                    topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
                    ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
                    policy=CapacityPolicy.from_environment(env),
-                   clusters=read.json("CLUSTERS", clusters, allowed='a JSON list of {"name", "queue_arn", '
-                                      '"instance_type", "drain_bucket", "reservation_ids", "group_arns"}'),
+                   clusters=read.json("CLUSTERS", clusters, allowed='a non-empty JSON list of {"name", "queue_arn", '
+                                      '"instance_type", "drain_bucket", "reservation_ids", "group_arns"}, names '
+                                      'distinct'),
                    gpu_queue_arn=read.text("GPU_QUEUE_ARN", allowed="the GPU pool's job queue ARN", default=""),
                    gpu_instance_type=read.text("GPU_INSTANCE_TYPE", allowed="an instance type", default=""),
                    prices=read.json("PRICES", dict, allowed="a JSON object: instance type -> {usd_per_hour, as_of}",

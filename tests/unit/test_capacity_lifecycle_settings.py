@@ -1,0 +1,62 @@
+"""The lifecycle function's settings through its environment: one part of a split fleet travels whole, and a missing
+or malformed variable is refused naming the variable, the value and what is allowed (before the function acts)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
+from neuronfleet_contract.environment import InvalidEnvironment
+
+POLICY = CapacityPolicy.parse({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45",
+                               "allow_extension": True, "extension_budget_usd": "5000"})
+PART = LifecycleSettings(
+    fleet="nf-rainier", topic_arn="arn:aws:sns:us-east-2:111111111111:alerts", ledger_table="announced",
+    policy=POLICY, clusters=tuple(ClusterRef(
+        name=f"ultra-{i:02d}", queue_arn=f"arn:aws:batch:us-east-2:111111111111:job-queue/q{i}",
+        instance_type="trn2u.48xlarge", drain_bucket=f"data-{i}",
+        group_arns=(f"arn:aws:resource-groups:us-east-2:111111111111:group/ultra-{i:02d}",)) for i in (6, 7)),
+    gpu_queue_arn="arn:aws:batch:us-east-2:111111111111:job-queue/gpu", gpu_instance_type="p5.48xlarge",
+    prices={"trn2u.48xlarge": {"usd_per_hour": "44.7013", "as_of": "2025-10-01"}})
+
+
+def env_with(**changes: str | None) -> dict[str, str]:
+    env = PART.to_environment()
+    for k, v in changes.items():
+        if v is None:
+            env.pop(k)
+        else:
+            env[k] = v
+    return env
+
+
+def test_a_part_travels_through_the_environment_whole():
+    assert LifecycleSettings.from_environment(PART.to_environment()) == PART
+
+
+@pytest.mark.parametrize(("variable", "value", "says"), [
+    ("CLUSTERS", None, "got nothing (the variable is not set)"),
+    ("CLUSTERS", "[]", "a non-empty JSON list"),
+    ("CLUSTERS", "not json", "a non-empty JSON list"),
+    ("CLUSTERS", '{"name": "ultra-06"}', "expected a non-empty list"),
+    ("CLUSTERS", '["ultra-06"]', "[0] is not an object"),
+    ("CLUSTERS", '[{"name": "ultra-06", "instance_type": "trn2u.48xlarge", "drain_bucket": "d"}]',
+     "[0].queue_arn: got None, not a non-blank string"),
+    ("CLUSTERS", '[{"name": " ", "queue_arn": "q", "instance_type": "t", "drain_bucket": "d"}]',
+     "[0].name: got ' ', not a non-blank string"),
+    ("CLUSTERS", json.dumps([{"name": "a", "queue_arn": "q", "instance_type": "t", "drain_bucket": "d"}] * 2),
+     "cluster names ['a'] repeat: each cluster is looked after once"),
+    ("CLUSTERS", '[{"name": "a", "queue_arn": "q", "instance_type": "t", "drain_bucket": "d", "group_arns": [""]}]',
+     "expected a list of non-blank strings"),
+    ("ANNOUNCEMENTS_TABLE", None, "the name of the announcements table"),
+    ("ALERTS_TOPIC_ARN", "  ", "the ARN of the fleet's SNS topic"),
+    ("CAPACITY_POLICY", '{"max_usd_per_instance_hour": "45"}', "CapacityPolicy.describe()"),
+    ("PRICES", "[1, 2", "instance type -> {usd_per_hour, as_of}"),
+])
+def test_a_missing_or_malformed_variable_is_refused_naming_it(variable, value, says):
+    with pytest.raises(InvalidEnvironment) as raised:
+        LifecycleSettings.from_environment(env_with(**{variable: value}))
+    assert raised.value.variable == variable
+    assert str(raised.value).startswith(f"environment variable {variable}: got ") and says in str(raised.value)
