@@ -175,6 +175,33 @@ def test_forty_and_a_hundred_clusters_fit_every_limit_each_cluster_once(count):
     assert len(names) == len(lifecycle.parts) >= count // 7
 
 
+def deployed(value: Any, names: dict[str, str]) -> Any:
+    """A template value as CloudFormation would deploy it: each import or reference as the value named for it."""
+    if isinstance(value, dict) and "Fn::Join" in value:
+        sep, parts = value["Fn::Join"]
+        return sep.join(deployed(p, names) for p in parts)
+    if isinstance(value, dict) and "Fn::ImportValue" in value:
+        return names.setdefault(json.dumps(value), f"imported-{len(names)}")
+    if isinstance(value, dict):
+        return names.setdefault(json.dumps(value), f"ref-{len(names)}")
+    return value
+
+
+def test_what_each_function_deploys_with_is_what_the_handler_reads():
+    """The handler's own reading (LifecycleSettings.from_environment) of each function's deployed environment: every
+    cluster once, each with its own queue and bucket, the fleet's policy and ledger the same in each."""
+    _, lifecycle, template = synth_stand_ins(16)
+    names: dict[str, str] = {}
+    read = [LifecycleSettings.from_environment({k: deployed(v, names) for k, v in fn["Environment"]["Variables"].items()})
+            for fn in functions(template).values()]
+    assert len(read) == len(lifecycle.parts) == 3
+    clusters = [c for s in read for c in s.clusters]
+    assert sorted(c.name for c in clusters) == sorted(f"ultra-{i:02d}" for i in range(16))
+    assert len({c.queue_arn for c in clusters}) == len({c.drain_bucket for c in clusters}) == 16
+    assert len({(s.policy, s.ledger_table, s.topic_arn, s.fleet) for s in read}) == 1
+    assert all(set(s.prices) == {"trn2u.48xlarge"} for s in read)   # no pool here: only the clusters' type
+
+
 # ----------------------------------------------------------------------------------------- the split itself
 
 
