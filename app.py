@@ -12,6 +12,7 @@ takes over a second and hundreds of MB, and a bad file must fail fast and write 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -104,5 +105,15 @@ def main() -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """End the process once the cloud assembly is written: the exit handlers run (jsii stops Node.js), the streams
+    are flushed, and the interpreter's teardown (freeing aws-cdk-lib's tens of thousands of Python classes and the
+    constructs' objects, about 0.6 s for prod, nothing a synth needs) is skipped."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
