@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -231,6 +232,33 @@ def test_references_are_sized_as_the_longest_value_aws_allows():
                                                               "drain_bucket": "b" * 63}),)})
     assert environment_bytes(one) == environment_bytes(literal)
     assert LONGEST["queue_arn"] == len("arn:aws-us-gov:batch:aws-us-gov-global:111111111111:job-queue/") + 128
+
+
+def test_the_longest_values_are_what_botocore_says():
+    """LONGEST's figures pinned against botocore 1.44.5 (its data/partitions.json and the service models' own words);
+    the bucket's 63 is the S3 user guide's (also neuronfleet.core.rules.s3_uri)."""
+    import os
+    import re
+
+    import botocore
+    import botocore.session
+
+    from neuronfleet.capacity.lifecycle import LONGEST_PARTITION, LONGEST_REGION
+
+    data = json.loads((Path(os.path.dirname(botocore.__file__)) / "data" / "partitions.json").read_text())
+    assert max(len(p["id"]) for p in data["partitions"]) == LONGEST_PARTITION
+    assert max(len(r) for p in data["partitions"] for r in p["regions"]) == LONGEST_REGION
+    session = botocore.session.get_session()
+
+    def doc(service: str, operation: str, member: str) -> str:
+        shape = session.get_service_model(service).operation_model(operation).input_shape.members[member]
+        return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", shape.documentation))
+
+    assert "It can be up to 128 letters long" in doc("batch", "CreateJobQueue", "jobQueueName")
+    assert "must be between 1 and 256 characters long" in doc("sns", "CreateTopic", "Name")
+    assert session.get_service_model("dynamodb").shape_for("TableName").metadata["max"] == LONGEST["ledger_table"]
+    assert LONGEST["topic_arn"] == len("arn:aws-us-gov:sns:aws-us-gov-global:111111111111:") + 256
+    assert LONGEST["drain_bucket"] == 63
 
 
 def test_the_split_is_tight_in_order_and_keeps_every_cluster_once():
