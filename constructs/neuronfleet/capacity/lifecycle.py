@@ -88,9 +88,10 @@ def environment_bytes(settings: LifecycleSettings) -> int:
 
 def split_clusters(clusters: Sequence[ClusterRef], settings: Callable[[tuple[ClusterRef, ...]], LifecycleSettings],
                    *, budget: int = ENVIRONMENT_BUDGET) -> list[tuple[ClusterRef, ...]]:
-    """``clusters`` in order, in as few consecutive parts as fit: each part's ``settings(part)`` takes at most
-    ``budget`` bytes (:func:`environment_bytes`). Every cluster is in exactly one part. ValueError naming the
-    cluster when one alone does not fit."""
+    """``clusters`` in order, in consecutive parts each filled as far as it fits: each part's ``settings(part)`` takes
+    at most ``budget`` bytes (:func:`environment_bytes`). Every cluster is in exactly one part; a cluster added at
+    the end of the fleet file changes only the last part. ValueError naming the cluster when one alone does not
+    fit."""
     parts: list[tuple[ClusterRef, ...]] = []
     current: tuple[ClusterRef, ...] = ()
     for c in clusters:
