@@ -232,10 +232,10 @@ def main() -> int:
             print(f"  {fleet}: kit/floor {kit / floor_s:.2f}x (target <= {TARGETS[fleet]}x), kit/one resource "
                   f"{kit / one_s:.2f}x, floor/one resource {floor_s / one_s:.2f}x; the kit's own part "
                   f"{kit - floor_s:.2f} s")
-            start = medians[f"{fleet} floor+start"]
-            print(f"    of which the kit's fixed start (imports, fleet file) {start - floor_s:.2f} s: floor+start/floor "
-                  f"{start / floor_s:.2f}x before any construct is built; building and synthesising the kit's "
-                  f"constructs {kit - start:.2f} s")
+            started = medians[f"{fleet} floor+start"]
+            print(f"    of which the kit's fixed start (imports, fleet file) {started - floor_s:.2f} s: "
+                  f"floor+start/floor {started / floor_s:.2f}x before any construct is built; building and "
+                  f"synthesising the kit's constructs {kit - started:.2f} s")
     return 0
 
 
