@@ -27,8 +27,9 @@ or whose deadline changes, is (1) written, as read, to the notice file NEURONFLE
 /tmp/neuronfleet/drain.json; the variable is in the training processes' environment from their start, and the file
 exists only while a drain is on), then (2) signalled once, with NEURONFLEET_DRAIN_SIGNAL (default SIGUSR1), to each
 training process: torchrun's children, its workers. Not to torchrun itself: torchrun handles only SIGTERM, SIGINT,
-SIGHUP and SIGQUIT (or the list in TORCHELASTIC_SIGNALS_TO_HANDLE, torch >= 2.9) and answers each by stopping its
-workers; any other signal's default action ends torchrun. Nor to its process group: torchrun starts each worker in a
+SIGHUP and SIGQUIT (recent releases take another list, --signals-to-handle) and answers each by stopping its workers
+(that signal, then SIGKILL after 30 s): it forwards nothing that lets training go on, and any other signal's default
+action ends torchrun. Nor to its process group: torchrun starts each worker in a
 session of its own (SubprocessHandler, start_new_session=True), so the group does not hold them. A worker is
 signalled only once it catches (or ignores) the signal (SigCgt/SigIgn in /proc/<pid>/status): the default action of
 SIGUSR1 would end it, so a worker still importing, or a script that never handles the signal, is left alone (it can
@@ -45,13 +46,15 @@ Sources (read 2026-11-22): Neuron's UltraServer init script and guide (aws-neuro
 src/k8/k8s-ultraserver-init-script.sh, deploy/eks/ultraserver.rst: the sysfs files, the sort order, the 4-node
 config's mode X4=1, the five variables); AWS Batch "Multi-node parallel jobs: environment variables"
 (AWS_BATCH_JOB_NODE_INDEX, AWS_BATCH_JOB_NUM_NODES, AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS); Neuron's
-torchrun guidance (--nproc_per_node=64 on trn2.48xlarge at LNC=2, 32 on trn1.32xlarge). Read 2026-11-26: torchrun's
-signal handling, pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (PContext.start registers
-_terminate_process_handler for TORCHELASTIC_SIGNALS_TO_HANDLE, default "SIGTERM,SIGINT,SIGHUP,SIGQUIT", and raises
-SignalException, after which the agent closes the workers with that signal) and subprocess_handler.py at commit
-0fe931b9c7565a064afe41e4c737e4a7f4a93b80 (Popen(..., start_new_session=True); close: os.killpg(worker, sig));
-pytorch/pytorch issue 154849 "Torchrun should handle SIGUSR1 and SIGUSR2" (torchrun handles only those four) and
-pull request 160690 (the configurable list).
+torchrun guidance (--nproc_per_node=64 on trn2.48xlarge at LNC=2, 32 on trn1.32xlarge). Read 2026-11-26, torchrun's
+signal handling in pytorch/pytorch: torch/distributed/elastic/multiprocessing/api.py at
+0068f5a3a1cae3c3e6e1e71173dbb5d8262271b1 (PContext.start registers _terminate_process_handler, which raises
+SignalException, for TORCHELASTIC_SIGNALS_TO_HANDLE, default "SIGTERM,SIGINT,SIGHUP,SIGQUIT"; close(death_sig)
+sends it to the workers and SIGKILLs those alive after the timeout); torch/distributed/launcher/api.py at
+0580428e8959a0088eba2086d00fa21b77fe3659 (launch_agent sets that variable from --signals-to-handle, default the
+four; shutdown_timeout 30 s); elastic/multiprocessing/subprocess_handler/subprocess_handler.py at
+0fe931b9c7565a064afe41e4c737e4a7f4a93b80 (each worker: Popen(..., start_new_session=True); close: os.killpg);
+issue 154849 "Torchrun should handle SIGUSR1 and SIGUSR2" (it handles only those four) and pull request 160690.
 """
 
 from __future__ import annotations
