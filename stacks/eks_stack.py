@@ -47,7 +47,7 @@ class EksTrainingStack(StaticAzStack):
         self.capacity_alerts: NodegroupCapacityAlerts | None = None
         if alerts_topic is not None:  # a Neuron node group that cannot get nodes: announced once (docs/eks.md)
             self.capacity_alerts = NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=c, topic=alerts_topic,
-                                                           pool=gpu_pool)
+                                                           pool=gpu_pool, fleet=fleet)
         self.pool: SharedNeuronPool | None = None
         if sharing is not None and alerts_topic is not None:
             schedule = sharing.pool_schedule(cluster, cluster.node_groups[0].name)  # the entry's name

@@ -46,7 +46,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
     if fleet.fallback.enabled:
         fallback = FallbackStack(
             scope, fleet.stack_name("fallback"), network=network.network, pool=fleet.fallback, alerts_topic=topic,
-            clusters=[t.cluster for t in training], env=env,
+            clusters=[t.cluster for t in training], env=env, fleet=fleet.name,
             description=describe(f"{label}: GPU fallback pool and Trainium capacity alerts",
                                  list(fleet.fallback.instance_types)))
     eks = [EksTrainingStack(scope, fleet.stack_name(f"train-{c.name}"), network=network.network, env=env, storage=c,

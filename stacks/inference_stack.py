@@ -16,7 +16,7 @@ class InferenceStack(StaticAzStack):
     """The fleet's Inferentia2 endpoints (NeuronEndpoint), in the private compute subnets.
 
     ``endpoints`` maps each endpoint's construct id to its settings; ``fleet``: the fleet's name, a dimension of its
-    judges' metrics."""
+    judges' metrics and of its failover's health metrics."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  endpoints: Mapping[str, EndpointSettings], alerts_topic: sns.ITopic, fleet: str = "",
@@ -43,4 +43,5 @@ class InferenceStack(StaticAzStack):
         # The failover watches each endpoint with a live GPU variant (unless its fleet-file entry says failover: false)
         live_gpu = [e for cid, e in self.endpoints.items() if e.gpu_variant and not e.gpu_variant.shadow
                     and getattr(endpoints[cid], "failover", True)]
-        self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic) if live_gpu else None
+        self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic,
+                                         fleet=fleet) if live_gpu else None

@@ -2,7 +2,7 @@
 Capacity Blocks (the safety net for AWS's own warning event).
 
 Configuration: :class:`neuronfleet_contract.capacity_alert.CapacityAlertSettings` (read once per container).
-Metrics: ``CAPACITY_NAMESPACE``.
+Metrics: ``CAPACITY_NAMESPACE``, per fleet (neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 Every announcement goes through the announcements ledger's outbox (neuronfleet_runtime.announcements): once per block and
 warning point, once per start and end of a lasting condition, whatever EventBridge retries or however runs overlap;
 each run first publishes what earlier runs recorded and could not publish. A malformed event is refused: a log
@@ -22,6 +22,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from neuronfleet_runtime.health import per_fleet
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, MALFORMED_METRIC, SERVICE, CapacityAlertSettings
@@ -123,6 +124,7 @@ def container() -> Container:
 @metrics.log_metrics
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
+    per_fleet(metrics)
     c = container()
     return run(event.raw_event, pool=c.settings.pool, alerts=c.alerts, ledger=c.ledger, blocks=c.blocks,
                now=datetime.now(UTC), deadline=time.time() + context.get_remaining_time_in_millis() / 1000)

@@ -3,6 +3,8 @@ Neuron node groups is described; a node group that cannot get its nodes is annou
 more when it can again.
 
 Configuration: :class:`neuronfleet_contract.nodegroup_capacity.NodegroupAlertSettings` (read once per container).
+Metrics: ``CapacityAnnouncements`` in ``CAPACITY_NAMESPACE`` under the capacity alerts' service, per fleet
+(neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 Announcements go through the ledger's outbox (neuronfleet_runtime.announcements), as the capacity alerts' do: each
 run first publishes what earlier runs recorded and could not; overlapping runs never announce one episode twice. A
 node group that cannot be described this run is left as it was and looked at again next run.
@@ -20,6 +22,7 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from neuronfleet_runtime.health import per_fleet
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, SERVICE
@@ -91,6 +94,7 @@ def container() -> Container:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    per_fleet(metrics)
     c = container()
     return run(groups=c.groups, pool=c.settings.pool, alerts=c.alerts, ledger=c.ledger, now=datetime.now(UTC),
                deadline=time.time() + context.get_remaining_time_in_millis() / 1000)

@@ -13,7 +13,8 @@ made idempotent by the ledger: each run publishes the change of each day's total
 CloudWatch holds, claiming the new totals before PutMetricData and confirming them after (ledger.py), so neither a
 retry nor a failed record sends a day twice; the dashboard reads the day's Sum of those changes. Configuration:
 :class:`~.settings.CollectorSettings` (read once per container). Spend goes to its ``metrics_namespace``
-(``SPEND_NAMESPACE`` by default); the run's own metrics to ``COST_MONITORS_NAMESPACE``.
+(``SPEND_NAMESPACE`` by default); the run's own metrics to ``COST_MONITORS_NAMESPACE``, per fleet
+(neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
+from neuronfleet_runtime.health import per_fleet
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.cost import CollectorSettings
+from neuronfleet_contract.cost import COLLECTOR_METRICS, COLLECTOR_SERVICE, CollectorSettings
 
 from .adapters import cost_explorer
 from .adapters.athena import AthenaSpend
@@ -244,7 +246,7 @@ def publish(ledger: SpendLedger, metrics: SpendMetrics, *, fleet: str | None, ba
     return out
 
 
-SERVICE = "neuronfleet-cost-collector"
+SERVICE = COLLECTOR_SERVICE
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=namespaces.COST_MONITORS_NAMESPACE, service=SERVICE)
 
@@ -283,6 +285,7 @@ def _log_bad_row(bad: BadRow) -> None:
 @metrics.log_metrics
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
+    per_fleet(metrics)
     c = container()
     now = datetime.now(UTC)
     s = c.settings
@@ -300,10 +303,9 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
                        "Spend of these days with the ledger's", extra={"unconfirmed": summary.unconfirmed})
     if summary.unpublishable:
         logger.warning("spend CloudWatch would refuse, not published", extra={"unpublishable": summary.unpublishable})
-    for name, value in (("CostExplorerRequests", summary.ce_requests), ("BadRows", summary.bad_rows),
-                        ("RowsWritten", summary.new + summary.replaced), ("RowsRetracted", summary.retracted),
-                        ("UnconfirmedSpend", len(summary.unconfirmed)),
-                        ("UnpublishableSpend", len(summary.unpublishable))):
+    counts = (summary.ce_requests, summary.bad_rows, summary.new + summary.replaced, summary.retracted,
+              len(summary.unconfirmed), len(summary.unpublishable))
+    for name, value in zip(COLLECTOR_METRICS, counts, strict=True):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     logger.info("collected", extra=asdict(summary))
     return asdict(summary)

@@ -22,9 +22,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neuronfleet_runtime import announcements
+from neuronfleet_runtime.health import per_fleet
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.cost import WasteSettings
+from neuronfleet_contract.cost import WASTE_MALFORMED_METRIC, WASTE_SERVICE, WasteSettings
 
 from .adapters.inventory import FleetInventory
 from .adapters.outputs import Ledger, Topic
@@ -48,11 +49,12 @@ from .logic.idle import (
     unused_reservations,
 )
 
-SERVICE = "neuronfleet-waste"
+SERVICE = WASTE_SERVICE
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=namespaces.WASTE_NAMESPACE, service=SERVICE)
-MALFORMED_METRIC = "MalformedEvents"
-"""Counted in ``WASTE_NAMESPACE`` for each event refused (idle.malformed_schedule)."""
+MALFORMED_METRIC = WASTE_MALFORMED_METRIC
+"""Counted in ``WASTE_NAMESPACE`` for each event refused (idle.malformed_schedule), per fleet
+(neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``; read before the container is built)."""
 
 
 REMIND_AFTER = timedelta(days=7)
@@ -134,6 +136,7 @@ def container() -> Container:
 @metrics.log_metrics
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> list[str]:
+    per_fleet(metrics)
     refusal = malformed_schedule(event.raw_event)
     if refusal:
         logger.error("malformed event refused", extra={"reason": refusal})

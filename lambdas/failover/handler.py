@@ -1,7 +1,8 @@
 """Lambda entry point: on an alarm state change of a watched endpoint, or on the schedule, decide one step and take it.
 
 Configuration: :class:`neuronfleet_contract.failover.FailoverSettings` (read once per container).
-Metrics: ``FAILOVER_NAMESPACE``.
+Metrics: ``FAILOVER_NAMESPACE``; the health counts (``FailoverErrors``, ``MalformedEvents``) per fleet
+(neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 The function runs with reserved concurrency 1; overlapping runs (a retry, a second invocation) are kept apart by the
 state item's version all the same.
 
@@ -39,14 +40,16 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
+from neuronfleet_runtime.health import per_fleet
 
+from neuronfleet_contract import failover as contract
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
 
 from .adapters import Alarms, CanaryMetrics, SageMakerEndpoints, Scaling, States, Stored, Topic
 from .logic import Decision, Intent, NoGpuVariant, Policy, Record, applied, decide, needs_evidence
 
-SERVICE = "neuronfleet-failover"
+SERVICE = contract.SERVICE
 NAMESPACE = namespaces.FAILOVER_NAMESPACE
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
@@ -58,10 +61,11 @@ METRIC_BY_ACTION = {
     "both_failing": "BothVariantsFailing", "gpu_failing": "GpuVariantFailing", "adopt": "TakeOvers",
 }
 """The count each step adds (dimension ``Endpoint``), in ``FAILOVER_NAMESPACE``."""
-ERRORS_METRIC = "FailoverErrors"
-"""An endpoint that could not be checked (dimension ``service``); the endpoint and the error are in the log line."""
-REFUSED_METRIC = "MalformedEvents"
-"""An event that is not one the failover's rules send (dimension ``service``)."""
+ERRORS_METRIC = contract.ERRORS_METRIC
+"""An endpoint that could not be checked (dimensions ``service`` and ``Fleet``: neuronfleet_contract.health); the
+endpoint and the error are in the log line."""
+REFUSED_METRIC = contract.MALFORMED_METRIC
+"""An event that is not one the failover's rules send (dimensions ``service`` and ``Fleet``)."""
 DEFAULT_LEASE = timedelta(minutes=15)
 """The lease without a Lambda context: Lambda's longest timeout, "the maximum allowed value is 900 seconds" (botocore
 1.44.5 lambda CreateFunction ``Timeout`` documentation, read 2026-11-23; its model's max, 5,400, is for Lambda Managed
@@ -364,6 +368,7 @@ def container() -> Container:
 @metrics.log_metrics
 @event_source(data_class=EventBridgeEvent)
 def handler(event: EventBridgeEvent, context: LambdaContext) -> list[dict[str, str]]:
+    per_fleet(metrics)
     c = container()
     now = datetime.now(UTC)
     lease = now + timedelta(milliseconds=context.get_remaining_time_in_millis()) + LEASE_MARGIN

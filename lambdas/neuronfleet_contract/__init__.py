@@ -8,6 +8,7 @@ construct library (installed from lambdas/neuronfleet_contract, pyproject.toml m
 - ``variants``: the names of an endpoint's serving variants (``neuron``, ``gpu``);
 - ``alarms``: the names NeuronEndpoint gives its variants' alarms, which the failover derives from the endpoint name;
 - ``namespaces``: the CloudWatch metric namespaces and metric names;
+- ``health``: the dimensions of the kit's own health metrics (``service`` and ``Fleet``) and ``FLEET``;
 - ``environment``: the codec of a function's environment (typed reads, InvalidEnvironment).
 - ``failover``, ``capacity_alert``, ``cost``: each function's settings (``to_environment`` for the construct,
   ``from_environment`` for the handler) and what its construct configures or subscribes to: the failover's policy

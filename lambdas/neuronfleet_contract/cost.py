@@ -20,6 +20,18 @@ Basis = Literal["net_amortized", "unblended"]
 BASES: tuple[Basis, ...] = ("net_amortized", "unblended")
 """The cost bases the collector reads (Cost Explorer metrics NetAmortizedCost and UnblendedCost)."""
 
+COLLECTOR_SERVICE = "neuronfleet-cost-collector"
+"""The spend collector's Powertools service: the ``service`` dimension of its run's metrics in COST_MONITORS_NAMESPACE
+(with ``Fleet``: neuronfleet_contract.health)."""
+COLLECTOR_METRICS = ("CostExplorerRequests", "BadRows", "RowsWritten", "RowsRetracted", "UnconfirmedSpend",
+                     "UnpublishableSpend")
+"""The collector's run metrics (counts, each run publishes all of them; namespaces.COST_MONITORS_NAMESPACE says what
+each counts)."""
+WASTE_SERVICE = "neuronfleet-waste"
+"""The waste detector's Powertools service: the ``service`` dimension of its metrics in WASTE_NAMESPACE."""
+WASTE_MALFORMED_METRIC = "MalformedEvents"
+"""Count of events the waste detector refused (WASTE_NAMESPACE, neuronfleet_contract.health's dimensions)."""
+
 ENDPOINT_RESOURCE_TYPE = "sagemaker:endpoint"
 """GetResources ``ResourceTypeFilters`` entry: ``service:resourceType`` as in the ARN
 (``arn:aws:sagemaker:<region>:<account>:endpoint/<name>``)."""

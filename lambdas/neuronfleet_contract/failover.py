@@ -19,6 +19,14 @@ from . import environment
 from .alarms import default_alarms
 from .variants import GPU_VARIANT, NEURON_VARIANT
 
+SERVICE = "neuronfleet-failover"
+"""The failover's Powertools service: the ``service`` dimension of its health metrics in FAILOVER_NAMESPACE (with
+``Fleet``: neuronfleet_contract.health)."""
+ERRORS_METRIC = "FailoverErrors"
+"""Count of endpoints that could not be checked (FAILOVER_NAMESPACE, neuronfleet_contract.health's dimensions)."""
+MALFORMED_METRIC = "MalformedEvents"
+"""Count of events refused: not one the failover's rules send (FAILOVER_NAMESPACE, health dimensions)."""
+
 MIN_DWELL = timedelta(minutes=10)
 """Default: the least time traffic stays on GPU before the failover starts to bring it back."""
 CAPACITY_TIMEOUT = timedelta(minutes=45)

@@ -17,6 +17,7 @@ from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
 from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 
 from ..alerts.announcement_ledger import AnnouncementLedger
+from ..alerts.health import fleet_health, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
@@ -51,12 +52,15 @@ class CapacityAlerts(Construct):
 
     Example::
 
-        CapacityAlerts(self, "Capacity", pool=pool, topic=alerts.topic, clusters=[cluster])
+        CapacityAlerts(self, "Capacity", pool=pool, topic=alerts.topic, clusters=[cluster], fleet="nf-prod")
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, pool: GpuPool, topic: sns.ITopic,
-                 clusters: Sequence[TrainiumCluster] = ()) -> None:
+                 clusters: Sequence[TrainiumCluster] = (), fleet: str = "") -> None:
+        """``fleet``: the fleet's name, the ``Fleet`` dimension of the function's metrics and of :meth:`metric_*`
+        (none: ``service`` alone, shared with any other fleet's in the account; neuronfleet_contract.health)."""
         super().__init__(scope, construct_id)
+        self.health = fleet_health(fleet)
         duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="CapacityAlerts")
         duck("pool", pool, "describe", "a GpuPool", what="CapacityAlerts")
         ids, groups = reservations(c.settings.capacity for c in clusters)
@@ -68,7 +72,7 @@ class CapacityAlerts(Construct):
                 pool=gpu_pool(pool.describe()), topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
                 reservation_ids=ids, resource_group_arns=groups,
                 ultraserver_types=tuple(s.instance_type for s in CATALOG if s.ultraserver_size > 1),
-            ).to_environment(to_json=Stack.of(self).to_json_string))
+            ).to_environment(to_json=Stack.of(self).to_json_string) | self.health.to_environment())
         grant_publish(topic, self.function.role)
         self.ledger.grant(self.function.role)
         self.rules: dict[str, events.Rule] = {}
@@ -79,17 +83,15 @@ class CapacityAlerts(Construct):
 
     def metric_announcements(self, **options: Any) -> cloudwatch.Metric:
         """Messages the capacity alerts published (``CapacityAnnouncements``; ``cloudwatch.MetricOptions`` keywords;
-        hourly sums by default)."""
+        hourly sums by default), of this fleet only."""
         return self._metric(contract.ANNOUNCEMENTS_METRIC, options)
 
     def metric_malformed_events(self, **options: Any) -> cloudwatch.Metric:
-        """Events the function refused as malformed (``MalformedEvents``; hourly sums by default)."""
+        """Events the function refused as malformed (``MalformedEvents``; hourly sums by default), of this fleet."""
         return self._metric(contract.MALFORMED_METRIC, options)
 
     def _metric(self, name: str, options: dict[str, Any]) -> cloudwatch.Metric:
-        props: dict[str, Any] = {"statistic": "Sum", "period": Duration.hours(1), **options}
-        return cloudwatch.Metric(namespace=CAPACITY_NAMESPACE, metric_name=name,
-                                 dimensions_map={"service": contract.SERVICE}, **props)
+        return health_metric(CAPACITY_NAMESPACE, name, service=contract.SERVICE, health=self.health, options=options)
 
     def _rule(self, rule_id: str, description: str, **kwargs: Any) -> events.Rule:
         self.rules[rule_id] = events.Rule(self, rule_id, description=description,

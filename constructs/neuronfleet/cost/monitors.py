@@ -26,7 +26,11 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet_contract.cost import (
+    COLLECTOR_METRICS,
+    COLLECTOR_SERVICE,
     ENDPOINT_RESOURCE_TYPE,
+    WASTE_MALFORMED_METRIC,
+    WASTE_SERVICE,
     CollectorSettings,
     EndpointModel,
     JudgeRecords,
@@ -34,17 +38,21 @@ from neuronfleet_contract.cost import (
     WasteSettings,
     judges_environment,
 )
+from neuronfleet_contract.health import Health
 from neuronfleet_contract.namespaces import (
+    COST_MONITORS_NAMESPACE,
     COST_PER_MILLION_METRICS,
     ECONOMICS_NAMESPACE,
     NEURON_CORE_UTILIZATION,
     NEURON_NAMESPACE,
     SPEND_METRIC,
     SPEND_NAMESPACE,
+    WASTE_NAMESPACE,
     WORKLOAD_NAMESPACE,
 )
 
 from ..alerts.announcement_ledger import AnnouncementLedger
+from ..alerts.health import health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck, settings_argument
 from ..core.functions import FleetFunction
@@ -154,6 +162,23 @@ class CostMonitors(Construct):
         props: dict[str, Any] = {"statistic": "Sum", "period": Duration.days(1), "label": family, **options}
         return cloudwatch.Metric(namespace=SPEND_NAMESPACE, metric_name=SPEND_METRIC,
                                  dimensions_map={"Fleet": self.fleet_name, "Family": family}, **props)
+
+    def metric_collector(self, name: str, **options: Any) -> cloudwatch.Metric:
+        """One of the collector's run metrics (``UnconfirmedSpend``, ``UnpublishableSpend``, ``BadRows``, ...:
+        neuronfleet_contract.cost.COLLECTOR_METRICS) of this fleet only (``service`` and ``Fleet``:
+        neuronfleet_contract.health; hourly sums by default)."""
+        if name not in COLLECTOR_METRICS:
+            from ..core.problems import InvalidSettings, Problem
+            raise InvalidSettings([Problem("name", name, f"one of {', '.join(COLLECTOR_METRICS)}")],
+                                  what="CostMonitors.metric_collector")
+        return health_metric(COST_MONITORS_NAMESPACE, name, service=COLLECTOR_SERVICE,
+                             health=Health(fleet=self.fleet_name), options=options)
+
+    def metric_waste_malformed_events(self, **options: Any) -> cloudwatch.Metric:
+        """Events the waste detector refused (``MalformedEvents`` in ``NeuronFleet/Waste``) of this fleet only (hourly
+        sums by default)."""
+        return health_metric(WASTE_NAMESPACE, WASTE_MALFORMED_METRIC, service=WASTE_SERVICE,
+                             health=Health(fleet=self.fleet_name), options=options)
 
     def _storage(self) -> None:
         """The ledger (DynamoDB) and the report bucket."""

@@ -17,6 +17,7 @@ from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertSettings
 
 from ..alerts.announcement_ledger import AnnouncementLedger
+from ..alerts.health import fleet_health, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
@@ -35,13 +36,17 @@ class NodegroupCapacityAlerts(Construct):
 
     Example::
 
-        NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=eks_cluster, topic=alerts.topic, pool=pool)
+        NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=eks_cluster, topic=alerts.topic, pool=pool,
+                                fleet="nf-prod")
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, cluster: NeuronEksCluster, topic: sns.ITopic,
-                 pool: GpuPool | None = None) -> None:
-        """``pool``: the fleet's GPU fallback pool, named in capacity announcements (none: they say so)."""
+                 pool: GpuPool | None = None, fleet: str = "") -> None:
+        """``pool``: the fleet's GPU fallback pool, named in capacity announcements (none: they say so). ``fleet``:
+        the fleet's name, the ``Fleet`` dimension of the function's metrics and of :meth:`metric_announcements`
+        (none: ``service`` alone, shared with any other fleet's in the account; neuronfleet_contract.health)."""
         super().__init__(scope, construct_id)
+        self.health = fleet_health(fleet)
         duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="NodegroupCapacityAlerts")
         duck("cluster", cluster, "node_groups", "a NeuronEksCluster", what="NodegroupCapacityAlerts")
         if pool is not None:
@@ -55,7 +60,7 @@ class NodegroupCapacityAlerts(Construct):
                 cluster_name=cluster.cluster.cluster_name, node_groups=tuple(g.nodegroup_name for g in groups),
                 topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
                 pool=gpu_pool(pool.describe()) if pool is not None else None,
-            ).to_environment(to_json=Stack.of(self).to_json_string))
+            ).to_environment(to_json=Stack.of(self).to_json_string) | self.health.to_environment())
         grant_publish(topic, self.function.role)
         self.ledger.grant(self.function.role)
         self.function.role.add_to_policy(iam.PolicyStatement(
@@ -66,7 +71,7 @@ class NodegroupCapacityAlerts(Construct):
 
     def metric_announcements(self, **options: Any) -> cloudwatch.Metric:
         """Messages these alerts published (``CapacityAnnouncements`` of the capacity alerts' service; hourly sums
-        by default; the Batch path's CapacityAlerts publishes the same metric)."""
-        props: dict[str, Any] = {"statistic": "Sum", "period": Duration.hours(1), **options}
-        return cloudwatch.Metric(namespace=CAPACITY_NAMESPACE, metric_name=capacity_alert.ANNOUNCEMENTS_METRIC,
-                                 dimensions_map={"service": capacity_alert.SERVICE}, **props)
+        by default), of this fleet only. The Batch path's CapacityAlerts publishes the same metric under the same
+        service: a fleet with both sees the sum of both here and there."""
+        return health_metric(CAPACITY_NAMESPACE, capacity_alert.ANNOUNCEMENTS_METRIC, service=capacity_alert.SERVICE,
+                             health=self.health, options=options)

@@ -6,8 +6,10 @@ import json
 import math
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from aws_cdk import ArnFormat, Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -18,12 +20,17 @@ from neuronfleet_contract.failover import (
     CANARY_WEIGHT,
     CANARY_WINDOW,
     CAPACITY_TIMEOUT,
+    ERRORS_METRIC,
+    MALFORMED_METRIC,
     MIN_DWELL,
+    SERVICE,
     EndpointBounds,
     FailoverSettings,
     WatchedEndpoint,
 )
+from neuronfleet_contract.namespaces import FAILOVER_NAMESPACE
 
+from ..alerts.health import fleet_health, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
@@ -77,10 +84,14 @@ class EndpointFailover(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, endpoints: Sequence[NeuronEndpoint],
                  topic: sns.ITopic, min_dwell: Duration | None = None, capacity_timeout: Duration | None = None,
                  canary_window: Duration | None = None, canary_weight: float = CANARY_WEIGHT,
-                 check_every: Duration | None = None, removal_policy: RemovalPolicy = RemovalPolicy.DESTROY) -> None:
+                 check_every: Duration | None = None, removal_policy: RemovalPolicy = RemovalPolicy.DESTROY,
+                 fleet: str = "") -> None:
         """``removal_policy``: the state table's. DESTROY by default, the one exception to the kit's RETAIN: it holds
-        no data, only the step a failover in progress owes, which the next check takes over (and announces)."""
+        no data, only the step a failover in progress owes, which the next check takes over (and announces).
+        ``fleet``: the fleet's name, the ``Fleet`` dimension of the function's health metrics and of :meth:`metric_*`
+        (none: ``service`` alone, shared with any other fleet's in the account; neuronfleet_contract.health)."""
         super().__init__(scope, construct_id)
+        self.health = fleet_health(fleet)
         duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="EndpointFailover")
         no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
         if not endpoints or no_gpu:
@@ -105,7 +116,7 @@ class EndpointFailover(Construct):
         self.function = FleetFunction(
             self, "Function", handler="failover.handler.handler", topic=topic,
             description="neuronfleet: Neuron->GPU endpoint failover", reserved_concurrent_executions=1,
-            environment=self.settings.to_environment(to_json=stack.to_json_string))
+            environment=self.settings.to_environment(to_json=stack.to_json_string) | self.health.to_environment())
         role = self.function.role
         arns = [e.endpoint_arn for e in endpoints]
         role.add_to_policy(iam.PolicyStatement(
@@ -151,3 +162,13 @@ class EndpointFailover(Construct):
             self, "Recheck", description="Next step of a failover in progress: capacity, canary, move back, lower",
             schedule=events.Schedule.rate(check_every or Duration.minutes(5)),
             targets=[self.function.event_target()])
+
+    def metric_failover_errors(self, **options: Any) -> cloudwatch.Metric:
+        """Endpoints the failover could not check (``FailoverErrors``), of this fleet only (hourly sums by default;
+        the function's own invocation errors are ``self.function.function.metric_errors()``)."""
+        return health_metric(FAILOVER_NAMESPACE, ERRORS_METRIC, service=SERVICE, health=self.health, options=options)
+
+    def metric_malformed_events(self, **options: Any) -> cloudwatch.Metric:
+        """Events the failover refused (``MalformedEvents``), of this fleet only (hourly sums by default)."""
+        return health_metric(FAILOVER_NAMESPACE, MALFORMED_METRIC, service=SERVICE, health=self.health,
+                             options=options)

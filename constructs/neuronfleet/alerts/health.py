@@ -1,0 +1,36 @@
+"""The kit's health metrics as CloudWatch metrics of one fleet: what the constructs' ``metric_*`` methods return, so
+that an alarm or a dashboard widget on them sees only its own fleet (neuronfleet_contract.health)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from neuronfleet_contract.health import Health, health_dimensions
+
+from ..settings import check_argument
+from ..settings._base import name_rule
+
+
+def fleet_health(fleet: str) -> Health:
+    """A construct's ``fleet`` argument, checked (a fleet name, or "" for none: see neuronfleet_contract.health)."""
+    check_argument("fleet", fleet, _fleet_rule)
+    return Health(fleet=fleet)
+
+
+def _fleet_rule(value: object) -> None:
+    if not isinstance(value, str):
+        raise ValueError("a fleet name (str), or '' for none")
+    if value:
+        name_rule(value)
+
+
+def health_metric(namespace: str, metric_name: str, *, service: str, health: Health,
+                  options: dict[str, Any]) -> cloudwatch.Metric:
+    """One health metric of one function: dimensions exactly those it publishes (``service``, and ``Fleet`` when it
+    has one); hourly sums unless ``options`` (``cloudwatch.MetricOptions`` keywords) say otherwise."""
+    props: dict[str, Any] = {"statistic": "Sum", "period": Duration.hours(1), **options}
+    return cloudwatch.Metric(namespace=namespace, metric_name=metric_name,
+                             dimensions_map=health_dimensions(service, health.fleet), **props)
