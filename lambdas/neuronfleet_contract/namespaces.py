@@ -46,24 +46,32 @@ COST_MONITORS_NAMESPACE = "NeuronFleet/CostMonitors"
 """Published by the spend collector's own Powertools metrics (embedded metric format, no IAM needed), about
 the run rather than the spend: ``CostExplorerRequests`` (each billed $0.01), ``BadRows``, ``RowsWritten``,
 ``RowsRetracted``, ``UnconfirmedSpend`` (published totals whose PutMetricData outcome is unknown: not resent) and
-``UnpublishableSpend`` (rows or totals CloudWatch would refuse) (count), dimension ``service`` =
-``neuronfleet-cost-collector``."""
+``UnpublishableSpend`` (rows or totals CloudWatch would refuse) (count), dimensions ``service`` =
+``neuronfleet-cost-collector`` and ``Fleet`` = the collector's ``FLEET`` (``service`` alone without one:
+``neuronfleet_contract.health``). Read by ``CostMonitors.metric_collector``."""
 
 FAILOVER_NAMESPACE = "NeuronFleet/Failover"
 """Published by the endpoint failover (``failover/handler``, Powertools EMF): a count per step taken (dimension
 ``Endpoint``; ``failover.handler.METRIC_BY_ACTION``: ``TrafficShiftsToGpu``, ``TrafficShiftsToNeuron``,
 ``BothVariantsFailing``, ...), ``FailoverErrors`` (count, an endpoint that could not be checked) and
-``MalformedEvents`` (count, events refused), dimension ``service`` = ``neuronfleet-failover``."""
+``MalformedEvents`` (count, events refused), dimensions ``service`` = ``neuronfleet-failover`` and ``Fleet`` = the
+function's ``FLEET`` (``service`` alone without one: ``neuronfleet_contract.health``). Read by
+``EndpointFailover.metric_failover_errors`` / ``metric_malformed_events``."""
 
 CAPACITY_NAMESPACE = "NeuronFleet/Capacity"
 """Published by the capacity alerts (``capacity_alert/handler``, Powertools EMF): ``CapacityAnnouncements`` (count,
 messages published by a run, its own and earlier runs' it completed) and ``MalformedEvents`` (count, events refused
-as malformed), dimension ``service`` = ``neuronfleet-capacity``. (Earlier versions put them under
-:data:`FAILOVER_NAMESPACE`.)"""
+as malformed), dimensions ``service`` = ``neuronfleet-capacity`` and ``Fleet`` = the function's ``FLEET``
+(``service`` alone without one: ``neuronfleet_contract.health``). The EKS node-group alerts
+(``capacity_alert/nodegroup_handler``) publish ``CapacityAnnouncements`` here under the same service. Read by
+``CapacityAlerts.metric_*`` and ``NodegroupCapacityAlerts.metric_announcements``. (Earlier versions put them under
+:data:`FAILOVER_NAMESPACE`; versions before per-fleet health metrics published ``service`` alone.)"""
 
 WASTE_NAMESPACE = "NeuronFleet/Waste"
 """Published by the waste detector (``cost/waste``, Powertools EMF, no IAM needed): ``MalformedEvents`` (count,
-events refused: it runs on its EventBridge schedule only), dimension ``service`` = ``neuronfleet-waste``."""
+events refused: it runs on its EventBridge schedule only), dimensions ``service`` = ``neuronfleet-waste`` and
+``Fleet`` = the detector's ``FLEET`` (``neuronfleet_contract.health``). Read by
+``CostMonitors.metric_waste_malformed_events``."""
 
 ECONOMICS_NAMESPACE = "NeuronFleet/Economics"
 """Published by the migration report (``cost/report``, PutMetricData; its role may write only here): the unit costs
