@@ -55,6 +55,7 @@ from .batch import (
     efa_security_group,
     job_queue,
 )
+from .drain import drain_environment
 from .lustre import grant_data, lustre_storage
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
@@ -128,6 +129,11 @@ class TrainiumCluster(Construct):
         self.count = settings.count
         self.metrics_namespace = metrics_namespace
         self.removal_policy = removal_policy
+        self.drain_name: str = getattr(settings, "name", None) or construct_id.lower()
+        """The name CapacityLifecycle knows this cluster by (its key in ``clusters=``; a list names a cluster by its
+        construct id in lower case; the fleet file's entries by their ``name``): the job's drain flag path
+        (``NEURONFLEET_DRAIN_FLAG``, training.drain) ends with it. Read at synthesis: set it when a mapping names
+        the cluster otherwise."""
         tag_family(self, AcceleratorFamily.TRAINIUM)
         # EFA needs all traffic from and to the group itself; nothing from the internet
         self.security_group = efa_security_group(
@@ -318,6 +324,7 @@ class TrainiumCluster(Construct):
         if settings.lnc:
             env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
         env.update(runtime_environment(settings.instance_type, settings.image, settings.training_image_sdk))
+        env.update(drain_environment(self))  # the Capacity Block drain flag, for the launcher's relay
         return env
 
     def grant_data(self, grantee: iam.IGrantable) -> iam.Grant:
