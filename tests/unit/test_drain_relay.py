@@ -208,6 +208,34 @@ def test_a_flag_there_at_start_waits_for_the_workers_handler_and_a_corrupt_first
     assert "ignored: \"deadline\" is 'tomorrow'" in err, err
 
 
+def test_an_unreadable_flag_or_a_huge_one_is_logged_once_and_never_signals(tmp_path) -> None:
+    job = Job(tmp_path, nproc=1)
+    job.ready()
+    job.flag.mkdir()  # not a file: an OSError at every poll, logged once
+    job.settle()
+    job.flag.rmdir()
+    job.write(b'{"deadline": "2026-11-30T11:20:00+00:00", "reason": "' + b"x" * 70000 + b'"}')
+    job.settle()
+    assert not job.signals()
+    job.write(published(D1))
+    job.wait_for(lambda: len(job.signals()) == 1)
+    code, _, err = job.end(0)
+    assert code == 0 and len(job.signals()) == 1
+    assert err.count("error, ignored") == 1 and "IsADirectoryError" in err, err
+    assert err.count("ignored: larger than 65536 bytes") == 1, err
+
+
+def test_a_notice_that_cannot_be_written_does_not_hold_the_signal_back(tmp_path) -> None:
+    (tmp_path / "blocked").write_text("a file where the notice's folder should be")
+    job = Job(tmp_path, nproc=1, env={"NEURONFLEET_DRAIN_NOTICE": str(tmp_path / "blocked" / "drain.json")})
+    job.ready()
+    job.write(published(D1))
+    job.wait_for(lambda: len(job.signals()) == 1)
+    code, _, err = job.end(0)
+    assert code == 0 and job.signals()[0][2] is None  # signalled; the worker found no notice
+    assert f"cannot write {tmp_path / 'blocked' / 'drain.json'}" in err and f"the flag is at {job.flag}" in err
+
+
 def test_the_configured_signal_is_the_one_sent(tmp_path) -> None:
     job = Job(tmp_path, nproc=1, env={"NEURONFLEET_DRAIN_SIGNAL": "usr2"})
     job.ready()

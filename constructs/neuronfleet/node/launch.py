@@ -323,6 +323,9 @@ def _log(message: str) -> None:
 class DrainRelay:
     """Relays the cluster's drain flag to the training processes (see the module's "Drain relay")."""
 
+    MAX_FLAG_BYTES = 65536
+    """The lifecycle's flag is a few hundred bytes; a bigger file is not a flag (and is not read whole)."""
+
     def __init__(self, settings: DrainSettings, targets: Callable[[], list[int]],
                  catches: Callable[[int, int], bool] = handles, log: Callable[[str], None] = _log) -> None:
         self.settings, self.targets, self.catches, self.log = settings, targets, catches, log
@@ -331,8 +334,10 @@ class DrainRelay:
         self.signalled: set[int] = set()
         """The processes signalled for that flag."""
         self.body: Mapping[str, object] | None = None
-        self.seen: tuple[int, int, int] | None = None
-        """The flag file's (inode, mtime, size) when last read: an unchanged file is not read again."""
+        self.raw: bytes | None = None
+        """The flag's bytes when last read: the same bytes are not parsed (nor logged) again. Compared by content,
+        not by mtime: Lustre keeps whole seconds."""
+        self.error: str | None = None
         self.waiting_logged = False
         self.clear_notice()
 
@@ -345,47 +350,55 @@ class DrainRelay:
             self.log(f"cannot remove {self.settings.notice}: {exc}")
 
     def write_notice(self, body: Mapping[str, object]) -> None:
+        """The flag for the training processes to read (atomically replaced); a failure is logged, the signal still
+        goes (the flag itself is readable at its path)."""
         notice = self.settings.notice
-        notice.parent.mkdir(parents=True, exist_ok=True)
-        tmp = notice.with_name(f".{notice.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(body) + "\n")
-        tmp.replace(notice)
+        try:
+            notice.parent.mkdir(parents=True, exist_ok=True)
+            tmp = notice.with_name(f".{notice.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(body) + "\n")
+            tmp.replace(notice)
+        except OSError as exc:
+            self.log(f"cannot write {notice}: {exc}; the flag is at {self.settings.flag}")
 
     def poll(self) -> None:
-        """One check of the flag; never raises (the launcher must outlive any flag)."""
+        """One check of the flag; never raises (the launcher must outlive any flag). An error is logged once until
+        it changes, and the flag is read again at the next poll."""
         try:
             self._poll()
+            self.error = None
         except Exception as exc:  # a relay fault is logged, the training goes on
-            self.log(f"error, ignored: {type(exc).__name__}: {exc}")
+            message = f"{type(exc).__name__}: {exc}"
+            if message != self.error:
+                self.log(f"error, ignored (retried every {self.settings.poll_s:g} s): {message}")
+            self.error, self.raw = message, None
 
     def _poll(self) -> None:
         flag = self.settings.flag
         try:
-            st = flag.stat()
+            with open(flag, "rb") as f:
+                raw = f.read(self.MAX_FLAG_BYTES + 1)
         except FileNotFoundError:
-            st = None
-        if st is None:
             if self.deadline is not None:
                 self.log(f"{flag} removed: the drain is off (block extended or ended); {self.settings.notice} "
                          "removed")
                 self.clear_notice()
-            self.deadline, self.body, self.signalled, self.seen, self.waiting_logged = None, None, set(), None, False
+            self.deadline, self.body, self.raw, self.signalled, self.waiting_logged = None, None, None, set(), False
             return
-        seen = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if seen != self.seen:
-            self.seen = seen
-            text = flag.read_text(errors="replace")
+        if raw != self.raw:
+            self.raw = raw
             try:
-                body, deadline = parse_flag(text)
+                if len(raw) > self.MAX_FLAG_BYTES:
+                    raise ValueError(f"larger than {self.MAX_FLAG_BYTES} bytes")
+                body, deadline = parse_flag(raw.decode("utf-8"))  # (UnicodeDecodeError is a ValueError)
             except ValueError as exc:
                 self.log(f"{flag} ignored: {exc} (expected {{\"deadline\": ISO 8601, \"reason\", \"blocks\"}}; "
-                         f"{len(text)} bytes)")
+                         f"{len(raw)} bytes)")
                 return
+            if deadline != self.deadline or body != self.body:
+                self.write_notice(body)  # a new reason or blocks under the same deadline: the notice follows
             if deadline != self.deadline:
-                self.write_notice(body)
                 self.deadline, self.signalled, self.waiting_logged = deadline, set(), False
-            elif body != self.body:
-                self.write_notice(body)  # same deadline, new reason or blocks: the notice follows, no new signal
             self.body = body
         if self.deadline is not None:
             self._signal()
