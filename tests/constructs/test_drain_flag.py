@@ -14,7 +14,6 @@ from aws_cdk import aws_fsx as fsx
 from aws_cdk.assertions import Template
 
 from neuronfleet import Capacity, CapacityLifecycle, FleetAlerts, TrainiumCluster, TrainiumClusterSettings
-from neuronfleet.node import launch
 from neuronfleet.settings.capacity import CapacityPolicySettings
 from neuronfleet.training import cluster as cluster_module
 from neuronfleet.training import drain
@@ -46,7 +45,6 @@ def test_the_flag_path_is_the_one_the_lifecycle_writes_for_a_cluster_it_names_by
     (name,) = lifecycle.cluster_names
     env = _job_environment(Template.from_stack(stack))
     assert env[drain.DRAIN_FLAG_ENV] == f"/fsx/data/{drain_key(name)}" == "/fsx/data/neuronfleet/drain/pretrain.json"
-    assert drain.DRAIN_FLAG_ENV == launch.DRAIN_FLAG_ENV  # the launcher (standard library only) keeps its own copy
 
 
 def test_a_cluster_named_otherwise_by_a_mapping_follows_its_drain_name_read_at_synthesis() -> None:

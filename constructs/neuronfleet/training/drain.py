@@ -20,11 +20,10 @@ from aws_cdk import aws_fsx as fsx
 
 from neuronfleet_contract.capacity_lifecycle import drain_key
 
+from ..node.launch import DRAIN_FLAG_ENV  # the variable launch.py reads
+
 FSX_MOUNT = "/fsx"
 """Where the cluster's hosts mount FSx for Lustre (TrainiumCluster's user data) and the job container sees it."""
-DRAIN_FLAG_ENV = "NEURONFLEET_DRAIN_FLAG"
-"""The job's variable naming the flag's path (read by launch.py, which is standard library only and keeps its own
-copy of the name; tests/unit/test_drain_relay.py checks both agree)."""
 IMPORTED_EVENTS = frozenset({"NEW", "CHANGED", "DELETED"})
 """The auto-import events the relay needs: the flag written, rewritten (a new deadline) and deleted (extended)."""
 
