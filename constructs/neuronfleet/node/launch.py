@@ -22,21 +22,22 @@
    It ends with torchrun's exit code (128+N when a signal N ended it). --no-drain-relay, or
    NEURONFLEET_DRAIN_RELAY=off, keeps the plain exec.
 
-Drain relay. Every NEURONFLEET_DRAIN_POLL_S seconds (default 30) the launcher stats the flag. A flag that appears,
+Drain relay. Every NEURONFLEET_DRAIN_POLL_S seconds (default 30) the launcher reads the flag. A flag that appears,
 or whose deadline changes, is (1) written, as read, to the notice file NEURONFLEET_DRAIN_NOTICE (default
 /tmp/neuronfleet/drain.json; the variable is in the training processes' environment from their start, and the file
 exists only while a drain is on), then (2) signalled once, with NEURONFLEET_DRAIN_SIGNAL (default SIGUSR1), to each
 training process: torchrun's children, its workers. Not to torchrun itself: torchrun handles only SIGTERM, SIGINT,
 SIGHUP and SIGQUIT (recent releases take another list, --signals-to-handle) and answers each by stopping its workers
 (that signal, then SIGKILL after 30 s): it forwards nothing that lets training go on, and any other signal's default
-action ends torchrun. Nor to its process group: torchrun starts each worker in a
-session of its own (SubprocessHandler, start_new_session=True), so the group does not hold them. A worker is
+action ends torchrun. Nor to its process group: torchrun starts each worker in a session of its own
+(SubprocessHandler, start_new_session=True), so the group does not hold them. A worker is
 signalled only once it catches (or ignores) the signal (SigCgt/SigIgn in /proc/<pid>/status): the default action of
 SIGUSR1 would end it, so a worker still importing, or a script that never handles the signal, is left alone (it can
 read the notice file instead) and the relay never ends the job. Workers that start catching it later (a torchrun
 restart, a slow start) are signalled at a later poll, once each per flag. A flag that is not a JSON object with an
-ISO 8601 "deadline" is logged once and ignored (nothing written, nothing signalled); a removed flag (the block was
-extended, or ended) removes the notice, and the next flag is signalled again.
+ISO 8601 "deadline" (or is over 64 KiB, or cannot be read) is logged once and ignored (nothing written, nothing
+signalled); a removed flag (the block was extended, or ended) removes the notice, and the next flag is signalled
+again. A new reason or block list under the same deadline rewrites the notice without a signal.
 
 Exit codes: those of the health gate; 76 when the nodes do not form whole UltraServers (or one is not in
 UltraServer mode); 75 when the other nodes never published (a node that died: a host fault, retried); 78 for a
