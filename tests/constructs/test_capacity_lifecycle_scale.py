@@ -243,7 +243,7 @@ def test_the_longest_values_are_what_botocore_says():
     import botocore
     import botocore.session
 
-    from neuronfleet.capacity.lifecycle import LONGEST_PARTITION, LONGEST_REGION
+    from neuronfleet.core.rules import LONGEST_PARTITION, LONGEST_REGION
 
     data = json.loads((Path(os.path.dirname(botocore.__file__)) / "data" / "partitions.json").read_text())
     assert max(len(p["id"]) for p in data["partitions"]) == LONGEST_PARTITION

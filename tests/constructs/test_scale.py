@@ -186,11 +186,12 @@ def test_a_role_whose_inline_policies_pass_iams_limit_is_refused() -> None:
                                    f":resource-groups:us-east-2:111111111111:group/g{i}-{g}"]]}
                 for g in range(groups)]}]}}}
     role = {"Type": "AWS::IAM::Role", "Properties": {"Policies": [{"PolicyDocument": {"Statement": []}}]}}
-    big = {"Resources": {"CollectorRole": role, "P1": policy(1, 60), "P2": policy(2, 60),
-                         "Other": {**policy(3, 60), "Properties": {**policy(3, 60)["Properties"], "Roles": ["imported"]}}}}
-    (problem,) = template_problems("nf-big-cost", big)
-    assert str(problem).startswith("nf-big-cost.CollectorRole: got '14,") and "allowed: at most 10,240" in str(problem)
-    assert template_problems("nf-big-cost", {"Resources": {"CollectorRole": role, "P1": policy(1, 60)}}) == []
+    big = {"Resources": {"CollectorRole": role, "P1": policy(1, 80), "P2": policy(2, 80),
+                         "Other": {**policy(3, 80), "Properties": {**policy(3, 80)["Properties"], "Roles": ["imported"]}}}}
+    (problem,) = template_problems("nf-big-cost", big)  # AWS::Partition at its longest, aws-us-gov (10)
+    assert str(problem).startswith("nf-big-cost.CollectorRole: got '11,062 characters")
+    assert "allowed: at most 10,240" in str(problem)
+    assert template_problems("nf-big-cost", {"Resources": {"CollectorRole": role, "P1": policy(1, 80)}}) == []
 
 
 @pytest.mark.parametrize("name", EXAMPLE_FLEETS)

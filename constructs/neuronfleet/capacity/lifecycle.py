@@ -22,7 +22,7 @@ from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.topic import grant_publish
 from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
-from ..core.rules import LAMBDA_ENVIRONMENT_BYTES
+from ..core.rules import LAMBDA_ENVIRONMENT_BYTES, REFERENCE_CHARS
 from ..fallback.gpu_pool import GpuPool
 from ..settings.capacity import CapacityPolicySettings
 from ..training.cluster import TrainiumCluster
@@ -39,28 +39,15 @@ DESCRIPTION = "neuronfleet: Capacity Blocks before they end (extend or drain), h
 # not known at synth, so each reference is sized as the longest value AWS allows there: a function never outgrows
 # Lambda's quota whatever names CloudFormation generates. Read 2026-11-26.
 
-LONGEST_PARTITION = 10
-"""``aws-us-gov``, the longest partition id in botocore 1.44.5's data/partitions.json."""
-LONGEST_REGION = 17
-"""``aws-us-gov-global``, the longest region name in the same file (a pseudo-region: the real ones are shorter)."""
-
-
-def _arn(service: str, resource: str, longest_name: int) -> int:
-    return len(f"arn:{'p' * LONGEST_PARTITION}:{service}:{'r' * LONGEST_REGION}:{'0' * 12}:{resource}") + longest_name
-
-
 LONGEST = {
-    "queue_arn": _arn("batch", "job-queue/", 128),
-    "drain_bucket": 63,
-    "topic_arn": _arn("sns", "", 256),
-    "ledger_table": 255,
-    "gpu_queue_arn": _arn("batch", "job-queue/", 128),
+    "queue_arn": REFERENCE_CHARS[("AWS::Batch::JobQueue", "JobQueueArn")],
+    "drain_bucket": REFERENCE_CHARS[("AWS::S3::Bucket", "Ref")],
+    "topic_arn": REFERENCE_CHARS[("AWS::SNS::Topic", "Ref")],
+    "ledger_table": REFERENCE_CHARS[("AWS::DynamoDB::Table", "Ref")],
+    "gpu_queue_arn": REFERENCE_CHARS[("AWS::Batch::JobQueue", "JobQueueArn")],
 }
-"""The longest deployed value of each setting a reference fills: a job queue name "can be up to 128 letters long"
-(botocore 1.44.5 batch CreateJobQueue jobQueueName); a bucket name 3-63 characters (Amazon S3 User Guide, general
-purpose bucket naming rules, https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html); a topic
-name "between 1 and 256 characters" (botocore 1.44.5 sns CreateTopic Name); a table name at most 255 (botocore 1.44.5
-dynamodb shape TableName); an ARN's partition, region and 12-digit account as above."""
+"""The longest deployed value of each setting a reference fills (neuronfleet.core.rules.REFERENCE_CHARS, with
+sources: a job queue's ARN, a bucket's name, a topic's ARN, a table's name)."""
 OWN_VARIABLES_BYTES = 64
 """Room kept for the variables FleetFunction adds of its own (POWERTOOLS_LOG_LEVEL=INFO: 24 bytes)."""
 ENVIRONMENT_BUDGET = LAMBDA_ENVIRONMENT_BYTES - OWN_VARIABLES_BYTES

@@ -21,6 +21,7 @@ The limits are data with their sources, in :mod:`neuronfleet.core.rules`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,7 +41,13 @@ from aws_cdk import (
 from constructs import IConstruct, IValidation
 
 from .problems import Problem
-from .rules import CLOUDFORMATION_QUOTAS, IAM_ROLE_INLINE_POLICY_CHARS, LAMBDA_ENVIRONMENT_BYTES, TOKEN_ESTIMATE_CHARS
+from .rules import (
+    CLOUDFORMATION_QUOTAS,
+    IAM_ROLE_INLINE_POLICY_CHARS,
+    LAMBDA_ENVIRONMENT_BYTES,
+    REFERENCE_CHARS,
+    TOKEN_ESTIMATE_CHARS,
+)
 
 __all__ = ["LIMITS_PLUGIN", "RULES", "CloudFormationLimits", "LimitProblem", "assembly_problems", "resource_problems",
            "template_problems"]
@@ -69,13 +76,30 @@ class LimitProblem(Problem):
     """What was counted (resources, bytes, characters)."""
 
 
-def template_problems(stack_name: str, template: dict[str, Any]) -> list[LimitProblem]:
+Exports = Mapping[str, tuple[Any, Mapping[str, Any]]]
+"""Export name -> (the exported value, the exporting template's resources): what an Fn::ImportValue deploys as."""
+
+
+def assembly_exports(templates: Iterable[Mapping[str, Any]]) -> Exports:
+    """Every export the templates define by a literal name (CDK's cross-stack references are)."""
+    out: dict[str, tuple[Any, Mapping[str, Any]]] = {}
+    for template in templates:
+        for output in template.get("Outputs", {}).values():
+            name = output.get("Export", {}).get("Name") if isinstance(output, dict) else None
+            if isinstance(name, str):
+                out[name] = (output.get("Value"), template.get("Resources", {}))
+    return out
+
+
+def template_problems(stack_name: str, template: dict[str, Any], exports: Exports | None = None) -> list[LimitProblem]:
     """What CloudFormation, Lambda or IAM would refuse in a synthesised template: more resources than a stack may
     hold, a template over CloudFormation's size quota, a function whose environment exceeds Lambda's 4 KB, a role
-    whose inline policies exceed IAM's 10,240 characters (references estimated at ``TOKEN_ESTIMATE_CHARS`` each:
-    cfn-lint counts only literal strings)."""
+    whose inline policies exceed IAM's 10,240 characters (cfn-lint counts only literal strings). A reference is
+    sized as the longest value AWS allows for what it refers to (``REFERENCE_CHARS``: a resource of this template,
+    a pseudo parameter, or through ``exports`` another stack's export), else at ``TOKEN_ESTIMATE_CHARS``."""
     problems = []
     resources = template.get("Resources", {})
+    context = _Context(resources, exports or {})
     limit = CLOUDFORMATION_QUOTAS["resources"]
     if len(resources) > limit:
         problems.append(LimitProblem("stacks", stack_name, f"at most {limit} resources per stack; it would hold "
@@ -90,14 +114,15 @@ def template_problems(stack_name: str, template: dict[str, Any]) -> list[LimitPr
         if res.get("Type") != "AWS::Lambda::Function":
             continue
         variables = res.get("Properties", {}).get("Environment", {}).get("Variables", {})
-        total = sum(len(k) + _deployed_length(v) for k, v in variables.items())
+        sizes = {k: _deployed_length(v, context) for k, v in variables.items()}
+        total = sum(len(k) + n for k, n in sizes.items())
         if total > LAMBDA_ENVIRONMENT_BYTES:
-            biggest = sorted(variables, key=lambda k: -_deployed_length(variables[k]))[:3]
+            biggest = sorted(variables, key=lambda k: -sizes[k])[:3]
             problems.append(LimitProblem(f"{stack_name}.{logical}", f"{total:,} bytes of environment", (
                 f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
-                + ", ".join(f"{k} ({_deployed_length(variables[k]):,})" for k in biggest)),
+                + ", ".join(f"{k} ({sizes[k]:,})" for k in biggest)),
                 rule="lambda-environment-size", logical_id=logical, location="Properties/Environment/Variables"))
-    for role, size in sorted(_inline_policy_sizes(template).items()):
+    for role, size in sorted(_inline_policy_sizes(template, context).items()):
         if size > IAM_ROLE_INLINE_POLICY_CHARS:
             problems.append(LimitProblem(f"{stack_name}.{role}", f"{size:,} characters of inline policies", (
                 f"at most {IAM_ROLE_INLINE_POLICY_CHARS:,} (IAM's limit for one role's inline policies)"),
@@ -109,7 +134,9 @@ def assembly_problems(directory: str | Path) -> list[LimitProblem]:
     """:func:`template_problems` of every stack a cloud assembly holds, read from its directory (manifest.json and the
     template files) rather than through jsii, which would send megabytes of JSON over the kernel's pipe again."""
     root = Path(directory)
-    return [p for name, path in _stack_templates(root) for p in template_problems(name, json.loads(path.read_text()))]
+    templates = {name: json.loads(path.read_text()) for name, path in _stack_templates(root)}
+    exports = assembly_exports(templates.values())
+    return [p for name, template in templates.items() for p in template_problems(name, template, exports)]
 
 
 def resource_problems(scope: IConstruct) -> list[LimitProblem]:
@@ -175,10 +202,13 @@ class CloudFormationLimits:
         names = dict(_stack_templates(paths[0].parent)) if paths else {}
         by_path = {path.resolve(): name for name, path in names.items()}
         violations = []
+        every = {p.resolve(): p for p in [*names.values(), *paths]}  # the assembly's stacks: what imports name
+        templates = {resolved: json.loads(p.read_text()) for resolved, p in every.items()}
+        exports = assembly_exports(templates.values())
         for path in paths:
-            template = json.loads(path.read_text())
+            template = templates[path.resolve()]
             first = next(iter(template.get("Resources", {})), None)
-            for problem in template_problems(by_path.get(path.resolve(), _stem(path)), template):
+            for problem in template_problems(by_path.get(path.resolve(), _stem(path)), template, exports):
                 self.problems.append(problem)
                 logical = problem.logical_id or first
                 violations.append(PolicyViolation(
@@ -221,10 +251,38 @@ def _stem(path: Path) -> str:
 
 
 _REFERENCES = ("Ref", "Fn::GetAtt", "Fn::ImportValue", "Fn::Select", "Fn::Sub")
-"""Intrinsics whose deployed value is estimated at ``TOKEN_ESTIMATE_CHARS``."""
+"""Intrinsics whose deployed value is estimated (``REFERENCE_CHARS``, else ``TOKEN_ESTIMATE_CHARS``)."""
 
 
-def _inline_policy_sizes(template: dict[str, Any]) -> dict[str, int]:
+@dataclass(frozen=True)
+class _Context:
+    resources: Mapping[str, Any]
+    """The template's resources (what a Ref or Fn::GetAtt names)."""
+    exports: Exports
+    depth: int = 0
+
+
+_NO_CONTEXT = _Context({}, {})
+
+
+def _reference_length(fn: str, arg: Any, context: _Context) -> int:
+    """The longest value a reference can deploy as: what ``REFERENCE_CHARS`` knows of its target, else
+    ``TOKEN_ESTIMATE_CHARS``."""
+    known: int | None = None
+    if fn == "Ref" and isinstance(arg, str):
+        kind = context.resources.get(arg, {}).get("Type") if arg in context.resources else arg
+        known = REFERENCE_CHARS.get((str(kind), "Ref"))
+    elif fn == "Fn::GetAtt":
+        logical, attribute = arg.partition(".")[::2] if isinstance(arg, str) else [*arg, None, None][:2]
+        kind = context.resources.get(logical, {}).get("Type") if isinstance(logical, str) else None
+        known = REFERENCE_CHARS.get((str(kind), str(attribute)))
+    elif fn == "Fn::ImportValue" and isinstance(arg, str) and arg in context.exports and context.depth < 3:
+        value, resources = context.exports[arg]
+        return _deployed_length(value, _Context(resources, context.exports, context.depth + 1))
+    return TOKEN_ESTIMATE_CHARS if known is None else known
+
+
+def _inline_policy_sizes(template: dict[str, Any], context: _Context = _NO_CONTEXT) -> dict[str, int]:
     """Role (logical id) -> the estimated size of its inline policies (its own ``Policies`` and the AWS::IAM::Policy
     resources attached to it in this template), as compact JSON with references at their estimated length."""
     sizes: dict[str, int] = {}
@@ -232,20 +290,21 @@ def _inline_policy_sizes(template: dict[str, Any]) -> dict[str, int]:
     for logical, res in resources.items():
         props = res.get("Properties", {})
         if res.get("Type") == "AWS::IAM::Role":
-            sizes[logical] = sizes.get(logical, 0) + sum(_compact_length(p.get("PolicyDocument", {}))
+            sizes[logical] = sizes.get(logical, 0) + sum(_compact_length(p.get("PolicyDocument", {}), context)
                                                          for p in props.get("Policies", []))
         elif res.get("Type") == "AWS::IAM::Policy":
             for role in props.get("Roles", []):
                 if isinstance(role, dict) and role.get("Ref") in resources:
-                    sizes[role["Ref"]] = sizes.get(role["Ref"], 0) + _compact_length(props.get("PolicyDocument", {}))
+                    sizes[role["Ref"]] = sizes.get(role["Ref"], 0) + _compact_length(props.get("PolicyDocument", {}),
+                                                                                     context)
     return sizes
 
 
-def _compact_length(document: Any) -> int:
+def _compact_length(document: Any, context: _Context = _NO_CONTEXT) -> int:
     """Characters of ``document`` as compact JSON once deployed (IAM does not count whitespace)."""
     def deployed(value: Any) -> Any:
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (*_REFERENCES, "Fn::Join"):
-            return "x" * _deployed_length(value)
+            return "x" * _deployed_length(value, context)
         if isinstance(value, dict):
             return {k: deployed(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -254,13 +313,14 @@ def _compact_length(document: Any) -> int:
     return len(json.dumps(deployed(document), separators=(",", ":")))
 
 
-def _deployed_length(value: Any) -> int:
-    """The length a template value is estimated to have once deployed."""
+def _deployed_length(value: Any, context: _Context = _NO_CONTEXT) -> int:
+    """The length a template value is estimated to have once deployed (references at their longest)."""
     if isinstance(value, str):
         return len(value)
     if isinstance(value, dict) and "Fn::Join" in value:
         sep, parts = value["Fn::Join"]
-        return len(sep) * max(len(parts) - 1, 0) + sum(_deployed_length(p) for p in parts)
+        return len(sep) * max(len(parts) - 1, 0) + sum(_deployed_length(p, context) for p in parts)
     if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _REFERENCES:
-        return TOKEN_ESTIMATE_CHARS
+        ((fn, arg),) = value.items()
+        return _reference_length(fn, arg, context)
     return len(json.dumps(value))

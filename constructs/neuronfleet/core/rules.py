@@ -367,7 +367,70 @@ EVENT_PATTERN_CHARS = 4096
 EventPattern, max 4096; read 2026-11-23, pinned by a test)."""
 TOKEN_ESTIMATE_CHARS = 64
 """What a reference (Ref, GetAtt, ImportValue) in a template value is taken to deploy as when sizes are estimated
-at synth: a physical name of up to 63 characters (a SageMaker endpoint's, for one); ARNs can be longer."""
+at synth and :data:`REFERENCE_CHARS` does not know what it refers to: a physical name of up to 63 characters (a
+SageMaker endpoint's, for one); ARNs can be longer."""
+
+# What CloudFormation puts where a template holds a reference is not known at synth: the sizes checked at synth
+# (Lambda environments, inline policies) take each reference as the longest value AWS allows there, so a template
+# that passes never outgrows a quota whatever names CloudFormation generates. Read 2026-11-26.
+LONGEST_PARTITION = 10
+"""``aws-us-gov``, the longest partition id in botocore 1.44.5's data/partitions.json (pinned by a test)."""
+LONGEST_REGION = 17
+"""``aws-us-gov-global``, the longest region name in the same file (a pseudo-region: the real ones are shorter)."""
+LONGEST_URL_SUFFIX = 16
+"""``amazonaws.com.cn``, the longest DNS suffix of a partition in the same file (AWS::URLSuffix)."""
+
+
+def longest_arn(service: str, resource: str, longest_name: int, *, regional: bool = True,
+                account: bool = True) -> int:
+    """Characters of the longest ARN ``arn:<partition>:<service>:<region>:<account>:<resource><name>``."""
+    return len(f"arn:{'p' * LONGEST_PARTITION}:{service}:{'r' * LONGEST_REGION if regional else ''}:"
+               f"{'0' * 12 if account else ''}:{resource}") + longest_name
+
+
+REFERENCE_CHARS: dict[tuple[str, str], int] = {
+    ("AWS::SNS::Topic", "Ref"): longest_arn("sns", "", 256),
+    ("AWS::SNS::Topic", "TopicArn"): longest_arn("sns", "", 256),
+    ("AWS::SNS::Topic", "TopicName"): 256,
+    ("AWS::SQS::Queue", "Arn"): longest_arn("sqs", "", 80),
+    ("AWS::SQS::Queue", "QueueName"): 80,
+    ("AWS::SQS::Queue", "Ref"): len(f"https://sqs.{'r' * LONGEST_REGION}.{'s' * LONGEST_URL_SUFFIX}/{'0' * 12}/") + 80,
+    ("AWS::SQS::Queue", "QueueUrl"): len(f"https://sqs.{'r' * LONGEST_REGION}.{'s' * LONGEST_URL_SUFFIX}/{'0' * 12}/")
+    + 80,
+    ("AWS::DynamoDB::Table", "Ref"): 255,
+    ("AWS::DynamoDB::Table", "Arn"): longest_arn("dynamodb", "table/", 255),
+    ("AWS::S3::Bucket", "Ref"): 63,
+    ("AWS::S3::Bucket", "Arn"): longest_arn("s3", "", 63, regional=False, account=False),
+    ("AWS::KMS::Key", "Ref"): 36,
+    ("AWS::KMS::Key", "KeyId"): 36,
+    ("AWS::KMS::Key", "Arn"): longest_arn("kms", "key/", 36),
+    ("AWS::Logs::LogGroup", "Ref"): 512,
+    ("AWS::Logs::LogGroup", "Arn"): longest_arn("logs", "log-group:", 512) + len(":*"),
+    ("AWS::Batch::JobQueue", "Ref"): longest_arn("batch", "job-queue/", 128),
+    ("AWS::Batch::JobQueue", "JobQueueArn"): longest_arn("batch", "job-queue/", 128),
+    ("AWS::CloudWatch::Alarm", "Ref"): 255,
+    ("AWS::CloudWatch::Alarm", "Arn"): longest_arn("cloudwatch", "alarm:", 255),
+    ("AWS::Lambda::Function", "Ref"): 64,
+    ("AWS::Lambda::Function", "Arn"): longest_arn("lambda", "function:", 64),
+    ("AWS::IAM::Role", "Ref"): 64,
+    ("AWS::IAM::Role", "Arn"): longest_arn("iam", "role", 512 + 64, regional=False),
+    ("AWS::Partition", "Ref"): LONGEST_PARTITION,
+    ("AWS::Region", "Ref"): LONGEST_REGION,
+    ("AWS::AccountId", "Ref"): 12,
+    ("AWS::URLSuffix", "Ref"): LONGEST_URL_SUFFIX,
+}
+"""(resource type or pseudo parameter, ``Ref`` or the Fn::GetAtt attribute) -> the longest value CloudFormation can
+put there, for the references the kit's templates hold in environments and policies. Names: an SNS topic 1-256
+characters (botocore 1.44.5 sns CreateTopic Name), an SQS queue up to 80 (sqs CreateQueue QueueName), a DynamoDB
+table at most 255 (dynamodb shape TableName), a bucket 3-63 (Amazon S3 User Guide, general purpose bucket naming
+rules, https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html), a KMS key id a 36-character
+UUID or mrk- and 32 hex digits (kms KeyIdType's documentation), a log group at most 512 (logs shape LogGroupName), a
+Batch job queue "up to 128 letters" (batch CreateJobQueue jobQueueName), an alarm at most 255 (cloudwatch shape
+AlarmName), a function 1-64 (lambda CreateFunction FunctionName's documentation), a role 64 and its path 512 (iam
+shapes roleNameType, pathType); what Ref and Fn::GetAtt return per type: the CloudFormation template reference's
+"Return values" of each type (an SQS queue's Ref is its URL, a topic's its ARN, a table's and a bucket's their
+names). Pinned against botocore by tests/unit/test_reference_sizes.py. Anything else is
+:data:`TOKEN_ESTIMATE_CHARS`."""
 CDK_DESCRIPTION_CHARS = 512
 """aws-cdk-lib 2.275.0 refuses a stack description longer than 512 characters (core/lib/stack.js:
 ``props.description.length>512``, with a message that says 1024 bytes), stricter than CloudFormation for ASCII."""
