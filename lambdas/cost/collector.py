@@ -44,7 +44,7 @@ from .adapters.capacity_blocks import CapacityBlocks
 from .adapters.cost_explorer import CostExplorer
 from .adapters.outputs import SpendMetrics
 from .adapters.spend_ledger import SpendLedger
-from .logic.block_fees import reconcile
+from .logic.block_fees import extension_blocks, in_sight, reconcile
 from .logic.capacity_blocks import amortise
 from .logic.ledger import TRANSACTION_ITEMS, Busy, plan
 from .logic.rows import BadRow, Basis, CostRow, parse, publishable, totals
@@ -76,9 +76,16 @@ class RunSummary:
     other_fleets_rows: int = 0
     estimated_days: list[str] = field(default_factory=list)
     unbilled_fees_usd: str = "0"
-    """Capacity Blocks the kit bought (its purchase tags) whose fee Cost Explorer has not booked yet: reported, never
-    written as spend, so a fee is counted once (logic/block_fees.py); 0 once Cost Explorer books them."""
+    """Capacity Blocks the kit bought (its purchase tags) and their extensions (EC2's extension history) whose fee
+    Cost Explorer has not booked yet: reported, never written as spend, so a fee is counted once
+    (logic/block_fees.py); 0 once Cost Explorer books them. Blocks only when ``extension_fees_unknown`` is set."""
     unbilled_fees: list[str] = field(default_factory=list)
+    """Each unbilled purchase (``bought:block:<offering>`` or ``bought:extension:<offering>``, its day and fee), each
+    purchase record that could not be read, and, when the history could not be read, a line saying so."""
+    extension_fees_unknown: str = ""
+    """Why the Capacity Block extension history could not be read this run (throttled, denied, ...): extension fees
+    not yet booked are unknown, not $0. Empty when it was read (or there was no block to ask about). The spend the
+    run writes (Cost Explorer's rows) does not depend on it."""
     backfill: bool = False
     skipped: str = ""
 
@@ -158,9 +165,14 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
     estimated = {r.day for r in rows if r.estimated}
     fees = [r for r in rows if r.usage == "capacity-block"]
     found = blocks.describe() if blocks is not None else []
-    amortised, unmatched = amortise(fees, found)
     bought, fee_tag_problems = blocks.bought() if blocks is not None else ([], [])
-    unbilled = reconcile([b for b in bought if fleet is None or b.fleet == fleet], fees).pending
+    extensions = blocks.extensions(since=start) if blocks is not None else None
+    if extensions is not None:
+        bought, fee_tag_problems = bought + extensions.bought, fee_tag_problems + extensions.problems
+    judged = reconcile(in_sight([b for b in bought if fleet is None or b.fleet == fleet], start.isoformat()), fees)
+    amortised, unmatched = amortise(fees, found + extension_blocks(judged.booked))
+    unbilled = judged.pending
+    unknown = extensions.unknown if extensions is not None else ""
     rows = [r for r in rows if r.usage != "capacity-block"] + amortised + unmatched
     mine = [r for r in rows if fleet is None or r.fleet == fleet]
     read = set(days) | {r.day for r in mine}
@@ -177,11 +189,14 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
                       ce_pages=ce.pages_read,
                       kept_rows=todo.kept, duplicate_rows=todo.duplicates, unpublishable=published.unpublishable,
                       unconfirmed=published.unconfirmed,
-                      capacity_blocks=len({r.detail for r in amortised if r.fleet == fleet or fleet is None}),
+                      capacity_blocks=len({r.detail for r in amortised if (r.fleet == fleet or fleet is None)
+                                           and "/extension/" not in r.detail}),
                       unmatched_fees=len(unmatched), other_fleets_rows=len(rows) - len(mine),
                       estimated_days=sorted(estimated),
                       unbilled_fees_usd=str(sum((r.amount for r in unbilled), Decimal(0))),
-                      unbilled_fees=[f"{r.detail} on {r.day}: ${r.amount}" for r in unbilled] + fee_tag_problems)
+                      unbilled_fees=[f"{r.detail} on {r.day}: ${r.amount}" for r in unbilled] + fee_tag_problems
+                      + ([f"extensions: unknown this run ({unknown})"] if unknown else []),
+                      extension_fees_unknown=unknown)
 
 
 @dataclass
@@ -303,6 +318,9 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
                        "Spend of these days with the ledger's", extra={"unconfirmed": summary.unconfirmed})
     if summary.unpublishable:
         logger.warning("spend CloudWatch would refuse, not published", extra={"unpublishable": summary.unpublishable})
+    if summary.extension_fees_unknown:
+        logger.warning("Capacity Block extension fees unknown this run (not $0): unbilled_fees_usd counts blocks "
+                       "only; the spend written is Cost Explorer's", extra={"reason": summary.extension_fees_unknown})
     counts = (summary.ce_requests, summary.bad_rows, summary.new + summary.replaced, summary.retracted,
               len(summary.unconfirmed), len(summary.unpublishable))
     for name, value in zip(COLLECTOR_METRICS, counts, strict=True):

@@ -165,9 +165,11 @@ class CapacityBlocksApi:
             self.ec2.describe_capacity_block_extension_offerings, "CapacityBlockExtensionOfferings",
             CapacityReservationId=reservation_id, CapacityBlockExtensionDurationHours=hours)]
 
-    def extension_history(self, reservation_id: str) -> list[Mapping[str, Any]]:
+    def extension_history(self, *reservation_ids: str) -> list[Mapping[str, Any]]:
+        """DescribeCapacityBlockExtensionHistory of these reservations (one request, every page): the lifecycle asks
+        for one block's, the cost collector for all of its fleet's at once."""
         return list(_pages(self.ec2.describe_capacity_block_extension_history, "CapacityBlockExtensions",
-                           CapacityReservationIds=[reservation_id]))
+                           CapacityReservationIds=list(reservation_ids)))
 
     # ------------------------------------------------------------------------------------------------ buy
 

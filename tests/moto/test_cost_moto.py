@@ -359,13 +359,20 @@ def test_sagemaker_hosting_training_and_processing_are_told_apart(aws) -> None:
         "training/trainium": "500.00"}
 
 
-def _blocks_client(blocks: list[dict[str, Any]], reservations: list[dict[str, Any]]) -> Any:
-    """EC2 stubbed with botocore's Stubber against the service model (moto has no Capacity Blocks)."""
+def _blocks_client(blocks: list[dict[str, Any]], reservations: list[dict[str, Any]],
+                   history: Any = None) -> Any:
+    """EC2 stubbed with botocore's Stubber against the service model (moto has no Capacity Blocks). ``history``: the
+    extension history's answer (its items; or a callable adding its own answers to the stub); no extension by
+    default."""
     ec2 = boto3.client("ec2", region_name=REGION)
     stub = Stubber(ec2)
     stub.add_response("describe_capacity_blocks", {"CapacityBlocks": blocks})
     stub.add_response("describe_capacity_reservations", {"CapacityReservations": reservations},
                       {"CapacityReservationIds": sorted(r["CapacityReservationId"] for r in reservations)})
+    if callable(history):
+        history(stub)
+    else:
+        stub.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": history or []})
     stub.activate()
     return ec2
 

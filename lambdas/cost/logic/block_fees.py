@@ -6,8 +6,13 @@ The record of a purchase is AWS's and the kit's own, written as it is bought:
 - a block: its reservations carry ``neuronfleet:capacity-offering`` (the offering bought) and
   ``neuronfleet:upfront-fee-usd`` (the whole offer's fee), tagged at purchase by ``neuronfleet capacity buy``
   (neuronfleet_contract.capacity_lifecycle PURCHASE_TAG / FEE_TAG): one fee per offering, however many segments;
-- an extension: DescribeCapacityBlockExtensionHistory, each item with its ``UpfrontFee`` and status (a
-  ``payment-failed`` extension costs nothing; ``payment-pending`` and ``payment-succeeded`` are counted).
+- an extension: DescribeCapacityBlockExtensionHistory, each item with its ``UpfrontFee``, ``CurrencyCode`` and
+  ``CapacityBlockExtensionStatus`` (botocore 1.44.5 ec2 ``CapacityBlockExtension`` shape; a ``payment-failed``
+  extension costs nothing; ``payment-pending`` and ``payment-succeeded`` are counted, once per reservation and
+  offering). The collector reads it for the reservations of the blocks it describes (its fleet's: the block's
+  ``neuronfleet:fleet`` tag, its reservations', or the fleet's own reservations and groups), whose block ends on or
+  after the first day it reads; an item whose fee is not an amount in USD, or lacks a date, is named, never read as
+  $0.
 
 Cost Explorer books a fee once, as ``<region>-CapacityBlockFee:<type>`` (lambdas/cost/logic/rows.py), a day or more
 later, on the block's start day or its purchase day (neither documented: capacity_blocks.FEE_DAY). :func:`reconcile`
@@ -16,21 +21,28 @@ the others are returned as estimated fee rows on their start day (``estimated=Tr
 purchase). The collector reports them (RunSummary ``unbilled_fees_usd``) and never writes them as spend: a pending
 row on a day outside the run's window could not be retracted when Cost Explorer books the fee on another day, so
 writing it could count the fee twice. A booked row nothing bought explains stays as it is (a block bought in the
-console). Extensions: their history is read by the lifecycle function and the command; the collector reads block
-fees only (its role has no DescribeCapacityBlockExtensionHistory).
+console). A purchase whose days all fall before the first day a run reads is out of that run's sight
+(:func:`in_sight`): Cost Explorer's row for it, if any, lies outside the window, so it is neither booked nor
+unbilled there (the extension history lists every extension a block ever had).
+
+An extension's booked fee is spread over the extension's own hours, for the block's fleet: :func:`extension_blocks`
+gives each extension :func:`reconcile` found booked as a block of its own (start, end, purchase day) to
+``capacity_blocks.amortise``, so a fee row Cost Explorer books untagged on the extension's start day lands in the
+fleet's ledger once, like a block's (an unbooked extension takes no share of a booked row).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PURCHASE_TAG
 from neuronfleet_contract.tags import FLEET_TAG
 
+from .capacity_blocks import Block
 from .rows import UNTAGGED, CostRow, family_of
 
 CENT = Decimal("0.01")
@@ -49,6 +61,9 @@ class Bought:
     fee: Decimal
     start: datetime
     bought: datetime
+    end: datetime | None = None
+    """An extension's end (its block's new end); None for a block (the block's own record has it)."""
+    instance_count: int = 0
 
     @property
     def days(self) -> tuple[str, ...]:
@@ -89,18 +104,67 @@ def bought_blocks(reservations: Iterable[Mapping[str, Any]]) -> tuple[list[Bough
     return list(out.values()), problems
 
 
-def bought_extensions(history: Iterable[Mapping[str, Any]], fleets: Mapping[str, str]) -> list[Bought]:
-    """Extensions paid or being paid (DescribeCapacityBlockExtensionHistory items); ``fleets``: reservation -> fleet."""
-    out = []
+LIVE = {"payment-pending": 1, "payment-succeeded": 2}
+"""The extension statuses that cost their fee (botocore ``CapacityBlockExtensionStatus``: payment-pending,
+payment-failed, payment-succeeded); of two items of one extension, the later status wins."""
+CURRENCY = "USD"
+
+
+def bought_extensions(history: Iterable[Mapping[str, Any]],
+                      fleets: Mapping[str, str]) -> tuple[list[Bought], list[str]]:
+    """Extensions paid or being paid (DescribeCapacityBlockExtensionHistory items), one per reservation and offering;
+    ``fleets``: reservation -> fleet. And problems: an item whose fee is not an amount in USD or that lacks its start
+    date is named, never read as $0. A ``payment-failed`` item costs nothing, even when another item of the same
+    extension says payment-pending (not when one says payment-succeeded: paid is final)."""
+    out: dict[tuple[str, str], Bought] = {}
+    rank: dict[tuple[str, str], int] = {}
+    failed: set[tuple[str, str]] = set()
+    problems = []
     for e in history:
-        if e.get("CapacityBlockExtensionStatus") not in ("payment-pending", "payment-succeeded"):
+        rid, ref = str(e.get("CapacityReservationId")), str(e.get("CapacityBlockExtensionOfferingId"))
+        key, status = (rid, ref), e.get("CapacityBlockExtensionStatus")
+        if status == "payment-failed":
+            failed.add(key)
+        if status not in LIVE or LIVE[status] <= rank.get(key, 0):
             continue
-        rid = str(e.get("CapacityReservationId"))
-        out.append(Bought("extension", str(e.get("CapacityBlockExtensionOfferingId")), rid,
-                          str(e.get("InstanceType")), fleets.get(rid, UNTAGGED), Decimal(str(e.get("UpfrontFee"))),
-                          _utc(e["CapacityBlockExtensionStartDate"]),
-                          _utc(e.get("CapacityBlockExtensionPurchaseDate") or e["CapacityBlockExtensionStartDate"])))
-    return out
+        name = f"{rid} extension {ref}"
+        currency, fee = e.get("CurrencyCode") or CURRENCY, e.get("UpfrontFee")
+        try:
+            amount = Decimal(str(fee))
+            if not amount.is_finite() or amount < 0:
+                raise InvalidOperation
+        except InvalidOperation:
+            problems.append(f"{name}: UpfrontFee={fee!r} is not an amount (a fee in {CURRENCY} was expected)")
+            continue
+        if currency != CURRENCY:
+            problems.append(f"{name}: CurrencyCode={currency!r}, fee {fee} not counted (the ledger is in {CURRENCY})")
+            continue
+        if not e.get("CapacityBlockExtensionStartDate"):
+            problems.append(f"{name}: no CapacityBlockExtensionStartDate, fee ${amount} not placed on a day")
+            continue
+        start = _utc(e["CapacityBlockExtensionStartDate"])
+        end = e.get("CapacityBlockExtensionEndDate")
+        if not end and e.get("CapacityBlockExtensionDurationHours"):
+            end = start + timedelta(hours=int(e["CapacityBlockExtensionDurationHours"]))
+        rank[key] = LIVE[status]
+        out[key] = Bought("extension", ref, rid, str(e.get("InstanceType")), fleets.get(rid, UNTAGGED), amount, start,
+                          _utc(e.get("CapacityBlockExtensionPurchaseDate") or start),
+                          end=_utc(end) if end else None, instance_count=int(e.get("InstanceCount") or 0))
+    return [b for k, b in out.items() if k not in failed or rank[k] == LIVE["payment-succeeded"]], problems
+
+
+def in_sight(bought: Iterable[Bought], first_day: str) -> list[Bought]:
+    """The purchases a run reading from ``first_day`` can judge: one of their days on or after it (see the module)."""
+    return [b for b in bought if max(b.days) >= first_day]
+
+
+def extension_blocks(bought: Iterable[Bought]) -> list[Block]:
+    """Each (booked) extension as a block of its own (id ``<reservation>/extension/<offering>``), for ``amortise``: its fee
+    row is matched on its start day (else its purchase day) and spread over its hours, for the block's fleet."""
+    return [Block(block_id=f"{b.reservation_id}/extension/{b.ref}", instance_type=b.instance_type,
+                  instance_count=b.instance_count, start=b.start, end=b.end, created=b.bought,
+                  tags={} if b.fleet == UNTAGGED else {FLEET_TAG: b.fleet})
+            for b in bought if b.kind == "extension" and b.end is not None and b.end > b.start]
 
 
 @dataclass(frozen=True)
