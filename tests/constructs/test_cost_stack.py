@@ -65,6 +65,7 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
     actions = sorted(a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
     assert actions == ["ce:GetCostAndUsage", "cloudwatch:PutMetricData", "dynamodb:BatchWriteItem",
                        "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
+                       "ec2:DescribeCapacityBlockExtensionHistory",  # extensions bought, not yet booked
                        "ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations",
                        "logs:CreateLogStream", "logs:PutLogEvents",
                        "resource-groups:ListGroupResources",  # the fleet's Capacity Block groups (prod's pretrain)
@@ -246,3 +247,22 @@ def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_pric
     assert settings.prices["trn2.48xlarge"]["sourced"] == "false"
     assert settings.prices["p5.48xlarge"]["source"].startswith("https://aws.amazon.com/ec2/pricing/on-demand/")
     assert settings.accelerators["inf2.xlarge"] == ("inferentia", 32)
+
+
+def test_the_collector_reads_the_extension_history_on_the_only_resource_the_action_takes(cost, prod) -> None:
+    """DescribeCapacityBlockExtensionHistory has no resource type (Service Authorization Reference): granted on *,
+    and cdk-nag's IAM5 finding on the collector's role is acknowledged with that source."""
+    from pathlib import Path
+
+    from neuronfleet.cost.monitors import EXTENSION_HISTORY_ACTION
+
+    (ec2,) = [s for s in _statements(cost, "CostMonitorsCollector") if EXTENSION_HISTORY_ACTION.value in s["Action"]]
+    assert ec2["Resource"] == "*" and "Condition" not in ec2
+    assert "list_amazonec2.html" in EXTENSION_HISTORY_ACTION.source and "no resource type" in \
+        EXTENSION_HISTORY_ACTION.source
+    stack = prod.stacks["cost"].stack_name
+    metadata = json.loads((Path(prod.assembly.directory) / f"{stack}.metadata.json").read_text())
+    (acks,) = [e["data"] for e in metadata[f"/{stack}/CostMonitors/Collector/Role"]
+               if e["type"] == "aws:cdk:acknowledged-rules" and "Annotation::AwsSolutions-IAM5[Resource::*]" in e["data"]]
+    assert acks["Annotation::AwsSolutions-IAM5[Resource::*]"].endswith(
+        f"; nor has ec2:DescribeCapacityBlockExtensionHistory ({EXTENSION_HISTORY_ACTION.source}, read 2026-11-26)")

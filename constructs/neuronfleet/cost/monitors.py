@@ -25,6 +25,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from neuronfleet_contract.capacity_lifecycle import Fact
 from neuronfleet_contract.cost import (
     COLLECTOR_METRICS,
     COLLECTOR_SERVICE,
@@ -66,6 +67,15 @@ from ..settings import CostMonitorSettings, check_argument
 from ..settings._base import name_rule
 from .cur import CurAnalytics
 from .estimate import accelerators_of
+
+EXTENSION_HISTORY_ACTION = Fact("ec2:DescribeCapacityBlockExtensionHistory", (
+    "Service Authorization Reference, Actions defined by Amazon EC2 (https://docs.aws.amazon.com/service-authorization/"
+    "latest/reference/list_amazonec2.html; the page as copied verbatim in salesforce/policy_sentry, "
+    "policy_sentry/shared/data/docs/list_amazonec2.html at c0d416cc): DescribeCapacityBlockExtensionHistory, 'Grants "
+    "permission to describe Capacity Block extensions history', access level List, no resource type, condition key "
+    "ec2:Region: no resource-level permissions"), read="2026-11-26")
+"""What the cost collector reads its fleet's Capacity Block extension fees with (lambdas/cost/adapters/capacity_blocks.py):
+granted on ``*``, the only resource the action takes."""
 
 
 def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
@@ -271,8 +281,9 @@ class CostMonitors(Construct):
             self.cur.grant_query(c)
         else:
             c.add_to_principal_policy(iam.PolicyStatement(actions=["ce:GetCostAndUsage"], resources=["*"]))
-        c.add_to_principal_policy(iam.PolicyStatement(
-            actions=["ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations"], resources=["*"]))
+        c.add_to_principal_policy(iam.PolicyStatement(  # the blocks, their reservations, their extensions' fees
+            actions=["ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityReservations",
+                     EXTENSION_HISTORY_ACTION.value], resources=["*"]))
         if self.reservation_groups:
             c.add_to_principal_policy(iam.PolicyStatement(actions=["resource-groups:ListGroupResources"],
                                                           resources=list(self.reservation_groups)))
@@ -317,8 +328,9 @@ class CostMonitors(Construct):
         why = ("Cost Explorer, EC2 Describe*, CloudWatch metric reads/writes (writes limited by namespace) and "
                f"tag:GetResources ({ENDPOINT_RESOURCE_TYPE} resources tagged {FLEET_TAG} with the fleet) have no "
                "resource-level permissions")
-        for role in (c, w):
-            acknowledge_wildcards(role, why, resources=("*",))
+        acknowledge_wildcards(w, why, resources=("*",))
+        acknowledge_wildcards(c, why + f"; nor has {EXTENSION_HISTORY_ACTION.value} ({EXTENSION_HISTORY_ACTION.source}, "
+                                        f"read {EXTENSION_HISTORY_ACTION.read})", resources=("*",))
         acknowledge_wildcards(r, why + "; nor has pricing:GetProducts (the AWS Price List Query API: public list "
                                        "prices, no resource to name)" if self.settings.live_prices else why,
                               resources=("*",))
