@@ -172,3 +172,75 @@ def test_the_handler_logs_unknown_extension_fees(aws, monkeypatch, caplog) -> No
     (warning,) = [r for r in caplog.records if r.getMessage().startswith("Capacity Block extension fees unknown")]
     assert (warning.levelname, getattr(warning, "reason", None)) == ("WARNING", out["extension_fees_unknown"])
     assert out["new"] >= 1  # Cost Explorer's row written all the same
+
+
+def test_a_history_that_fails_on_its_second_page_counts_no_extension_of_the_first() -> None:
+    """Partial answers are not counted: the first page's extension is not reported while the rest is unknown."""
+    def add(stub: Stubber) -> None:
+        stub.add_response("describe_capacity_block_extension_history",
+                          {"CapacityBlockExtensions": [_ext("cbe-1", "payment-succeeded")], "NextToken": "t2"},
+                          {"CapacityReservationIds": ["cr-a"]})
+        capacity_fixtures.error(stub, "describe_capacity_block_extension_history", "RequestLimitExceeded", 503,
+                                expected={"CapacityReservationIds": ["cr-a"], "NextToken": "t2"})
+
+    blocks = CapacityBlocks(_blocks_client([_block("cb-a", "cr-a", START, 5, BOUGHT, {})],
+                                           [_reservation("cr-a", "trn2.48xlarge", 1, TAGS)], add))
+    blocks.describe()
+    got = blocks.extensions()
+    assert got.bought == [] and got.unknown.startswith(
+        "DescribeCapacityBlockExtensionHistory of 1 reservation(s) failed: RequestLimitExceeded")
+
+
+def test_every_page_of_the_history_counts_and_a_repeated_token_makes_it_unknown() -> None:
+    def pages(second_token: str | None):
+        def add(stub: Stubber) -> None:
+            stub.add_response("describe_capacity_block_extension_history",
+                              {"CapacityBlockExtensions": [_ext("cbe-1", "payment-succeeded")], "NextToken": "t2"},
+                              {"CapacityReservationIds": ["cr-a"]})
+            second: dict[str, Any] = {"CapacityBlockExtensions": [_ext("cbe-2", "payment-pending")]}
+            if second_token:
+                second["NextToken"] = second_token
+            stub.add_response("describe_capacity_block_extension_history", second,
+                              {"CapacityReservationIds": ["cr-a"], "NextToken": "t2"})
+        return CapacityBlocks(_blocks_client([_block("cb-a", "cr-a", START, 5, BOUGHT, {})],
+                                             [_reservation("cr-a", "trn2.48xlarge", 1, TAGS)], add))
+
+    blocks = pages(None)
+    blocks.describe()
+    assert sorted(b.ref for b in blocks.extensions().bought) == ["cbe-1", "cbe-2"]
+    blocks = pages("t2")  # EC2 answering the same token again: the pager stops, the history is unknown
+    blocks.describe()
+    got = blocks.extensions()
+    assert got.bought == [] and "answered the same NextToken twice" in got.unknown
+
+
+def test_the_history_is_asked_for_the_fleets_blocks_that_end_in_sight_only() -> None:
+    """nf-prod's collector: cb-a (nf-prod's reservation tag) and cb-g (no tag; its reservation is in the fleet file)
+    are asked about; cb-o (another fleet's) and cb-old (nf-prod's, ended in October) are not. The Stubber checks the
+    request's ids."""
+    october = datetime(2026, 10, 1, tzinfo=UTC)
+    ec2 = _blocks_client(
+        [_block("cb-a", "cr-a", START, 5, BOUGHT, {}), _block("cb-g", "cr-g", START, 2, BOUGHT, {}),
+         _block("cb-o", "cr-o", START, 2, BOUGHT, {"neuronfleet:fleet": "nf-other"}),
+         _block("cb-old", "cr-old", october, 2, october, {"neuronfleet:fleet": "nf-prod"})],
+        [_reservation("cr-a", "trn2.48xlarge", 1, TAGS), _reservation("cr-g", "trn2.48xlarge", 1),
+         _reservation("cr-o", "trn2.48xlarge", 1), _reservation("cr-old", "trn2.48xlarge", 1)],
+        lambda stub: stub.add_response(
+            "describe_capacity_block_extension_history",
+            {"CapacityBlockExtensions": [{**_ext("cbe-g", "payment-pending"), "CapacityReservationId": "cr-g"}]},
+            {"CapacityReservationIds": ["cr-a", "cr-g"]}))
+    blocks = CapacityBlocks(ec2, fleet="nf-prod", reservation_ids=["cr-g"])
+    blocks.describe()
+    got = blocks.extensions(since=datetime(2026, 11, 1).date())
+    assert (got.reservations, [(b.ref, b.fleet) for b in got.bought]) == (2, [("cbe-g", "nf-prod")])
+
+
+def test_a_block_whose_days_all_precede_the_window_is_not_reported_unbilled(aws) -> None:
+    """Bought and run in October, still listed by DescribeCapacityBlocks in November: its fee row (if booked) is on
+    an October day the November run does not read, so it is out of sight, not 'unbilled' all month."""
+    october = datetime(2026, 10, 10, tzinfo=UTC)
+    inject([page("2026-11-01", [USAGE])])
+    ec2 = _blocks_client([_block("cb-old", "cr-old", october, 2, october, {})],
+                         [_reservation("cr-old", "trn2.48xlarge", 1, {**TAGS, PURCHASE_TAG: "cb-offer-old"})])
+    summary, _ = run_collector(aws, blocks=CapacityBlocks(ec2))
+    assert (summary.unbilled_fees_usd, summary.unbilled_fees, summary.extension_fees_unknown) == ("0", [], "")
