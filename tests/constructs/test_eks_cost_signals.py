@@ -58,7 +58,7 @@ def test_utilisation_daemonsets_publish_what_the_waste_detector_reads(eks) -> No
                 for m in manifests for o in m if o["kind"] == "DaemonSet"
                 and o["metadata"]["name"].startswith("neuronfleet-utilisation-")]
     assert len(commands) == len(NODE_GROUPS)
-    assert all(f"python3 /tmp/utilisation.py --namespace {NEURON_NAMESPACE} " in c for c in commands)
+    assert all(f"python3 /tmp/neuronfleet/utilisation.py --namespace {NEURON_NAMESPACE} " in c for c in commands)
     # the publisher's own metric name and dimension (the Batch hosts run the same script)
     assert utilisation.METRIC == NEURON_CORE_UTILIZATION
     point = utilisation.datum("i-0abc", [40.0, 44.0], at=0)

@@ -158,6 +158,27 @@ def test_utilisation_config_unpacks_to_the_script() -> None:
     assert json.dumps(config).count("utilisation") >= 2
 
 
+def test_the_daemonset_unpacks_a_publisher_that_runs_with_its_signer(tmp_path) -> None:
+    """The container's own commands, run against the ConfigMap's files: utilisation.py finds sigv4.py beside it."""
+    import subprocess
+    import sys
+
+    config, daemonset = manifests.utilisation_publisher([TRN1], namespace_metrics="N", region="us-east-2")[:2]
+    assert set(config["data"]) == {"utilisation.py.gz.b64", "sigv4.py.gz.b64"}
+    (tmp_path / "scripts").mkdir()
+    for key, value in config["data"].items():
+        (tmp_path / "scripts" / key).write_text(value)
+    script = daemonset["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    unpack, _, run = script.rpartition("; ")
+    assert run.startswith(f"{manifests.NEURON_MONITOR_BINARY} | python3 /tmp/neuronfleet/utilisation.py ")
+    unpack = unpack.replace("/scripts/", f"{tmp_path}/scripts/").replace("/tmp/neuronfleet", f"{tmp_path}/nf")
+    subprocess.run(["/bin/sh", "-c", unpack], check=True)
+    out = subprocess.run([sys.executable, str(tmp_path / "nf" / "utilisation.py"), "--help"], capture_output=True,
+                         text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert "--namespace" in out.stdout
+
+
 def _publisher(name: str) -> list[dict]:
     return [o for o in yaml.safe_load_all((DATA / name).read_text()) if o]
 

@@ -19,7 +19,7 @@ from botocore.loaders import Loader
 from botocore.model import ServiceModel
 from botocore.serialize import create_serializer
 
-from neuronfleet.node import SCRIPTS, script_text
+from neuronfleet.node import SCRIPTS, script_text, sigv4
 from neuronfleet.node import utilisation as u
 from tests import neuron_monitor_doc as doc
 
@@ -103,19 +103,19 @@ def _suite(name: str) -> tuple[str, str, dict[str, str], bytes]:
     return method, f"https://{headers['Host']}{path}", headers, body.encode()
 
 
-SUITE_CREDS = u.Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")  # botocore test_sigv4.py
+SUITE_CREDS = sigv4.Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")  # botocore test_sigv4.py
 
 
 @pytest.mark.parametrize("name", ["get-vanilla", "post-x-www-form-urlencoded", "post-sts-header-before"])
 def test_signer_matches_the_aws_sigv4_test_suite(name: str) -> None:
     method, url, headers, body = _suite(name)
-    creq, _ = u.canonical_request(method, url, headers, body)
+    creq, _ = sigv4.canonical_request(method, url, headers, body)
     assert creq == (SIGV4 / f"{name}.creq").read_text()
-    authz = u.authorization(method, url, headers, body, SUITE_CREDS, "us-east-1", "service", headers["X-Amz-Date"])
+    authz = sigv4.authorization(method, url, headers, body, SUITE_CREDS, "us-east-1", "service", headers["X-Amz-Date"])
     assert authz == (SIGV4 / f"{name}.authz").read_text()
 
 
-def _botocore_signed(url: str, headers: Mapping[str, str], body: bytes, creds: u.Credentials, region: str,
+def _botocore_signed(url: str, headers: Mapping[str, str], body: bytes, creds: sigv4.Credentials, region: str,
                      when: datetime.datetime, monkeypatch: pytest.MonkeyPatch) -> str:
     import botocore.auth
     monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda *a, **k: when.replace(tzinfo=None))
@@ -127,7 +127,7 @@ def _botocore_signed(url: str, headers: Mapping[str, str], body: bytes, creds: u
 
 
 def test_put_metric_data_is_signed_as_botocore_signs_it(monkeypatch) -> None:
-    creds = u.Credentials("ASIAEXAMPLE", "secretEXAMPLE", "session-token-EXAMPLE")
+    creds = sigv4.Credentials("ASIAEXAMPLE", "secretEXAMPLE", "session-token-EXAMPLE")
     when = datetime.datetime(2026, 11, 23, 12, 0, 0, tzinfo=datetime.UTC)
     sender = u.CloudWatchSender("NeuronFleet/Neuron", "us-east-2", clock=when.timestamp)
     headers, body = sender.request([u.datum(INSTANCE, [1.0], when.timestamp())], creds)
@@ -146,7 +146,7 @@ def test_the_body_is_what_botocores_json_serializer_writes_for_cloudwatch() -> N
     params = {"Namespace": "NeuronFleet/Neuron", "MetricData": [{**ours, "Timestamp": at}]}
     theirs = create_serializer("json").serialize_to_request(params, op)
     headers, body = u.CloudWatchSender("NeuronFleet/Neuron", "us-east-2").request(
-        [ours], u.Credentials("AKIDEXAMPLE", "secret"))
+        [ours], sigv4.Credentials("AKIDEXAMPLE", "secret"))
     assert json.loads(body) == json.loads(theirs["body"])
     assert {k: headers[k] for k in theirs["headers"]} == theirs["headers"]
 
@@ -238,7 +238,7 @@ def test_the_queue_keeps_the_newest_and_says_what_it_dropped() -> None:
 
 def test_expired_credentials_are_fetched_again() -> None:
     aws = FakeAws([(200, {}), (200, {})], expirations=["2026-11-23T12:10:00Z", "2026-11-23T18:00:00Z"])
-    creds = u.ImdsCredentials(http=aws, clock=lambda: NOW)
+    creds = sigv4.ImdsCredentials(http=aws, clock=lambda: NOW)
     assert creds.get().access_key == "ASIA1"
     creds.clock = lambda: NOW + 6 * 60  # within REFRESH_BEFORE_S of 12:10
     assert creds.get().access_key == "ASIA2" and aws.issued == 2

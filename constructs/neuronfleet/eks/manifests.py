@@ -117,6 +117,10 @@ def _packed(name: str) -> str:
     return base64.b64encode(gzip.compress(script_text(name).encode(), mtime=0)).decode()
 
 
+UTILISATION_SCRIPTS = ("utilisation.py", "sigv4.py")
+"""What the utilisation DaemonSet unpacks side by side (utilisation.py imports its signer from sigv4.py beside it)."""
+
+
 def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[NeuronNodegroupSettings], *,
                           namespace_metrics: str, region: str) -> list[Manifest]:
     """neuron-monitor -> the kit's utilisation.py -> CloudWatch, on every Neuron node: the same metric (namespace,
@@ -126,18 +130,20 @@ def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[Neu
     lacks ``neuron_hardware_info``). The pods run in the host network (IMDS answers them at a hop limit of 1, and
     utilisation.py signs with the node role, which may put metrics only into ``namespace_metrics``), privileged as
     Neuron's own neuron-monitor DaemonSet is, in Neuron's neuron-monitor image. The script travels gzip+base64 in a
-    ConfigMap, as in a Batch host's user data."""
+    ConfigMap with its SigV4 signer (sigv4.py), unpacked side by side."""
     config = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": UTILISATION, "namespace": SYSTEM_NAMESPACE,
                            "labels": {"app.kubernetes.io/name": UTILISATION}},
-              "data": {"utilisation.py.gz.b64": _packed("utilisation.py")}}
+              "data": {f"{name}.gz.b64": _packed(name) for name in UTILISATION_SCRIPTS}}
     out: list[Manifest] = [config]
     for group in groups:
         lnc = neuron.support(group.instance_type).lnc_default
         cores = neuron.logical_cores(group.instance_type, lnc)
         labels = {"app.kubernetes.io/name": UTILISATION, NODE_GROUP_LABEL: group.name}
-        script = ("set -eu; base64 -d /scripts/utilisation.py.gz.b64 | gunzip > /tmp/utilisation.py; "
-                  f"{NEURON_MONITOR_BINARY} | python3 /tmp/utilisation.py --namespace {namespace_metrics} "
+        script = ("set -eu; mkdir -p /tmp/neuronfleet; "
+                  + "".join(f"base64 -d /scripts/{name}.gz.b64 | gunzip > /tmp/neuronfleet/{name}; "
+                            for name in UTILISATION_SCRIPTS)
+                  + f"{NEURON_MONITOR_BINARY} | python3 /tmp/neuronfleet/utilisation.py --namespace {namespace_metrics} "
                   f"--region {region} --cores {cores}")
         out.append({
             "apiVersion": "apps/v1", "kind": "DaemonSet",

@@ -34,23 +34,27 @@ Sending (CloudWatch's JSON protocol, which botocore's cloudwatch service model l
 ``X-Amz-Target: GraniteServiceVersion20100801.PutMetricData``, ``application/x-amz-json-1.0``): a datapoint that
 cannot be sent (throttled after the retries, network down, 5xx, no credentials) stays queued and goes with the
 next period's request; the queue keeps the newest ``MAX_PENDING`` (60: an hour) and drops older ones with a log
-line. Expired or rejected credentials are fetched again from IMDSv2 and the request retried once.
+line. Expired or rejected credentials are fetched again from IMDSv2 and the request retried once. The signer and
+the IMDSv2 credentials are sigv4.py's (beside this file on the host, so the two travel together).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import hashlib
-import hmac
 import json
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or __package__:  # neuronfleet.node.utilisation (mypy reads this branch)
+    from .sigv4 import Credentials, ImdsCredentials, SendError, signed_headers, urllib_http
+else:  # python3 /opt/neuronfleet/utilisation.py: sigv4.py beside it, first on sys.path
+    from sigv4 import Credentials, ImdsCredentials, SendError, signed_headers, urllib_http
+
+if TYPE_CHECKING:
+    from .sigv4 import Http
 
 METRIC = "NeuronCoreUtilization"
 UNIT = "Percent"
@@ -59,13 +63,10 @@ SERVICE = "monitoring"
 TARGET = "GraniteServiceVersion20100801.PutMetricData"
 """botocore cloudwatch service-2.json: ``targetPrefix`` + operation (JSON protocol, ``jsonVersion`` 1.0)."""
 CONTENT_TYPE = "application/x-amz-json-1.0"
-IMDS = "http://169.254.169.254"
 MAX_PENDING = 60
 """Datapoints kept while CloudWatch cannot be reached (one a period: an hour); older ones are dropped and logged.
 PutMetricData takes up to 1,000 datapoints a request and timestamps up to two weeks old."""
 RETRIES = 3
-REFRESH_BEFORE_S = 300
-"""Credentials are fetched again this long before their ``Expiration`` (IMDS rotates them well before)."""
 
 
 # ------------------------------------------------------------------------------------------- reports
@@ -105,7 +106,7 @@ def sample(report: Mapping, cores: int) -> Sample | None:
             errors.append(f"runtime {i} neuroncore_counters: {counters['error']}")
         for index, core in (counters.get("neuroncores_in_use") or {}).items():
             value = core.get("neuroncore_utilization") if isinstance(core, dict) else None
-            if isinstance(value, int | float) and (i, index) not in seen:
+            if isinstance(value, (int, float)) and (i, index) not in seen:
                 seen.add((i, index))
                 total += min(max(float(value), 0.0), 100.0)
     return Sample(instance, min(total / cores, 100.0) if cores > 0 else 0.0, tuple(errors))
@@ -131,128 +132,7 @@ def datum(instance_id: str, values: list[float], at: float) -> dict:
             "Timestamp": int(at), "Dimensions": [{"Name": "InstanceId", "Value": instance_id}]}
 
 
-# ------------------------------------------------------------------------------------ Signature V4
-
-
-@dataclass(frozen=True)
-class Credentials:
-    access_key: str
-    secret_key: str
-    token: str | None = None
-    expiration: float | None = None
-    """Epoch seconds; None: never expires (tests)."""
-
-
-def _hmac(key: bytes, msg: str) -> bytes:
-    return hmac.new(key, msg.encode(), hashlib.sha256).digest()
-
-
-def _uri_encode(text: str, safe: str = "-_.~") -> str:
-    return urllib.parse.quote(text, safe=safe)
-
-
-def canonical_request(method: str, url: str, headers: Mapping[str, str], body: bytes) -> tuple[str, str]:
-    """The SigV4 canonical request and its signed-header list (AWS "Create a canonical request"): path and query
-    URI-encoded, headers lower-cased, trimmed, sorted, values of a repeated header joined by commas."""
-    parts = urllib.parse.urlsplit(url)
-    path = _uri_encode(parts.path or "/", safe="-_.~/")
-    query = sorted((_uri_encode(k), _uri_encode(v))
-                   for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
-    merged: dict[str, list[str]] = {}
-    for name, value in headers.items():
-        merged.setdefault(name.strip().lower(), []).append(" ".join(str(value).split()))
-    signed = ";".join(sorted(merged))
-    canonical_headers = "".join(f"{k}:{','.join(merged[k])}\n" for k in sorted(merged))
-    text = "\n".join([method.upper(), path, "&".join(f"{k}={v}" for k, v in query), canonical_headers, signed,
-                      hashlib.sha256(body).hexdigest()])
-    return text, signed
-
-
-def authorization(method: str, url: str, headers: Mapping[str, str], body: bytes, creds: Credentials, region: str,
-                  service: str, amz_date: str) -> str:
-    """The ``Authorization`` header for a request whose headers already carry ``Host`` and ``X-Amz-Date``
-    (and ``X-Amz-Security-Token`` when the credentials have one)."""
-    creq, signed = canonical_request(method, url, headers, body)
-    scope = f"{amz_date[:8]}/{region}/{service}/aws4_request"
-    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(creq.encode()).hexdigest()])
-    key = _hmac(_hmac(_hmac(_hmac(f"AWS4{creds.secret_key}".encode(), amz_date[:8]), region), service),
-                "aws4_request")
-    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    return f"AWS4-HMAC-SHA256 Credential={creds.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
-
-
-def signed_headers(method: str, url: str, headers: Mapping[str, str], body: bytes, creds: Credentials, region: str,
-                   service: str, now: float) -> dict[str, str]:
-    """``headers`` plus Host, X-Amz-Date, the session token and Authorization."""
-    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
-    out = {**headers, "Host": urllib.parse.urlsplit(url).netloc, "X-Amz-Date": amz_date}
-    if creds.token:
-        out["X-Amz-Security-Token"] = creds.token
-    out["Authorization"] = authorization(method, url, out, body, creds, region, service, amz_date)
-    return out
-
-
 # ------------------------------------------------------------------------------------- transport
-
-
-class SendError(Exception):
-    """A request that did not succeed; ``retryable``: throttling, 5xx or the network; ``auth``: credentials."""
-
-    def __init__(self, message: str, *, retryable: bool = False, auth: bool = False) -> None:
-        super().__init__(message)
-        self.retryable, self.auth = retryable, auth
-
-
-Http = Callable[[str, str, Mapping[str, str], bytes | None, float], tuple[int, bytes]]
-"""(method, url, headers, body, timeout) -> (status, body); raises OSError when no response came."""
-
-
-def urllib_http(method: str, url: str, headers: Mapping[str, str], body: bytes | None, timeout: float
-                ) -> tuple[int, bytes]:
-    req = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
-class ImdsCredentials:
-    """The instance role's credentials from IMDSv2 (a session token first, then the role's credentials), cached
-    until ``REFRESH_BEFORE_S`` before they expire, or until :meth:`refresh` (a request rejected them)."""
-
-    def __init__(self, http: Http = urllib_http, clock: Callable[[], float] = time.time, base: str = IMDS) -> None:
-        self.http, self.clock, self.base = http, clock, base
-        self._creds: Credentials | None = None
-
-    def _get(self, path: str, token: str) -> bytes:
-        status, body = self.http("GET", self.base + path, {"X-aws-ec2-metadata-token": token}, None, 2)
-        if status != 200:
-            raise SendError(f"IMDS {path}: HTTP {status}", retryable=True)
-        return body
-
-    def fetch(self) -> Credentials:
-        status, token = self.http("PUT", self.base + "/latest/api/token",
-                                  {"X-aws-ec2-metadata-token-ttl-seconds": "21600"}, None, 2)
-        if status != 200:
-            raise SendError(f"IMDSv2 token: HTTP {status}", retryable=True)
-        base = "/latest/meta-data/iam/security-credentials/"
-        role = self._get(base, token.decode()).decode().split()[0]
-        raw = json.loads(self._get(base + role, token.decode()))
-        if raw.get("Code", "Success") != "Success":
-            raise SendError(f"IMDS credentials for {role}: {raw.get('Code')}", retryable=True)
-        expires = dt.datetime.fromisoformat(raw["Expiration"].replace("Z", "+00:00")).timestamp()
-        return Credentials(raw["AccessKeyId"], raw["SecretAccessKey"], raw.get("Token"), expires)
-
-    def get(self) -> Credentials:
-        c = self._creds
-        if c is None or (c.expiration is not None and self.clock() >= c.expiration - REFRESH_BEFORE_S):
-            self._creds = c = self.fetch()
-        return c
-
-    def refresh(self) -> Credentials:
-        self._creds = None
-        return self.get()
 
 
 def endpoint(region: str) -> str:
