@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from neuronfleet.facts import neuron
-from neuronfleet.node import HOST_DIR, SCRIPTS, health_gate, launch, script_text
+from neuronfleet.node import BOOTSTRAP, HOST_DIR, SCRIPTS, health_gate, launch, script_text
 
 HOSTS = Path(__file__).resolve().parents[1] / "data" / "neuron_hosts"
 SDK_2_30 = "pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04"
@@ -227,7 +227,7 @@ def test_non_ultraserver_types_keep_the_batch_node_index(tmp_path) -> None:
 
 def test_scripts_are_standard_library_only_and_shipped_as_package_data() -> None:
     allowed = set(sys.stdlib_module_names) | {"health_gate", "sigv4", "__future__"}
-    for name in SCRIPTS:
+    for name in {*SCRIPTS, *BOOTSTRAP}:
         text = script_text(name)
         imported: set[str] = set()
         for line in text.splitlines():

@@ -12,6 +12,7 @@ with the instance role and unpacks them into ``/opt/neuronfleet``.
 
 from __future__ import annotations
 
+import ast
 from importlib import resources
 
 SCRIPTS = ("health_gate.py", "launch.py", "utilisation.py", "sigv4.py")
@@ -23,6 +24,20 @@ HOST_DIR = "/opt/neuronfleet"
 
 def script_text(name: str) -> str:
     return resources.files(__name__).joinpath(name).read_text()
+
+
+def bootstrap_text(name: str) -> str:
+    """A :data:`BOOTSTRAP` file as the user data should carry it: the same code without its docstrings and comments
+    (``ast.unparse``; 23.4 KB of source -> 15.1 KB, 12.1 KB -> 7.4 KB gzip+base64), for EC2's 16 KB. The full file
+    arrives with the asset and replaces it. tests/unit/test_node_fetch.py runs the fetcher in this form."""
+    tree = ast.parse(script_text(name))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                            and isinstance(s.value.value, str))]
+            node.body = kept or [ast.Pass()]  # type: ignore[attr-defined]
+    return "#!/usr/bin/env python3\n" + ast.unparse(tree) + "\n"
 
 
 def node_directory() -> str:
