@@ -41,6 +41,7 @@ KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0.zip"  # 
 ROLE = "neuronfleet-train-InstanceRole"
 CREDS = {"AccessKeyId": "ASIAFETCHEXAMPLE", "SecretAccessKey": "fetch/secret+EXAMPLEKEY", "Token": "fetch-session-token"}
 TOKEN = "imds-session-token"
+TRUNCATED = -1
 
 PY39 = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.9.*/bin/python3")))
 INTERPRETERS = [pytest.param(sys.executable, id="venv"),
@@ -156,6 +157,13 @@ def handler(aws: Aws) -> type[BaseHTTPRequestHandler]:
                                                   "does not match the signature you provided."), "application/xml")
             if aws.answers:
                 status, body = aws.answers.pop(0)
+                if status == TRUNCATED:  # says 200 and more bytes than it sends, then hangs up
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(aws.archive)))
+                    self.end_headers()
+                    self.wfile.write(aws.archive[:100])
+                    self.close_connection = True
+                    return None
                 return self._answer(status, body, "application/xml")
             self._answer(200, aws.archive, "application/zip")
 
@@ -265,6 +273,15 @@ def test_slow_down_is_retried_then_succeeds(host: Path, aws: Aws, tmp_path: Path
     assert (dest / "launch.py").read_bytes() == SCRIPT_FILES["launch.py"]
 
 
+def test_a_body_cut_short_is_retried(host: Path, aws: Aws, tmp_path: Path) -> None:
+    aws.answers = [(TRUNCATED, b"")]
+    dest = tmp_path / "dest"
+    out = run(sys.executable, host, dest, aws)
+    assert out.returncode == 0, out.stderr
+    assert len(aws.s3_requests) == 2 and "IncompleteRead" in out.stdout
+    assert (dest / "sigv4.py").read_bytes() == SCRIPT_FILES["sigv4.py"]
+
+
 def test_throttling_that_never_ends_gives_up_after_the_attempts(host: Path, aws: Aws, tmp_path: Path) -> None:
     aws.answers = [(503, s3_error("SlowDown", "Please reduce your request rate."))] * fetch.ATTEMPTS
     out = run(sys.executable, host, tmp_path / "dest", aws)
@@ -360,6 +377,18 @@ def test_the_stripped_bootstrap_is_the_same_code_without_its_words() -> None:
         # every function and class is still there
         names = {n.name for n in ast.walk(ast.parse(full)) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
         assert names == {n.name for n in ast.walk(ast.parse(stripped)) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+
+
+def test_an_unexpected_error_is_still_one_line(tmp_path: Path, capsys) -> None:
+    def boom(*args: object) -> tuple[int, bytes]:
+        raise RuntimeError("boom")
+
+    rc = fetch.main(["--bucket", BUCKET, "--key", KEY, "--region", REGION, "--url-suffix", "amazonaws.com",
+                     "--dest", str(tmp_path / "d")], http=boom, sleep=lambda s: None)
+    assert rc == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (f"neuronfleet fetch: https://{BUCKET}.s3.{REGION}.amazonaws.com/{KEY} -> {tmp_path / 'd'}: "
+                    "unexpected RuntimeError: boom")
 
 
 # ---------------------------------------------------------------------------------------------- pieces

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client as http_client
 import io
 import os
 import random
@@ -129,7 +130,7 @@ def get_object(url: str, region: str, creds: Credentials, http: Http, clock: Cal
     headers = signed_headers("GET", url, {}, b"", creds, region, SERVICE, clock(), s3=True)
     try:
         status, body = http("GET", url, headers, None, TIMEOUT_S)
-    except OSError as exc:
+    except (OSError, http_client.HTTPException) as exc:  # no answer, a broken one (IncompleteRead)
         raise SendError(f"GET {url}: no answer ({_reason(exc)})", retryable=True) from exc
     if status == 200:
         return body
@@ -163,7 +164,7 @@ def download(url: str, region: str, credentials: ImdsCredentials, *, http: Http 
     def attempt() -> bytes:
         try:
             creds = credentials.get()
-        except (SendError, OSError, ValueError, KeyError) as exc:
+        except (SendError, OSError, http_client.HTTPException, ValueError, KeyError) as exc:
             raise SendError(f"instance role credentials from IMDS ({credentials.base}): {_reason(exc)}",
                             retryable=True) from exc
         return get_object(url, region, creds, http, clock)
@@ -282,6 +283,9 @@ def main(argv: list[str] | None = None, *, http: Http = urllib_http, sleep: Call
         written = install(files, a.dest)
     except FetchError as exc:
         print(f"{PREFIX}: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # still one line in the console output, never a traceback
+        print(f"{PREFIX}: {url} -> {a.dest}: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     print(f"{PREFIX}: {url} -> {a.dest}: {', '.join(written)}")
     return 0
