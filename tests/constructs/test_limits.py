@@ -105,7 +105,7 @@ def test_a_template_finding_can_be_acknowledged_by_its_rule_and_a_fitting_one_pa
     fitting = CloudFormationLimits(fits)
     _function_stack(fits, {"MODELS": "x" * (LAMBDA_ENVIRONMENT_BYTES - len("MODELS"))})
     fits.synth()
-    assert fitting.problems == [] and set(RULES) == {"resources-per-stack", "template-size",
-                                                     "lambda-environment-size", "role-inline-policy-size"}
+    assert fitting.problems == [] and set(RULES) == {"resources-per-stack", "template-size", "lambda-environment-size",
+                                                     "role-inline-policy-size", "ec2-user-data-size"}
     assert limits.problems[0].rule == "lambda-environment-size"  # found, and acknowledged
 

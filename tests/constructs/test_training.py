@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -11,8 +12,10 @@ import pytest
 from aws_cdk.assertions import Annotations, Match, Template
 
 from neuronfleet import CATALOG, AmiSettings, Capacity, InvalidSettings, TrainiumCluster, TrainiumClusterSettings
+from neuronfleet.core.limits import template_problems
+from neuronfleet.core.rules import EC2_USER_DATA_BYTES
 from neuronfleet.facts.neuron import ecs_neuron_amis
-from neuronfleet.training.cluster import NEURON_ECS_AMI_PARAMETER, USER_DATA_LIMIT_BYTES
+from neuronfleet.training.cluster import NEURON_ECS_AMI_PARAMETER
 from neuronfleet_contract.namespaces import NEURON_NAMESPACE as NEURON_METRICS_NAMESPACE
 from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
 from tests.constructs import iam_view
@@ -175,17 +178,21 @@ def test_host_settings(templates) -> None:
 def test_instance_role_is_the_host_only_session_manager_ecs_agent_and_scoped_metrics(templates, name) -> None:
     """The host's role: the ECS agent's documented policy, Session Manager's five actions (not
     AmazonSSMManagedInstanceCore: ssm:GetParameter(s) on every parameter), the utilisation publisher's metric in its
-    namespace; no data bucket (FSx mounts need no S3 right; the job role has the data)."""
+    namespace, and s3:GetObject of exactly the node scripts' asset, the object its user data fetches; no data bucket
+    (FSx mounts need no S3 right; the job role has the data)."""
     t = templates[name]
     role = iam_view.role_id(t, service="ec2.amazonaws.com")
     (arn,) = iam_view.managed(t, role)
     assert "AmazonEC2ContainerServiceforEC2Role" in arn
     sts = iam_view.statements(t, role)
+    (fetch,) = [s for s in sts if s["Action"] == "s3:GetObject"]
+    key = re.search(r"--key (\S+\.zip)", json.dumps(_lt_data(t)["UserData"])).group(1)  # type: ignore[union-attr]
+    assert fetch["Resource"] == f"arn:aws:s3:::cdk-hnb659fds-assets-111111111111-us-east-2/{key}"
     assert sorted(sts, key=json.dumps) == sorted([
         {"Action": iam_view.SESSION_MANAGER, "Effect": "Allow", "Resource": "*"},
         {"Action": "cloudwatch:PutMetricData", "Effect": "Allow", "Resource": "*",
-         "Condition": {"StringEquals": {"cloudwatch:namespace": NEURON_METRICS_NAMESPACE}}}], key=json.dumps)
-    for action in ("ssm:GetParameter", "ssm:GetParameters", "s3:GetObject", "s3:PutObject", "s3:DeleteObjectVersion"):
+         "Condition": {"StringEquals": {"cloudwatch:namespace": NEURON_METRICS_NAMESPACE}}}, fetch], key=json.dumps)
+    for action in ("ssm:GetParameter", "ssm:GetParameters", "s3:PutObject", "s3:DeleteObjectVersion", "s3:ListBucket"):
         assert iam_view.allows(sts, action) == [], action
 
 
@@ -208,9 +215,17 @@ def test_job_code_runs_with_its_own_role_and_only_its_data_bucket(templates, nam
          "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/*"]]}}], key=json.dumps)
     for action in iam_view.FORBIDDEN_FOR_JOBS:
         assert iam_view.allows(sts, action) == [], action
-    # the instance role and the job role share nothing
-    host = iam_view.actions(iam_view.statements(t, iam_view.role_id(t, service="ec2.amazonaws.com")))
-    assert host & iam_view.actions(sts) == set()
+    # the instance role and the job role share nothing (an action on the same resource: both read S3 objects, the
+    # host only its node scripts' asset, the job only its data bucket)
+    def grants(statements: list[dict[str, Any]]) -> set[tuple[str, str]]:
+        return {(a, json.dumps(r, sort_keys=True)) for st in statements
+                for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+                for r in ([st["Resource"]] if not isinstance(st["Resource"], list) else st["Resource"])}
+
+    host = grants(iam_view.statements(t, iam_view.role_id(t, service="ec2.amazonaws.com")))
+    assert host & grants(sts) == set()
+    assert iam_view.actions(iam_view.statements(t, iam_view.role_id(t, service="ec2.amazonaws.com"))) & \
+        iam_view.actions(sts) == {"s3:GetObject"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -511,25 +526,45 @@ def test_health_gate_and_launcher_in_the_command(templates, name) -> None:
     assert jd["Properties"]["Parameters"] == {"script": "/fsx/data/code/train.py"}
     assert {"ContainerPath": "/opt/neuronfleet", "SourceVolume": "neuronfleet", "ReadOnly": True} in c["MountPoints"]
     assert {"Name": "neuronfleet", "Host": {"SourcePath": "/opt/neuronfleet"}} in c["Volumes"]
+    # the user data writes the fetcher and its signer, and fetches the node scripts (the asset) into the host folder
     user_data = json.dumps(_lt_data(t)["UserData"])
-    assert "base64 -d | gunzip > /opt/neuronfleet/health_gate.py" in user_data
-    assert "base64 -d | gunzip > /opt/neuronfleet/launch.py" in user_data
+    for name in ("sigv4.py", "fetch.py"):
+        assert f"base64 -d | gunzip > /opt/neuronfleet/{name}" in user_data
+    assert re.search(r"python3 /opt/neuronfleet/fetch\.py --bucket cdk-hnb659fds-assets-111111111111-us-east-2 --key "
+                     r"[0-9a-f]{64}\.zip --region us-east-2 --url-suffix .* --dest /opt/neuronfleet", user_data)
+    assert "gunzip > /opt/neuronfleet/launch.py" not in user_data
     for d in c["LinuxParameters"]["Devices"]:
         # the Batch EFA guide's set (READ, WRITE, MKNOD); CDK writes the enum in lower case
         assert [p.upper() for p in d["Permissions"]] == ["READ", "WRITE", "MKNOD"]
 
 
-def _user_data_text(t: Template) -> str:
-    """The user data as EC2 receives it, tokens rendered as generous placeholders (FSx DNS name, mount name)."""
-    node = _lt_data(t)["UserData"]["Fn::Base64"]
-    parts = node["Fn::Join"][1] if isinstance(node, dict) else [node]
-    return "".join(p if isinstance(p, str) else "x" * 80 for p in parts)
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_user_data_stays_under_the_ec2_limit(templates, name) -> None:
-    size = len(_user_data_text(templates[name]).encode())
-    assert size < USER_DATA_LIMIT_BYTES - 2048, size  # room for the part AWS Batch merges in
+    """As CloudFormationLimits measures it (the MIME document raw, its base64 script part as base64, references at
+    their longest), with room for the part AWS Batch merges in (its size is not published: 2 KB kept)."""
+    from neuronfleet.core.limits import _Context, _deployed_length
+
+    template = templates[name].to_json()
+    (logical,) = [k for k, r in template["Resources"].items() if r["Type"] == "AWS::EC2::LaunchTemplate"]
+    user_data = template["Resources"][logical]["Properties"]["LaunchTemplateData"]["UserData"]
+    size = _deployed_length(user_data["Fn::Base64"], _Context(template["Resources"], {}))
+    assert size < EC2_USER_DATA_BYTES - 2048, size
+    assert [p for p in template_problems(name, template) if p.rule == "ec2-user-data-size"] == []
+
+
+def test_user_data_over_ec2s_limit_is_refused_by_cloudformation_limits() -> None:
+    """The node scripts written into the user data, as before they became an S3 asset: 28,950 bytes raw for prod's
+    pretrain cluster at 7026a26, refused naming the launch template."""
+    from neuronfleet.node import SCRIPTS
+    from neuronfleet.training.cluster import _packed
+
+    script = "\n".join(f"echo {_packed(n)} | base64 -d | gunzip > /opt/neuronfleet/{n}" for n in SCRIPTS)
+    template = {"Resources": {"LaunchTemplate": {"Type": "AWS::EC2::LaunchTemplate", "Properties": {
+        "LaunchTemplateData": {"UserData": {"Fn::Base64": {"Fn::Join": ["", [
+            "Content-Type: multipart/mixed; boundary=\"b\"\n--b\n", {"Fn::Base64": script}, "\n--b--\n"]]}}}}}}}
+    (problem,) = template_problems("train", template)
+    assert problem.rule == "ec2-user-data-size" and problem.path == "train.LaunchTemplate"
+    assert f"allowed: at most {EC2_USER_DATA_BYTES:,} bytes, raw, before base64" in str(problem)
 
 
 @pytest.mark.parametrize("name", list(PER_TYPE))
@@ -759,3 +794,33 @@ def test_a_job_timeout_at_the_bounds_reaches_the_job_definition(props, timeout) 
     TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=settings)
     Template.from_stack(stack).has_resource_properties("AWS::Batch::JobDefinition", {
         "Timeout": {"AttemptDurationSeconds": timeout}})
+
+
+def test_the_node_scripts_asset_holds_exactly_the_scripts_and_fetch_py_unpacks_it(tmp_path) -> None:
+    """The asset CDK stages from the node package (whatever else lies there: __init__.py, fetch.py, __pycache__) is
+    the SCRIPTS files and nothing else, zipped as the CLI publishes a directory asset; fetch.py's own unpacking
+    takes that zip (it refuses a member with a directory part)."""
+    import zipfile
+
+    from neuronfleet.node import SCRIPTS, fetch, node_directory
+
+    app = cdk.App(outdir=str(tmp_path / "out"))
+    stack = AzStack(app, "Assets", env=ENV)
+    net = network(stack)
+    cluster = TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet,
+                              settings=TrainiumClusterSettings(instance_type="trn2.48xlarge", count=2))
+    (Path(node_directory()) / "__pycache__").mkdir(exist_ok=True)  # as a developer's tree may have it
+    assembly = app.synth()
+    manifest = json.loads((Path(assembly.directory) / "Assets.assets.json").read_text())
+    (staged,) = [f["source"]["path"] for h, f in manifest["files"].items()
+                 if f["destinations"] and cluster.node_scripts.asset_hash == h]
+    folder = Path(assembly.directory) / staged
+    assert sorted(p.name for p in folder.iterdir()) == sorted(SCRIPTS)
+    archive = tmp_path / "node.zip"
+    with zipfile.ZipFile(archive, "w") as z:  # as the CLI zips a directory asset: names relative to it
+        for p in sorted(folder.iterdir()):
+            z.write(p, p.name)
+    dest = tmp_path / "opt"
+    dest.mkdir()
+    fetch.install(fetch.members(archive.read_bytes()), str(dest))
+    assert sorted(p.name for p in dest.iterdir()) == sorted(SCRIPTS)

@@ -110,3 +110,12 @@ def test_an_import_is_sized_as_the_export_it_names_in_the_exporting_template() -
     (problem,) = _env_problem(importer, exports)
     assert "T00 (306)" in problem
 
+
+
+def test_ec2s_user_data_limit_is_what_botocore_says() -> None:
+    from neuronfleet.core.rules import EC2_USER_DATA_BYTES
+
+    shape = SESSION.get_service_model("ec2").shape_for("RequestLaunchTemplateData").members["UserData"]
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", shape.documentation))
+    assert "User data is limited to 16 KB" in text and "MIME multi-part" in text
+    assert EC2_USER_DATA_BYTES == 16 * 1024

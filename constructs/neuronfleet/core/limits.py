@@ -21,6 +21,7 @@ The limits are data with their sources, in :mod:`neuronfleet.core.rules`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -43,6 +44,7 @@ from constructs import IConstruct, IValidation
 from .problems import Problem
 from .rules import (
     CLOUDFORMATION_QUOTAS,
+    EC2_USER_DATA_BYTES,
     IAM_ROLE_INLINE_POLICY_CHARS,
     LAMBDA_ENVIRONMENT_BYTES,
     REFERENCE_CHARS,
@@ -60,6 +62,7 @@ RULES = {
     "template-size": "CloudFormation's template size",
     "lambda-environment-size": "Lambda's environment variables per function",
     "role-inline-policy-size": "IAM's inline policies per role",
+    "ec2-user-data-size": "EC2's user data per instance or launch template",
 }
 """Rule id -> the quota it checks (the quotas' figures and sources: :mod:`neuronfleet.core.rules`)."""
 
@@ -122,6 +125,17 @@ def template_problems(stack_name: str, template: dict[str, Any], exports: Export
                 f"at most {LAMBDA_ENVIRONMENT_BYTES:,} bytes (Lambda's quota); the largest variables: "
                 + ", ".join(f"{k} ({sizes[k]:,})" for k in biggest)),
                 rule="lambda-environment-size", logical_id=logical, location="Properties/Environment/Variables"))
+    for logical, res in resources.items():
+        user_data = _user_data(res)
+        if user_data is None:
+            continue
+        raw = _deployed_length(user_data["Fn::Base64"], context) if _is_base64(user_data) else \
+            _deployed_length(user_data, context) * 3 // 4  # already base64 text: what it decodes to
+        if raw > EC2_USER_DATA_BYTES:
+            problems.append(LimitProblem(f"{stack_name}.{logical}", f"{raw:,} bytes of user data", (
+                f"at most {EC2_USER_DATA_BYTES:,} bytes, raw, before base64 (EC2's limit); move files out of the "
+                "user data (an S3 asset the instance fetches)"), rule="ec2-user-data-size", logical_id=logical,
+                location=_USER_DATA_PATHS[res["Type"]]))
     for role, size in sorted(_inline_policy_sizes(template, context).items()):
         if size > IAM_ROLE_INLINE_POLICY_CHARS:
             problems.append(LimitProblem(f"{stack_name}.{role}", f"{size:,} characters of inline policies", (
@@ -313,10 +327,30 @@ def _compact_length(document: Any, context: _Context = _NO_CONTEXT) -> int:
     return len(json.dumps(deployed(document), separators=(",", ":")))
 
 
+_USER_DATA_PATHS = {"AWS::EC2::LaunchTemplate": "Properties/LaunchTemplateData/UserData",
+                    "AWS::EC2::Instance": "Properties/UserData"}
+
+
+def _user_data(resource: Mapping[str, Any]) -> Any:
+    props = resource.get("Properties", {}) if isinstance(resource, Mapping) else {}
+    if resource.get("Type") == "AWS::EC2::LaunchTemplate":
+        return props.get("LaunchTemplateData", {}).get("UserData")
+    if resource.get("Type") == "AWS::EC2::Instance":
+        return props.get("UserData")
+    return None
+
+
+def _is_base64(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and "Fn::Base64" in value
+
+
 def _deployed_length(value: Any, context: _Context = _NO_CONTEXT) -> int:
-    """The length a template value is estimated to have once deployed (references at their longest)."""
+    """The length a template value is estimated to have once deployed (references at their longest; Fn::Base64 as
+    the base64 text of its argument)."""
     if isinstance(value, str):
         return len(value)
+    if _is_base64(value):
+        return 4 * math.ceil(_deployed_length(value["Fn::Base64"], context) / 3)
     if isinstance(value, dict) and "Fn::Join" in value:
         sep, parts = value["Fn::Join"]
         return len(sep) * max(len(parts) - 1, 0) + sum(_deployed_length(p, context) for p in parts)

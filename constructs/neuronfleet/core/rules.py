@@ -362,6 +362,11 @@ whitespace. Its text was not read here, only IAM's message: read 2026-11-22."""
 LAMBDA_ENVIRONMENT_BYTES = 4096
 """The total size of a function's environment variables (keys and values). AWS Lambda quotas
 (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html, read 2026-11-22; cfn-lint's E3697)."""
+EC2_USER_DATA_BYTES = 16_384
+"""An instance's or launch template's user data, raw (before base64): "User data is limited to 16 KB" (botocore
+1.44.5 ec2 RequestLaunchTemplateData.UserData, pinned by a test); "in raw form, before it is base64-encoded" (EC2
+User Guide, Work with instance user data, read 2026-11-26). AWS Batch merges a MIME part of its own into a launch
+template's user data (Batch User Guide, Amazon EC2 user data in launch templates); its size is not published."""
 EVENT_PATTERN_CHARS = 4096
 """The longest EventBridge event pattern PutRule takes (botocore 1.44.5 events/2015-10-07 service-2.json, shape
 EventPattern, max 4096; read 2026-11-23, pinned by a test)."""

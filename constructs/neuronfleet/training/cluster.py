@@ -14,12 +14,13 @@ import base64
 import gzip
 from typing import Any
 
-from aws_cdk import Acknowledgment, Annotations, ArnFormat, RemovalPolicy, Size, Stack, Token, Validations
+from aws_cdk import Acknowledgment, Annotations, ArnFormat, Aws, RemovalPolicy, Size, Stack, Token, Validations
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE
@@ -42,7 +43,7 @@ from ..facts.neuron import (
     runtime_environment,
     training_image,
 )
-from ..node import HOST_DIR, SCRIPTS, script_text
+from ..node import BOOTSTRAP, HOST_DIR, SCRIPTS, bootstrap_text, node_directory
 from ..node.health_gate import EXIT_CONFIG, EXIT_HARDWARE_FAULT
 from ..settings import Capacity, TrainiumClusterSettings
 from .batch import (
@@ -74,9 +75,6 @@ NEURON_MONITOR = "/opt/aws/neuron/bin/neuron-monitor"
 """Where the ECS-optimized Neuron AMI has neuron-monitor: its build installs aws-neuronx-tools into /opt/aws/neuron/bin
 and then deletes the Neuron yum repository, so nothing can be installed at boot (aws/amazon-ecs-ami at a2532d35,
 scripts/enable-ecs-agent-inferentia-support.sh; data/neuron_compat.json ``driver_runtime.ecs_neuron_ami``)."""
-USER_DATA_LIMIT_BYTES = 16 * 1024
-"""EC2 user data: at most 16 KB before base64 encoding (EC2 user guide, "Run commands when you launch an EC2
-instance with user data input", read 2026-11-22)."""
 CAPACITY_BLOCKED_REASON = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
 """The status reason of a job held RUNNABLE for lack of capacity (Batch user guide, "Jobs stuck in RUNNABLE":
 the reasons jobStateTimeLimitActions can act on; botocore batch JobStateTimeLimitAction ``reason``)."""
@@ -158,8 +156,8 @@ class TrainiumCluster(Construct):
     def _host(self, subnet: ec2.ISubnet) -> None:
         """Role (SSM Session Manager, ECS agent, neuron-monitor metrics), image, placement, launch template."""
         settings, spec = self.settings, self.spec
-        # the host: ECS agent, Session Manager, the utilisation publisher's metric; no data (FSx mounts need no S3
-        # right: the file system's link to the bucket is FSx's own)
+        # the host: ECS agent, Session Manager, the utilisation publisher's metric, the node scripts' asset; no data
+        # (FSx mounts need no S3 right: the file system's link to the bucket is FSx's own)
         self.role, self.instance_profile = batch_instance_role(
             self, "InstanceRole", description=f"{settings.instance_type} training instances",
             metrics_namespace=self.metrics_namespace)
@@ -211,22 +209,31 @@ class TrainiumCluster(Construct):
     def _user_data(self) -> ec2.UserData:
         region = region_of(self)
         mount = f"{self.file_system.dns_name}@tcp:/{self.file_system.mount_name}"
+        # The node scripts are an S3 asset (EC2 takes 16 KB of user data; they pack to more): the user data writes
+        # only the fetcher (and its SigV4 signer), which downloads them with the instance role (no AWS CLI on the AMI)
+        self.node_scripts = s3_assets.Asset(self, "NodeScripts", path=node_directory(),
+                                            exclude=["*", *(f"!{name}" for name in SCRIPTS)])
+        # exactly the one object (Asset.grant_read would add s3:List*, s3:GetBucket* and the whole bucket)
+        self.role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[
+            self.node_scripts.bucket.arn_for_objects(self.node_scripts.s3_object_key)]))
         script = ec2.UserData.for_linux()
         script.add_commands(
             "set -euxo pipefail",
-            f"# node scripts (health gate, launcher) at {HOST_DIR}, mounted read-only into every job",
             f"mkdir -p {HOST_DIR}",
-            *(f"echo {_packed(name)} | base64 -d | gunzip > {HOST_DIR}/{name}" for name in SCRIPTS),
+            *(f"echo {_packed(name)} | base64 -d | gunzip > {HOST_DIR}/{name}" for name in BOOTSTRAP),
+            f"python3 {HOST_DIR}/fetch.py --bucket {self.node_scripts.s3_bucket_name} "
+            f"--key {self.node_scripts.s3_object_key} --region {region} --url-suffix {Aws.URL_SUFFIX} "
+            f"--dest {HOST_DIR}",
             f"chmod 0755 {HOST_DIR}/*.py",
-            "# FSx for Lustre at /fsx (data and checkpoints; /fsx/data is linked to the S3 bucket)",
             "dnf install -y lustre-client",
             "mkdir -p /fsx",
             f"echo '{mount} /fsx lustre defaults,relatime,flock,_netdev,x-systemd.automount 0 0' >> /etc/fstab",
             "mount -a -t lustre",
             *ecs_agent_config_commands(),
-            f"# {NEURON_MONITOR} -> utilisation.py -> CloudWatch PutMetricData, SigV4 with the instance role "
-            f"({self.metrics_namespace} NeuronCoreUtilization, Percent, InstanceId): the kit's own metric for the cost "
-            "monitors. No package install (the AMI has no Neuron repository), no AWS CLI: python3 only",
+            # neuron-monitor -> utilisation.py -> CloudWatch PutMetricData, SigV4 with the instance role (namespace
+            # NeuronCoreUtilization, Percent, InstanceId): the kit's own metric for the cost monitors. No package
+            # install (the AMI has no Neuron repository), no AWS CLI: python3 only. (Not a comment in the user data:
+            # EC2 takes 16 KB of it.)
             f"if [ -x {NEURON_MONITOR} ] && command -v python3; then",
             "cat > /etc/systemd/system/neuronfleet-utilisation.service <<'UNIT'",
             "[Unit]",
@@ -248,9 +255,12 @@ class TrainiumCluster(Construct):
             "ECS-optimized Neuron AMI, which installs aws-neuronx-tools there)'",
             "fi",
         )
-        # AWS Batch merges its own user data into the launch template's: it must be MIME multi-part
+        # AWS Batch merges its own user data into the launch template's: it must be MIME multi-part. The script part
+        # goes as plain text, as the Batch User Guide's example (Amazon EC2 user data in launch templates) has it:
+        # a base64 part would count a third more against EC2's 16 KB
         multipart = ec2.MultipartUserData()
-        multipart.add_user_data_part(script, ec2.MultipartBody.SHELL_SCRIPT, True)
+        multipart.add_part(ec2.MultipartBody.from_raw_body(content_type='text/x-shellscript; charset="us-ascii"',
+                                                           body=script.render()))
         return multipart
 
     def _job_definition(self, image: str) -> batch.MultiNodeJobDefinition:
@@ -384,8 +394,9 @@ def _check_subnet(subnet: ec2.ISubnet, capacity: Capacity) -> None:
 
 
 def _packed(name: str) -> str:
-    """A node script, gzip-compressed (no timestamp: the same script gives the same user data) and base64."""
-    return base64.b64encode(gzip.compress(script_text(name).encode(), compresslevel=9, mtime=0)).decode()
+    """A bootstrap file as the user data writes it: without docstrings and comments (node.bootstrap_text),
+    gzip-compressed (no timestamp: the same file gives the same user data) and base64."""
+    return base64.b64encode(gzip.compress(bootstrap_text(name).encode(), compresslevel=9, mtime=0)).decode()
 
 
 def _retry_strategies() -> list[batch.RetryStrategy]:
