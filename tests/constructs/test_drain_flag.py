@@ -47,13 +47,15 @@ def test_the_flag_path_is_the_one_the_lifecycle_writes_for_a_cluster_it_names_by
     assert env[drain.DRAIN_FLAG_ENV] == f"/fsx/data/{drain_key(name)}" == "/fsx/data/neuronfleet/drain/pretrain.json"
 
 
-def test_a_cluster_named_otherwise_by_a_mapping_follows_its_drain_name_read_at_synthesis() -> None:
+def test_a_cluster_named_otherwise_by_a_mapping_watches_the_flag_of_that_name() -> None:
+    """CapacityLifecycle names each cluster's drain_name as it writes its flag; the job definition's variable is
+    produced at synthesis, so the name given after the cluster was built is the one it watches."""
     stack, net, alerts = _stack("DrainMapped")
     c = TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=SETTINGS)
+    assert c.drain_name == "cluster"
     lifecycle = CapacityLifecycle(stack, "Lifecycle", fleet="nf-test", clusters={"pretrain-a": c},
                                   topic=alerts.topic, policy=POLICY)
-    c.drain_name = "pretrain-a"  # after the cluster was built: the variable is produced at synthesis
-    assert lifecycle.cluster_names == ("pretrain-a",)
+    assert lifecycle.cluster_names == ("pretrain-a",) and c.drain_name == "pretrain-a"
     env = _job_environment(Template.from_stack(stack))
     assert env[drain.DRAIN_FLAG_ENV] == "/fsx/data/neuronfleet/drain/pretrain-a.json"
 

@@ -267,6 +267,10 @@ def _fleet_stack(app: cdk.App, fleet: str) -> dict[str, Any]:
         # CostMonitors always has its fleet (fleet_name): no "no fleet" case
         "cost": CostMonitors(stack, "Cost", fleet_name=fleet, topic=topic) if fleet else None,
     }
+    failover = built["failover"]
+    built["own"] = {"failover:FailoverErrors": stack.get_logical_id(failover.blind_alarm.node.default_child),
+                    "failover:MalformedEvents": stack.get_logical_id(failover.malformed_alarm.node.default_child)}
+    built["topic"] = stack.get_logical_id(topic.node.default_child)
     built["alarms"] = {}
     for pair, metric in ALARMED.items():
         if pair.startswith(("collector", "waste")) and not fleet:
@@ -329,6 +333,28 @@ def test_each_alarm_sees_exactly_what_its_handler_publishes(pair, synthesised, m
     assert seen["nf-dev"] != seen["nf-prod"]  # dev's counts never reach prod's alarm
     assert {k: v for k, v in seen["nf-dev"].items() if k != "Fleet"} == \
            {k: v for k, v in seen["nf-prod"].items() if k != "Fleet"}
+
+
+@pytest.mark.parametrize(("pair", "periods", "period", "ok"), [
+    ("failover:FailoverErrors", 3, 300, True), ("failover:MalformedEvents", 1, 3600, False)])
+def test_the_failovers_own_alarms_see_what_its_handler_publishes_and_tell_the_topic(
+        pair, periods, period, ok, synthesised, monkeypatch, capsys) -> None:
+    """EndpointFailover alarms on its own health: blind to an endpoint in every 5-minute period of 15 minutes, or any
+    refused event; per fleet, on exactly the dimensions its handler publishes, into the topic."""
+    for fleet, built in synthesised.items():
+        alarm = _alarm({**built, "alarms": built["own"]}, pair)
+        (told,) = alarm.functions_fleet
+        assert told == (fleet or None) and alarm.dimensions.get("Fleet") == (fleet or None)
+        published = emitted(pair, told or NO_FLEET, monkeypatch, capsys)
+        assert (alarm.namespace, alarm.metric, alarm.dimensions) == (
+            published.namespace, pair.split(":")[1], published.dimensions)
+        props = built["template"]["Resources"][built["own"][pair]]["Properties"]
+        topic = [{"Ref": built["topic"]}]
+        assert (props["Statistic"], props["Period"], props["EvaluationPeriods"], props["Threshold"],
+                props["ComparisonOperator"], props["TreatMissingData"]) == (
+            "Sum", period, periods, 1, "GreaterThanOrEqualToThreshold", "notBreaching")
+        assert props.get("DatapointsToAlarm", 1) == periods
+        assert props["AlarmActions"] == topic and props.get("OKActions") == (topic if ok else None)
 
 
 def test_a_construct_refuses_a_fleet_that_is_not_a_fleet_name() -> None:

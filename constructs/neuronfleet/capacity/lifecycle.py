@@ -128,6 +128,8 @@ class CapacityLifecycle(Construct):
         if not isinstance(clusters, Mapping) and len(named) != len(clusters):
             raise ValueError(f"clusters: got construct ids {[c.node.id for c in clusters]}; allowed: distinct ids, or "
                              "a mapping of names to clusters")
+        for name, cluster in named.items():
+            cluster.drain_name = name  # its jobs watch the flag this lifecycle writes (read at synthesis)
         if not named:
             raise ValueError("clusters: got none; allowed: at least one TrainiumCluster (the lifecycle looks after "
                              "their Capacity Blocks)")
