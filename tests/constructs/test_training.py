@@ -533,6 +533,9 @@ def test_health_gate_and_launcher_in_the_command(templates, name) -> None:
     assert re.search(r"python3 /opt/neuronfleet/fetch\.py --bucket cdk-hnb659fds-assets-111111111111-us-east-2 --key "
                      r"[0-9a-f]{64}\.zip --region us-east-2 --url-suffix .* --dest /opt/neuronfleet", user_data)
     assert "gunzip > /opt/neuronfleet/launch.py" not in user_data
+    from neuronfleet.node import SCRIPTS
+
+    assert " --dest /opt/neuronfleet " + " ".join(f"--expect {n}" for n in SCRIPTS) + "\\n" in user_data
     for d in c["LinuxParameters"]["Devices"]:
         # the Batch EFA guide's set (READ, WRITE, MKNOD); CDK writes the enum in lower case
         assert [p.upper() for p in d["Permissions"]] == ["READ", "WRITE", "MKNOD"]

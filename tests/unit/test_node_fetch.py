@@ -195,13 +195,14 @@ def host(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return opt
 
 
-def run(python: str, host: Path, dest: Path, aws: Aws, *, key: str = KEY, imds: str | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def run(python: str, host: Path, dest: Path, aws: Aws, *, key: str = KEY, imds: str | None = None,
+        expect: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and not k.startswith("AWS_")}
     env.update(NEURONFLEET_IMDS_URL=imds or aws.url, NEURONFLEET_FETCH_BACKOFF_S="0.01")
     return subprocess.run(
         [python, str(host / "fetch.py"), "--bucket", BUCKET, "--key", key, "--region", REGION,
-         "--url-suffix", "amazonaws.com", "--dest", str(dest), "--endpoint-url", aws.url],
+         "--url-suffix", "amazonaws.com", "--dest", str(dest), "--endpoint-url", aws.url,
+         *(arg for name in expect for arg in ("--expect", name))],
         capture_output=True, text=True, env=env, cwd="/", timeout=120)
 
 
@@ -449,3 +450,20 @@ def test_an_unreadable_dest_is_named(tmp_path: Path) -> None:
     blocker.write_text("")
     with pytest.raises(fetch.FetchError, match=f"making {blocker}"):
         fetch.install({"launch.py": b"x"}, str(blocker))
+
+
+def test_an_archive_without_an_expected_script_is_refused_and_nothing_written(host: Path, aws: Aws,
+                                                                             tmp_path: Path) -> None:
+    """The user data names every script the asset must hold (--expect, one per node.SCRIPTS): an archive without
+    launch.py fails the fetch (the node never joins) instead of jobs failing later on a missing launcher."""
+    aws.archive = zipped({k: v for k, v in SCRIPT_FILES.items() if k != "launch.py"})
+    dest = tmp_path / "dest"
+    out = run(sys.executable, host, dest, aws, expect=tuple(SCRIPT_FILES))
+    assert out.returncode == 1
+    (line,) = out.stderr.splitlines()
+    assert "the archive lacks launch.py (it holds " in line and line.endswith("; nothing written")
+    assert not dest.exists() or not any(dest.iterdir())
+    aws.archive = zipped(SCRIPT_FILES)
+    ok = run(sys.executable, host, dest, aws, expect=tuple(SCRIPT_FILES))
+    assert ok.returncode == 0, ok.stderr
+    assert sorted(p.name for p in dest.iterdir()) == sorted(SCRIPT_FILES)

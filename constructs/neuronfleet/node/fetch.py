@@ -268,6 +268,8 @@ def main(argv: list[str] | None = None, *, http: Http = urllib_http, sleep: Call
     p.add_argument("--url-suffix", required=True, help="the partition's domain: amazonaws.com, amazonaws.com.cn")
     p.add_argument("--dest", required=True, help="the directory to unpack into (made if missing)")
     p.add_argument("--endpoint-url", default=None, help="tests only: send the request path-style to this URL")
+    p.add_argument("--expect", action="append", default=[], metavar="NAME",
+                   help="a file the archive must hold (repeatable): an archive without it is refused, nothing written")
     a = p.parse_args(argv)
     _checked(p, a)
     url = object_url(a.bucket, a.key, a.region, a.url_suffix, a.endpoint_url)
@@ -278,6 +280,9 @@ def main(argv: list[str] | None = None, *, http: Http = urllib_http, sleep: Call
                            backoff_s=backoff, on_retry=lambda m: print(f"{PREFIX}: {m}", flush=True))
         try:
             files = members(archive)
+            missing = sorted(set(a.expect) - set(files))
+            if missing:
+                raise Refused(f"the archive lacks {', '.join(missing)} (it holds {', '.join(sorted(files))})")
         except Refused as exc:
             raise Refused(f"{url}: {exc}; nothing written") from exc
         written = install(files, a.dest)

@@ -223,7 +223,7 @@ class TrainiumCluster(Construct):
             *(f"echo {_packed(name)} | base64 -d | gunzip > {HOST_DIR}/{name}" for name in BOOTSTRAP),
             f"python3 {HOST_DIR}/fetch.py --bucket {self.node_scripts.s3_bucket_name} "
             f"--key {self.node_scripts.s3_object_key} --region {region} --url-suffix {Aws.URL_SUFFIX} "
-            f"--dest {HOST_DIR}",
+            f"--dest {HOST_DIR} " + " ".join(f"--expect {name}" for name in SCRIPTS),
             f"chmod 0755 {HOST_DIR}/*.py",
             "dnf install -y lustre-client",
             "mkdir -p /fsx",
