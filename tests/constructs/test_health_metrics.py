@@ -269,7 +269,9 @@ def _fleet_stack(app: cdk.App, fleet: str) -> dict[str, Any]:
     }
     failover = built["failover"]
     built["own"] = {"failover:FailoverErrors": stack.get_logical_id(failover.blind_alarm.node.default_child),
-                    "failover:MalformedEvents": stack.get_logical_id(failover.malformed_alarm.node.default_child)}
+                    "failover:MalformedEvents": stack.get_logical_id(failover.malformed_alarm.node.default_child),
+                    "capacity:MalformedEvents": stack.get_logical_id(
+                        built["capacity"].malformed_alarm.node.default_child)}
     built["topic"] = stack.get_logical_id(topic.node.default_child)
     built["alarms"] = {}
     for pair, metric in ALARMED.items():
@@ -336,11 +338,13 @@ def test_each_alarm_sees_exactly_what_its_handler_publishes(pair, synthesised, m
 
 
 @pytest.mark.parametrize(("pair", "periods", "period", "ok"), [
-    ("failover:FailoverErrors", 3, 300, True), ("failover:MalformedEvents", 1, 3600, False)])
-def test_the_failovers_own_alarms_see_what_its_handler_publishes_and_tell_the_topic(
+    ("failover:FailoverErrors", 3, 300, True), ("failover:MalformedEvents", 1, 3600, False),
+    ("capacity:MalformedEvents", 1, 3600, False)])
+def test_the_kits_own_health_alarms_see_what_their_handler_publishes_and_tell_the_topic(
         pair, periods, period, ok, synthesised, monkeypatch, capsys) -> None:
-    """EndpointFailover alarms on its own health: blind to an endpoint in every 5-minute period of 15 minutes, or any
-    refused event; per fleet, on exactly the dimensions its handler publishes, into the topic."""
+    """EndpointFailover alarms on its own health (blind to an endpoint in every 5-minute period of 15 minutes, or any
+    refused event), CapacityAlerts on any refused event: per fleet, on exactly the dimensions the handler publishes,
+    into the topic."""
     for fleet, built in synthesised.items():
         alarm = _alarm({**built, "alarms": built["own"]}, pair)
         (told,) = alarm.functions_fleet

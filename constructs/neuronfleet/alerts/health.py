@@ -7,6 +7,9 @@ from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_sns as sns
+from constructs import Construct
 
 from neuronfleet_contract.health import Health, health_dimensions
 
@@ -34,3 +37,18 @@ def health_metric(namespace: str, metric_name: str, *, service: str, health: Hea
     props: dict[str, Any] = {"statistic": "Sum", "period": Duration.hours(1), **options}
     return cloudwatch.Metric(namespace=namespace, metric_name=metric_name,
                              dimensions_map=health_dimensions(service, health.fleet), **props)
+
+
+def health_alarm(scope: Construct, construct_id: str, metric: cloudwatch.Metric, *, topic: sns.ITopic,
+                 description: str, periods: int = 1, announce_ok: bool = False) -> cloudwatch.Alarm:
+    """An alarm into ``topic`` when each of ``periods`` consecutive periods of ``metric`` (a health count) has one or
+    more; no data is no alarm. ``announce_ok``: its return to OK is announced too."""
+    alarm = metric.create_alarm(
+        scope, construct_id, threshold=1, evaluation_periods=periods, datapoints_to_alarm=periods,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING, alarm_description=description)
+    action = cw_actions.SnsAction(topic)
+    alarm.add_alarm_action(action)
+    if announce_ok:
+        alarm.add_ok_action(action)
+    return alarm

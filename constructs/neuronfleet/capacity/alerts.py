@@ -17,7 +17,7 @@ from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
 from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 
 from ..alerts.announcement_ledger import AnnouncementLedger
-from ..alerts.health import fleet_health, health_metric
+from ..alerts.health import fleet_health, health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
@@ -80,6 +80,13 @@ class CapacityAlerts(Construct):
             self._reservations(ids, groups)
         if clusters:
             self._schedulers(clusters)
+        self.malformed_alarm = health_alarm(
+            self, "MalformedEventsAlarm", self.metric_malformed_events(), topic=topic,
+            description="neuronfleet capacity alerts: an event was refused as malformed (MalformedEvents): a "
+                        "capacity problem of that kind may go unannounced until the event's format is handled; its "
+                        "log has the event")
+        """Events refused in an hour (EC2's, Batch's and Auto Scaling's: a change of their format would otherwise
+        silence the announcements)."""
 
     def metric_announcements(self, **options: Any) -> cloudwatch.Metric:
         """Messages the capacity alerts published (``CapacityAnnouncements``; ``cloudwatch.MetricOptions`` keywords;

@@ -10,7 +10,6 @@ from typing import Any
 
 from aws_cdk import ArnFormat, Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -31,7 +30,7 @@ from neuronfleet_contract.failover import (
 )
 from neuronfleet_contract.namespaces import FAILOVER_NAMESPACE
 
-from ..alerts.health import fleet_health, health_metric
+from ..alerts.health import fleet_health, health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
@@ -171,22 +170,15 @@ class EndpointFailover(Construct):
         blind to those endpoints. Alarmed when every 5-minute period of 15 minutes has one (a throttled check is
         retried at the next), and when any event is refused (``MalformedEvents``: EventBridge sends only the
         rules' own events)."""
-        at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
-        quiet = cloudwatch.TreatMissingData.NOT_BREACHING
-        self.blind_alarm = self.metric_failover_errors(period=minutes(5), statistic="Sum").create_alarm(
-            self, "BlindAlarm", threshold=1, evaluation_periods=3, datapoints_to_alarm=3, comparison_operator=at_least,
-            treat_missing_data=quiet,
-            alarm_description="neuronfleet failover: for 15 minutes it could not check one or more endpoints "
-                              "(FailoverErrors): it cannot move their traffic; its log names them and why")
-        self.malformed_alarm = self.metric_malformed_events(period=minutes(60), statistic="Sum").create_alarm(
-            self, "MalformedEventsAlarm", threshold=1, evaluation_periods=1, comparison_operator=at_least,
-            treat_missing_data=quiet,
-            alarm_description="neuronfleet failover: it refused an event as malformed (MalformedEvents); its log has "
-                              "the event")
-        action = cw_actions.SnsAction(topic)
-        for alarm in (self.blind_alarm, self.malformed_alarm):
-            alarm.add_alarm_action(action)
-        self.blind_alarm.add_ok_action(action)
+        self.blind_alarm = health_alarm(
+            self, "BlindAlarm", self.metric_failover_errors(period=minutes(5)), topic=topic, periods=3,
+            announce_ok=True, description="neuronfleet failover: for 15 minutes it could not check one or more "
+                                          "endpoints (FailoverErrors): it cannot move their traffic; its log names "
+                                          "them and why")
+        self.malformed_alarm = health_alarm(
+            self, "MalformedEventsAlarm", self.metric_malformed_events(), topic=topic,
+            description="neuronfleet failover: it refused an event as malformed (MalformedEvents); its log has the "
+                        "event")
 
     def metric_failover_errors(self, **options: Any) -> cloudwatch.Metric:
         """Endpoints the failover could not check (``FailoverErrors``), of this fleet only (hourly sums by default;
