@@ -58,11 +58,17 @@ def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) 
     kinds = {r["Type"] for r in template["Resources"].values()}
     assert {"AWS::EC2::LaunchTemplate", "AWS::Batch::JobQueue", "AWS::SageMaker::Endpoint", "AWS::Lambda::Function",
             "AWS::DynamoDB::Table", "AWS::Budgets::Budget"} <= kinds
+    from neuronfleet.node import SCRIPTS
+
     assets = [p for p in out.glob("asset.*") if p.is_dir()]
+    # the training cluster's node scripts from the wheel's neuronfleet/node, exactly node.SCRIPTS
+    node = [a for a in assets if {p.name for p in a.iterdir()} == set(SCRIPTS)]
+    assert len(node) == 1, [sorted(p.name for p in a.iterdir()) for a in assets]
     # the wheel's Lambda sources, one handler package an asset, each with the contract and the shared runtime
     handlers = {"failover", "capacity_alert", "cost"}
-    assert assets and all({p.name for p in a.iterdir()} - handlers == {"neuronfleet_contract", "neuronfleet_runtime"}
-                          and len({p.name for p in a.iterdir()} & handlers) == 1 for a in assets)
+    lambdas = [a for a in assets if a not in node]
+    assert lambdas and all({p.name for p in a.iterdir()} - handlers == {"neuronfleet_contract", "neuronfleet_runtime"}
+                           and len({p.name for p in a.iterdir()} & handlers) == 1 for a in lambdas)
     assert any((a / "failover" / "handler.py").is_file() for a in assets)
     probe = (
         "import neuronfleet, constructs, pathlib;"
