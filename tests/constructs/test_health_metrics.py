@@ -272,6 +272,9 @@ def _fleet_stack(app: cdk.App, fleet: str) -> dict[str, Any]:
                     "failover:MalformedEvents": stack.get_logical_id(failover.malformed_alarm.node.default_child),
                     "capacity:MalformedEvents": stack.get_logical_id(
                         built["capacity"].malformed_alarm.node.default_child)}
+    if built["cost"] is not None:
+        for name, alarm in built["cost"].collector_alarms.items():
+            built["own"][f"collector:{name}"] = stack.get_logical_id(alarm.node.default_child)
     built["topic"] = stack.get_logical_id(topic.node.default_child)
     built["alarms"] = {}
     for pair, metric in ALARMED.items():
@@ -339,13 +342,22 @@ def test_each_alarm_sees_exactly_what_its_handler_publishes(pair, synthesised, m
 
 @pytest.mark.parametrize(("pair", "periods", "period", "ok"), [
     ("failover:FailoverErrors", 3, 300, True), ("failover:MalformedEvents", 1, 3600, False),
-    ("capacity:MalformedEvents", 1, 3600, False)])
+    ("capacity:MalformedEvents", 1, 3600, False), ("collector:BadRows", 1, 3600, False),
+    ("collector:UnpublishableSpend", 1, 3600, False), ("collector:UnconfirmedSpend", 1, 3600, False)])
 def test_the_kits_own_health_alarms_see_what_their_handler_publishes_and_tell_the_topic(
         pair, periods, period, ok, synthesised, monkeypatch, capsys) -> None:
+    from neuronfleet.cost.monitors import COLLECTOR_ALARMS
+    from neuronfleet_contract.cost import COLLECTOR_METRICS
+
+    assert set(COLLECTOR_ALARMS) <= set(COLLECTOR_METRICS)
+    checked = [fleet for fleet, built in synthesised.items() if pair in built["own"]]
+    assert set(checked) >= {"nf-dev", "nf-prod"}
     """EndpointFailover alarms on its own health (blind to an endpoint in every 5-minute period of 15 minutes, or any
-    refused event), CapacityAlerts on any refused event: per fleet, on exactly the dimensions the handler publishes,
-    into the topic."""
+    refused event), CapacityAlerts on any refused event, CostMonitors on a collector run whose figures are
+    incomplete: per fleet, on exactly the dimensions the handler publishes, into the topic."""
     for fleet, built in synthesised.items():
+        if pair not in built["own"]:  # CostMonitors always has its fleet: no fleet-less case
+            continue
         alarm = _alarm({**built, "alarms": built["own"]}, pair)
         (told,) = alarm.functions_fleet
         assert told == (fleet or None) and alarm.dimensions.get("Fleet") == (fleet or None)

@@ -53,7 +53,7 @@ from neuronfleet_contract.namespaces import (
 )
 
 from ..alerts.announcement_ledger import AnnouncementLedger
-from ..alerts.health import health_metric
+from ..alerts.health import health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck, settings_argument
 from ..core.functions import FleetFunction
@@ -89,6 +89,16 @@ def endpoint_model(endpoint_name: str, settings: Any) -> EndpointModel:
                          gpu_type=gpu.instance_type if gpu is not None else "", gpu_role=role,
                          gpu_pool_types=tuple(settings.gpu_pools))
 
+
+COLLECTOR_ALARMS = {
+    "BadRows": "Cost Explorer rows it could not read (BadRows): that day's spend is incomplete until they are; its "
+               "log names each field and value",
+    "UnpublishableSpend": "spend CloudWatch would refuse (UnpublishableSpend): the ledger has it, the dashboard and "
+                          "the budget's view do not; its log names the rows",
+    "UnconfirmedSpend": "spend totals whose PutMetricData outcome is unknown (UnconfirmedSpend, not resent): the "
+                        "dashboard may lack them; the ledger has them",
+}
+"""The collector's run counts (neuronfleet_contract.cost.COLLECTOR_METRICS) that mean a figure is missing somewhere."""
 
 class CostMonitors(Construct):
     """Example::
@@ -140,6 +150,11 @@ class CostMonitors(Construct):
         self._grant(topic)
         self._schedules()
         self.budget = self._budget(topic)
+        self.collector_alarms = {name: health_alarm(self, f"Collector{name}Alarm", self.metric_collector(name),
+                                                    topic=topic, description=f"neuronfleet spend collector: {what}")
+                                 for name, what in COLLECTOR_ALARMS.items()}
+        """The collector's runs whose figures finance cannot take as they are, into the topic (an hourly sum of one
+        or more: the daily run publishes them once)."""
         self.dashboard = self._dashboard()
         self.judges: list[JudgeRecords] = []
         """The latest verdict records the report reads, one per judge it was told of."""
