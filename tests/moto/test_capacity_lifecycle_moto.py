@@ -12,15 +12,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-import boto3
 import pytest
-from botocore.stub import Stubber
-from moto import mock_aws
 from neuronfleet_runtime.announcements import Unfinished
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
 
-from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, GpuQueue, Intents, Ledger, Topic
-from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run
+from neuronfleet.lambdas.capacity_lifecycle.adapters import Fleet, Intents
+from neuronfleet.lambdas.capacity_lifecycle.handler import run
 from neuronfleet_contract.capacity_lifecycle import (
     GPU_JOB_DEFINITION_TAG,
     CapacityPolicy,
@@ -28,15 +24,11 @@ from neuronfleet_contract.capacity_lifecycle import (
     LifecycleSettings,
     drain_key,
 )
-from tests.capacity_fixtures import extension, extension_offering, reservation
-from tests.moto_support import alerts_inbox, announcements_table
+from tests.capacity_fixtures import extension
+from tests.lifecycle_stubs import END, GPU_QUEUE, REGION, START, LifecycleRun, lifecycle_aws, said
 from tests.publisher_examples import cli_outputs, response_errors
 
-REGION = "us-east-2"
-END = datetime(2026, 11, 30, 12, tzinfo=UTC)
-START = END - timedelta(days=2)
 QUEUE = "arn:aws:batch:us-east-2:111111111111:job-queue/pretrain"
-GPU_QUEUE = "arn:aws:batch:us-east-2:111111111111:job-queue/gpu"
 CLUSTER = ClusterRef(name="pretrain", queue_arn=QUEUE, instance_type="trn2.48xlarge", drain_bucket="nf-data",
                      reservation_ids=("cr-1",))
 POLICY = CapacityPolicy(max_upfront_fee_usd=Decimal(10000), max_usd_per_instance_hour=Decimal(25),
@@ -49,72 +41,37 @@ PRICES = {"trn2.48xlarge": {"usd_per_hour": "35.76", "as_of": "2025-10-01"},
 @pytest.fixture
 def aws(monkeypatch) -> Iterator[dict[str, Any]]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    with mock_aws():
-        sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
-        topic, inbox = alerts_inbox(sns, sqs)
-        ddb = boto3.client("dynamodb", region_name=REGION)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket="nf-data", CreateBucketConfiguration={"LocationConstraint": REGION})
-        yield {"sns": sns, "sqs": sqs, "topic": topic, "inbox": inbox, "ddb": ddb, "table": announcements_table(ddb),
-               "s3": s3}
+    with lifecycle_aws() as world:
+        yield world
 
 
-def said(aws: dict[str, Any]) -> list[dict[str, str]]:
-    got = aws["sqs"].receive_message(QueueUrl=aws["inbox"], MaxNumberOfMessages=10).get("Messages", [])
-    for m in got:
-        aws["sqs"].delete_message(QueueUrl=aws["inbox"], ReceiptHandle=m["ReceiptHandle"])
-    return [json.loads(m["Body"]) for m in got]
-
-
-class Pass:
+class Pass(LifecycleRun):
     """One run's stubbed EC2 and Batch answers, queued in the order the handler asks."""
 
     def __init__(self, aws: dict[str, Any], policy: CapacityPolicy = POLICY,
                  clusters: tuple[ClusterRef, ...] = (CLUSTER,)) -> None:
-        self.aws = aws
-        self.ec2 = boto3.client("ec2", region_name=REGION)
-        self.rg = boto3.client("resource-groups", region_name=REGION)
-        self.batch = boto3.client("batch", region_name=REGION)
-        self.e, self.b = Stubber(self.ec2), Stubber(self.batch)
-        settings = LifecycleSettings(fleet="nf-prod", topic_arn=aws["topic"], ledger_table=aws["table"],
-                                     policy=policy, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
-                                     gpu_instance_type="p5.48xlarge", prices=PRICES)
-        api = CapacityBlocksApi(self.ec2, groups=self.rg, sleep=lambda s: None)
-        self.tools = Tools(settings=settings, api=api, fleet=Fleet(api, self.batch), flag=Flag(aws["s3"]),
-                           intents=Intents(aws["ddb"], aws["table"]), gpu=GpuQueue(self.batch, GPU_QUEUE),
-                           alerts=Topic(aws["sns"], aws["topic"]), ledger=Ledger(aws["ddb"], aws["table"]))
+        super().__init__(aws, LifecycleSettings(fleet="nf-prod", topic_arn=aws["topic"], ledger_table=aws["table"],
+                                                policy=policy, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
+                                                gpu_instance_type="p5.48xlarge", prices=PRICES))
 
     def blocks(self, end: datetime = END, block_id: str = "cb-block-1") -> Pass:
-        self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
-            reservation("cr-1", start=START, end=end, state="active", block_id=block_id)]},
-            {"CapacityReservationIds": ["cr-1"]})
-        self.e.add_response("describe_capacity_blocks", {"CapacityBlocks": [
-            {"CapacityBlockId": block_id, "AvailabilityZone": "us-east-2b", "CapacityReservationIds": ["cr-1"],
-             "StartDate": START, "EndDate": end, "State": "active"}]}, {"CapacityBlockIds": [block_id]})
+        self._blocks("cr-1", end, block_id)
         return self
 
     def running(self, n: int = 1) -> Pass:
-        for status in ("STARTING", "RUNNING"):
-            jobs = [{"jobId": f"job-{i}", "jobName": "train"} for i in range(n)] if status == "RUNNING" else []
-            self.b.add_response("list_jobs", {"jobSummaryList": jobs}, {"jobQueue": QUEUE, "jobStatus": status})
+        self._running(QUEUE, [f"job-{i}" for i in range(n)])
         return self
 
     def history(self, items: list[dict[str, Any]]) -> Pass:
-        self.e.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": items},
-                            {"CapacityReservationIds": ["cr-1"]})
+        self._history(items, "cr-1")
         return self
 
     def offers(self, *fees: str) -> Pass:
-        self.e.add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
-            extension_offering(f"cbe-{i}", block_start=START, block_end=END, fee=fee) for i, fee in enumerate(fees)]},
-            {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+        self._offers(fees)
         return self
 
     def status(self, state: str = "ok", block_id: str = "cb-block-1") -> Pass:
-        self.e.add_response("describe_capacity_block_status", {"CapacityBlockStatuses": [
-            {"CapacityBlockId": block_id, "InterconnectStatus": state, "TotalCapacity": 4,
-             "TotalAvailableCapacity": 3 if state == "impaired" else 4,
-             "TotalUnavailableCapacity": 1 if state == "impaired" else 0}]}, {"CapacityBlockIds": [block_id]})
+        self._status(state, block_id)
         return self
 
     def held(self, *jobs: dict[str, Any]) -> Pass:
@@ -124,14 +81,6 @@ class Pass:
         if jobs:
             self.b.add_response("describe_jobs", {"jobs": list(jobs)}, {"jobs": [j["jobId"] for j in jobs]})
         return self
-
-    def go(self, at: datetime) -> dict[str, Any]:
-        with self.e, self.b:
-            out = run({"detail-type": "Scheduled Event", "source": "aws.events"}, self.tools, now=at)
-        self.e.assert_no_pending_responses()
-        self.b.assert_no_pending_responses()
-        return out
-
 
 def held_job(job_id: str = "a1b2c3d4-0000-1111-2222-333344445555", *, gpu: bool = True,
              since: datetime = END - timedelta(hours=10)) -> dict[str, Any]:

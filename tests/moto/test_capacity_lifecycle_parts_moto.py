@@ -9,34 +9,24 @@ they were not given)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
-from botocore.stub import Stubber
-from moto import mock_aws
 from neuronfleet_runtime.announcements import Unfinished
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
 
-from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, GpuQueue, Intents, Ledger, Topic
-from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run
+from neuronfleet.lambdas.capacity_lifecycle.adapters import Intents
 from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
-from tests.capacity_fixtures import extension, extension_offering, reservation
-from tests.moto_support import alerts_inbox, announcements_table
+from tests.capacity_fixtures import extension
+from tests.lifecycle_stubs import END, GPU_QUEUE, REGION, LifecycleRun, lifecycle_aws, said
 
-REGION = "us-east-2"
-END = datetime(2026, 11, 30, 12, tzinfo=UTC)
-START = END - timedelta(days=2)
 DECIDING = END - timedelta(hours=5)     # within decide_before (6 h), before the drain
 BUDGET = Decimal(4000)
 POLICY = CapacityPolicy(max_upfront_fee_usd=Decimal(10000), max_usd_per_instance_hour=Decimal(25),
                         allow_extension=True, extension_budget_usd=BUDGET)
-GPU_QUEUE = "arn:aws:batch:us-east-2:111111111111:job-queue/gpu"
 
 
 def cluster(name: str, reservation_id: str) -> ClusterRef:
@@ -51,66 +41,35 @@ PRETRAIN, FINETUNE = cluster("pretrain", "cr-1"), cluster("finetune", "cr-1")
 @pytest.fixture
 def aws(monkeypatch) -> Iterator[dict[str, Any]]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    with mock_aws():
-        sns, sqs = boto3.client("sns", region_name=REGION), boto3.client("sqs", region_name=REGION)
-        topic, inbox = alerts_inbox(sns, sqs)
-        ddb = boto3.client("dynamodb", region_name=REGION)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket="nf-data", CreateBucketConfiguration={"LocationConstraint": REGION})
-        yield {"sns": sns, "sqs": sqs, "topic": topic, "inbox": inbox, "ddb": ddb, "table": announcements_table(ddb),
-               "s3": s3}
+    with lifecycle_aws() as world:
+        yield world
 
 
-def said(aws: dict[str, Any]) -> list[dict[str, str]]:
-    got = aws["sqs"].receive_message(QueueUrl=aws["inbox"], MaxNumberOfMessages=10).get("Messages", [])
-    for m in got:
-        aws["sqs"].delete_message(QueueUrl=aws["inbox"], ReceiptHandle=m["ReceiptHandle"])
-    return [json.loads(m["Body"]) for m in got]
-
-
-class Part:
+class Part(LifecycleRun):
     """One lifecycle function of the fleet (its own clients, as each Lambda has), over ``clusters``, one run's
     stubbed EC2 and Batch answers queued in the order the handler asks."""
 
     def __init__(self, aws: dict[str, Any], *clusters: ClusterRef, intents: type[Intents] = Intents) -> None:
         self.clusters = clusters
-        self.ec2 = boto3.client("ec2", region_name=REGION)
-        self.batch = boto3.client("batch", region_name=REGION)
-        self.e, self.b = Stubber(self.ec2), Stubber(self.batch)
         self.purchases = 0
-        settings = LifecycleSettings(fleet="nf-rainier", topic_arn=aws["topic"], ledger_table=aws["table"],
-                                     policy=POLICY, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
-                                     gpu_instance_type="p5.48xlarge")
-        self.api = CapacityBlocksApi(self.ec2, groups=boto3.client("resource-groups", region_name=REGION),
-                                     sleep=lambda s: None)
-        self.tools = Tools(settings=settings, api=self.api, fleet=Fleet(self.api, self.batch), flag=Flag(aws["s3"]),
-                           intents=intents(aws["ddb"], aws["table"]), gpu=GpuQueue(self.batch, GPU_QUEUE),
-                           alerts=Topic(aws["sns"], aws["topic"]), ledger=Ledger(aws["ddb"], aws["table"]))
+        super().__init__(aws, LifecycleSettings(fleet="nf-rainier", topic_arn=aws["topic"], ledger_table=aws["table"],
+                                                policy=POLICY, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
+                                                gpu_instance_type="p5.48xlarge"), intents=intents)
 
     def blocks(self, rid: str = "cr-1", block_id: str = "cb-block-1") -> Part:
-        self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
-            reservation(rid, start=START, end=END, state="active", block_id=block_id)]},
-            {"CapacityReservationIds": [rid]})
-        self.e.add_response("describe_capacity_blocks", {"CapacityBlocks": [
-            {"CapacityBlockId": block_id, "AvailabilityZone": "us-east-2b", "CapacityReservationIds": [rid],
-             "StartDate": START, "EndDate": END, "State": "active"}]}, {"CapacityBlockIds": [block_id]})
+        self._blocks(rid, END, block_id)
         return self
 
     def running(self, c: ClusterRef) -> Part:
-        for status in ("STARTING", "RUNNING"):
-            jobs = [{"jobId": f"{c.name}-1", "jobName": "train"}] if status == "RUNNING" else []
-            self.b.add_response("list_jobs", {"jobSummaryList": jobs}, {"jobQueue": c.queue_arn, "jobStatus": status})
+        self._running(c.queue_arn, [f"{c.name}-1"])
         return self
 
     def history(self, items: list[dict[str, Any]], rid: str = "cr-1") -> Part:
-        self.e.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": items},
-                            {"CapacityReservationIds": [rid]})
+        self._history(items, rid)
         return self
 
     def offers(self, *fees: str) -> Part:
-        self.e.add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
-            extension_offering(f"cbe-{i}", block_start=START, block_end=END, fee=fee) for i, fee in enumerate(fees)]},
-            {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+        self._offers(fees)
         return self
 
     def purchase(self, offering: str, fee: str) -> Part:
@@ -121,18 +80,8 @@ class Part:
         return self
 
     def status(self, state: str = "ok", block_id: str = "cb-block-1") -> Part:
-        self.e.add_response("describe_capacity_block_status", {"CapacityBlockStatuses": [
-            {"CapacityBlockId": block_id, "InterconnectStatus": state, "TotalCapacity": 4,
-             "TotalAvailableCapacity": 3 if state == "impaired" else 4,
-             "TotalUnavailableCapacity": 1 if state == "impaired" else 0}]}, {"CapacityBlockIds": [block_id]})
+        self._status(state, block_id)
         return self
-
-    def go(self, at: datetime) -> dict[str, Any]:
-        with self.e, self.b:
-            out = run({"detail-type": "Scheduled Event", "source": "aws.events"}, self.tools, now=at)
-        self.e.assert_no_pending_responses()   # every answer given was asked for...
-        self.b.assert_no_pending_responses()
-        return out
 
 
 def a_pass(part: Part, c: ClusterRef, *, history: list[dict[str, Any]] | None = None,
