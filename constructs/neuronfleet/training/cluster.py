@@ -256,8 +256,11 @@ class TrainiumCluster(Construct):
             "fi",
         )
         # AWS Batch merges its own user data into the launch template's: it must be MIME multi-part. The script part
-        # goes as plain text, as the Batch User Guide's example (Amazon EC2 user data in launch templates) has it:
-        # a base64 part would count a third more against EC2's 16 KB
+        # goes as plain text (no Content-Transfer-Encoding), the format AWS documents for merged launch-template user
+        # data (AWS PCS User Guide, "Working with Amazon EC2 user data", read 2026-11-27: a text/x-shellscript block
+        # holds the shell commands); a base64 part would count a third more against EC2's 16 KB. Not confirmed for
+        # Batch from its own guide here (its example was not read whole): the first deploy's check is the console
+        # output's "neuronfleet fetch" line (docs/checks.md), which only a part that ran prints
         multipart = ec2.MultipartUserData()
         multipart.add_part(ec2.MultipartBody.from_raw_body(content_type='text/x-shellscript; charset="us-ascii"',
                                                            body=script.render()))
