@@ -45,7 +45,7 @@ def gpu_baseline(models: Sequence[Mapping[str, Any]], counts: Sequence[int], acc
     """Per endpoint without a GPU variant: (endpoint, the GPU SageMaker type a team would serve it on today, count):
     the cheapest catalog GPU type whose work the report's estimate maps back onto this endpoint's Neuron type (its
     accelerator memory fits), at the endpoint's minimum instances."""
-    from neuronfleet.lambdas.cost.logic.economics import neuron_equivalent
+    from neuronfleet.lambdas.cost.logic.evaluation import neuron_equivalent
 
     gpu_types = [t for t, (family, _) in accelerators.items() if family == "gpu"]
     out = []

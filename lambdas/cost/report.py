@@ -36,12 +36,10 @@ from .adapters.spend_ledger import SpendLedger
 from .adapters.work import UnitCostMetrics, Work
 from .logic.discovery import Discovered
 from .logic.economics import (
-    Accelerators,
     Counts,
     EndpointModel,
     Spend,
     attribute_hosting,
-    estimate,
     measured_ratios,
     price_notes,
     recorded_days,
@@ -51,6 +49,7 @@ from .logic.economics import (
     unit_economics,
     verdict,
 )
+from .logic.evaluation import Accelerators, estimate
 from .logic.pricelist import LivePrices, resolve, wanted_types
 from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow

@@ -15,7 +15,8 @@ from neuronfleet import CATALOG
 from neuronfleet.cost.estimate import main as estimate_cli
 from neuronfleet.cost.estimate import price_table
 from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise, use_of
-from neuronfleet.lambdas.cost.logic.economics import Spend, estimate, verdict
+from neuronfleet.lambdas.cost.logic.economics import Spend, verdict
+from neuronfleet.lambdas.cost.logic.evaluation import estimate
 from neuronfleet.lambdas.cost.logic.ledger import plan
 from neuronfleet.lambdas.cost.logic.rows import CostRow, family_of, totals, usage_of
 

@@ -137,7 +137,7 @@ def _ml_prices(*types: str) -> dict:
 
 
 def test_sagemaker_inference_on_p5_is_not_mapped_to_a_training_chip() -> None:
-    from neuronfleet.lambdas.cost.logic.economics import estimate
+    from neuronfleet.lambdas.cost.logic.evaluation import estimate
 
     prices = _ml_prices(("ml.p5.48xlarge", "113"), ("ml.trn2.48xlarge", "60"), ("ml.inf2.48xlarge", "15"))
     out = estimate([hosting("ml.p5.48xlarge", "1130")], prices, accelerators=_acc())
@@ -147,7 +147,7 @@ def test_sagemaker_inference_on_p5_is_not_mapped_to_a_training_chip() -> None:
 
 
 def test_a_g6e_xlarge_model_is_not_mapped_to_an_inf2_xlarge_with_less_memory() -> None:
-    from neuronfleet.lambdas.cost.logic.economics import estimate
+    from neuronfleet.lambdas.cost.logic.evaluation import estimate
 
     prices = _ml_prices(("ml.g6e.xlarge", "2.5"), ("ml.inf2.xlarge", "0.99"), ("ml.inf2.24xlarge", "8.9"))
     (line,) = estimate([hosting("ml.g6e.xlarge", "60")], prices, accelerators=_acc())["lines"]

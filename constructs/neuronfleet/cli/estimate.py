@@ -1,7 +1,7 @@
 """``neuronfleet estimate``: what the GPU spend in an AWS cost export would cost on Trainium/Inferentia.
 
 No Node.js: this reads the catalog, the price table and the exports (``neuronfleet.cost.exports``) and runs the
-weekly report's own estimate (``neuronfleet.lambdas.cost.logic.economics.estimate``); nothing loads aws-cdk-lib.
+weekly report's own estimate (``neuronfleet.lambdas.cost.logic.evaluation.estimate``); nothing loads aws-cdk-lib.
 ``neuronfleet-estimate`` is the same command under its old name.
 """
 
@@ -20,7 +20,7 @@ from neuronfleet.facts.catalog import AcceleratorFamily, Price
 from ..cost.estimate import accelerators_of
 from ..cost.exports import FORMATS, ExportRows, read_export
 from ..facts.prices import price_table
-from ..lambdas.cost.logic.economics import estimate as run_estimate
+from ..lambdas.cost.logic.evaluation import estimate as run_estimate
 from ..lambdas.cost.logic.rows import family_of
 from .output import OK, BadInput, emit, json_option, progress
 

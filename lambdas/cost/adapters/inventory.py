@@ -15,7 +15,8 @@ from neuronfleet_contract.namespaces import AWS_SAGEMAKER_METRICS
 from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
 
 from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags, throughput_tags
-from ..logic.economics import Accelerators, EndpointModel
+from ..logic.economics import EndpointModel
+from ..logic.evaluation import Accelerators
 from ..logic.idle import Instance, Reservation, VariantTraffic
 from ..logic.rows import family_of
 

@@ -18,7 +18,8 @@ from typing import Any
 from neuronfleet_contract.tags import FLEET_TAG, MODEL_TAG, THROUGHPUT_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
-from .economics import Accelerators, EndpointModel
+from .economics import EndpointModel
+from .evaluation import Accelerators
 
 NEURON_FAMILIES = ("trainium", "inferentia")
 GPU_FAMILY = "gpu"
