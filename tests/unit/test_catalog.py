@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 import sys
-from datetime import date
+from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -162,18 +162,57 @@ def test_data_files_are_awss_data() -> None:
     assert {f"ml.inf2.{s}" for s in ("xlarge", "8xlarge", "24xlarge", "48xlarge")} <= sagemaker_instance_types()
 
 
+PRICING = ROOT / "tests" / "data" / "pricing"
+KARPENTER_SOURCE = ("https://github.com/aws/karpenter-provider-aws/blob/6fc13b5/pkg/providers/pricing/"
+                    "zz_generated.pricing_aws.go (AWS Price List, us-east-1)")
+
+
+def karpenter_prices() -> dict[str, float]:
+    """AWS's On-Demand prices as Karpenter's generated table holds them (the verbatim copy in tests/data/pricing)."""
+    text = (PRICING / "karpenter" / "zz_generated.pricing_aws.go").read_text()
+    assert "// generated at 2026-07-20T13:44:30Z for us-east-1" in text
+    assert text.count('\n\t"') == 1 and '\t"us-east-1": {' in text  # one region in the table: us-east-1
+    return {t: float(v) for t, v in re.findall(r'"([a-z0-9.-]+\.[a-z0-9]+)": ([0-9.]+)', text)}
+
+
 def test_every_price_names_source_and_date() -> None:
-    """AWS's pricing pages or AWS's price list file; a price no AWS page gives is listed in data/prices.json
-    ``unsourced`` with the reason (the report says so)."""
+    """AWS's Price List data (Karpenter's copy), AWS's pricing pages; a price no AWS source gives is listed in
+    data/prices.json ``unsourced`` with the reason (the report says so)."""
     unsourced = json.loads((ROOT / "constructs/neuronfleet/facts/data/prices.json").read_text())["unsourced"]
     for spec in CATALOG:
         assert spec.price.usd_per_hour > 0
-        assert spec.price.as_of <= date.today()
+        assert spec.price.as_of <= date(2026, 11, 28)
         if spec.price.source.startswith("unsourced"):
             assert spec.instance_type in unsourced, spec.instance_type
         else:
-            assert spec.price.source.startswith(("https://aws.amazon.com/", "https://b0.p.awsstatic.com/pricing/"))
-    assert {"trn2.3xlarge", "p5e.48xlarge"} <= set(unsourced)
+            assert spec.price.source.startswith(("https://github.com/aws/karpenter-provider-aws/",
+                                                 "https://aws.amazon.com/", "https://b0.p.awsstatic.com/pricing/"))
+        if spec.price.source != KARPENTER_SOURCE:  # only types AWS's table lacks keep another source
+            assert spec.instance_type in unsourced, spec.instance_type
+    assert set(unsourced) == {"trn2.48xlarge", "trn2u.48xlarge", "trn2.3xlarge", "p5e.48xlarge"}
+
+
+def test_every_price_sourced_to_karpenters_table_is_its_value() -> None:
+    """Each catalog price read from AWS's Price List as aws/karpenter-provider-aws generates it (@ 6fc13b5, 2026-07-20,
+    us-east-1) equals the table's figure; the types missing from it are exactly the unsourced ones."""
+    table = karpenter_prices()
+    assert len(table) > 800
+    ours = {s.instance_type: s.price for s in CATALOG if s.price.source == KARPENTER_SOURCE}
+    assert len(ours) >= 40
+    for t, price in ours.items():
+        assert price.usd_per_hour == table[t], t
+        assert (price.as_of, price.region) == (date(2026, 7, 20), "us-east-1")
+    assert {s.instance_type for s in CATALOG} - set(table) == {"trn2.48xlarge", "trn2u.48xlarge", "trn2.3xlarge",
+                                                              "p5e.48xlarge"}
+    # the old figures it replaced (AWS's page, us-east-2, 2025-10-01) were the same rates rounded
+    assert (table["p4d.24xlarge"], table["g6e.12xlarge"], table["inf2.48xlarge"]) == (21.957642, 10.49264, 12.98127)
+
+
+def test_no_price_is_stale_on_2026_11_28_but_the_ones_no_newer_source_gives() -> None:
+    """The report flags a price read over 180 days before it runs: on 2026-11-28 only trn2.48xlarge's (and trn2u's,
+    which reuses it) is, since no newer source for it exists offline (data/prices.json says so)."""
+    cutoff = date(2026, 11, 28) - timedelta(days=180)
+    assert {s.instance_type for s in CATALOG if s.price.as_of < cutoff} == {"trn2.48xlarge", "trn2u.48xlarge"}
 
 
 def test_price_override_replaces_one_price_only() -> None:
@@ -279,7 +318,9 @@ NEURON_EXCLUDED = dict.fromkeys(
     "@ 81ce03ae261e12925e53437a0f690478e6366155 on 2026-11-23.")
 
 # The GPU families teams migrate from that the catalog is asked to cover (issue 22), and the sizes it leaves out.
-GPU_FAMILIES = ("p5.4xlarge", "p5e.", "p4de.", "p6-b200.", "p6-b300.", "p6e-gb200.", "g7.", "g7e.")
+GPU_FAMILIES = ("p5.", "p5e.", "p5en.", "p4d.", "p4de.", "p6-b200.", "p6-b300.", "p6e-gb200.", "g5.", "g6.", "g6e.", "g7.",
+                "g7e.")
+"""Issue 35 adds every size of the serving families (g5, g6, g6e, p4d, p5, p5e/p5en)."""
 _NO_PRICE = ("no On-Demand price for it could be sourced offline on 2026-11-23 (the catalog carries the family's "
              "priced sizes); add it with a price and its source")
 GPU_EXCLUDED = {

@@ -176,7 +176,8 @@ def test_the_filters_are_valid_getproducts_input() -> None:
         {"Type": "TERM_MATCH", "Field": "operatingSystem", "Value": "Linux"},
         {"Type": "TERM_MATCH", "Field": "tenancy", "Value": "Shared"},
         {"Type": "TERM_MATCH", "Field": "preInstalledSw", "Value": "NA"},
-        {"Type": "TERM_MATCH", "Field": "capacitystatus", "Value": "Used"}]
+        {"Type": "TERM_MATCH", "Field": "capacitystatus", "Value": "Used"},
+        {"Type": "TERM_MATCH", "Field": "marketoption", "Value": "OnDemand"}]
     assert filters("ml.inf2.xlarge", "us-east-2") == [
         {"Type": "TERM_MATCH", "Field": "instanceName", "Value": "ml.inf2.xlarge"},
         {"Type": "TERM_MATCH", "Field": "regionCode", "Value": "us-east-2"},
@@ -262,7 +263,8 @@ def pricing() -> Any:
 
 def test_throttling_stops_the_lookup_and_the_rest_falls_back(pricing) -> None:
     client, stub = pricing
-    stub.add_response("get_products", _page(derived(attributes=TRN1, prices={"USD": "21.50"})), _params("inf2.xlarge"))
+    inf2 = {**TRN1, "instanceType": "inf2.xlarge"}  # a product of another type would be set aside (its instanceType)
+    stub.add_response("get_products", _page(derived(attributes=inf2, prices={"USD": "0.7582"})), _params("inf2.xlarge"))
     stub.add_client_error("get_products", service_error_code="ThrottlingException", service_message="Rate exceeded",
                           http_status_code=400, expected_params=_params("ml.inf2.xlarge"))
     live = LivePrices(api=PriceListApi(client), region="us-east-2")
@@ -389,9 +391,9 @@ def test_a_price_read_in_another_region_and_one_without_a_date_are_in_the_same_l
 
     table = {t: p for t, p in price_table(region="us-west-2").items() if t in ("p5.48xlarge", "g5.xlarge")}
     table["g5.xlarge"] = {**table["g5.xlarge"], "as_of": "soon"}
-    (line,) = price_notes(table, today=date(2025, 10, 2), stale_after_days=180)
+    (line,) = price_notes(table, today=date(2026, 11, 28), stale_after_days=180)
     assert line == ("2 of 2 prices need a look: 1 without a valid as_of date: catalog: g5.xlarge; 2 read in another "
-                    "region than the fleet's (us-east-2; the price may differ): catalog: g5.xlarge, p5.48xlarge. The 2 "
+                    "region than the fleet's (us-east-1; the price may differ): catalog: g5.xlarge, p5.48xlarge. The 2 "
                     "prices came from: live 0, catalog 2, override 0. Refresh them or override them (prices: in the "
                     "fleet file).")
 
@@ -402,3 +404,96 @@ def test_a_deep_copy_of_the_example_still_parses() -> None:
     doc.pop("version")
     doc["product"] = dict(reversed(list(doc["product"].items())))
     assert parse_product(json.dumps(doc)).sku == "WQGC34PB2AWS8R4U"
+
+
+# ------------------------------------------------------------------------------------- market option and SageMaker
+
+KARPENTER = DATA / "karpenter"
+
+
+def test_the_ec2_filters_are_the_ones_awss_karpenter_asks_on_demand_prices_with() -> None:
+    """aws/karpenter-provider-aws pkg/providers/pricing/pricing.go (verbatim copy @ 1d927085): every TERM_MATCH of
+    fetchOnDemandPricing and of its shared-tenancy call is one of ours, with the same value, marketoption=OnDemand
+    among them (serviceCode is GetProducts' ServiceCode here; productFamily is not asked: an instanceType filter
+    already names one instance)."""
+    go = (KARPENTER / "pricing.go").read_text()
+    body = go[go.index("func (p *DefaultProvider) fetchOnDemandPricing"):]
+    body = body[:body.index("input := &pricing.GetProductsInput")]
+    theirs = dict(re.findall(r'Field: aws\.String\("(\w+)"\),\s*Type:\s*"TERM_MATCH",\s*Value: aws\.String\("?([\w.]+)"?\)',
+                             body))
+    assert theirs == {"regionCode": "p.region", "serviceCode": "AmazonEC2", "preInstalledSw": "NA",
+                      "operatingSystem": "Linux", "capacitystatus": "Used", "marketoption": "OnDemand"}
+    assert 'Field: aws.String("tenancy"),\n\t\t\t\tType:  "TERM_MATCH",\n\t\t\t\tValue: aws.String("Shared")' in go
+    ours = {f["Field"]: f["Value"] for f in filters("p5.48xlarge", "us-east-2")}
+    for field_name, value in theirs.items():
+        if field_name not in ("regionCode", "serviceCode"):
+            assert ours[field_name] == value, field_name
+    assert ours["tenancy"] == "Shared" and ours["regionCode"] == "us-east-2"
+
+
+P5 = {"instanceType": "p5.48xlarge", "regionCode": "us-east-2", **EC2_FILTERS}
+
+
+def test_a_capacity_block_product_in_the_same_answer_is_set_aside_and_the_on_demand_price_used(pricing) -> None:
+    """The request carries marketoption=OnDemand; should the answer still hold the Capacity Block product (every other
+    attribute the same, another price), it is set aside by name and the On-Demand price answers: no "ambiguous"."""
+    client, stub = pricing
+    on_demand = derived(sku="SKUP5OD", attributes=P5, prices={"USD": "55.0400000000"})
+    block = derived(sku="SKUP5CB", attributes={**P5, "marketoption": "CapacityBlock"}, prices={"USD": "31.4640000000"})
+    stub.add_response("get_products", _page(block, on_demand), _params("p5.48xlarge"))
+    found = LivePrices(api=PriceListApi(client), region="us-east-2").lookup(["p5.48xlarge"], NOW)
+    assert found.prices["p5.48xlarge"]["usd_per_hour"] == "55.04"
+    assert "SKU SKUP5OD;" in found.prices["p5.48xlarge"]["source"] and found.failed == {}
+    answer = choose("p5.48xlarge", "us-east-2", [block, on_demand], read_on="2026-11-28")
+    assert answer.set_aside == ("SKU SKUP5CB: marketoption is 'CapacityBlock', not 'OnDemand' (set aside)",)
+    # without the market option, the two would be one product each at a different price: ambiguous, as before
+    loose = [derived(sku=sku, attributes={k: v for k, v in P5.items() if k != "marketoption"}, prices={"USD": usd})
+             for sku, usd in (("SKUP5OD", "55.04"), ("SKUP5CB", "31.464"))]
+    assert choose("p5.48xlarge", "us-east-2", loose, read_on="2026-11-28").reason.startswith("ambiguous: 2 products")
+
+
+SM_INF2 = {"instanceName": "ml.inf2.xlarge", "regionCode": "us-east-2", "component": "Hosting"}
+
+
+def test_the_sagemaker_read_asks_amazonsagemaker_hosting_and_sets_other_components_aside(pricing) -> None:
+    """AmazonSageMaker, instanceName + regionCode + component Hosting (as AWS's awslabs/llmeter asks, pricelist.py):
+    the stubbed request must carry exactly these; a product of another component (training, notebooks) for the same
+    instance name is set aside by name, the hosting rate answers, dated and sourced."""
+    client, stub = pricing
+    hosting = derived(sku="SKUHOST", attributes=SM_INF2, prices={"USD": "0.9900000000"})
+    training = derived(sku="SKUTRAIN", attributes={**SM_INF2, "component": "Training"}, prices={"USD": "0.7582000000"})
+    params = _params("ml.inf2.xlarge")
+    assert params["ServiceCode"] == "AmazonSageMaker"
+    assert {f["Field"]: f["Value"] for f in params["Filters"]} == SM_INF2
+    stub.add_response("get_products", _page(training, hosting), params)
+    found = LivePrices(api=PriceListApi(client), region="us-east-2").lookup(["ml.inf2.xlarge"], NOW)
+    entry = found.prices["ml.inf2.xlarge"]
+    assert (entry["usd_per_hour"], entry["as_of"], entry["region"]) == ("0.99", "2026-11-23", "us-east-2")
+    assert entry["source"].startswith("AWS Price List Query API (pricing:GetProducts AmazonSageMaker, SageMaker Hosting,")
+    answer = choose("ml.inf2.xlarge", "us-east-2", [training, hosting], read_on="2026-11-23")
+    assert answer.set_aside == ("SKU SKUTRAIN: component is 'Training', not 'Hosting' (set aside)",)
+    # TERM_MATCH is case-insensitive: a product spelling the value another way is no contradiction
+    lower = derived(sku="SKULOW", attributes={**SM_INF2, "component": "hosting"}, prices={"USD": "0.99"})
+    assert choose("ml.inf2.xlarge", "us-east-2", [lower], read_on="2026-11-23").entry is not None
+
+
+def test_every_built_in_sagemaker_price_is_the_aws_samples_figure_with_its_source() -> None:
+    """data/prices.json ``sagemaker``: every ml. type of the families the kit maps from or to is listed (null where no
+    source was found); each price equals aws-samples/foundation-model-benchmarking-tool's pricing_fallback.yml
+    (verbatim copy @ 77ece06a), and says so, dated and region-tagged."""
+    from neuronfleet.facts.catalog import sagemaker_instance_types
+    from neuronfleet.facts.prices import _data, price_table
+
+    data = _data()
+    families = re.compile(r"ml\.(g5|g6|g6e|p4d|p4de|p5|p5e|p5en|inf2|trn1|trn1n|trn2)\.")
+    assert set(data["sagemaker"]) == {t for t in sagemaker_instance_types() if families.match(t)}
+    fallback = (DATA / "fmbench" / "pricing_fallback.yml").read_text()
+    quoted = dict(re.findall(r"^    (ml\.[\w.-]+): ([0-9.]+)$", fallback, flags=re.M))
+    priced = {t: p for t, p in data["sagemaker"].items() if p}
+    assert len(priced) == 19
+    for t, p in priced.items():
+        assert p["usd_per_hour"] == quoted[t], t
+        assert (p["source"], p["as_of"], p["region"]) == (data["sagemaker_source"], "2025-01-26", "us-east-1")
+        assert "aws-samples/foundation-model-benchmarking-tool/blob/77ece06a" in p["source"] and "quoted" in p["source"]
+    table = price_table(region="us-east-2")
+    assert table["ml.inf2.48xlarge"]["usd_per_hour"] == "15.58" and "ml.g6e.xlarge" not in table

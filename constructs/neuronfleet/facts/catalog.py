@@ -122,26 +122,33 @@ class NetworkInterfaceSlot:
     """``interface`` (ENA), ``efa`` (EFA with ENA) or ``efa-only``."""
 
 
-# Prices: AWS EC2 On-Demand pricing page, US East (Ohio), Linux, as read on the date given. They are
-# list prices for planning; refresh them from the Pricing API or override them in the fleet file.
+# Prices: AWS's own EC2 Price List data as AWS's Karpenter ships it, generated into Go (On-Demand, Linux, shared
+# tenancy, capacity used, market option OnDemand: pkg/providers/pricing/pricing.go's filters), "generated at
+# 2026-07-20T13:44:30Z for us-east-1": github.com/aws/karpenter-provider-aws pkg/providers/pricing/
+# zz_generated.pricing_aws.go @ 6fc13b5236fd04fd16ff3f9dc7490d0813994099 (2026-07-20; unchanged at the newest commit
+# read, 1d927085, 2026-08-21), read 2026-11-28. The table is for us-east-1 only (the kit's default region is
+# us-east-2, where most of these rates are the same; a fleet in another region gets a "read in us-east-1" note and
+# the report's Price List read replaces them). A verbatim copy is in tests/data/pricing/karpenter, and
+# tests/unit/test_catalog.py checks every price sourced to it against that copy. Types the table lacks (trn2, trn2u,
+# p5e) keep an older figure, marked in data/prices.json "unsourced". The source strings stay short: they travel in
+# the report's data and the lifecycle function's environment.
+_KARPENTER = ("https://github.com/aws/karpenter-provider-aws/blob/6fc13b5/pkg/providers/pricing/"
+              "zz_generated.pricing_aws.go (AWS Price List, us-east-1)")
+_KARPENTER_DATE = date(2026, 7, 20)
 _ONDEMAND = "https://aws.amazon.com/ec2/pricing/on-demand/ (us-east-2, Linux)"
 _CB = "https://aws.amazon.com/ec2/capacityblocks/pricing/ (no On-Demand rate; trn2.48xlarge rate used)"
 _D = date(2025, 10, 1)
-# Types added on 2026-11-23: AWS's public price list file (On-Demand, Linux, us-east-1:
-# https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/US%20East%20(N.%20Virginia)/Linux/index.json),
-# values as a public third-party copy quotes them: it read AWS's file on 2026-09-19 and found the same values in
-# us-east-1, us-east-2 and us-west-2. Not read from AWS directly here. The source strings stay short: the price
-# table travels in a Lambda environment (4 KB in all). data/prices.json "unsourced" marks the ones no AWS page gives.
-_PRICE_LIST = "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/ (us-east-1, Linux; quoted)"
 _QUOTED = date(2026, 9, 19)
 
 
+def _k(usd: float) -> Price:
+    """A price from Karpenter's copy of AWS's Price List (us-east-1, 2026-07-20)."""
+    return Price(usd_per_hour=usd, source=_KARPENTER, as_of=_KARPENTER_DATE, region="us-east-1")
+
+
 def _p(usd: float, source: str = _ONDEMAND) -> Price:
+    """A price read on AWS's On-Demand page on 2025-10-01 (us-east-2): only where no newer source has the type."""
     return Price(usd_per_hour=usd, source=source, as_of=_D)
-
-
-def _listed(usd: float) -> Price:
-    return Price(usd_per_hour=usd, source=_PRICE_LIST, as_of=_QUOTED, region="us-east-1")
 
 
 _T, _I, _G = AcceleratorFamily.TRAINIUM, AcceleratorFamily.INFERENTIA, AcceleratorFamily.GPU
@@ -150,13 +157,13 @@ _SPECS: tuple[InstanceSpec, ...] = (
     # Trainium (training)
     InstanceSpec(instance_type="trn1.2xlarge", family=_T, accelerator_name="Trainium", accelerators=1,
                  neuron_cores=2, accelerator_memory_gib=32, instance_storage_gb=474, vcpus=8, memory_gib=32,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=3.125, price=_p(1.34375)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=3.125, price=_k(1.34375)),
     InstanceSpec(instance_type="trn1.32xlarge", family=_T, accelerator_name="Trainium", accelerators=16,
                  neuron_cores=32, accelerator_memory_gib=512, instance_storage_gb=7600, vcpus=128, memory_gib=512,
-                 network_cards=8, efa_interfaces=8, efa_only=True, network_bandwidth_gbps=800.0, price=_p(21.50)),
+                 network_cards=8, efa_interfaces=8, efa_only=True, network_bandwidth_gbps=800.0, price=_k(21.5)),
     InstanceSpec(instance_type="trn1n.32xlarge", family=_T, accelerator_name="Trainium", accelerators=16,
                  neuron_cores=32, accelerator_memory_gib=512, instance_storage_gb=7600, vcpus=128, memory_gib=512,
-                 network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=1600.0, price=_p(24.78)),
+                 network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=1600.0, price=_k(24.78)),
     # trn2.3xlarge: one Trainium2 chip (8 NeuronCores; 4 logical at the default LNC=2). NetworkPerformance
     # "200 Gigabit" while its one card lists 50 Gbps (moto's copy of DescribeInstanceTypes, read 2026-11-23): the
     # catalog carries the instance figure, tests/unit/test_catalog.py pins the card's. No AWS price read: unsourced.
@@ -177,26 +184,26 @@ _SPECS: tuple[InstanceSpec, ...] = (
     # Inferentia2 (inference; no EFA)
     InstanceSpec(instance_type="inf2.xlarge", family=_I, accelerator_name="Inferentia2", accelerators=1,
                  neuron_cores=2, accelerator_memory_gib=32, instance_storage_gb=0, vcpus=4, memory_gib=16,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.083, price=_p(0.7582)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.083, price=_k(0.7582)),
     InstanceSpec(instance_type="inf2.8xlarge", family=_I, accelerator_name="Inferentia2", accelerators=1,
                  neuron_cores=2, accelerator_memory_gib=32, instance_storage_gb=0, vcpus=32, memory_gib=128,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=16.667, price=_p(1.9679)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=16.667, price=_k(1.96786)),
     InstanceSpec(instance_type="inf2.24xlarge", family=_I, accelerator_name="Inferentia2", accelerators=6,
                  neuron_cores=12, accelerator_memory_gib=192, instance_storage_gb=0, vcpus=96, memory_gib=384,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=50.0, price=_p(6.4906)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=50.0, price=_k(6.49063)),
     InstanceSpec(instance_type="inf2.48xlarge", family=_I, accelerator_name="Inferentia2", accelerators=12,
                  neuron_cores=24, accelerator_memory_gib=384, instance_storage_gb=0, vcpus=192, memory_gib=768,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=100.0, price=_p(12.9813)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=100.0, price=_k(12.98127)),
     # GPU fallback pool
     InstanceSpec(instance_type="p5.48xlarge", family=_G, accelerator_name="H100", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=640, instance_storage_gb=30400, vcpus=192, memory_gib=2048,
-                 network_cards=32, efa_interfaces=32, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(55.04)),
+                 network_cards=32, efa_interfaces=32, efa_only=True, network_bandwidth_gbps=3200.0, price=_k(55.04)),
     InstanceSpec(instance_type="p5en.48xlarge", family=_G, accelerator_name="H200", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=1128, instance_storage_gb=30400, vcpus=192, memory_gib=2048,
-                 network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_p(63.296)),
+                 network_cards=16, efa_interfaces=16, efa_only=True, network_bandwidth_gbps=3200.0, price=_k(63.296)),
     InstanceSpec(instance_type="p5.4xlarge", family=_G, accelerator_name="H100", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=80, instance_storage_gb=3800, vcpus=16, memory_gib=256,
-                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_listed(6.88)),
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_k(6.88)),
     # p5e.48xlarge: AWS's price list has no On-Demand row for it (the copy found none in us-east-1 or us-west-2);
     # the Capacity Block effective rate (5.97 USD per accelerator-hour, x 8) stands in: unsourced as On-Demand.
     InstanceSpec(instance_type="p5e.48xlarge", family=_G, accelerator_name="H200", accelerators=8,
@@ -206,47 +213,101 @@ _SPECS: tuple[InstanceSpec, ...] = (
                              source="https://aws.amazon.com/ec2/capacityblocks/pricing/ (8 x 5.97/GPU-h; quoted)")),
     InstanceSpec(instance_type="p4d.24xlarge", family=_G, accelerator_name="A100", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=320, instance_storage_gb=8000, vcpus=96, memory_gib=1152,
-                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_p(21.96)),
+                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_k(21.957642)),
     InstanceSpec(instance_type="p4de.24xlarge", family=_G, accelerator_name="A100", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=640, instance_storage_gb=8000, vcpus=96, memory_gib=1152,
                  network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0,
-                 price=_listed(27.44705)),
+                 price=_k(27.44705)),
     InstanceSpec(instance_type="p6-b200.48xlarge", family=_G, accelerator_name="B200", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=1432, instance_storage_gb=30400, vcpus=192, memory_gib=2048,
                  network_cards=8, efa_interfaces=8, efa_only=True, network_bandwidth_gbps=3200.0,
-                 price=_listed(113.9328)),
+                 price=_k(113.9328)),
     # p6-b300.48xlarge: 17 network cards; card 0 (350 Gbps) takes ENA only, cards 1-16 (400 Gbps each) one EFA each.
     InstanceSpec(instance_type="p6-b300.48xlarge", family=_G, accelerator_name="B300", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=2148, instance_storage_gb=30400, vcpus=192, memory_gib=4096,
                  network_cards=17, efa_interfaces=16, efa_only=True, card0_efa=False, network_bandwidth_gbps=6400.0,
-                 price=_listed(142.416)),
+                 price=_k(142.416)),
     InstanceSpec(instance_type="g6e.xlarge", family=_G, accelerator_name="L40S", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=44, instance_storage_gb=250, vcpus=4, memory_gib=32,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.861)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_k(1.861)),
     InstanceSpec(instance_type="g6e.12xlarge", family=_G, accelerator_name="L40S", accelerators=4,
                  neuron_cores=0, accelerator_memory_gib=178, instance_storage_gb=3800, vcpus=48, memory_gib=384,
-                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_p(10.493)),
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_k(10.49264)),
     # g6e.48xlarge: 400 Gbps in all (DescribeInstanceTypes NetworkPerformance "400 Gigabit", moto's copy, read
     # 2026-11-22), though the same data lists 400 Gbps on each of its 4 cards; the catalog had summed them (1,600).
     InstanceSpec(instance_type="g6e.48xlarge", family=_G, accelerator_name="L40S", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=357, instance_storage_gb=7600, vcpus=192, memory_gib=1536,
-                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_p(30.131)),
+                 network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=400.0, price=_k(30.13118)),
+    InstanceSpec(instance_type="g5.2xlarge", family=_G, accelerator_name="A10G", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=450, vcpus=8, memory_gib=32,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=5.0, price=_k(1.212)),
+    InstanceSpec(instance_type="g5.4xlarge", family=_G, accelerator_name="A10G", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=600, vcpus=16, memory_gib=64,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=10.0, price=_k(1.624)),
+    InstanceSpec(instance_type="g5.8xlarge", family=_G, accelerator_name="A10G", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=900, vcpus=32, memory_gib=128,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=25.0, price=_k(2.448)),
+    InstanceSpec(instance_type="g5.16xlarge", family=_G, accelerator_name="A10G", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=1900, vcpus=64, memory_gib=256,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=25.0, price=_k(4.096)),
+    InstanceSpec(instance_type="g5.24xlarge", family=_G, accelerator_name="A10G", accelerators=4,
+                 neuron_cores=0, accelerator_memory_gib=89, instance_storage_gb=3800, vcpus=96, memory_gib=384,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=50.0, price=_k(8.144)),
+    InstanceSpec(instance_type="g6.xlarge", family=_G, accelerator_name="L4", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=250, vcpus=4, memory_gib=16,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_k(0.8048)),
+    InstanceSpec(instance_type="g6.2xlarge", family=_G, accelerator_name="L4", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=450, vcpus=8, memory_gib=32,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=5.0, price=_k(0.9776)),
+    InstanceSpec(instance_type="g6.4xlarge", family=_G, accelerator_name="L4", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=600, vcpus=16, memory_gib=64,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=10.0, price=_k(1.3232)),
+    InstanceSpec(instance_type="g6.8xlarge", family=_G, accelerator_name="L4", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=900, vcpus=32, memory_gib=128,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=25.0, price=_k(2.0144)),
+    InstanceSpec(instance_type="g6.12xlarge", family=_G, accelerator_name="L4", accelerators=4,
+                 neuron_cores=0, accelerator_memory_gib=89, instance_storage_gb=3760, vcpus=48, memory_gib=192,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=40.0, price=_k(4.6016)),
+    InstanceSpec(instance_type="g6.16xlarge", family=_G, accelerator_name="L4", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=1880, vcpus=64, memory_gib=256,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=25.0, price=_k(3.3968)),
+    InstanceSpec(instance_type="g6.24xlarge", family=_G, accelerator_name="L4", accelerators=4,
+                 neuron_cores=0, accelerator_memory_gib=89, instance_storage_gb=3760, vcpus=96, memory_gib=384,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=50.0, price=_k(6.6752)),
+    InstanceSpec(instance_type="g6.48xlarge", family=_G, accelerator_name="L4", accelerators=8,
+                 neuron_cores=0, accelerator_memory_gib=178, instance_storage_gb=7520, vcpus=192, memory_gib=768,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_k(13.3504)),
+    InstanceSpec(instance_type="g6e.2xlarge", family=_G, accelerator_name="L40S", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=44, instance_storage_gb=450, vcpus=8, memory_gib=64,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=5.0, price=_k(2.24208)),
+    InstanceSpec(instance_type="g6e.4xlarge", family=_G, accelerator_name="L40S", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=44, instance_storage_gb=600, vcpus=16, memory_gib=128,
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=20.0, price=_k(3.00424)),
+    InstanceSpec(instance_type="g6e.8xlarge", family=_G, accelerator_name="L40S", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=44, instance_storage_gb=900, vcpus=32, memory_gib=256,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=25.0, price=_k(4.52856)),
+    InstanceSpec(instance_type="g6e.16xlarge", family=_G, accelerator_name="L40S", accelerators=1,
+                 neuron_cores=0, accelerator_memory_gib=44, instance_storage_gb=1900, vcpus=64, memory_gib=512,
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=35.0, price=_k(7.57719)),
+    InstanceSpec(instance_type="g6e.24xlarge", family=_G, accelerator_name="L40S", accelerators=4,
+                 neuron_cores=0, accelerator_memory_gib=178, instance_storage_gb=3800, vcpus=96, memory_gib=768,
+                 network_cards=2, efa_interfaces=2, efa_only=True, network_bandwidth_gbps=200.0, price=_k(15.06559)),
     InstanceSpec(instance_type="g7e.2xlarge", family=_G, accelerator_name="RTX PRO Server 6000", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=96, instance_storage_gb=1900, vcpus=8, memory_gib=64,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=50.0, price=_listed(3.36312)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=50.0, price=_k(3.36312)),
     InstanceSpec(instance_type="g7e.48xlarge", family=_G, accelerator_name="RTX PRO Server 6000", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=768, instance_storage_gb=15200, vcpus=192, memory_gib=2048,
                  network_cards=4, efa_interfaces=4, efa_only=True, network_bandwidth_gbps=1600.0,
-                 price=_listed(33.14432)),
+                 price=_k(33.14432)),
     InstanceSpec(instance_type="g5.xlarge", family=_G, accelerator_name="A10G", accelerators=1,
                  neuron_cores=0, accelerator_memory_gib=22, instance_storage_gb=250, vcpus=4, memory_gib=16,
-                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_p(1.006)),
+                 network_cards=1, efa_interfaces=0, network_bandwidth_gbps=2.5, price=_k(1.006)),
     InstanceSpec(instance_type="g5.12xlarge", family=_G, accelerator_name="A10G", accelerators=4,
                  neuron_cores=0, accelerator_memory_gib=89, instance_storage_gb=3800, vcpus=48, memory_gib=192,
-                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=40.0, price=_p(5.672)),
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=40.0, price=_k(5.672)),
     InstanceSpec(instance_type="g5.48xlarge", family=_G, accelerator_name="A10G", accelerators=8,
                  neuron_cores=0, accelerator_memory_gib=178, instance_storage_gb=7600, vcpus=192, memory_gib=768,
-                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_p(16.288)),
+                 network_cards=1, efa_interfaces=1, efa_only=True, network_bandwidth_gbps=100.0, price=_k(16.288)),
 )
 
 

@@ -1,10 +1,11 @@
 """The price table the cost monitors and the estimate use: every price with its source, date and region.
 
-- EC2 types: the instance catalog's On-Demand price (us-east-2), or a regional entry of ``data/prices.json`` when
-  the fleet's region has one, or the fleet file's override (``prices:``).
-- SageMaker types (``ml.*``): their own entries, never EC2 rates (SageMaker instances are priced apart); no
-  built-in rate is shipped (see data/prices.json ``about``), so a SageMaker row is estimated only with a price
-  the fleet file sets.
+- EC2 types: the instance catalog's On-Demand price (AWS's Price List as aws/karpenter-provider-aws generates it,
+  us-east-1, 2026-07-20), or a regional entry of ``data/prices.json`` when the fleet's region has one, or the fleet
+  file's override (``prices:``).
+- SageMaker types (``ml.*``): their own entries, never EC2 rates (SageMaker instances are priced apart): the hosting
+  rates of data/prices.json ``sagemaker`` (an AWS sample's copy, dated, region-tagged; null where no source was found:
+  see its ``about``), or the fleet file's.
 - Each entry says ``sourced``: "false" when its price has no public source (data/prices.json ``unsourced``), and
   ``region``: where it was read; the report warns when a price is unsourced, from another region, or stale.
 """

@@ -11,8 +11,14 @@ What the code relies on, each with its source (read 2026-11-23; tests/unit/test_
   ``terms.OnDemand.<term>.priceDimensions.<rate>.{unit, pricePerUnit.USD}``: botocore's own GetProducts example
   (data/pricing/2017-10-15/examples-1.json), copied verbatim into tests/data/pricing.
 - **EC2 filters** (service code AmazonEC2): ``instanceType``, ``regionCode``, ``operatingSystem`` Linux, ``tenancy``
-  Shared, ``preInstalledSw`` NA, ``capacitystatus`` Used: the attribute names of the EC2 price list (GetProducts'
-  Field takes "all attribute names"; these are the ones AWS's price list shows for an On-Demand Linux instance).
+  Shared, ``preInstalledSw`` NA, ``capacitystatus`` Used, ``marketoption`` OnDemand: the attribute names of the EC2
+  price list (GetProducts' Field takes "all attribute names"). ``marketoption`` = ``OnDemand`` as AWS's own Karpenter
+  asks for On-Demand prices (aws/karpenter-provider-aws pkg/providers/pricing/pricing.go, ``fetchOnDemandPricing``,
+  @ 1d927085dd81a9df9301e613f371dac5b4d16bfe, file last changed 943d9d43 on 2026-04-03; a verbatim copy is in
+  tests/data/pricing/karpenter): a Capacity Block product (``marketoption`` ``CapacityBlock``, the value a
+  third-party reader of AWS's offer files skips: vantage-sh/ec2instances.info ec2.py @ 07a565e) shares every other
+  attribute, so without it p5/trn1/trn2 answered two products and were "ambiguous". A product the API returns whose
+  attributes contradict a filter is set aside, named, never priced (:func:`choose`).
 - **SageMaker filters** (AmazonSageMaker): ``instanceName`` (``ml.inf2.xlarge``), ``component`` Hosting,
   ``regionCode``, hourly unit ``Hrs``: as AWS's own awslabs/llmeter reads SageMaker hosting prices
   (llmeter/callbacks/cost/providers/sagemaker.py @ cada484712337a198d8a0dbf5984123299335e7b). No AWS document
@@ -40,9 +46,10 @@ SAGEMAKER = "AmazonSageMaker"
 HOURLY_UNIT = "Hrs"
 """The unit of an hourly price dimension (case-insensitive)."""
 
-EC2_FILTERS = {"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used"}
+EC2_FILTERS = {"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used",
+               "marketoption": "OnDemand"}
 """Besides instanceType and regionCode: an On-Demand Linux instance on shared tenancy, no pre-installed software,
-capacity used (not an unused reservation)."""
+capacity used (not an unused reservation), sold On-Demand (not a Capacity Block)."""
 SAGEMAKER_FILTERS = {"component": "Hosting"}
 """Besides instanceName and regionCode: the SageMaker hosting (real-time endpoint) rate."""
 
@@ -167,13 +174,26 @@ def service_of(instance_type: str) -> str:
     return SAGEMAKER if instance_type.startswith("ml.") else EC2
 
 
+def wanted_attributes(instance_type: str, region: str) -> dict[str, str]:
+    """The product attributes a price for ``instance_type`` in ``region`` must have (the GetProducts filters)."""
+    if service_of(instance_type) == SAGEMAKER:
+        return {"instanceName": instance_type, "regionCode": region, **SAGEMAKER_FILTERS}
+    return {"instanceType": instance_type, "regionCode": region, **EC2_FILTERS}
+
+
 def filters(instance_type: str, region: str) -> list[dict[str, str]]:
     """The GetProducts filters for one type in ``region`` (TERM_MATCH on each attribute)."""
-    if service_of(instance_type) == SAGEMAKER:
-        wanted = {"instanceName": instance_type, "regionCode": region, **SAGEMAKER_FILTERS}
-    else:
-        wanted = {"instanceType": instance_type, "regionCode": region, **EC2_FILTERS}
-    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in wanted.items()]
+    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in wanted_attributes(instance_type, region).items()]
+
+
+def contradiction(product: Product, wanted: Mapping[str, str]) -> str:
+    """Why ``product`` is not the one asked for ("" when none of its attributes contradicts a filter). TERM_MATCH
+    compares case-insensitively; an attribute the product does not carry is no contradiction."""
+    for k, v in wanted.items():
+        got = product.attributes.get(k)
+        if got is not None and got.lower() != v.lower():
+            return f"SKU {product.sku}: {k} is {got!r}, not {v!r} (set aside)"
+    return ""
 
 
 def choose(instance_type: str, region: str, texts: Sequence[str], *, read_on: str) -> Answer:
@@ -181,9 +201,13 @@ def choose(instance_type: str, region: str, texts: Sequence[str], *, read_on: st
     docstring for the rule when several products match). ``read_on``: the date the list was read (as_of)."""
     usable: list[tuple[Product, Decimal, Term]] = []
     aside: list[str] = []
+    wanted = wanted_attributes(instance_type, region)
     for text in texts:
         try:
             product = parse_product(text)
+            wrong = contradiction(product, wanted)
+            if wrong:
+                raise ValueError(wrong)
             price, term = hourly_usd(product)
         except ValueError as exc:
             aside.append(str(exc))
