@@ -57,6 +57,7 @@ COMMANDS: dict[str, str] = {
     "capacity": "neuronfleet.capacity.cli:capacity",
     "judge": "neuronfleet.judge.commands:judge",
     "report": "neuronfleet.cli.report:report",
+    "prices": "neuronfleet.cli.prices:prices",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 

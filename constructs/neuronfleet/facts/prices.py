@@ -13,9 +13,12 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
+from datetime import datetime
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .catalog import CATALOG, InstanceCatalog
@@ -60,3 +63,98 @@ def price_table(catalog: InstanceCatalog = CATALOG, region: str | None = None,
                               "as_of": as_of.isoformat() if hasattr(as_of, "isoformat") else str(as_of),
                               "region": str(region or ""), "sourced": "true", "override": "true"}
     return out
+
+
+# ------------------------------------------------------------------ the dated cache `neuronfleet prices refresh` writes
+
+CACHE_FORMAT = "neuronfleet-prices/1"
+
+
+class PriceCacheError(ValueError):
+    """A price cache file that cannot be used; the message names the file, the field and what is allowed."""
+
+
+def default_cache_path(region: str) -> Path:
+    """Where ``neuronfleet prices refresh`` keeps ``region``'s prices: ``$NEURONFLEET_PRICE_CACHE`` (a folder), else
+    ``$XDG_CACHE_HOME/neuronfleet``, else ``~/.cache/neuronfleet``; one file per region, ``prices-<region>.json``."""
+    folder = os.environ.get("NEURONFLEET_PRICE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neuronfleet")
+    return Path(folder) / f"prices-{region}.json"
+
+
+def write_cache(path: Path, *, region: str, read_at: datetime, prices: Mapping[str, Mapping[str, str]],
+                failed: Mapping[str, str], endpoint: str) -> None:
+    """The dated cache: every live price (an entry as the report's Price List read gives it: usd_per_hour, source,
+    as_of, region, sourced, origin live) and, per type, why none was read."""
+    doc = {"format": CACHE_FORMAT, "region": region, "read_at": read_at.isoformat(), "endpoint": endpoint,
+           "prices": {t: dict(p) for t, p in sorted(prices.items())}, "failed": dict(sorted(failed.items()))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def read_cache(path: Path, region: str) -> tuple[datetime, dict[str, dict[str, str]]]:
+    """(when it was read, type -> price entry) from a cache file; PriceCacheError naming what is wrong."""
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as exc:
+        raise PriceCacheError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise PriceCacheError(f"{path}: not JSON ({exc}); run `neuronfleet prices refresh` again") from None
+    if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT:
+        raise PriceCacheError(f"{path}: format is {doc.get('format') if isinstance(doc, dict) else doc!r}, "
+                              f"expected {CACHE_FORMAT!r} (written by `neuronfleet prices refresh`)")
+    if doc.get("region") != region:
+        raise PriceCacheError(f"{path}: region is {doc.get('region')!r}, expected {region!r}")
+    try:
+        read_at = datetime.fromisoformat(str(doc["read_at"]))
+    except (KeyError, ValueError):
+        raise PriceCacheError(f"{path}: read_at is {doc.get('read_at')!r}, expected an ISO date and time") from None
+    prices = doc.get("prices")
+    if not isinstance(prices, dict):
+        raise PriceCacheError(f"{path}: prices is {type(prices).__name__}, expected an object")
+    out: dict[str, dict[str, str]] = {}
+    for t, p in prices.items():
+        if not isinstance(p, dict) or not {"usd_per_hour", "source", "as_of"} <= set(p):
+            raise PriceCacheError(f"{path}: prices.{t} must be an object with usd_per_hour, source and as_of")
+        try:
+            if float(p["usd_per_hour"]) <= 0:
+                raise ValueError
+        except ValueError:
+            raise PriceCacheError(f"{path}: prices.{t}.usd_per_hour is {p['usd_per_hour']!r}, expected a number > 0"
+                                  ) from None
+        out[str(t)] = {k: str(v) for k, v in p.items()} | {"origin": "live"}
+    return read_at, out
+
+
+def refreshed_price_table(catalog: InstanceCatalog = CATALOG, region: str | None = None,
+                          overrides: Mapping[str, Any] | None = None, *, cache_file: Path | None = None
+                          ) -> tuple[dict[str, dict[str, str]], str]:
+    """:func:`price_table` with the prices ``neuronfleet prices refresh`` cached for ``region`` (``cache_file``, else
+    :func:`default_cache_path`): the fleet file's overrides first, then the cached live prices, then the built-in ones,
+    each entry saying its ``origin`` (override | live | catalog), the report's rule (cost.logic.pricelist.resolve).
+    Returns (the table, one line saying which cache was used and when it was read, "" when none). No cache file: the
+    built-in table and "". A cache that cannot be used: PriceCacheError (one line: which file, what is wrong)."""
+    table = price_table(catalog, region, overrides)
+    where = region or "us-east-2"
+    path = cache_file or default_cache_path(where)
+    if cache_file is None and not path.is_file():
+        return table, ""
+    read_at, live = read_cache(path, where)
+    used = 0
+    out: dict[str, dict[str, str]] = {}
+    for t, p in table.items():
+        if p.get("override") == "true":
+            out[t] = {**p, "origin": "override"}
+        elif t in live:
+            out[t] = live[t]
+            used += 1
+        else:
+            out[t] = {**p, "origin": p.get("origin") or "catalog"}
+    for t, p in live.items():
+        if t not in out:
+            out[t] = p
+            used += 1
+    return out, (f"{used} live prices from `neuronfleet prices refresh` of {read_at.date().isoformat()} ({path}); "
+                 "the fleet file's overrides win, the built-in prices fill the rest")
