@@ -50,6 +50,7 @@ from .logic.economics import (
     verdict,
 )
 from .logic.evaluation import Accelerators, estimate
+from .logic.net import Overhead, net
 from .logic.pricelist import LivePrices, resolve, wanted_types
 from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow
@@ -62,6 +63,22 @@ BASIS_LABEL = {"net_amortized": "net amortized cost (NetAmortizedCost: Savings P
                                  "effective cost, upfront fees spread, discounts applied)",
                "unblended": "unblended cost (UnblendedCost: charges as billed; usage a Savings Plan covers nets "
                             "to about $0 through SavingsPlanNegation)"}
+
+
+FLEET_GPU_USAGES = ("ec2", "capacity-block")
+"""The fleet's own GPU instances on EC2 and their Capacity Block fees: in the kit, its GPU fallback pool (work it keeps
+on GPU). Never priced on Neuron by the evaluation estimate; the same on both sides of the net."""
+
+
+def list_prices(prices: Mapping[str, Mapping[str, Any]]) -> dict[str, Decimal]:
+    """Instance type -> its hourly price in the report's price table (what GPU alone costs a warm standby's type)."""
+    out = {}
+    for t, p in prices.items():
+        try:
+            out[t] = Decimal(str(p["usd_per_hour"]))
+        except (KeyError, TypeError, ArithmeticError):
+            continue
+    return {t: v for t, v in out.items() if v.is_finite() and v > 0}
 
 
 def _usd(value: Decimal) -> str:
@@ -92,15 +109,16 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
           models: Sequence[EndpointModel] = (), synthetic: str = "", accelerators: Accelerators | None = None,
           skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
           verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None,
-          judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None
-          ) -> dict[str, Any]:
+          judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
+          overhead: Overhead | None = None) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
     what of its configuration its model leaves out; ``verdicts``: the pilot judge's records, per endpoint; ``judged``:
     per endpoint, the judge's latest Verdict metric (day, 1 go / 0 no-go), shown where no record is given;
     ``judge_notes``: per endpoint, why its judge's record gave no verdict (not judged yet, refused, malformed);
     ``throughput``: per endpoint, the Neuron instances one GPU instance replaces as the fleet file states it (the
-    only figure a saving against a standby or shadow GPU variant is computed from: story.savings). Figures
+    only figure a saving against a standby or shadow GPU variant is computed from: story.savings); ``overhead``: the
+    kit's own running cost priced at synth (net.py). Figures
     are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
@@ -116,10 +134,16 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
         by_adjustment[r.usage] = by_adjustment.get(r.usage, Decimal(0)) + r.amount
     hosting, unattributed, hours = attribute_hosting(usage, models)
     kept = {m.endpoint for m in models if m.gpu_role in ("standby", "shadow")}
-    kept_types = {t for m in models for t in ((m.gpu_type,) if m.gpu_role in ("standby", "shadow") else ())
-                  + m.gpu_pool_types}
+    kept_types = {t for m in models for t in (*m.neuron_types, *m.gpu_pool_types,
+                                               *((m.gpu_type,) if m.gpu_role in ("standby", "shadow") else ())) if t}
+    baseline_types = {m.gpu_type for m in models if m.gpu_role == "baseline"}
     standby = sum((v for (e, var, _), v in hosting.items() if (e in kept and var == GPU_VARIANT) or var == GPU_POOL_SHARE),
                   Decimal(0))
+    # GPU work that could move: GPU rows of a team's own GPU endpoints and jobs and of the fleet's GPU baseline
+    # variants. Not the fleet's own GPU instances on EC2 (its GPU fallback pool: work it keeps on GPU), not a GPU
+    # standby, shadow or pool (kept beside the Neuron work, not work that moves): one saving per spend.
+    movable = [r for r in usage if r.family == "gpu" and r.usage not in FLEET_GPU_USAGES
+               and r.instance_type not in kept_types]
     recorded = recorded_days(mine)
     report: dict[str, Any] = {
         "fleet": fleet,
@@ -140,9 +164,8 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                       "left_out": {k: list(v) for k, v in sorted((left_out or {}).items())}},
         "unit_economics": unit_economics(models, hosting, invocations, tokens),
         "unattributed": unattributed,
-        "verdict": verdict(spend, recorded, standby_usd=standby, period_days=days),
-        "evaluation_estimate": estimate([r for r in usage if r.family == "gpu" and r.instance_type not in kept_types],
-                                        prices, accelerators=accelerators,
+        "verdict": verdict(Spend.of(movable), recorded, period_days=days),
+        "evaluation_estimate": estimate(movable, prices, accelerators=accelerators,
                                         ratios=measured_ratios(models, hours, invocations)),
         "price_notes": list(price_notes),
         "sources": {"endpoints": f"the SageMaker endpoints tagged {FLEET_TAG}={fleet} when the report ran (Resource "
@@ -172,12 +195,23 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
         for e, (day, value) in sorted((judged or {}).items()) if e not in recorded_verdicts]
     report["judge_records"] = [{"endpoint": e, "model": names.get(e, e), "note": note}
                                for e, note in sorted((judge_notes or {}).items())]
-    report["savings"] = savings(econ, names, verdicts, recorded, hours=hours, ratios=throughput)
+    listed = list_prices(prices)
+    report["savings"] = savings(econ, names, verdicts, recorded, hours=hours, ratios=throughput, list_prices=listed)
     report["break_even"] = break_even(econ, names, verdicts, hours=hours, ratios=throughput,
-                                      claimed=[s["endpoint"] for s in report["savings"]])
-    report["story"] = headline(savings=report["savings"], standby=report["gpu_standby"],
-                               break_even=report["break_even"],
-                               estimate=report["evaluation_estimate"], names=names,
+                                      claimed=[s["endpoint"] for s in report["savings"]], list_prices=listed)
+    moved = {id(r) for r in movable}
+    report["net"] = net(
+        models=econ, savings=report["savings"], names=names, recorded_days=recorded,
+        fleet_gpu_ec2_usd=sum((r.amount for r in usage if r.family == "gpu" and r.usage in FLEET_GPU_USAGES), Decimal(0)),
+        trainium_training_usd=sum((r.amount for r in usage if r.family == "trainium" and r.workload == "training"),
+                                  Decimal(0)),
+        movable_gpu_usd=sum((r.amount for r in usage if id(r) in moved and r.instance_type not in baseline_types),
+                            Decimal(0)),
+        total_usd=sum((r.amount for r in usage), Decimal(0)),
+        overhead=overhead.lines if overhead else (), overhead_not_priced=overhead.not_priced if overhead else (),
+        no_go=[v.endpoint for v in verdicts if not v.go])
+    report["story"] = headline(net=report["net"], savings=report["savings"], standby=report["gpu_standby"],
+                               break_even=report["break_even"], estimate=report["evaluation_estimate"],
                                pilot=[(str(v["model"]), bool(v["go"])) for v in report["pilot_verdicts"]],
                                synthetic=bool(synthetic))
     report["_unit_costs"] = unit_costs(models, hosting, invocations, tokens)
@@ -204,8 +238,8 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
         s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
         stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None,
         live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = (),
-        judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None
-        ) -> dict[str, Any]:
+        judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
+        overhead: Overhead | None = None) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
     stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
     Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types)."""
@@ -228,7 +262,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),
                    skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes,
-                   throughput=endpoints.throughput if throughput is None else throughput)
+                   throughput=endpoints.throughput if throughput is None else throughput, overhead=overhead)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
     if found is not None:
         report["price_list"] = {"requests": found.requests, "cached": sorted(found.from_cache),

@@ -65,23 +65,24 @@ def test_a_gpu_standby_that_served_a_failover_is_shown_apart_never_as_savings() 
     assert chat["failover"]["gpu_usd_per_million"] == "1333330.00"
     assert "never as savings" in chat["failover"]["note"]
     assert out["unit_economics"]["compared"]["inferences"]["savings_usd"] is None
-    # the standby is not GPU spend that could move
-    assert out["verdict"][0].startswith("No GPU inference spend to move")
-    assert "GPU standby ($39999.90/month) stays" in out["verdict"][0]
+    # the standby is not GPU spend that could move, and the verdict states no figure (the net holds the standby's)
+    assert out["verdict"][0].startswith("Inference: no GPU inference work outside the fleet's own models to move")
+    assert "$" not in out["verdict"][0]
 
 
 def test_a_fleet_already_on_inferentia_is_not_told_migration_will_save_40_to_50_percent() -> None:
     lines = verdict(Spend.of([hosting("ml.inf2.48xlarge", "4000", d) for d in range(30)]), 30)
-    assert lines == ["No GPU inference spend to move (monthly rate from 30 recorded days); Neuron inference "
-                     "$120000.00/month is already on Neuron."]
+    assert lines == ["Inference: no GPU inference work outside the fleet's own models to move (the fleet's own "
+                     "serving is in the net)."]
 
 
 def test_nine_recorded_days_at_1k_a_day_read_30k_a_month() -> None:
     rows = [hosting("ml.p5.48xlarge", "1000", d) for d in range(21, 30)]
     out = report(rows, [CHAT])
     assert out["period"]["recorded_days"] == 9
-    assert out["verdict"] == ["GPU inference spend $30000.00/month (monthly rate from 9 of 30 recorded days) is over "
-                              "$10,000: migrating inference pays."]
+    assert out["verdict"] == ["Inference: the GPU inference work that could move is over $10,000 a month (a monthly "
+                              "rate from 9 of 30 recorded days), where the migration guide (quoted) says migrating "
+                              "inference pays."]
 
 
 def test_no_recorded_days_is_a_verdict_with_its_reason_not_a_division_by_zero() -> None:

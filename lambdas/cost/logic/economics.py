@@ -17,9 +17,10 @@ from neuronfleet_contract.variants import GPU_POOL_SHARE
 
 from .rows import CostRow
 
-# The migration guide's thresholds (monthly spend, USD) and expected savings.
+# The migration guide's thresholds on monthly GPU inference spend (USD), quoted: the guide's figures, not the kit's.
 INFERENCE_PAYS_USD = Decimal(10_000)
 INFERENCE_LARGE_USD = Decimal(100_000)
+GUIDE = "the migration guide (quoted)"
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,10 @@ def show_unit(value: Decimal | None, places: int = 2) -> str | None:
     return str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
 
 
+COMPARED_ROLES = ("baseline", "shadow")
+"""GPU variants whose cost per million is a capacity figure for the same work: a baseline serves a share of the same
+model's traffic, a shadow a copy of all of it (SageMaker shadow variants), each at its own instance count."""
+
 Counts = Mapping[tuple[str, str, str], Decimal]
 """(endpoint, variant neuron|gpu, day) -> count (SageMaker Invocations, or the workloads' Tokens)."""
 
@@ -103,8 +108,11 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
     """SageMaker hosting spend per (endpoint, variant, day), from the ledger's rows per instance type: a type that
     exactly one endpoint variant uses is that variant's. Cost Explorer has no per-endpoint figure (rows are per usage
     type), so a type two endpoints share cannot be split honestly (splitting by invocations is what made a cheap
-    embeddings endpoint subsidise a chat model): its spend is listed as not attributed, with the reason. Also the
-    instance-hours per (endpoint, variant), for the pilot's measured throughput."""
+    embeddings endpoint subsidise a chat model): its spend is listed as not attributed, with the reason. A GPU type
+    that is both an endpoint's running GPU variant (hot standby, baseline, shadow) and a pool of its Neuron variant
+    (config/pilot.yaml: the g6e shadow and the g6e pool) is booked to the GPU variant, which runs all the time; the
+    pool's hours of that type, if SageMaker took it, are counted with it (Cost Explorer cannot tell them apart). Also
+    the instance-hours per (endpoint, variant), for the pilot's measured throughput."""
     owners: dict[str, list[tuple[str, str]]] = {}
     for m in models:
         for t in m.neuron_types:
@@ -112,7 +120,8 @@ def attribute_hosting(rows: Iterable[CostRow], models: Sequence[EndpointModel]
         if m.gpu_type:
             owners.setdefault(m.gpu_type, []).append((m.endpoint, "gpu"))
         for t in m.gpu_pool_types:
-            owners.setdefault(t, []).append((m.endpoint, GPU_POOL_SHARE))
+            if (m.endpoint, "gpu") not in owners.get(t, []):  # the running GPU variant's own type: booked to it
+                owners.setdefault(t, []).append((m.endpoint, GPU_POOL_SHARE))
     out: dict[tuple[str, str, str], Decimal] = {}
     hours: dict[tuple[str, str], Decimal] = {}
     unattributed: dict[str, Decimal] = {}
@@ -180,7 +189,7 @@ def per_model(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, st
             u: dict[str, Any] = {"neuron_units": count(n_units), "neuron_usd_per_million": show_unit(n_cpm.value)}
             if n_cpm.value is None:
                 u["neuron_why_none"] = n_cpm.reason
-            if m.gpu_role == "baseline":
+            if m.gpu_role in COMPARED_ROLES:
                 g_units = _sum(counts, m.endpoint, "gpu")
                 g_cpm = cost_per_million(g_spend, g_units, what=f"GPU {unit}")
                 u |= {"gpu_units": count(g_units), "gpu_usd_per_million": show_unit(g_cpm.value)}
@@ -244,7 +253,7 @@ def unit_costs(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, s
     the Neuron variant always, the GPU variant only when it is a baseline (a standby's figure is no unit cost)."""
     out = []
     for m in models:
-        variants = ("neuron", "gpu") if m.gpu_role == "baseline" else ("neuron",)
+        variants = ("neuron", "gpu") if m.gpu_role in COMPARED_ROLES else ("neuron",)
         for unit, counts in (("inferences", invocations), ("tokens", tokens)):
             for v in variants:
                 q = cost_per_million(_sum(spend, m.endpoint, v), _sum(counts, m.endpoint, v))
@@ -258,38 +267,40 @@ def recorded_days(rows: Iterable[CostRow]) -> int:
     return len({r.day for r in rows if r.day})
 
 
-def verdict(spend: Spend, days: int, *, standby_usd: Decimal = Decimal(0), period_days: int | None = None) -> list[str]:
-    """The migration guide's verdict on GPU spend that could move, per workload kind, as a monthly rate over the
-    ``days`` actually recorded (30 / days). Inferentia and Trainium spend is already on Neuron; a GPU standby's
-    cost (``standby_usd``) is the failover's insurance and stays after a migration."""
+def verdict(movable: Spend, days: int, *, period_days: int | None = None) -> list[str]:
+    """What the GPU work that could move (``movable``: GPU rows no model of the fleet serves on, not the fleet's own
+    GPU pool; the same rows the evaluation estimate prices) means for a migration, per workload kind, against the
+    migration guide's thresholds on monthly inference spend (:data:`INFERENCE_PAYS_USD`, :data:`INFERENCE_LARGE_USD`;
+    quoted and labelled, never an expected saving: the kit states only the savings it computes). No dollar figure: the
+    report states each figure once (the spend in the evaluation estimate, the fleet's own cost in the net)."""
     of = f" of {period_days}" if period_days is not None else ""
     if days <= 0:
         return [f"No verdict: 0{of} days of spend recorded (no days to scale a monthly rate from)."]
     scale = Decimal(30) / Decimal(days)
-    basis = f"monthly rate from {days}{of} recorded days"
-    gpu_inference = max(spend.get("inference", "gpu") - standby_usd, Decimal(0)) * scale
-    neuron_inference = (spend.get("inference", "inferentia") + spend.get("inference", "trainium")) * scale
-    training_gpu = spend.get("training", "gpu") * scale
-    processing_gpu = spend.get("processing", "gpu") * scale
+    basis = f"a monthly rate from {days}{of} recorded days"
+    gpu_inference = movable.get("inference", "gpu") * scale
     lines = []
     if gpu_inference == 0:
-        lines.append(f"No GPU inference spend to move ({basis}); Neuron inference ${show(neuron_inference)}/month is "
-                     "already on Neuron" + (f"; the GPU standby (${show(standby_usd * scale)}/month) stays as the "
-                                            "failover's insurance" if standby_usd else "") + ".")
+        lines.append("Inference: no GPU inference work outside the fleet's own models to move (the fleet's own "
+                     "serving is in the net).")
     elif gpu_inference > INFERENCE_LARGE_USD:
-        lines.append(f"GPU inference spend ${show(gpu_inference)}/month ({basis}) is over ${INFERENCE_LARGE_USD:,}: "
-                     "expect 40-50% lower cost on Inferentia2.")
+        lines.append(f"Inference: the GPU inference work that could move is over ${INFERENCE_LARGE_USD:,} a month "
+                     f"({basis}), {GUIDE} mark for a large migration; what it would cost on Neuron is the evaluation "
+                     "estimate's figure, not the guide's.")
     elif gpu_inference > INFERENCE_PAYS_USD:
-        lines.append(f"GPU inference spend ${show(gpu_inference)}/month ({basis}) is over ${INFERENCE_PAYS_USD:,}: "
-                     "migrating inference pays.")
+        lines.append(f"Inference: the GPU inference work that could move is over ${INFERENCE_PAYS_USD:,} a month "
+                     f"({basis}), where {GUIDE} says migrating inference pays.")
     else:
-        lines.append(f"GPU inference spend ${show(gpu_inference)}/month ({basis}) is under ${INFERENCE_PAYS_USD:,}: "
-                     "migration effort may not pay back yet.")
-    if training_gpu > 0:
-        lines.append(f"GPU training spend ${show(training_gpu)}/month ({basis}): expect 30-50% lower cost on Trainium "
-                     "(the GPU fallback pool's share may be CUDA-only work that cannot move).")
-    if processing_gpu > 0:
-        lines.append(f"GPU processing spend ${show(processing_gpu)}/month ({basis}): the guide gives no figure for it.")
+        lines.append(f"Inference: the GPU inference work that could move is under ${INFERENCE_PAYS_USD:,} a month "
+                     f"({basis}), where {GUIDE} says the migration effort may not pay back yet.")
+    if movable.get("training", "gpu") > 0:
+        lines.append("Training: GPU training work outside the fleet's GPU pool could move to Trainium; the kit claims "
+                     "no saving for it until a throughput ratio is measured (the evaluation estimate says what it "
+                     "assumes).")
+    if movable.get("processing", "gpu") > 0:
+        lines.append("Processing: GPU processing work could move; the kit has no figure for it.")
+    if movable.get("unknown", "gpu") > 0:
+        lines.append("GPU work of unknown kind (inference or training): declare it to estimate it.")
     return lines
 
 
@@ -383,18 +394,18 @@ def model_line(m: Mapping[str, Any], unit: str) -> str:
             f"spend over its {'Tokens' if unit == 'tokens' else 'Invocations'} metric)")
     if u.get("neuron_why_none"):
         text += f" ({u['neuron_why_none']})"
-    if m["gpu_role"] == "baseline":
+    if m["gpu_role"] in COMPARED_ROLES:
         c = u.get("comparison")
         text += f", GPU ${u.get('gpu_usd_per_million')}/M"
-        text += (f", saves ${c['savings_usd']} ({c['savings_percent']}%) against the GPU baseline" if c
+        text += (f", saves ${c['savings_usd']} ({c['savings_percent']}%) against the GPU {m['gpu_role']}" if c
                  else f" (no comparison: {u.get('why_none')})")
+        if m["gpu_role"] == "shadow":
+            text += f"; GPU shadow ${m['shadow']['usd']} (the pilot's cost)"
     elif m["gpu_role"] == "standby":
         f = m["failover"]
         text += (f"; GPU standby ${m['standby']['usd']} over {m['standby']['days']} days (insurance, not savings)"
                  + (f"; failover days: {len(f['days'])}, ${f['usd']}, {f['inferences']} inferences, GPU "
                     f"${f['gpu_usd_per_million']}/M (apart, never savings)" if f["days"] else ""))
-    elif m["gpu_role"] == "shadow":
-        text += f"; GPU shadow ${m['shadow']['usd']} (the pilot's cost)"
     return text
 
 

@@ -22,9 +22,11 @@ STANDBY_CHOICES: tuple[tuple[str, str, str], ...] = (
     ("warm", "no GPU instance runs: the GPU type is the Neuron variant's last instance pool",
      "capacity only: SageMaker takes the GPU pool when Neuron capacity is refused at creation or scale-out; no "
      "run-time failover (an unhealthy Neuron variant keeps the traffic)"),
+    ("cold", "not built by neuronfleet (SageMaker inference components scaled to zero instances)",
+     "nothing runs; a failover would wait for an instance to start and load the model"),
 )
-"""The GPU standby's choices (``gpu_variant.standby``), what each keeps running and what it covers (docs/inference.md,
-"GPU standby" and "Instance pools"). ``cold`` is not built."""
+"""The GPU standby's choices (``gpu_variant.standby``), what each keeps running and what it covers (docs/fallback.md,
+"Hot, warm or cold": what each costs a month and how long a failover takes with it)."""
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:800px;margin:24px auto;padding:0 16px;
@@ -88,11 +90,8 @@ def spend_section(report: Mapping[str, Any]) -> str:
         days = sorted(by_day)
         series = {f: [_d(by_day[day].get(f)) or Decimal(0) for day in days] for f in families}
         parts.append(charts.spend_by_day(days, series, title=f"{label}spend per day by accelerator family (USD)"))
-    parts.append(_table(["family", f"{label}spend"], [(f, _money(spend["by_family"][f])) for f in families]
-                        + [("total", _money(spend["total"]))]))
-    usage = {k: v for k, v in (spend.get("by_usage") or {}).items() if (_d(v) or 0) != 0}
-    if usage:
-        parts.append(_table(["usage", f"{label}spend"], [(k, _money(v)) for k, v in usage.items()]))
+    # the chart only: the period's totals by family and usage are in report.json; the page states each monthly figure
+    # once, in the net's parts (a family's total would repeat a part's figure)
     return _section("Spend per day by family", "".join(parts))
 
 
@@ -108,8 +107,10 @@ def _gpu_figure(m: Mapping[str, Any], unit: str, verdict: Mapping[str, Any] | No
     request at a time, a latency figure and not what a batched server costs (shown apart, labelled). A standby's
     failover days are no unit cost."""
     u = m["units"][unit]
-    if m.get("gpu_role") == "baseline" and _d(u.get("gpu_usd_per_million")) is not None:
-        return _d(u["gpu_usd_per_million"]), "the GPU baseline variant serving the same model"
+    if m.get("gpu_role") in ("baseline", "shadow") and _d(u.get("gpu_usd_per_million")) is not None:
+        return _d(u["gpu_usd_per_million"]), ("the pilot's GPU shadow, serving a copy of the same traffic"
+                                              if m.get("gpu_role") == "shadow" else
+                                              "the GPU baseline variant serving the same model")
     neuron = _d(u.get("neuron_usd_per_million"))
     factor = _d((saving or {}).get("gpu_over_neuron"))
     if saving is not None and neuron is not None and factor:
@@ -142,21 +143,13 @@ def models_section(report: Mapping[str, Any]) -> str:
         parts.append(f"<h3>Cost per million {_e(unit)}</h3>")
         parts.append(charts.unit_costs([charts.UnitCost(model_name(m), n, g, s) for m, n, g, s in rows], unit=unit,
                                        title=f"Neuron against GPU, USD per million {unit}, per model"))
-        parts.append(_table(["model", "Neuron (recorded)", "GPU", "GPU figure from", "pilot judge (single-stream)"], [
-            (model_name(m), "-" if n is None else f"${n}/M", "-" if g is None else f"${g}/M", s,
-             _verdict_text(_judged(verdicts, m))) for m, n, g, s in rows], left=(0, 3, 4)))
+        parts.append(_table(["model", "GPU figure from", "pilot judge (single-stream)"], [
+            (model_name(m), s, _verdict_text(_judged(verdicts, m), unit)) for m, _, g, s in rows], left=(0, 1, 2)))
     if parts:
         parts.append("<p class=small>Neuron (recorded): the model's Neuron spend over its Invocations or Tokens metric "
                      "in the period, what the fleet paid. Pilot judge (single-stream): the judge's own run, one request "
                      "at a time over its prompts at list prices: a latency figure, not a capacity one, so no saving is "
                      "taken from it.</p>")
-    saved = [s for s in report.get("savings", []) if s.get("savings_usd_month")]
-    if saved:
-        parts.append("<h3>Savings against GPU, per month</h3>")
-        parts.append(_table(["model", "Neuron spend", "the same work on GPU", "saving", "from"], [
-            (s["model"], _money(s["neuron_usd_month"]), _money(s["gpu_usd_month"]),
-             f"{_money(s['savings_usd_month'])} ({s['savings_percent']}%)", s["basis"]) for s in saved],
-            left=(0, 4)))
     even = report.get("break_even") or []
     if even:
         parts.append("<h3>Break-even: when Neuron is cheaper</h3><ul>"
@@ -165,7 +158,8 @@ def models_section(report: Mapping[str, Any]) -> str:
     return _section("Per model: Neuron against GPU", "".join(parts))
 
 
-def _verdict_text(v: Mapping[str, Any] | None) -> str:
+def _verdict_text(v: Mapping[str, Any] | None, unit: str | None = None) -> str:
+    """The judge's verdict, and its single-stream figures only in the table of their own ``unit`` (said once)."""
     if not v:
         return "not judged yet"
     failing = "; ".join(f"{f['measure']}{' (' + f['variant'] + ')' if f.get('variant') else ''} {f['value']:.4g} "
@@ -174,29 +168,28 @@ def _verdict_text(v: Mapping[str, Any] | None) -> str:
     text += f" ({v['prompts']} prompts)" if v.get("prompts") else f" ({v['source']})" if v.get("source") else ""
     figures = v.get("variants") or {}
     n, g = (_d((figures.get(k) or {}).get("usd_per_million")) for k in ("neuron", "gpu"))
-    if n is not None and g is not None:
+    if n is not None and g is not None and unit is not None and v.get("unit") not in (None, unit):
+        text += f"; its single-stream figures are per million {v.get('unit')}"
+    elif n is not None and g is not None:
         text += (f"; single-stream (one request at a time, {v.get('prompts')} prompts, list prices): Neuron "
                  f"${n:.2f}/M, GPU ${g:.2f}/M {v.get('unit')}: a latency figure, not what the fleet pays")
     return text + (" [synthetic: fixture answers]" if v.get("synthetic") else "")
 
 
 def standby_section(report: Mapping[str, Any]) -> str:
-    standby = report.get("gpu_standby") or {}
-    models = standby.get("models") or []
+    """The GPU standby of each model that keeps one: its share of the model's monthly cost (its dollars are the net's
+    part, said there once), and the three choices with what each keeps running and covers."""
+    models = (report.get("gpu_standby") or {}).get("models") or []
     if not models:
         return ""
-    label = "synthetic " if report.get("synthetic") else ""
-    parts = []
-    for s in models:
-        cost, protected = _d(s["standby_usd_month"]) or Decimal(0), _d(s["neuron_usd_month"]) or Decimal(0)
-        parts.append(f"<h3>{_e(s['model'])}: {_e(s['mode'])} standby on {_e(s['gpu_type'])}</h3>")
-        parts.append(charts.share([(f"Neuron serving ({label}spend)", protected, charts.NEURON_COLOUR),
-                                   (f"GPU standby ({label}cost)", cost, charts.GPU_COLOUR)],
-                                  title=f"{s['model']}: the GPU standby's share of the model's monthly cost"))
-        parts.append(f"<p>The {_e(s['mode'])} standby costs {_e(_money(cost))} a month to protect "
-                     f"{_e(_money(protected))} a month of Neuron serving ({_e(s['monthly_basis'])}).</p>")
-    parts.append(_table(["choice", "what runs", "what it covers"], STANDBY_CHOICES, left=(0, 1, 2)))
-    return _section("The GPU standby: what it costs and what it protects", "".join(parts))
+    items = "".join(f"<li><strong>{_e(s['model'])}</strong>: {_e(s['mode'])} standby on {_e(s['gpu_type'])}, "
+                    f"{_e(s['standby_share_percent'] or '0')}% of the model's monthly cost"
+                    + (" (its cost is a part of the net above)." if s["mode"] == "hot" else
+                       " (a pool of the Neuron variant: it costs only when SageMaker takes it).") + "</li>"
+                    for s in models)
+    return _section("The GPU standby: what it costs and what it protects",
+                    f"<ul>{items}</ul>" + _table(["choice", "what runs", "what it covers"], STANDBY_CHOICES,
+                                                 left=(0, 1, 2)))
 
 
 def estimate_section(report: Mapping[str, Any]) -> str:
@@ -207,26 +200,45 @@ def estimate_section(report: Mapping[str, Any]) -> str:
     label = "synthetic " if report.get("synthetic") else ""
     parts = []
     if lines:
-        parts.append(f"<p class=headline>GPU work {_e(_money(est['gpu_spend_usd']))} would cost "
-                     f"{_e(_money(est['neuron_estimate_usd']))} on Neuron: {_e(est['savings_percent'])}% less "
-                     f"({_e(label)}figures).</p>")
+        rows = [(x["gpu_type"], x["workload"], x["neuron_type"], x["instance_hours"], _money(x["gpu_spend_usd"]),
+                 _money(x["neuron_estimate_usd"]), x.get("ratio") or x["throughput"], x.get("break_even_ratio") or "-")
+                for x in lines]
+        if len(lines) > 1:  # one line is its own total: said once
+            rows.append(("total", "", "", "", _money(est["gpu_spend_usd"]), _money(est["neuron_estimate_usd"]), "", ""))
         parts.append(_table(["GPU type", "workload", "Neuron type", "GPU hours", f"GPU {label}spend",
-                             "Neuron estimate", "Neuron:GPU throughput", "break-even ratio"],
-                            [(x["gpu_type"], x["workload"], x["neuron_type"], x["instance_hours"],
-                              _money(x["gpu_spend_usd"]), _money(x["neuron_estimate_usd"]),
-                              x.get("ratio") or x["throughput"], x.get("break_even_ratio") or "-")
-                             for x in lines], left=(0, 1, 2, 6)))
-        parts.append(f"<p class=small>{_e(est.get('assumption', ''))}. Break-even ratio: the Neuron:GPU throughput "
-                     "(the work of one Neuron instance-hour over one GPU instance-hour) at which Neuron costs what GPU "
-                     "does; above it Neuron is cheaper. It is the reciprocal of a per-model break-even above, "
-                     "which counts Neuron instances per GPU instance as the fleet file's "
-                     "neuron_instances_per_gpu_instance does.</p>")
+                             "Neuron estimate", "throughput used", "break-even"], rows, left=(0, 1, 2, 6)))
+        parts.append(f"<p class=small>{_e(est.get('assumption', ''))}. Throughput and break-even count Neuron "
+                     "instances per GPU instance, as the fleet file's neuron_instances_per_gpu_instance does: at the "
+                     "break-even the two cost the same; below it Neuron is cheaper.</p>")
     why = est.get("not_estimated_why") or {}
     if why:
         parts.append(_table(["not estimated", "amount", "why"],
                             [(t, _money((est.get("not_estimated") or {}).get(t)), r) for t, r in why.items()],
                             left=(0, 2)))
     return _section("Evaluation estimate: the GPU work on Neuron", "".join(parts))
+
+
+def net_section(report: Mapping[str, Any]) -> str:
+    """What the fleet costs a month as deployed, part by part, against GPU alone for the same work (net.py); the
+    totals are the headline's, said there once; what the net leaves out, and why; what is not priced."""
+    n = report.get("net") or {}
+    parts_in, outside = n.get("parts") or [], n.get("outside") or []
+    if not parts_in and not outside:
+        return ""
+    label = "synthetic " if report.get("synthetic") else ""
+    body = []
+    if parts_in:
+        body.append(_table(["part", f"as deployed ({label}a month)", "GPU alone (a month)", "what it is"], [
+            (p["what"], _money(p["as_deployed_usd"]),
+             "the same" if p["gpu_only_usd"] == "same" else _money(p["gpu_only_usd"]), p["note"])
+            for p in parts_in], left=(0, 3)))
+    if outside:
+        body.append(_table(["left out of the net", f"{label}a month", "why"],
+                           [(o["what"], _money(o["usd"]), o["why"]) for o in outside], left=(0, 2)))
+    if n.get("overhead_not_priced"):
+        body.append("<p class=small>The kit's own, not priced: " + _e("; ".join(n["overhead_not_priced"])) + ".</p>")
+    body.append(f"<p class=small>Scope: {_e(n.get('scope', ''))}.</p>")
+    return _section("What the fleet costs a month, against GPU alone", "".join(body))
 
 
 def details_section(report: Mapping[str, Any]) -> str:
@@ -274,8 +286,9 @@ def prices_section(report: Mapping[str, Any]) -> str:
 
 
 def render_html(report: Mapping[str, Any]) -> str:
-    """The page: headline, spend per day, per model Neuron against GPU, the GPU standby, the evaluation estimate,
-    details, prices and sources (each left out when it has nothing to show)."""
+    """The page: headline, what the fleet costs against GPU alone (the net), the verdict, spend per day, per model
+    Neuron against GPU, the GPU standby, the evaluation estimate, details, prices and sources (each left out when it
+    has nothing to show). Each figure is stated once (tests/unit/test_report_page.py counts them)."""
     period = report["period"]
     synthetic = report.get("synthetic")
     head = [f"<h1>Migration report: {_e(report['fleet'])}</h1>",
@@ -291,6 +304,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     if estimated:
         verdict += f"<li>Estimated days (Cost Explorer may still revise): {_e(', '.join(estimated))}</li>"
     body = "".join([
+        net_section(report),
         _section("Verdict", f"<ul>{verdict}</ul>" if verdict else ""),
         spend_section(report), models_section(report), standby_section(report), estimate_section(report),
         details_section(report), prices_section(report),

@@ -17,6 +17,7 @@ from neuronfleet_contract.judge import Verdict
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from .economics import divide, show
+from .net import net_line
 from .rows import CostRow
 
 FAMILIES = ("trainium", "inferentia", "gpu")
@@ -83,13 +84,29 @@ RATIO_FIELD = "gpu_variant.neuron_instances_per_gpu_instance"
 """Where a fleet file states its throughput ratio (Neuron instances one GPU instance replaces)."""
 
 
-def _rates(m: Mapping[str, Any], hours: Hours) -> tuple[Decimal, Decimal | None, Decimal | None]:
-    """The model's Neuron instance-hours and the recorded cost of one instance-hour of its Neuron and GPU variants
-    (spend over instance-hours in the ledger; None where none were recorded)."""
+def gpu_type_of(m: Mapping[str, Any]) -> str:
+    """The GPU type a model's throughput ratio refers to: its GPU variant's, else (a warm standby) the last of its
+    Neuron variant's GPU instance pools, where the warm standby's type goes (settings.inference: ``instance_pools``
+    first and the warm GPU standby last)."""
+    if m.get("gpu_type"):
+        return str(m["gpu_type"])
+    pools = (m.get("capacity_fallback") or {}).get("types") or ()
+    return str(pools[-1]) if pools else ""
+
+
+def _rates(m: Mapping[str, Any], hours: Hours, list_prices: Mapping[str, Decimal] | None = None
+           ) -> tuple[Decimal, Decimal | None, Decimal | None, str]:
+    """The model's Neuron instance-hours and the cost of one instance-hour of its Neuron variant (recorded: spend over
+    instance-hours in the ledger) and of its GPU type (recorded from its GPU variant, else the price table's list
+    price: a warm standby records none), and where the GPU figure came from; None where there is none."""
     n_h, g_h = hours.get((m["endpoint"], NEURON_VARIANT), Decimal(0)), hours.get((m["endpoint"], GPU_VARIANT), Decimal(0))
     n_rate = divide(_dec(m["neuron_spend_usd"]), n_h, why_not="").value
     g_rate = divide(_dec(m["gpu_spend_usd"]), g_h, why_not="").value if m.get("gpu_type") else None
-    return n_h, n_rate or None, g_rate or None
+    where = "recorded"
+    gpu_type = gpu_type_of(m)
+    if not g_rate and gpu_type and (list_prices or {}).get(gpu_type):
+        g_rate, where = (list_prices or {})[gpu_type], "the price table's list"
+    return n_h, n_rate or None, g_rate or None, where
 
 
 def _judge_text(v: Verdict | None) -> str:
@@ -102,8 +119,8 @@ def _judge_text(v: Verdict | None) -> str:
 
 
 def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdicts: Sequence[Verdict],
-            recorded_days: int, *, hours: Hours | None = None, ratios: Mapping[str, Decimal] | None = None
-            ) -> list[dict[str, Any]]:
+            recorded_days: int, *, hours: Hours | None = None, ratios: Mapping[str, Decimal] | None = None,
+            list_prices: Mapping[str, Decimal] | None = None) -> list[dict[str, Any]]:
     """Per model, what its Neuron work would have cost on GPU and the saving, as monthly rates, from a capacity figure
     only: a GPU baseline variant serving the same model (measured side by side under the same traffic), else the
     fleet's throughput ratio (``ratios``: endpoint -> Neuron instances one GPU instance replaces, as the fleet file
@@ -124,17 +141,21 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
         for unit in ("tokens", "inferences"):
             c = m["units"][unit].get("comparison")
             if c:
-                gpu, basis = _dec(c["gpu_baseline_usd"]), f"the GPU baseline variant's cost per million {unit}"
+                gpu = _dec(c["gpu_baseline_usd"])
+                basis = (f"the pilot's GPU shadow variant's cost per million {unit}, serving a copy of the same "
+                         "traffic" if m.get("gpu_role") == "shadow" else
+                         f"the GPU baseline variant's cost per million {unit}, serving the same model")
                 break
         ratio = ratios.get(m["endpoint"])
-        n_h, n_rate, g_rate = _rates(m, hours)
+        n_h, n_rate, g_rate, where = _rates(m, hours, list_prices)
         if (gpu is None and ratio is not None and ratio > 0 and n_rate and g_rate and neuron > 0
                 and m["endpoint"] not in no_go):  # a no-go model does not serve the same answers
             gpu = n_h / ratio * g_rate
             neuron_type = m["neuron_types"][0] if m.get("neuron_types") else "Neuron"
-            basis = (f"the fleet file's throughput ratio: one {m['gpu_type']} does the work of {ratio.normalize()} "
-                     f"{neuron_type} ({RATIO_FIELD}), applied to {show(n_h)} recorded Neuron instance-hours at the "
-                     f"recorded ${show(g_rate)} per {m['gpu_type']} instance-hour; break-even at "
+            gpu_type = gpu_type_of(m)
+            basis = (f"the fleet file's throughput ratio: one {gpu_type} does the work of {ratio.normalize()} "
+                     f"{neuron_type} ({RATIO_FIELD}), applied to {show(n_h)} recorded Neuron instance-hours at "
+                     f"{where} ${show(g_rate)} per {gpu_type} instance-hour; break-even at "
                      f"{show(g_rate / n_rate)} Neuron instances per GPU instance (Neuron costs ${show(n_rate)} an "
                      "instance-hour)")
             extra = {"ratio": str(ratio.normalize()), "break_even_ratio": show(g_rate / n_rate)}
@@ -152,24 +173,26 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
 
 def break_even(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdicts: Sequence[Verdict], *,
                hours: Hours, ratios: Mapping[str, Decimal] | None = None,
-               claimed: Sequence[str] = ()) -> list[dict[str, Any]]:
+               claimed: Sequence[str] = (), list_prices: Mapping[str, Decimal] | None = None) -> list[dict[str, Any]]:
     """Per model with a GPU variant (standby or shadow) and no saving ``claimed`` (endpoints): the Neuron:GPU
-    throughput ratio at which the two cost the same (the recorded cost of a GPU instance-hour over a Neuron one),
+    throughput ratio at which the two cost the same (the cost of a GPU instance-hour over a Neuron one: recorded, or
+    the GPU type's list price for a warm standby),
     what the fleet file states, and the pilot judge's single-stream ratio, labelled as what it is."""
     ratios = ratios or {}
     by_endpoint = {v.endpoint: v for v in verdicts}
     out = []
     for m in models:
-        if m["endpoint"] in claimed or not m.get("gpu_type") or m.get("gpu_role") == "baseline":
+        if m["endpoint"] in claimed or not gpu_type_of(m) or m.get("gpu_role") == "baseline":
             continue
-        _, n_rate, g_rate = _rates(m, hours)
+        _, n_rate, g_rate, where = _rates(m, hours, list_prices)
         if not n_rate or not g_rate:
             continue
-        name, gpu_type = names.get(m["endpoint"], m["endpoint"]), m["gpu_type"]
+        name, gpu_type = names.get(m["endpoint"], m["endpoint"]), gpu_type_of(m)
         neuron_type = m["neuron_types"][0] if m.get("neuron_types") else "Neuron"
         be = show(g_rate / n_rate)
         stated = ratios.get(m["endpoint"])
-        text = (f"{name}: one {gpu_type} instance-hour costs what {be} {neuron_type} instance-hours do (recorded), so "
+        text = (f"{name}: one {gpu_type} instance-hour costs what {be} {neuron_type} instance-hours do ({where} "
+                f"{gpu_type} price, recorded {neuron_type} cost), so "
                 f"Neuron is cheaper while one {gpu_type} does less than the work of {be} {neuron_type}; "
                 + (f"the fleet file states {stated.normalize()}" if stated is not None else
                    f"no throughput ratio is measured or stated ({RATIO_FIELD}), so no saving is claimed"))
@@ -182,32 +205,33 @@ def break_even(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], ve
 
 def _short_basis(s: Mapping[str, Any]) -> str:
     if s.get("ratio"):
-        return (f"at the fleet file's throughput ratio for {s['model']}, {s['ratio']} Neuron instances per GPU "
-                f"instance; break-even at {s['break_even_ratio']}")
-    return f"against {s['model']}'s GPU baseline variant, measured side by side"
+        return (f"{s['model']} at the fleet file's throughput ratio, {s['ratio']} Neuron instances per GPU instance "
+                f"(break-even at {s['break_even_ratio']})")
+    if "shadow" in str(s.get("basis")):
+        return f"{s['model']} against the pilot's GPU shadow, measured on the same traffic"
+    return f"{s['model']} against its GPU baseline variant, measured side by side"
 
 
-def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any], estimate: Mapping[str, Any],
-             pilot: Sequence[tuple[str, bool]], names: Mapping[str, str], synthetic: bool,
+def headline(*, net: Mapping[str, Any], savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any],
+             estimate: Mapping[str, Any], pilot: Sequence[tuple[str, bool]], synthetic: bool,
              break_even: Sequence[Mapping[str, Any]] = ()) -> str:
-    """One line a person reads first: the saving against GPU (and the capacity figure it rests on), else the
-    evaluation estimate; the break-even of a model with no saving claimed; then the standby's share and the pilot's
-    verdicts (``pilot``: model name, go). ``names``: endpoint -> model name."""
+    """One line a person reads first, each claim with one figure: the net monthly cost of the fleet as deployed
+    against GPU alone for the same work (``net.net``), then the per-work saving (a percentage: its dollars are the net's
+    parts), else the evaluation estimate; the break-even of a model with no saving claimed; a hot standby's share of
+    its model's cost; the pilot's verdicts (``pilot``: model name, go)."""
     tag = "Synthetic: " if synthetic else ""
-    parts = []
-    if savings:
-        neuron = sum((_dec(s["neuron_usd_month"]) for s in savings), Decimal(0))
-        gpu = sum((_dec(s["gpu_usd_month"]) for s in savings), Decimal(0))
-        pct = divide((gpu - neuron) * 100, gpu, why_not="")
-        parts.append(f"Neuron serves {', '.join(s['model'] for s in savings)} for ${show(neuron)} a month where the "
-                     f"same work on GPU would cost ${show(gpu)} ({'; '.join(_short_basis(s) for s in savings)}): "
-                     f"${show(gpu - neuron)} a month saved"
-                     + (f" ({show(pct.value)}%)" if pct.value is not None else ""))
-    elif estimate.get("lines"):
-        parts.append(f"the GPU work recorded (${estimate['gpu_spend_usd']}) would cost ${estimate['neuron_estimate_usd']}"
-                     f" on Neuron, {estimate['savings_percent']}% less (an estimate: "
-                     + ("throughput measured by the pilot" if estimate["assumption"].startswith("throughput measured")
-                        else "throughput assumed 1:1 until a pilot measures it") + ")")
+    parts = [text for text in (net_line(net),) if text]
+    per_work = net.get("per_work")
+    if per_work and savings:
+        pct = _dec(per_work["savings_percent"])
+        parts.append(f"for the same work, Neuron serving costs {show(abs(pct))}% {'less' if pct >= 0 else 'more'} "
+                     f"than GPU alone ({'; '.join(_short_basis(s) for s in savings)})")
+    elif estimate.get("lines") and estimate.get("savings_percent") is not None:
+        pct = _dec(estimate["savings_percent"])
+        parts.append(f"the GPU work that could move would cost {show(abs(pct))}% {'less' if pct >= 0 else 'more'} on "
+                     "Neuron (the evaluation estimate: "
+                     + ("throughput measured by the pilot" if str(estimate.get("assumption", "")).startswith(
+                         "throughput measured") else "throughput assumed until a pilot measures it") + ")")
     for b in break_even:
         parts.append(f"Neuron is cheaper for {b['model']} while one {b['gpu_type']} does less than the work of "
                      f"{b['break_even_ratio']} {b['neuron_type']} (break-even at recorded costs"
@@ -215,8 +239,8 @@ def headline(*, savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any]
                         f"; the fleet file states {b['stated_ratio']})"))
     for s in standby.get("models", []):
         if s["mode"] == "hot":
-            parts.append(f"the hot GPU standby of {s['model']} costs ${s['standby_usd_month']} a month, "
-                         f"{s['standby_share_percent']}% of the model's cost")
+            parts.append(f"{s['model']} keeps a hot GPU standby on {s['gpu_type']}: "
+                         f"{s['standby_share_percent']}% of the model's monthly cost")
     if pilot:
         parts.append("pilot: " + ", ".join(f"{model} {'go' if go else 'no-go'}" for model, go in pilot))
     if not parts:
