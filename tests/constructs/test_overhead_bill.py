@@ -126,7 +126,7 @@ def test_prod_total_and_its_wire_form(prod: tuple[Any, OverheadBill]) -> None:
     assert len(value.encode()) < 1000
     short = bill.to_environment(unpriced=False)["OVERHEAD_BILL"]
     assert decode(short).unpriced == () and decode(short).total_usd == bill.total_monthly_usd
-    assert len(short.encode()) < 500
+    assert len(short.encode()) < 520
 
 
 # ---- arithmetic on a stack of known shape -------------------------------------------------------------------------

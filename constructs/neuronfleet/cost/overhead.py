@@ -81,7 +81,7 @@ class OverheadBill:
 
     def to_contract(self, *, unpriced: bool = True) -> wire.OverheadBill:
         """The bill as neuronfleet_contract.overhead carries it; ``unpriced=False`` leaves the lines with no figure
-        out (a shorter value, about 380 bytes for prod instead of 880)."""
+        out (a shorter value, about 480 bytes for prod instead of 880)."""
         return wire.OverheadBill(
             region=self.region, read=self.read,
             priced=tuple(wire.PricedLine(key=i.key, count=i.count, quantity=i.quantity or Decimal(0),
