@@ -16,6 +16,7 @@ import pytest
 from neuronfleet import CATALOG
 from neuronfleet.cli.main import main
 from neuronfleet.cli.output import BAD_INPUT, OK
+from neuronfleet.cost.estimate import price_table
 from neuronfleet.cost.exports import ALREADY_NEURON, NOT_INSTANCE_TIME, NOT_USAGE, detect, read_export
 from tests.publisher_examples import cli_outputs, response_errors
 from tests.unit import test_cur_sql
@@ -65,7 +66,7 @@ def test_the_publishers_example_grouped_by_service_is_refused_naming_the_groupin
 def test_a_cost_explorer_export_skips_and_counts_non_gpu_rows_and_gives_saving_and_break_even(tmp_path, capsys) -> None:
     doc = by_usage_type(("USE2-BoxUsage:p5.48xlarge", "5504.00", "100"), ("USE2-BoxUsage:trn2.48xlarge", "447.01", "10"))
     path = write(tmp_path, "ce.json", doc)
-    assert main(["estimate", str(path), "--json"]) == OK
+    assert main(["estimate", str(path), "--json", "--workload", "training"]) == OK
     out = json.loads(capsys.readouterr().out)
     assert out["input"]["skipped"] == {
         ALREADY_NEURON: {"rows": 1, "usd": "447.01"},
@@ -73,14 +74,18 @@ def test_a_cost_explorer_export_skips_and_counts_non_gpu_rows_and_gives_saving_a
     }
     (line,) = out["lines"]
     trn2 = Decimal(str(CATALOG.get("trn2.48xlarge").price.usd_per_hour))
-    assert (line["gpu_type"], line["neuron_type"], line["workload"]) == ("p5.48xlarge", "trn2.48xlarge", "training")
+    assert (line["gpu_type"], line["neuron_type"], line["workload"], line["workload_from"]) == (
+        "p5.48xlarge", "trn2.48xlarge", "training", "--workload")
     assert line["savings_usd"] == str((Decimal("5504.00") - 100 * trn2).quantize(Decimal("0.01")))
-    assert line["break_even_ratio"] == str((100 * trn2 / Decimal("5504.00")).quantize(Decimal("0.001")))
-    assert line["ratio"] == "1 Neuron:GPU (assumed)"
-    assert main(["estimate", str(path)]) == OK
+    # break-even in Neuron instances per GPU instance: the GPU hourly price over the Neuron one
+    assert line["break_even_neuron_instances_per_gpu_instance"] == str(
+        (Decimal("5504.00") / (100 * trn2)).quantize(Decimal("0.01")))
+    assert (line["neuron_instances_per_gpu_instance"], line["ratio_from"]) == ("1", "assumed")
+    assert main(["estimate", str(path), "--workload", "training"]) == OK
     text = capsys.readouterr().out
     assert "skipped 2 row(s), $40.62: not accelerator instance time" in text
-    assert "p5.48xlarge        training  trn2.48xlarge" in text and line["break_even_ratio"] in text
+    assert "p5.48xlarge        training  --workload" in text
+    assert line["break_even_neuron_instances_per_gpu_instance"] in text
 
 
 def test_ratio_and_price_overrides_reach_every_line(tmp_path, capsys) -> None:
@@ -88,26 +93,37 @@ def test_ratio_and_price_overrides_reach_every_line(tmp_path, capsys) -> None:
     path = write(tmp_path, "ce.json", doc)
     assert main(["estimate", str(path), "--json"]) == OK
     out = json.loads(capsys.readouterr().out)
-    # no SageMaker price is shipped: the line says which price is missing, and where
-    assert out["not_estimated_why"]["ml.g6e.xlarge"] == (
-        "no SageMaker price for ml.inf2.24xlarge, ml.inf2.48xlarge in us-east-2 (set one under prices: in the "
-        "fleet file)")
-    assert main(["estimate", str(path), "--json", "--price", "ml.inf2.24xlarge=1.5", "--ratio", "0.5",
-                 "--ratio", "p5.48xlarge=2"]) == OK
+    # SageMaker rows are priced at SageMaker rates (the built-in table's), the undeclared p5 row is unknown
+    (g6e,) = [x for x in out["lines"] if x["gpu_type"] == "ml.g6e.xlarge"]
+    assert (g6e["workload"], g6e["workload_from"], g6e["neuron_type"]) == ("inference", "usage type", "ml.inf2.24xlarge")
+    assert g6e["neuron_price"] == price_table()["ml.inf2.24xlarge"]
+    assert main(["estimate", str(path), "--json", "--workload", "p5.48xlarge=training", "--price",
+                 "ml.inf2.24xlarge=1.5", "--ratio", "2",
+                 "--ratio", "p5.48xlarge=0.5"]) == OK
     lines = {x["gpu_type"]: x for x in json.loads(capsys.readouterr().out)["lines"]}
-    # 0.5: a Neuron instance does half the work, so twice the hours; p5 given its own ratio 2: half the hours
+    # 2 Neuron instances per GPU instance: twice the hours; p5 given its own ratio 0.5: half the hours
+    assert lines["ml.g6e.xlarge"]["neuron_type"] == "ml.inf2.24xlarge"  # memory-matched: 44 GiB
     assert lines["ml.g6e.xlarge"]["neuron_estimate_usd"] == "30.00"  # 10 h x 2 x $1.5
     assert lines["ml.g6e.xlarge"]["neuron_price"]["source"] == "--price on the command line"
-    assert lines["ml.g6e.xlarge"]["ratio"] == "0.500 Neuron:GPU (given with --ratio)"
+    assert (lines["ml.g6e.xlarge"]["neuron_instances_per_gpu_instance"], lines["ml.g6e.xlarge"]["ratio_from"]) == (
+        "2", "given with --ratio")
     assert lines["p5.48xlarge"]["neuron_instance_hours"] == "50.00"
-    assert lines["ml.g6e.xlarge"]["break_even_ratio"] == "0.750"  # 10 h x $1.5 / $20
+    assert lines["ml.g6e.xlarge"]["break_even_neuron_instances_per_gpu_instance"] == "1.33"  # $20 / (10 h x $1.5)
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--price", "p5.48xlarge=cheap"], "--price: got 'p5.48xlarge=cheap'; allowed: TYPE=USD per instance-hour"),
     (["--price", "m5.large=1"], "--price: got 'm5.large=1'; allowed: TYPE=USD"),
-    (["--ratio", "0"], "--ratio: got '0'; allowed: R or GPU_TYPE=R"),
-    (["--ratio", "trn2.48xlarge=1"], "--ratio: got 'trn2.48xlarge=1'; allowed: R or GPU_TYPE=R"),
+    (["--ratio", "0"], "--ratio: got '0'; allowed: N or GPU_TYPE=N, N the Neuron instances per GPU instance"),
+    (["--ratio", "trn2.48xlarge=1"], "--ratio: got 'trn2.48xlarge=1'; allowed: N or GPU_TYPE=N"),
+    (["--workload", "serving"], "--workload: got 'serving'; allowed: inference | training (every GPU row), or "
+                                "GPU_TYPE=inference"),
+    (["--workload", "inf2.xlarge=inference"], "--workload: got 'inf2.xlarge=inference'; allowed: inference"),
+    (["--model-gib", "0"], "--model-gib: got '0'; allowed: N or GPU_TYPE=N, N the model's size in GiB"),
+    (["--params", "70B"], "--dtype: got '(not given)'; allowed: bf16 | fp16 | fp8 | int8"),
+    (["--params", "lots", "--dtype", "bf16"], "--params: got 'lots'; allowed: N or GPU_TYPE=N"),
+    (["--workload-tag", "team"], "GroupDefinitions: got 'DIMENSION:USAGE_TYPE'; allowed: a grouping by the TAG team "
+                                 "beside USAGE_TYPE, as --workload-tag team asks"),
 ])
 def test_bad_overrides_are_exit_2_naming_flag_value_and_allowed(tmp_path, capsys, args, message) -> None:
     path = write(tmp_path, "ce.json", by_usage_type(("USE2-BoxUsage:p5.48xlarge", "1", "1")))
@@ -180,7 +196,7 @@ def test_neuronfleet_estimate_is_the_old_command_too(tmp_path, capsys) -> None:
     from neuronfleet.cost.estimate import main as old
 
     path = tmp_path / "gpu.csv"
-    path.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\n")
+    path.write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n")
     assert old(["--csv", str(path), "--json"]) == OK
     assert json.loads(capsys.readouterr().out)["lines"][0]["neuron_type"] == "trn2.48xlarge"
 

@@ -16,6 +16,15 @@ Formats, detected from the file itself (:func:`read_export`):
 - ``cur``: the legacy CUR's CSV (``lineItem/UsageType``, ...), read the same way under its own column names.
 - ``simple``: ``instance_type,amount_usd,hours[,workload]`` rows, for spend from elsewhere.
 
+The workload a row's export says (``workload_tag``, the simple CSV's ``workload`` column) is kept beside the row
+(:meth:`ExportRows.work`): a cost allocation tag whose values say ``inference`` or ``training`` (case-insensitive) is
+read from a Cost Explorer answer grouped by USAGE_TYPE and that TAG (its keys read ``KEY$value``, ``KEY$`` when
+untagged: aws-cli's get-cost-and-usage example, tests/data/aws_cli), from CUR 2.0's ``resource_tags`` map (the key as
+given, else CUR's column-safe form ``user_<key>`` with every character outside ``[A-Za-z0-9_]`` as ``_``, as
+neuronfleet_contract.cur.FLEET_TAG_COLUMN; a CSV export writes the map as a JSON object: not confirmed on a
+publisher's example, see docs/checks.md) and from the legacy CUR's ``resourceTags/user:KEY`` column. A value that is
+neither is no label (counted in :attr:`ExportRows.other_labels`): the row's workload is then declared or unknown.
+
 A row that is not accelerator instance time (storage, data transfer, CPU instances) or is already Neuron
 (Trainium, Inferentia) is skipped and counted, never an error; a value that cannot be read is an error naming the
 line, the column, the value and what is allowed (:class:`neuronfleet.InvalidSettings`).
@@ -30,13 +39,14 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from ..core.problems import InvalidSettings, Problem
-from ..lambdas.cost.logic.rows import CostRow, family_of, parse, usage_of
+from ..lambdas.cost.logic.evaluation import WORKLOADS, Work
+from ..lambdas.cost.logic.rows import UNTAGGED, CostRow, family_of, parse, usage_of
 
 Format = Literal["cost-explorer", "cur2", "cur", "simple"]
 FORMATS: tuple[Format, ...] = ("cost-explorer", "cur2", "cur", "simple")
@@ -50,7 +60,7 @@ CUR2_COLUMNS = {
     "usage_amount": "line_item_usage_amount", "unblended": "line_item_unblended_cost",
     "net_unblended": "line_item_net_unblended_cost", "sp_effective": "savings_plan_savings_plan_effective_cost",
     "ri_effective": "reservation_effective_cost", "start": "line_item_usage_start_date",
-    "instance_type": "product_instance_type",
+    "instance_type": "product_instance_type", "tags": "resource_tags",
 }
 """The CUR 2.0 columns read (AWS Data Exports' CUR 2.0 table dictionary; tests/data/cur2/README.md)."""
 
@@ -59,11 +69,13 @@ LEGACY_CUR_COLUMNS = {
     "usage_amount": "lineItem/UsageAmount", "unblended": "lineItem/UnblendedCost",
     "net_unblended": "lineItem/NetUnblendedCost", "sp_effective": "savingsPlan/SavingsPlanEffectiveCost",
     "ri_effective": "reservation/EffectiveCost", "start": "lineItem/UsageStartDate",
-    "instance_type": "product/instanceType",
+    "instance_type": "product/instanceType", "tags": "resourceTags/",
 }
 """The same columns under the legacy CUR's names (CUR user guide, "Line item details")."""
 
 _REQUIRED = ("usage_type", "unblended")
+SIMPLE_USAGE_TYPE = "(simple CSV: no usage type)"
+"""The usage type of a simple CSV row: none was billed, so the row's workload never comes from its usage."""
 
 
 @dataclass
@@ -75,6 +87,27 @@ class ExportRows:
     rows: list[CostRow] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     skipped_usd: dict[str, Decimal] = field(default_factory=dict)
+    labels: list[tuple[str, str]] = field(default_factory=list)
+    """Per row of :attr:`rows`: (the workload its export says or "", where that comes from)."""
+    workload_tag: str | None = None
+    other_labels: Counter[str] = field(default_factory=Counter)
+    """Values of the workload tag (or column) on GPU rows that say neither inference nor training -> rows."""
+
+    def add(self, row: CostRow, label: str = "", label_from: str = "") -> None:
+        """A GPU row with the workload its export says ("" when none); other rows are skipped as already Neuron."""
+        if row.family != "gpu":
+            self.skip(ALREADY_NEURON, row.amount)
+            return
+        said = label.strip().lower()
+        if label.strip() and said not in WORKLOADS:
+            self.other_labels[f"{label_from}" if label_from else label] += 1
+        self.rows.append(row)
+        self.labels.append((label if said in WORKLOADS else "", label_from if said in WORKLOADS else ""))
+
+    def work(self) -> list[Work]:
+        """The rows with their labels, as the estimate takes them."""
+        labels = self.labels + [("", "")] * (len(self.rows) - len(self.labels))
+        return [Work(r, label, source) for r, (label, source) in zip(self.rows, labels, strict=True)]
 
     def skip(self, reason: str, amount: Decimal = Decimal(0)) -> None:
         self.skipped[reason] += 1
@@ -83,7 +116,8 @@ class ExportRows:
     def summary(self) -> dict[str, Any]:
         return {"source": self.source, "format": self.format, "gpu_rows": len(self.rows),
                 "skipped": {reason: {"rows": n, "usd": str(self.skipped_usd.get(reason, Decimal(0)))}
-                            for reason, n in sorted(self.skipped.items())}}
+                            for reason, n in sorted(self.skipped.items())},
+                "workload_tag": self.workload_tag, "labels_neither_inference_nor_training": dict(self.other_labels)}
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -126,26 +160,33 @@ def detect(path: Path) -> Format:
                                    "instance_type,amount_usd,hours")], what=f"{path}")
 
 
-def read_export(path: Path, fmt: Format | None = None) -> ExportRows:
-    """The GPU rows of the export at ``path`` (format detected unless given)."""
+def read_export(path: Path, fmt: Format | None = None, *, workload_tag: str | None = None) -> ExportRows:
+    """The GPU rows of the export at ``path`` (format detected unless given), each with the value of
+    ``workload_tag`` it carries."""
     fmt = fmt or detect(path)
+    if workload_tag is not None and fmt == "simple":
+        raise InvalidSettings([Problem("--workload-tag", workload_tag, "an export that carries tags (Cost Explorer "
+                                       "grouped by a TAG, CUR 2.0, legacy CUR); a simple CSV says the workload in its "
+                                       "workload column")], what=f"{path}")
     if fmt == "cost-explorer":
         try:
             doc = json.loads(_open_text(path).read())
         except (ValueError, OSError) as exc:
             raise InvalidSettings([Problem("(file)", str(path), f"JSON as aws ce get-cost-and-usage writes it "
                                            f"({exc})")], what=f"{path}") from None
-        return rows_from_cost_explorer_json(doc, source=str(path))
+        return rows_from_cost_explorer_json(doc, source=str(path), workload_tag=workload_tag)
     if fmt == "simple":
         with _open_text(path) as fh:
             return rows_from_simple_csv(fh, source=str(path))
     with _open_text(path) as fh:
-        return rows_from_cur_csv(fh, source=str(path), legacy=fmt == "cur")
+        return rows_from_cur_csv(fh, source=str(path), legacy=fmt == "cur", workload_tag=workload_tag)
 
 
-def rows_from_cost_explorer_json(doc: Any, *, source: str = "<cost explorer>") -> ExportRows:
-    """GPU rows of GetCostAndUsage responses grouped by USAGE_TYPE (a response, or a list of pages)."""
-    out = ExportRows(source=source, format="cost-explorer")
+def rows_from_cost_explorer_json(doc: Any, *, source: str = "<cost explorer>", workload_tag: str | None = None
+                                 ) -> ExportRows:
+    """GPU rows of GetCostAndUsage responses grouped by USAGE_TYPE (a response, or a list of pages), and by the TAG
+    ``workload_tag`` when given (its value kept as each row's label)."""
+    out = ExportRows(source=source, format="cost-explorer", workload_tag=workload_tag)
     pages = doc if isinstance(doc, list) else [doc]
     problems: list[Problem] = []
     for p, page in enumerate(pages):
@@ -162,8 +203,19 @@ def rows_from_cost_explorer_json(doc: Any, *, source: str = "<cost explorer>") -
                                     "Type=DIMENSION,Key=USAGE_TYPE --metrics UnblendedCost UsageQuantity)"))
             continue
         at = kinds.index(("DIMENSION", "USAGE_TYPE"))
+        tag_at: int | None = None
+        if workload_tag is not None:
+            if ("TAG", workload_tag) not in kinds:
+                shown = ", ".join(f"{t}:{k}" for t, k in kinds)
+                problems.append(Problem(f"{where}GroupDefinitions", shown,
+                                        f"a grouping by the TAG {workload_tag} beside USAGE_TYPE, as --workload-tag "
+                                        f"{workload_tag} asks (aws ce get-cost-and-usage --group-by Type=DIMENSION,"
+                                        f"Key=USAGE_TYPE Type=TAG,Key={workload_tag} ...)"))
+                continue
+            tag_at = kinds.index(("TAG", workload_tag))
         normalised = {"ResultsByTime": [
-            {**period, "Groups": [{**g, "Keys": [_key(g, at), ""]} if isinstance(g, Mapping) else g
+            {**period, "Groups": [{**g, "Keys": [_key(g, at), "" if tag_at is None else _key(g, tag_at)]}
+                                  if isinstance(g, Mapping) else g
                                   for g in period.get("Groups") or []]} if isinstance(period, Mapping) else period
             for period in page.get("ResultsByTime") or []]}
         parsed = parse(normalised)
@@ -178,7 +230,9 @@ def rows_from_cost_explorer_json(doc: Any, *, source: str = "<cost explorer>") -
                 if isinstance(key, str) and usage_of(key) is None and not _looks_like_instance(key):
                     out.skip(NOT_INSTANCE_TIME, _amount(g))  # what parse() ignores: not accelerator time
         for row in parsed.rows:
-            _keep(out, row)
+            # parse() reads the second key as the fleet tag ("KEY$value"): here it is the workload tag's value
+            value = "" if row.fleet == UNTAGGED or tag_at is None else row.fleet
+            out.add(replace(row, fleet=""), value, f"tag {workload_tag}={value}" if value else "")
     if problems:
         raise InvalidSettings(problems, what=f"{source}: the Cost Explorer export")
     return out
@@ -212,13 +266,6 @@ def _key(group: Mapping[str, Any], at: int) -> Any:
     return keys[at] if isinstance(keys, list) and len(keys) > at else keys
 
 
-def _keep(out: ExportRows, row: CostRow) -> None:
-    if row.family == "gpu":
-        out.rows.append(row)
-    else:
-        out.skip(ALREADY_NEURON, row.amount)
-
-
 def _decimal(raw: str | None, where: str, column: str, problems: list[Problem], *, empty: Decimal | None
              ) -> Decimal | None:
     text = (raw or "").strip()
@@ -239,12 +286,55 @@ _USAGE_COST = {"Usage": "net_unblended", "SavingsPlanCoveredUsage": "sp_effectiv
                "DiscountedUsage": "ri_effective"}
 
 
-def rows_from_cur_csv(fh: Iterable[str], *, source: str = "<cur>", legacy: bool = False) -> ExportRows:
-    """GPU rows of a CUR 2.0 (or legacy CUR) CSV export, one per line item."""
+def cur2_tag_keys(key: str) -> tuple[str, ...]:
+    """The keys a tag may have in CUR 2.0's ``resource_tags`` map: as given, then CUR's column-safe form
+    (``user_`` prefix, every character outside ``[A-Za-z0-9_]`` as ``_``; ``neuronfleet:fleet`` ->
+    ``user_neuronfleet_fleet``)."""
+    safe = "user_" + re.sub(r"[^A-Za-z0-9_]", "_", key.removeprefix("user:"))
+    return (key, safe) if key != safe else (key,)
+
+
+def legacy_tag_column(key: str) -> str:
+    """The legacy CUR's column of a user-defined cost allocation tag (``resourceTags/user:KEY``)."""
+    return f"resourceTags/{key if key.startswith(('user:', 'aws:')) else 'user:' + key}"
+
+
+def _cur_label(rec: Mapping[str, str | None], where: str, workload_tag: str, legacy: bool,
+               problems: list[Problem]) -> str:
+    """The workload tag's value on a CUR line item ("" when untagged)."""
+    if legacy:
+        return (rec.get(legacy_tag_column(workload_tag)) or "").strip()
+    raw = (rec.get(CUR2_COLUMNS["tags"]) or "").strip()
+    if not raw:
+        return ""
+    try:
+        tags = json.loads(raw)
+    except ValueError:
+        tags = None
+    if not isinstance(tags, Mapping):
+        problems.append(Problem(f"{where}: {CUR2_COLUMNS['tags']}", raw[:120], "a JSON object of tag keys to values "
+                                "(CUR 2.0's resource_tags map)"))
+        return ""
+    for k in cur2_tag_keys(workload_tag):
+        if k in tags:
+            return str(tags[k] or "").strip()
+    return ""
+
+
+def rows_from_cur_csv(fh: Iterable[str], *, source: str = "<cur>", legacy: bool = False,
+                      workload_tag: str | None = None) -> ExportRows:
+    """GPU rows of a CUR 2.0 (or legacy CUR) CSV export, one per line item, with the value of ``workload_tag``."""
     names = LEGACY_CUR_COLUMNS if legacy else CUR2_COLUMNS
-    out = ExportRows(source=source, format="cur" if legacy else "cur2")
+    out = ExportRows(source=source, format="cur" if legacy else "cur2", workload_tag=workload_tag)
     reader = csv.DictReader(fh)
     header = set(reader.fieldnames or [])
+    if workload_tag is not None:
+        column = legacy_tag_column(workload_tag) if legacy else names["tags"]
+        if column not in header:
+            raise InvalidSettings([Problem("--workload-tag", workload_tag, f"a tag the export carries: no {column} "
+                                           "column in its header (activate the tag as a cost allocation tag and "
+                                           "include " + ("it" if legacy else "resource_tags") + " in the export)")],
+                                  what=f"{source}: the {'legacy CUR' if legacy else 'CUR 2.0'} export")
     missing = [names[k] for k in _REQUIRED if names[k] not in header]
     if missing:
         raise InvalidSettings([Problem("(header)", ", ".join(sorted(header))[:200] or "nothing",
@@ -289,10 +379,12 @@ def rows_from_cur_csv(fh: Iterable[str], *, source: str = "<cur>", legacy: bool 
                 continue
             hours = got
         family = family_of(instance_type) or ""
-        _keep(out, CostRow(day=(rec.get(names["start"]) or "")[:10], fleet="", usage=usage,
-                           service="sagemaker" if instance_type.startswith("ml.") else "ec2",
-                           instance_type=instance_type, family=family, amount=amount, usage_hours=hours,
-                           unblended=unblended, usage_type=usage_type))
+        label = _cur_label(rec, where, workload_tag, legacy, problems) if workload_tag is not None else ""
+        out.add(CostRow(day=(rec.get(names["start"]) or "")[:10], fleet="", usage=usage,
+                        service="sagemaker" if instance_type.startswith("ml.") else "ec2",
+                        instance_type=instance_type, family=family, amount=amount, usage_hours=hours,
+                        unblended=unblended, usage_type=usage_type),
+                label, f"tag {workload_tag}={label}" if label else "")
     if problems:
         raise InvalidSettings(problems, what=f"{source}: the {'legacy CUR' if legacy else 'CUR 2.0'} export")
     return out
@@ -312,9 +404,10 @@ def rows_from_simple_csv(fh: Iterable[str], *, source: str = "<csv>") -> ExportR
         for column, value in (("amount_usd", amount), ("hours", hours)):
             if value is not None and value < 0:
                 problems.append(Problem(f"{where}: {column}", rec.get(column), "a finite number >= 0"))
-        kind = (rec.get("workload") or ("inference" if instance_type.startswith("ml.") else "training")).strip()
-        if kind not in ("inference", "training"):
-            problems.append(Problem(f"{where}: workload", kind, "inference | training"))
+        kind = (rec.get("workload") or "").strip()
+        if kind not in ("", *WORKLOADS):
+            problems.append(Problem(f"{where}: workload", kind, "inference | training, or empty (then declared with "
+                                    "--workload, else unknown)"))
             continue
         if amount is None or hours is None or amount < 0 or hours < 0:
             continue
@@ -322,10 +415,13 @@ def rows_from_simple_csv(fh: Iterable[str], *, source: str = "<csv>") -> ExportR
         if family is None:
             out.skip(NOT_INSTANCE_TIME, amount)
             continue
-        _keep(out, CostRow(day="", fleet="", service="sagemaker" if instance_type.startswith("ml.") else "ec2",
-                           instance_type=instance_type, family=family, amount=amount, usage_hours=hours,
-                           usage="sagemaker-hosting" if kind == "inference" else
-                           "sagemaker-training" if instance_type.startswith("ml.") else "ec2"))
+        ml = instance_type.startswith("ml.")
+        # no billed usage type (SIMPLE_USAGE_TYPE): the workload is the column's, else declared, else unknown
+        out.add(CostRow(day="", fleet="", service="sagemaker" if ml else "ec2", instance_type=instance_type,
+                        family=family, amount=amount, usage_hours=hours, usage_type=SIMPLE_USAGE_TYPE,
+                        usage=("sagemaker-hosting" if kind == "inference" else "sagemaker-training"
+                               if kind == "training" else "sagemaker-processing") if ml else "ec2"),
+                kind, "simple CSV column" if kind else "")
     if problems:
         raise InvalidSettings(problems, what=f"{source}: the spend CSV")
     return out
