@@ -94,6 +94,8 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                             f"stack's bucket in {fleet.region}"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
+    if fleet.cost_monitors.enabled:  # the fleet's own stacks, not the whole app (an app may hold several fleets)
+        cost.monitors.overhead_from = tuple(stacks)
     # CloudFormation's limits: the app's neuronfleet.CloudFormationLimits (app.py), read by stacks.limits
     return stacks
 

@@ -50,7 +50,7 @@ from .logic.economics import (
     verdict,
 )
 from .logic.evaluation import Accelerators, estimate
-from .logic.net import Overhead, net
+from .logic.net import Overhead, net, overhead_of
 from .logic.pricelist import LivePrices, resolve, wanted_types
 from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow
@@ -333,6 +333,6 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
                  accelerators=s.accelerators, live=c.live, verdicts=judged.verdicts if judged else (),
-                 judge_notes=judged.notes if judged else None)
+                 judge_notes=judged.notes if judged else None, overhead=overhead_of(s.overhead_bill()))
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
 from . import environment, namespaces
+from . import overhead as overhead_wire
 from .judge import latest_key
 
 Basis = Literal["net_amortized", "unblended"]
@@ -214,9 +215,17 @@ class ReportSettings:
     any: ``[[bucket, prefix, [endpoint, ...]], ...]``, one entry per bucket and prefix). Each judge adds its
     endpoint's name (and its bucket's, unless shared) to Lambda's 4 KB environment: about 110 bytes with a bucket of
     its own (docs/cost.md says how many fit)."""
+    overhead: str = ""
+    """The kit's own running cost as priced at synth (``OVERHEAD_BILL``: neuronfleet_contract.overhead's compact
+    wire, written by CostMonitors from neuronfleet.cost.overhead.bill_of_materials; may be a CDK token); "" for none.
+    The report counts it in the net as deployed (cost.logic.net)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", tuple(self.judges))
+
+    def overhead_bill(self) -> overhead_wire.OverheadBill | None:
+        """The decoded bill, or None when the function was given none."""
+        return overhead_wire.decode(self.overhead) if self.overhead else None
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
@@ -227,7 +236,8 @@ class ReportSettings:
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
                 "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
                 "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in self.accelerators.items()})} \
-            | judges_environment(self.judges, to_json=to_json)
+            | judges_environment(self.judges, to_json=to_json) \
+            | ({overhead_wire.VARIABLE: self.overhead} if self.overhead else {})
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
@@ -256,7 +266,15 @@ class ReportSettings:
                        'a JSON object {instance type: "<t|i|g><GiB>"} (trainium, inferentia, gpu; accelerator '
                        'memory)')),
                    judges=read.json("JUDGE_RECORDS", _judges, default=(), allowed=(
-                       'a JSON list [[records bucket, key prefix, [endpoint name, ...]], ...]')))
+                       'a JSON list [[records bucket, key prefix, [endpoint name, ...]], ...]')),
+                   overhead=_overhead(read.text(overhead_wire.VARIABLE, default="", allowed="the overhead bill")))
+
+
+def _overhead(text: str) -> str:
+    """``OVERHEAD_BILL`` as given, once it decodes (InvalidEnvironment naming the variable otherwise)."""
+    if text:
+        overhead_wire.decode(text)
+    return text
 
 
 @dataclass(frozen=True)

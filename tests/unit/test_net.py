@@ -157,3 +157,50 @@ def test_judged_figures_are_no_capacity_figure_for_the_net() -> None:
     judged = Verdict(endpoint=CHAT.endpoint, run_id="r", task="generation", go=True, failing=(), measures={},
                      variants={"neuron": figures, "gpu": figures}, prompts=20, unit="tokens")
     assert prod(verdicts=[judged], throughput={})["net"]["gpu_only_usd"] is None
+
+
+def test_the_hot_warm_cold_figures_in_docs_are_the_kits() -> None:
+    """docs/fallback.md's table: prod chat's hot standby, its Neuron serving and GPU alone for the same work, a 30-day
+    month at the built-in SageMaker rates (recomputed here, so a price change shows in the doc's test)."""
+    from pathlib import Path
+
+    from neuronfleet import load_fleet
+    from neuronfleet.facts.prices import price_table
+
+    root = Path(__file__).resolve().parents[2]
+    chat = next(e for e in load_fleet(root / "config" / "prod.yaml").endpoints if e.name == "chat")
+    gpu = chat.gpu_variant
+    assert gpu is not None and gpu.standby == "warm"
+    table = price_table()
+    rate = {t: Decimal(table[t]["usd_per_hour"]) for t in (chat.instance_type, gpu.instance_type)}
+    month = Decimal(720)
+    hot = rate[gpu.instance_type] * month  # one instance, the GPU variant's default floor
+    neuron = chat.min_instances * rate[chat.instance_type] * month
+    alone = chat.min_instances * month / Decimal(str(gpu.neuron_instances_per_gpu_instance)) * rate[gpu.instance_type]
+    doc = (root / "docs" / "fallback.md").read_text()
+    for figure in (hot, neuron, alone):
+        assert f"${figure.quantize(Decimal('0.01')):,}" in doc, figure
+    assert hot > alone  # why prod keeps a warm standby
+
+
+def test_the_bill_the_function_is_given_is_the_kits_own_part_of_the_net() -> None:
+    """OVERHEAD_BILL as CostMonitors writes it (neuronfleet_contract.overhead's wire), read back by ReportSettings and
+    counted by the report: one part per priced line, the unpriced said once."""
+    from neuronfleet.lambdas.cost.logic.net import overhead_of
+    from neuronfleet_contract import overhead as wire
+    from neuronfleet_contract.cost import ReportSettings
+
+    bill = wire.OverheadBill(region="us-east-2", read=date(2026, 11, 28), priced=(
+        wire.PricedLine("nat-gateway-hour", 3, Decimal(2190), Decimal("98.55"), "vpc-q"),
+        wire.PricedLine("kms-key-month", 3, Decimal(3), Decimal("3.00"), "kms")),
+        unpriced=(wire.UnpricedLine("Logs::LogGroup", 6, None, "usage"),))
+    env = {"FLEET": "nf-prod", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b", "PRICES": "{}",
+           "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-2:333333333333:t", wire.VARIABLE: wire.encode(bill)}
+    overhead = overhead_of(ReportSettings.from_environment(env).overhead_bill())
+    assert overhead is not None
+    n = prod(overhead=overhead)["net"]
+    kit = [(p["what"], p["as_deployed_usd"]) for p in n["parts"] if p["part"] == "kit_overhead"]
+    assert kit == [("the kit's own: NAT gateway hours, 3 resource(s), 2,190 a month", "98.55"),
+                   ("the kit's own: KMS customer managed keys, 3 resource(s), 3 a month", "3.00")]
+    assert n["overhead_not_priced"] == ["AWS::Logs::LogGroup x 6: usage-based: the volume is not known at synth"]
+    assert overhead_of(None) is None

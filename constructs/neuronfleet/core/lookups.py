@@ -7,15 +7,31 @@ and a construct never moves to another stack), so each is asked once and shared.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from weakref import WeakKeyDictionary
 
-from aws_cdk import ArnFormat, Duration, Stack
+import jsii
+from aws_cdk import ArnFormat, Duration, IStableStringProducer, Lazy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
 _STACKS: WeakKeyDictionary[IConstruct, Stack] = WeakKeyDictionary()
+
+
+@jsii.implements(IStableStringProducer)
+class _Produce:
+    def __init__(self, produce: Callable[[], str]) -> None:
+        self._produce = produce
+
+    def produce(self) -> str:
+        return self._produce()
+
+
+def lazy_string(produce: Callable[[], str]) -> str:
+    """A string token that ``produce`` answers once, at synthesis (after every construct is built)."""
+    return Lazy.string(_Produce(produce))
 
 
 def stack_of(scope: IConstruct) -> Stack:

@@ -16,15 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import Duration, RemovalPolicy, Stack, Stage, Token
 from aws_cdk import aws_budgets as budgets
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
-from constructs import Construct
+from constructs import Construct, IConstruct
 
+from neuronfleet_contract import overhead as wire
 from neuronfleet_contract.capacity_lifecycle import Fact
 from neuronfleet_contract.cost import (
     COLLECTOR_METRICS,
@@ -57,6 +58,7 @@ from ..alerts.health import health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck, settings_argument
 from ..core.functions import FleetFunction
+from ..core.lookups import lazy_string
 from ..core.nag import acknowledge_wildcards
 from ..core.region import check_in_region
 from ..core.storage import secure_bucket
@@ -67,6 +69,7 @@ from ..settings import CostMonitorSettings, check_argument
 from ..settings._base import name_rule
 from .cur import CurAnalytics
 from .estimate import accelerators_of
+from .overhead import OverheadBill, bill_of_materials
 
 EXTENSION_HISTORY_ACTION = Fact("ec2:DescribeCapacityBlockExtensionHistory", (
     "Service Authorization Reference, Actions defined by Amazon EC2 (https://docs.aws.amazon.com/service-authorization/"
@@ -119,10 +122,12 @@ class CostMonitors(Construct):
                  settings: CostMonitorSettings | None = None, catalog: InstanceCatalog = CATALOG,
                  price_overrides: Mapping[str, Any] | None = None,
                  reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = (),
-                 judges: Sequence[Any] = (),
+                 judges: Sequence[Any] = (), overhead_from: Sequence[IConstruct] | None = None,
                  removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
         """``removal_policy``: what deleting the stack does to the ledger and the report buckets (RETAIN unless
-        asked)."""
+        asked). ``overhead_from``: the constructs whose running cost besides accelerator instances is the fleet's own
+        (NAT gateways, interface endpoints, FSx, KMS keys, functions, alarms: :meth:`overhead_bill`); default: every
+        stack of this construct's stage (the app). The report counts it in the net as deployed."""
         check_argument("fleet_name", fleet_name, name_rule)
         settings = CostMonitorSettings() if settings is None else settings_argument(
             settings, CostMonitorSettings, what="CostMonitors")
@@ -135,6 +140,9 @@ class CostMonitors(Construct):
         self.reservation_groups = tuple(reservation_groups)
         self.settings = settings
         self.removal_policy = removal_policy
+        self.overhead_from: tuple[IConstruct, ...] = tuple(overhead_from) if overhead_from is not None else (
+            Stage.of(self) or self.node.root,)
+        """Where :meth:`overhead_bill` looks (read at synthesis: constructs added later are counted)."""
         self._storage()
         self.cur: CurAnalytics | None = None
         """With ``source="athena"``: the bucket, Glue table and Athena workgroup the collector reads, and the CUR 2.0
@@ -199,6 +207,12 @@ class CostMonitors(Construct):
         return health_metric(COST_MONITORS_NAMESPACE, name, service=COLLECTOR_SERVICE,
                              health=Health(fleet=self.fleet_name), options=options)
 
+    def overhead_bill(self) -> OverheadBill:
+        """What :attr:`overhead_from` deploys besides accelerator instances, priced a month with its sources
+        (neuronfleet.cost.overhead.bill_of_materials): the report's function gets it at synthesis."""
+        region = Stack.of(self).region
+        return bill_of_materials(*self.overhead_from, region=None if Token.is_unresolved(region) else region)
+
     def metric_waste_malformed_events(self, **options: Any) -> cloudwatch.Metric:
         """Events the waste detector refused (``MalformedEvents`` in ``NeuronFleet/Waste``) of this fleet only (hourly
         sums by default)."""
@@ -246,6 +260,7 @@ class CostMonitors(Construct):
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
                                        accelerators=accelerators_of(catalog), live_prices=settings.live_prices,
                                        price_cache_days=settings.price_cache_days,
+                                       overhead=lazy_string(lambda: wire.encode(self.overhead_bill().to_contract())),
                                        ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", topic=topic, timeout=Duration.minutes(2),

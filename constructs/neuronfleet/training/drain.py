@@ -11,15 +11,13 @@ creation, change and deletion: otherwise the file would never appear, or never g
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from typing import Protocol
 
-import jsii
-from aws_cdk import IStableStringProducer, Lazy
 from aws_cdk import aws_fsx as fsx
 
 from neuronfleet_contract.capacity_lifecycle import drain_key
 
+from ..core.lookups import lazy_string
 from ..node.launch import DRAIN_FLAG_ENV  # the variable launch.py reads
 
 FSX_MOUNT = "/fsx"
@@ -56,19 +54,9 @@ class _Cluster(Protocol):
     drain_name: str
 
 
-@jsii.implements(IStableStringProducer)
-class _Produce:
-    def __init__(self, produce: Callable[[], str]) -> None:
-        self._produce = produce
-
-    def produce(self) -> str:
-        return self._produce()
-
-
 def drain_environment(cluster: _Cluster) -> dict[str, str]:
     """The job definition's ``NEURONFLEET_DRAIN_FLAG`` for a cluster whose association imports the flag (nothing
     otherwise). The cluster's ``drain_name`` is read at synthesis, so it may be set after the cluster is built."""
     if drain_flag_path(cluster.data_repository, "x") is None:
         return {}
-    return {DRAIN_FLAG_ENV: Lazy.string(_Produce(lambda: str(drain_flag_path(cluster.data_repository,
-                                                                              cluster.drain_name))))}
+    return {DRAIN_FLAG_ENV: lazy_string(lambda: str(drain_flag_path(cluster.data_repository, cluster.drain_name)))}

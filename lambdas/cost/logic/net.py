@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from neuronfleet_contract import overhead as wire
+
 from .economics import divide, show
 
 SAME = "same"
@@ -51,6 +53,21 @@ class Overhead:
 
     lines: Sequence[OverheadLine] = ()
     not_priced: Sequence[str] = ()
+
+
+def overhead_of(bill: wire.OverheadBill | None) -> Overhead | None:
+    """The bill the function was given at synth (neuronfleet_contract.overhead), as the net counts it: one line per
+    priced key, each naming its resources and the source key of its price (docs/cost.md lists the sources)."""
+    if bill is None:
+        return None
+    lines = tuple(OverheadLine(f"{line.what}, {line.count} resource(s), {wire_number(line.quantity)} a month",
+                               line.monthly_usd, f"price {line.source_key}, read {bill.read} for {bill.region}")
+                  for line in bill.priced)
+    return Overhead(lines=lines, not_priced=tuple(f"{u.key} x {u.count}: {u.why}" for u in bill.unpriced))
+
+
+def wire_number(value: Decimal) -> str:
+    return f"{value.normalize():,f}"
 
 
 def _dec(value: object) -> Decimal:
