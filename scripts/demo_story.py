@@ -7,8 +7,8 @@
   (gpu_variant.neuron_instances_per_gpu_instance), never from the judge's single-stream cost per million (a latency
   figure: the fixtures' 1.2 s vs 1.0 s answers read "GPU costs 3.53x Neuron"; docs/cost.md says why).
 
-SageMaker hours are priced at the EC2 rate of the same type (no SageMaker rate is built in), as the demo's synthetic
-spend is.
+SageMaker hours are priced at the kit's built-in SageMaker hosting rate of the type (facts/prices.py, each with its
+source), and at the EC2 rate of the same type only where no SageMaker rate is built in (said so in the price's source).
 """
 
 from __future__ import annotations
@@ -17,13 +17,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 SYNTHETIC_PRICE_SOURCE = ("synthetic (scripts/demo.py): the EC2 list price of the same type from the instance catalog; "
-                          "no SageMaker rate is built in")
+                          "no SageMaker rate of this type is built in")
 
 
 def ec2_price(instance_type: str) -> float:
     from neuronfleet import CATALOG
 
     return CATALOG.get(instance_type.removeprefix("ml.")).price.usd_per_hour
+
+
+def hourly_price(instance_type: str) -> float:
+    """What the demo bills an hour of ``instance_type``: an ``ml.`` type at the built-in SageMaker hosting rate (the
+    report's own price table), else at the EC2 rate of the same type; an EC2 type at the catalog's rate."""
+    from neuronfleet.facts.prices import price_table
+
+    entry = price_table().get(instance_type) if instance_type.startswith("ml.") else None
+    return float(entry["usd_per_hour"]) if entry else ec2_price(instance_type)
 
 
 def with_sagemaker_prices(prices: Mapping[str, Mapping[str, Any]], types: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -58,7 +67,7 @@ def gpu_baseline(models: Sequence[Mapping[str, Any]], counts: Sequence[int], acc
         fits = [t for t in gpu_types if neuron_equivalent(f"ml.{t}", inference=True, accelerators=accelerators,
                                                           prices=prices)[0] == neuron]
         if fits:
-            out.append((m["endpoint"], f"ml.{min(fits, key=ec2_price)}", count))
+            out.append((m["endpoint"], f"ml.{min(fits, key=lambda t: hourly_price(f'ml.{t}'))}", count))
     return out
 
 
@@ -86,5 +95,6 @@ def fixture_verdicts(fleet: str, models: Sequence[Mapping[str, Any]], prompts: i
             state.add("gpu", p.id, Outcome(latency_ms=GPU_LATENCY_MS, answer=Answer(tokens=tokens, units=TOKENS)))
         out.append(judge(endpoint=m["endpoint"], run_id="demo-fixtures", task="generation", prompts=asked, state=state,
                          tolerances=Tolerances(), fleet=fleet, synthetic=True,
-                         usd_per_hour={"neuron": ec2_price(m["neuron_types"][0]), "gpu": ec2_price(m["gpu_type"])}))
+                         usd_per_hour={"neuron": hourly_price(m["neuron_types"][0]),
+                                       "gpu": hourly_price(m["gpu_type"])}))
     return out

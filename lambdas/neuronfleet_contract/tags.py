@@ -21,5 +21,6 @@ on its instances so the waste detector can tell one launched outside its reserva
 
 THROUGHPUT_TAG = "neuronfleet:neuron-per-gpu"
 """On an endpoint with a GPU variant: how many Neuron instances one GPU instance replaces, as the fleet file states it
-(``gpu_variant.neuron_instances_per_gpu_instance``; the failover's sizing rule). Set only when the fleet file gives it:
-the migration report computes a saving against a standby or shadow GPU variant from this capacity figure alone."""
+(``gpu_variant.neuron_instances_per_gpu_instance``; the failover's sizing rule). Set only when the fleet file gives it,
+for a hot, shadow or warm GPU variant (a warm one's type is the Neuron variant's last instance pool): the migration
+report computes what the same work costs on GPU alone from this capacity figure (cost.logic.story.savings)."""

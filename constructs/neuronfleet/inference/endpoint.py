@@ -266,19 +266,28 @@ class NeuronEndpoint(Construct):
         return "none" if gpu is None or gpu.shadow or self.settings.serves_on_gpu else gpu.standby
 
     def _throughput_tag(self) -> list[CfnTag]:
-        """The fleet file's stated throughput ratio, when it states one for a GPU variant that runs: the report's
-        capacity figure for a saving against that variant (an unstated default of 1 is no measurement)."""
-        gpu = self.settings.live_gpu_variant
+        """The fleet file's stated throughput ratio, when it states one for the GPU variant (hot, shadow, or warm: a
+        warm standby's type is the Neuron variant's last instance pool, which the report reads the ratio against): the
+        report's capacity figure for a saving against GPU alone (an unstated default of 1 is no measurement)."""
+        gpu = self.settings.gpu_variant
         if gpu is None or "neuron_instances_per_gpu_instance" not in gpu.model_fields_set:
             return []
         return [CfnTag(key=THROUGHPUT_TAG, value=f"{gpu.neuron_instances_per_gpu_instance:g}")]
 
     def standby_usd_per_hour(self) -> float:
-        """What the GPU standby costs per hour while Neuron serves, at the catalog's price (0 for warm or none)."""
+        """What the GPU standby costs per hour while Neuron serves, at the kit's built-in SageMaker hosting rate of its
+        type (0 for warm or none; SageMaker instances are priced apart from EC2: the EC2 rate of the same type is no
+        SageMaker price). Raises ValueError naming the type when no SageMaker rate is built in."""
+        from ..facts.prices import price_table
+
         gpu = self.settings.gpu_variant
         if self.standby != "hot" or gpu is None:
             return 0.0
-        return gpu.min_instances * gpu.spec.price.usd_per_hour
+        entry = price_table().get(gpu.instance_type)
+        if not entry:
+            raise ValueError(f"gpu_variant.instance_type {gpu.instance_type!r}: no SageMaker hosting rate is built in "
+                             "(facts/data/prices.json 'sagemaker'); set one under prices: in the fleet file")
+        return gpu.min_instances * float(entry["usd_per_hour"])
 
     def _endpoint(self, capture_bucket: s3.IBucket | None) -> None:
         """KMS key, data capture, endpoint configuration and endpoint (a deterministic lower-case name)."""
