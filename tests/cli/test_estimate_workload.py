@@ -241,3 +241,16 @@ def test_neuron_core_memory_agrees_with_the_catalog() -> None:
         cm = NEURON_CORES[s.instance_type]
         assert cm.cores * cm.gib_per_core == s.accelerator_memory_gib, s.instance_type
         assert cm.source and all(d <= 64 for d in cm.degrees)
+
+
+def test_a_fleet_files_model_size_sizes_its_gpu_variants_type(tmp_path, capsys) -> None:
+    """config/prod.yaml serves a 140 GiB model (model_size_gib) whose GPU variant is ml.p5.48xlarge: an ml.p5 hosting
+    row is sized by it (640 GiB memory-matched fits no Inferentia type)."""
+    prod = Path(__file__).parents[2] / "config" / "prod.yaml"
+    path = tagged_export(tmp_path, (("USE1-Host:ml.p5.48xlarge", "Environment$", "1130.68", "10"),))
+    out = run(capsys, str(path), "--fleet", str(prod), "--price", "ml.inf2.24xlarge=7.79")
+    (line,) = out["lines"]
+    assert line["sizing"] == "by the model" and f"({prod}: endpoints[0].model_size_gib)" in line["mapping"]
+    assert line["neuron_type"] == "ml.inf2.24xlarge"  # 140 GiB: 9 NeuronCores -> degree 12 (12 x 16 = 192 GiB)
+    out = run(capsys, str(path), "--price", "ml.inf2.24xlarge=7.79")
+    assert out["lines"] == [] and "no inferentia type has 640 GiB" in out["not_estimated_why"]["ml.p5.48xlarge"]

@@ -21,7 +21,16 @@ from neuronfleet.facts.catalog import AcceleratorFamily, Price
 from ..cost.estimate import accelerators_of
 from ..cost.exports import FORMATS, ExportRows, read_export
 from ..facts.prices import price_table
-from ..lambdas.cost.logic.evaluation import DTYPE_BYTES, SIZED, UNKNOWN, WORKLOADS, Declared, ModelSize, by_usage_type
+from ..lambdas.cost.logic.evaluation import (
+    DTYPE_BYTES,
+    MEMORY_MATCHED,
+    SIZED,
+    UNKNOWN,
+    WORKLOADS,
+    Declared,
+    ModelSize,
+    by_usage_type,
+)
 from ..lambdas.cost.logic.evaluation import estimate as run_estimate
 from ..lambdas.cost.logic.rows import family_of
 from .output import OK, BadInput, emit, json_option, progress
@@ -290,7 +299,8 @@ def _how(target: dict[str, Any]) -> str:
     sizing = target.get("sizing") or ""
     if not target.get("neuron_type") or sizing in ("", "given equivalent"):
         return str(target["mapping"])
-    return f"{'sized by the model' if sizing == SIZED else sizing}: {target['mapping']}"
+    short = {SIZED: "sized by the model", MEMORY_MATCHED: "memory-matched (no model size)"}.get(sizing, sizing)
+    return f"{short}: {target['mapping']}"
 
 
 def render(result: dict[str, Any], got: ExportRows) -> str:
@@ -344,6 +354,10 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
         if result.get("unsourced_prices"):
             out.append(f"no public source for the price of {', '.join(result['unsourced_prices'])}: those figures "
                        "rest on an unsourced rate (give one with --price or a fleet file's prices:)")
+        if any(t.get("sizing") == MEMORY_MATCHED for line in result["lines"]
+               for t in (line["targets"].values() if line["workload"] == UNKNOWN else [line])):
+            out.append("memory-matched lines had no model size: give one with --model-gib, --params with --dtype, or "
+                       "a fleet file's endpoints' model_size_gib, to size inference by the model")
         if result.get("sizing"):
             out.append(result["sizing"])
         sources = sorted({p["source"] for p in used_prices.values() if p["source"] and

@@ -1,16 +1,18 @@
 """Evaluation-phase estimate: what GPU spend would cost on Trainium/Inferentia, without Node.js.
 
-    neuronfleet estimate gpu-spend.json              # aws ce get-cost-and-usage ... --group-by ...USAGE_TYPE
-    neuronfleet estimate cur2-export.csv.gz          # a CUR 2.0 (Data Exports) CSV
-    neuronfleet estimate --csv gpu-spend.csv [--fleet config/prod.yaml] [--price TYPE=USD] [--ratio R]
+    neuronfleet estimate gpu-spend.json --workload inference   # aws ce get-cost-and-usage ... --group-by ...USAGE_TYPE
+    neuronfleet estimate cur2-export.csv.gz --workload-tag workload   # a CUR 2.0 (Data Exports) CSV with resource tags
+    neuronfleet estimate --csv gpu-spend.csv [--fleet config/prod.yaml] [--price TYPE=USD] [--ratio N]
     neuronfleet estimate --cost-explorer             # one paginated Cost Explorer query ($0.01 a page)
 
 (``neuronfleet-estimate`` is the same command under its old name.) The exports are read by
-:mod:`neuronfleet.cost.exports`; GPU work maps to the cheapest priced Neuron type with enough accelerator memory
-(inference to Inferentia, training to Trainium); throughput is assumed 1:1 unless ``--ratio`` says otherwise, and
-each line says so, with its saving and break-even ratio. Prices are the catalog's (each with its source and
-date), with a fleet file's ``prices:`` and ``--price`` overrides. The same logic runs in the weekly migration
-report. Nothing here imports aws-cdk-lib.
+:mod:`neuronfleet.cost.exports`; each GPU row's workload is its usage type's (SageMaker), its export's tag or column,
+or declared (``--workload``), else unknown with both Neuron targets shown and left out of the totals; inference maps
+to Inferentia, training to Trainium, sized by the model when given (``--model-gib``, ``--params``/``--dtype``),
+else memory-matched (``neuronfleet.lambdas.cost.logic.evaluation``). ``--ratio`` is Neuron instances per GPU
+instance (default 1, said so); each line gives its saving and break-even in the same unit. Prices are the catalog's
+(each with its source and date), with a fleet file's ``prices:`` and ``--price`` overrides. The same logic runs in
+the weekly migration report. Nothing here imports aws-cdk-lib.
 """
 
 from __future__ import annotations
