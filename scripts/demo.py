@@ -305,8 +305,9 @@ def main() -> int:
         print(f"    verdict: {line}")
     est = rep["evaluation_estimate"]
     for line in est["lines"]:
-        print(f"    evaluation estimate: {line['gpu_type']} ({line['workload']}) -> {line['neuron_type']}: "
-              f"${line['gpu_spend_usd']} -> ${line['neuron_estimate_usd']} ({line['throughput']})")
+        target = line["neuron_type"] or " or ".join(f"{t.get('neuron_type')} ({k})" for k, t in line["targets"].items())
+        print(f"    evaluation estimate: {line['gpu_type']} ({line['workload']}) -> {target}: "
+              f"${line['gpu_spend_usd']} -> ${line['neuron_estimate_usd'] or '?'} ({line['throughput']})")
     for gpu, why in est["not_estimated_why"].items():
         print(f"    not estimated: {gpu}: {why}")
     for v in verdicts:

@@ -178,16 +178,19 @@ def test_training_verdict_only_with_gpu_training_spend() -> None:
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:
     from neuronfleet.cost.estimate import accelerators_of
+    from neuronfleet.lambdas.cost.logic.evaluation import Declared
 
     prices = price_table()
+    # EC2 rows say nothing of their workload: declared training here (undeclared, they are "unknown": test_cli)
     result = estimate([row("p5.48xlarge", "5504.00", hours="100"), row("g6e.xlarge", "18.61"),
-                       row("g4dn.xlarge", "50.00")], prices, accelerators=accelerators_of(CATALOG))
+                       row("g4dn.xlarge", "50.00")], prices, accelerators=accelerators_of(CATALOG),
+                      declared=Declared(every="training"))
     by_type = {line["gpu_type"]: line for line in result["lines"]}
     trn2 = CATALOG.get("trn2.48xlarge").price
     assert by_type["p5.48xlarge"]["neuron_type"] == "trn2.48xlarge"  # 1,536 GiB >= p5's 640; trn1 (512) too small
     assert by_type["p5.48xlarge"]["neuron_estimate_usd"] == str((Decimal(str(trn2.usd_per_hour)) * 100).quantize(
         Decimal("0.01")))
-    assert by_type["p5.48xlarge"]["throughput"].startswith("assumed: 1 Neuron instance-hour per GPU instance-hour")
+    assert by_type["p5.48xlarge"]["throughput"].startswith("assumed: 1 Neuron instance per GPU instance")
     assert by_type["p5.48xlarge"]["neuron_price"]["source"].startswith("unsourced: no public On-Demand rate")
     assert by_type["p5.48xlarge"]["neuron_price"]["sourced"] == "false"
     assert by_type["p5.48xlarge"]["gpu_price"]["source"] == CATALOG.get("p5.48xlarge").price.source
@@ -198,7 +201,8 @@ def test_estimate_uses_hours_and_names_its_prices() -> None:
     assert by_type["g6e.xlarge"]["neuron_type"] == "trn2.3xlarge"
     assert by_type["g6e.xlarge"]["neuron_price"]["sourced"] == "false"
     assert result["not_estimated"] == {"g4dn.xlarge": "50.00"}
-    assert result["not_estimated_why"]["g4dn.xlarge"].startswith("g4dn.xlarge: accelerator memory unknown")
+    # no hours and no catalog price (nor memory) for g4dn.xlarge: said, never guessed
+    assert result["not_estimated_why"]["g4dn.xlarge"] == "no usage hours and no price for g4dn.xlarge"
 
 
 def test_estimate_cli_reads_a_csv(tmp_path, capsys) -> None:
@@ -212,7 +216,7 @@ def test_estimate_cli_reads_a_csv(tmp_path, capsys) -> None:
     assert [(line["neuron_type"], line["workload"]) for line in result["lines"]] == [
         ("inf2.48xlarge", "inference"), ("trn2.48xlarge", "training")]
     assert estimate_cli(["--csv", str(csv)]) == 0
-    assert "total: GPU $5805.31 -> Neuron $" in capsys.readouterr().out
+    assert "total of the declared lines: GPU $5805.31 -> Neuron $" in capsys.readouterr().out
 
 
 def test_estimate_cli_rejects_a_bad_csv_naming_line_field_and_value(tmp_path, capsys) -> None:
@@ -235,7 +239,7 @@ def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
     fleet.write_text(json.dumps({**BASE, "prices": {"trn2.48xlarge": {"usd_per_hour": 30, "source": "EDP",
                                                                       "as_of": "2026-10-01"}}}))
     csv = tmp_path / "gpu.csv"
-    csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\n")
+    csv.write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n")
     assert estimate_cli(["--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
     (line,) = json.loads(capsys.readouterr().out)["lines"]
     assert (line["neuron_estimate_usd"], line["neuron_price"]["source"]) == ("3000.00", "EDP")
@@ -264,7 +268,9 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
     from neuronfleet.facts.prices import price_table, sagemaker_types
 
     table = price_table()
-    assert "ml.inf2.xlarge" not in table  # no built-in SageMaker rate: none could be confirmed
+    # a SageMaker rate is built in for ml.inf2.xlarge (an AWS sample's, quoted), none for ml.g6e.xlarge: its row has
+    # no price and no hours, so it cannot be estimated, and never at the EC2 rate of g6e.xlarge
+    assert table["ml.inf2.xlarge"]["source"] != table["inf2.xlarge"]["source"] and "ml.g6e.xlarge" not in table
     from neuronfleet.cost.estimate import accelerators_of
 
     acc = accelerators_of(CATALOG)
@@ -299,10 +305,13 @@ def test_price_notes_mark_unsourced_other_region_and_stale_prices_in_one_line() 
     (line,) = price_notes(price_table(region="us-west-2"), today=date(2026, 11, 22), stale_after_days=180)
     assert "unsourced (no public source): catalog: " in line and "trn2.48xlarge" in line
     assert "read in another region than the fleet's (" in line and "us-east-2" in line
-    assert "stale (read over 180 days ago, the oldest on 2025-10-01): catalog: " in line
-    assert "p5.48xlarge" in line.split(" stale ")[1].split(";")[0]
-    (fresh,) = price_notes(price_table(region="us-east-2"), today=date(2025, 10, 2), stale_after_days=180)
-    assert "p5.48xlarge" not in fresh and " stale " not in fresh  # only the unsourced ones remain
+    # the oldest: the SageMaker rates quoted from an AWS sample (2025-01-26); trn2.48xlarge's 2025-10-01 figure
+    assert "stale (read over 180 days ago, the oldest on 2025-01-26): catalog: " in line
+    stale = line.split(" stale ")[1].split(";")[0]
+    assert "ml.inf2.48xlarge" in stale and "trn2.48xlarge" in stale and ", p5.48xlarge" not in stale
+    (fresh,) = price_notes(price_table(region="us-east-2"), today=date(2026, 7, 21), stale_after_days=180)
+    stale = fresh.split(" stale ")[1].split(";")[0].split(": ", 1)[1].split(", ")
+    assert "p5.48xlarge" not in stale and "ml.p5.48xlarge" in stale  # the EC2 rate read 2026-07-20: fresh
 
 
 class _Pages:

@@ -169,7 +169,7 @@ def test_the_estimate_uses_the_pilots_measured_throughput_and_leaves_the_standby
     out = build(fleet="f", rows=rows, start=START, end=END, invocations=calls, tokens={}, prices=prices,
                 models=[CHAT], accelerators=acc)
     (line,) = out["evaluation_estimate"]["lines"]
-    assert line["throughput"] == "measured by the pilot: 4 Neuron instance-hours per GPU instance-hour"
+    assert line["throughput"] == "measured by the pilot: 4 Neuron instances per GPU instance"
     assert (line["neuron_instance_hours"], line["neuron_estimate_usd"]) == ("96.00", "720.00")
     # the same p5 as a weight-0 standby: nothing to move, nothing estimated
     standby = EndpointModel(endpoint="chat", neuron_types=("ml.inf2.48xlarge",), gpu_type="ml.p5.48xlarge",

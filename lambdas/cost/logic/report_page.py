@@ -192,6 +192,12 @@ def standby_section(report: Mapping[str, Any]) -> str:
                                                  left=(0, 1, 2)))
 
 
+def _targets(line: Mapping[str, Any]) -> str:
+    """An undeclared line's two Neuron targets (inference, training), each with its estimate: never one guessed."""
+    return "; ".join(f"{k}: {t.get('neuron_type') or '-'} {_money(t.get('neuron_estimate_usd'))}"
+                     for k, t in (line.get("targets") or {}).items()) or "-"
+
+
 def estimate_section(report: Mapping[str, Any]) -> str:
     est = report.get("evaluation_estimate") or {}
     lines = est.get("lines") or []
@@ -200,16 +206,19 @@ def estimate_section(report: Mapping[str, Any]) -> str:
     label = "synthetic " if report.get("synthetic") else ""
     parts = []
     if lines:
-        rows = [(x["gpu_type"], x["workload"], x["neuron_type"], x["instance_hours"], _money(x["gpu_spend_usd"]),
-                 _money(x["neuron_estimate_usd"]), x.get("ratio") or x["throughput"], x.get("break_even_ratio") or "-")
+        rows = [(x["gpu_type"], x["workload"], x["neuron_type"] or _targets(x), x["instance_hours"],
+                 _money(x["gpu_spend_usd"]), _money(x["neuron_estimate_usd"]), x["throughput"],
+                 x.get("break_even_neuron_instances_per_gpu_instance") or "-")
                 for x in lines]
-        if len(lines) > 1:  # one line is its own total: said once
+        if len([x for x in lines if x["workload"] != "unknown"]) > 1:  # one line is its own total: said once
             rows.append(("total", "", "", "", _money(est["gpu_spend_usd"]), _money(est["neuron_estimate_usd"]), "", ""))
         parts.append(_table(["GPU type", "workload", "Neuron type", "GPU hours", f"GPU {label}spend",
                              "Neuron estimate", "throughput used", "break-even"], rows, left=(0, 1, 2, 6)))
         parts.append(f"<p class=small>{_e(est.get('assumption', ''))}. Throughput and break-even count Neuron "
                      "instances per GPU instance, as the fleet file's neuron_instances_per_gpu_instance does: at the "
-                     "break-even the two cost the same; below it Neuron is cheaper.</p>")
+                     "break-even the two cost the same; below it Neuron is cheaper."
+                     + (f" {_e(est['unknown']['note'])}." if est.get("unknown") else "")
+                     + (f" {_e(est['sizing'])}." if est.get("sizing") else "") + "</p>")
     why = est.get("not_estimated_why") or {}
     if why:
         parts.append(_table(["not estimated", "amount", "why"],
