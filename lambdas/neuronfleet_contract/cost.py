@@ -13,8 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
+from . import accelerators as builtin_accelerators
 from . import environment, namespaces
 from . import overhead as overhead_wire
+from . import prices as builtin_prices
 from .judge import latest_key
 
 Basis = Literal["net_amortized", "unblended"]
@@ -190,8 +192,16 @@ class ReportSettings:
     topic_arn: str
     """Where the summary goes (``ALERTS_TOPIC_ARN``)."""
     prices: Mapping[str, Mapping[str, str]]
-    """Instance type -> usd_per_hour, source, as_of (``PRICES``, JSON; neuronfleet.cost.estimate.price_table). The fleet's
+    """The price table: instance type -> usd_per_hour, source, as_of, region, sourced (neuronfleet.facts.prices.
+    price_table). Always the whole table: the entries given are put on the kit's built-in table for
+    :attr:`price_region`, which the function's code ships (neuronfleet_contract/data/prices.json;
+    neuronfleet_contract.prices.merged), and the environment carries only the entries that differ from it
+    (``PRICES``, JSON, packed: the fleet file's overrides; prices.carried): the whole table would not fit Lambda's
+    4 KB. The fleet's
     endpoints are not configured: the report finds those tagged with the fleet when it runs (discovery.py)."""
+    price_region: str = ""
+    """The fleet's region, which the built-in table's notes name (``PRICE_REGION``, only when set; "": not known at
+    synthesis, no note)."""
     period_days: int = 30
     """Days per report (``PERIOD_DAYS``)."""
     tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE
@@ -201,9 +211,12 @@ class ReportSettings:
     stale_after_days: int = 180
     """A price read longer ago than this is flagged stale in the report (``PRICE_STALE_DAYS``)."""
     accelerators: Mapping[str, tuple[str, int]] = field(default_factory=dict)
-    """EC2 type -> [family, accelerator memory GiB] from the instance catalog (``ACCELERATORS``, JSON): which of an
-    endpoint's variants is Neuron and which GPU, and the evaluation estimate maps GPU work to Neuron types with
-    enough accelerator memory."""
+    """EC2 type -> (family, accelerator memory GiB) from the instance catalog: which of an endpoint's variants is
+    Neuron and which GPU, and the evaluation estimate maps GPU work to Neuron types with enough accelerator memory.
+    Always the whole map: the types given are put on the map the function's code ships
+    (neuronfleet_contract/data/accelerators.json; neuronfleet_contract.accelerators.merged), and the environment
+    carries only the types that differ from it (``ACCELERATORS``, JSON, ``{type: "<t|i|g><GiB>"}``: a catalog of the
+    user's own)."""
     live_prices: bool = True
     """Read current On-Demand prices from the AWS Price List Query API when the report runs (``LIVE_PRICES``:
     true | false); the fleet file's overrides stay on top, the catalog is the fallback (pricelist.py)."""
@@ -222,6 +235,9 @@ class ReportSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", tuple(self.judges))
+        # the whole tables, whatever part was given: the built-in ones the code ships, the given entries on top
+        object.__setattr__(self, "prices", builtin_prices.merged(self.prices, self.price_region or None))
+        object.__setattr__(self, "accelerators", builtin_accelerators.merged(self.accelerators))
 
     def overhead_bill(self) -> overhead_wire.OverheadBill | None:
         """The decoded bill, or None when the function was given none."""
@@ -232,10 +248,12 @@ class ReportSettings:
         return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
                 "LIVE_PRICES": "true" if self.live_prices else "false", "PRICE_CACHE_DAYS": str(self.price_cache_days),
                 "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
-                "PRICES": to_json(_pack_prices(self.prices)),
+                "PRICES": to_json(_pack_prices(builtin_prices.carried(self.prices, self.price_region or None))),
                 "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
                 "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
-                "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in self.accelerators.items()})} \
+                "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in
+                                         builtin_accelerators.carried(self.accelerators).items()})} \
+            | ({"PRICE_REGION": str(self.price_region)} if self.price_region else {}) \
             | judges_environment(self.judges, to_json=to_json) \
             | ({overhead_wire.VARIABLE: self.overhead} if self.overhead else {})
 
@@ -249,6 +267,7 @@ class ReportSettings:
         live = read.text("LIVE_PRICES", default="true", allowed="true | false")
         if live not in ("true", "false"):
             raise environment.InvalidEnvironment("LIVE_PRICES", live, "true | false")
+        region = read.text("PRICE_REGION", default="", allowed="an AWS region name")
         return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
                    live_prices=live == "true",
                    price_cache_days=read.whole("PRICE_CACHE_DAYS", default=cls.price_cache_days, minimum=1,
@@ -258,6 +277,7 @@ class ReportSettings:
                    topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
                    prices=read.json("PRICES", _prices, allowed=(
                        'a JSON object {instance type: {"usd_per_hour": "<decimal>", "source": ..., "as_of": ...}}')),
+                   price_region=region,
                    period_days=read.whole("PERIOD_DAYS", default=cls.period_days, minimum=1, unit="days"),
                    tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace),
                    basis=basis, stale_after_days=read.whole("PRICE_STALE_DAYS", default=cls.stale_after_days,

@@ -34,6 +34,9 @@ def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path)
     assert {f"neuronfleet/{p}" for p in lambda_sources} <= names
     # the contract and the shared runtime, importable under their own top-level names (constructs and handlers alike)
     assert {"neuronfleet_contract/tags.py", "neuronfleet_contract/py.typed", "neuronfleet_runtime/topic.py"} <= names
+    # the built-in price table and accelerator map, in their one home: read by the catalog and by every function
+    assert {"neuronfleet_contract/data/prices.json", "neuronfleet_contract/data/accelerators.json",
+            "neuronfleet/lambdas/neuronfleet_contract/data/prices.json"} <= names
     assert not any(n.startswith(("constructs/", "stacks/", "tests/", "config/")) for n in names)
     # the command line and preflight, with the console scripts
     assert {"neuronfleet/cli/main.py", "neuronfleet/cli/estimate.py", "neuronfleet/preflight/checks.py"} <= names

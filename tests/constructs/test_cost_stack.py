@@ -78,13 +78,18 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
 
 def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost) -> None:
     _, fn = _fn(cost, "cost.report.handler")
-    from neuronfleet_contract.cost import _prices
+    from neuronfleet_contract.cost import ReportSettings, _prices
 
-    prices = _prices(json.loads(fn["Environment"]["Variables"]["PRICES"]))  # packed: Lambda's 4 KB environment
+    variables = fn["Environment"]["Variables"]
+    # the built-in table travels in the function's code: prod's fleet file overrides no price, so none is carried
+    assert _prices(json.loads(variables["PRICES"])) == {} and variables["PRICE_REGION"] == "us-east-2"
+    plain = {k: v if isinstance(v, str) else "token" for k, v in variables.items()}
+    prices = ReportSettings.from_environment(plain).prices  # what the function reads: the whole table
     assert set(prices["trn2.48xlarge"]) >= {"usd_per_hour", "source", "as_of", "region", "sourced"}
     assert prices["trn2.48xlarge"]["sourced"] == "false"  # no public On-Demand rate
-    assert prices["p5.48xlarge"]["region"] == "us-east-2" and "note" not in prices["p5.48xlarge"]  # prod: us-east-2
-    assert not [t for t in prices if t.startswith("ml.")]  # no SageMaker rate unless the fleet file sets one
+    assert prices["p5.48xlarge"]["region"] == "us-east-1"  # Karpenter's copy of AWS's Price List is us-east-1's
+    assert "us-east-2" in prices["p5.48xlarge"]["note"]  # prod runs in us-east-2: said
+    assert prices["ml.g5.xlarge"]["usd_per_hour"] == "1.4084"  # the built-in SageMaker rates (an AWS sample's)
     assert fn["Environment"]["Variables"]["COST_BASIS"] == "net_amortized"
     (put,) = [s for s in _statements(cost, "CostMonitorsReport") if s["Action"] == "s3:PutObject"]
     assert json.dumps(put["Resource"]).endswith('/reports/*"]]}')
@@ -235,6 +240,9 @@ def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(c
 
 
 def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_price_table(cost, prod) -> None:
+    from neuronfleet.cost.estimate import accelerators_of
+    from neuronfleet.facts.catalog import CATALOG
+    from neuronfleet.facts.prices import price_table
     from neuronfleet_contract.cost import ReportSettings
 
     _, fn = _fn(cost, "cost.report.handler")
@@ -244,9 +252,8 @@ def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_pric
     plain = {k: v if isinstance(v, str) else "token" for k, v in env.items()}
     assert "ENDPOINTS" not in env and "MODELS" not in env  # found at run time, by the fleet tag
     settings = ReportSettings.from_environment(plain)
-    assert settings.prices["trn2.48xlarge"]["sourced"] == "false"
-    assert settings.prices["p5.48xlarge"]["source"].startswith("https://aws.amazon.com/ec2/pricing/on-demand/")
-    assert settings.accelerators["inf2.xlarge"] == ("inferentia", 32)
+    assert settings.prices == price_table(CATALOG, "us-east-2")  # the catalog's table, read from the function's code
+    assert settings.accelerators == accelerators_of(CATALOG) and env["ACCELERATORS"] == "{}"
 
 
 def test_the_collector_reads_the_extension_history_on_the_only_resource_the_action_takes(cost, prod) -> None:

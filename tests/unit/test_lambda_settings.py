@@ -11,12 +11,14 @@ import pytest
 
 from neuronfleet.lambdas.failover.logic import EndpointBounds, Policy
 from neuronfleet_contract import environment
+from neuronfleet_contract.accelerators import builtin as builtin_accelerators
 from neuronfleet_contract.alarms import default_alarms
 from neuronfleet_contract.capacity_alert import CapacityAlertSettings, GpuPoolQueue, GpuType
 from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
 from neuronfleet_contract.environment import InvalidEnvironment
 from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
+from neuronfleet_contract.prices import builtin_table
 
 TOPIC = "arn:aws:sns:us-east-2:123456789012:alerts"
 TOKEN = "${Token[TOKEN.123]}"
@@ -104,7 +106,9 @@ def test_defaults_have_one_home() -> None:
     assert (collector.lookback_days, collector.metrics_namespace) == (3, SPEND_NAMESPACE)
     report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
                                               "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
-    assert (report.period_days, report.accelerators, report.tokens_namespace) == (30, {}, WORKLOAD_NAMESPACE)
+    assert (report.period_days, report.tokens_namespace) == (30, WORKLOAD_NAMESPACE)
+    # no ACCELERATORS, PRICES {}: the built-in map and table the function's code ships (neuronfleet_contract/data)
+    assert (report.accelerators, report.prices, report.price_region) == (builtin_accelerators(), builtin_table(), "")
     assert (report.live_prices, report.price_cache_days) == (True, 7)  # live prices, read again after a week
     waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t", "FLEET": "nf-prod"})
     assert (waste.idle_percent, waste.idle_hours) == (20, 6)

@@ -256,6 +256,8 @@ class CostMonitors(Construct):
             environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
                                        report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
                                        prices=self.prices, period_days=settings.report_period_days,
+                                       price_region="" if Token.is_unresolved(Stack.of(self).region)
+                                       else Stack.of(self).region,
                                        tokens_namespace=WORKLOAD_NAMESPACE,
                                        basis=settings.basis, stale_after_days=settings.price_stale_days,
                                        accelerators=accelerators_of(catalog), live_prices=settings.live_prices,

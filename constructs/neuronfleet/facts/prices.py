@@ -1,12 +1,16 @@
 """The price table the cost monitors and the estimate use: every price with its source, date and region.
 
+The built-in prices live in one home, ``neuronfleet_contract/data/prices.json`` (neuronfleet_contract.prices), which
+every function's code and the wheel ship: the catalog reads its EC2 prices from it, this module builds the table from
+the catalog and it, and a function's environment carries only what differs (neuronfleet_contract.prices.carried).
+
 - EC2 types: the instance catalog's On-Demand price (AWS's Price List as aws/karpenter-provider-aws generates it,
-  us-east-1, 2026-07-20), or a regional entry of ``data/prices.json`` when the fleet's region has one, or the fleet
-  file's override (``prices:``).
+  us-east-1, 2026-07-20), or a regional entry of the data when the fleet's region has one, or the fleet file's
+  override (``prices:``).
 - SageMaker types (``ml.*``): their own entries, never EC2 rates (SageMaker instances are priced apart): the hosting
-  rates of data/prices.json ``sagemaker`` (an AWS sample's copy, dated, region-tagged; null where no source was found:
+  rates of the data's ``sagemaker`` (an AWS sample's copy, dated, region-tagged; null where no source was found:
   see its ``about``), or the fleet file's.
-- Each entry says ``sourced``: "false" when its price has no public source (data/prices.json ``unsourced``), and
+- Each entry says ``sourced``: "false" when its price has no public source (the data's ``unsourced``), and
   ``region``: where it was read; the report warns when a price is unsourced, from another region, or stale.
 """
 
@@ -16,18 +20,17 @@ import json
 import os
 from collections.abc import Mapping
 from datetime import datetime
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from neuronfleet_contract import prices as contract_prices
 
 from .catalog import CATALOG, InstanceCatalog
 
 
-@cache
 def _data() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(resources.files("neuronfleet.facts.data").joinpath("prices.json").read_text())
-    return doc
+    """The packaged price data (neuronfleet_contract.prices.data)."""
+    return contract_prices.data()
 
 
 def sagemaker_types() -> tuple[str, ...]:
@@ -37,25 +40,16 @@ def sagemaker_types() -> tuple[str, ...]:
 
 def price_table(catalog: InstanceCatalog = CATALOG, region: str | None = None,
                 overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, str]]:
-    """Every known price with its source and date, as the Lambdas receive it. ``overrides``: fleet-file entries
-    (objects or mappings with usd_per_hour, source, as_of), for any catalog or ``ml.`` type."""
-    data = _data()
+    """Every known price with its source and date, as the functions use it (the catalog's own prices: for the
+    default catalog, neuronfleet_contract.prices.builtin_table). ``overrides``: fleet-file entries (objects or
+    mappings with usd_per_hour, source, as_of), for any catalog or ``ml.`` type."""
     out: dict[str, dict[str, str]] = {}
     for s in catalog:
         p = s.price
-        entry = {"usd_per_hour": str(p.usd_per_hour), "source": p.source, "as_of": p.as_of.isoformat(),
-                 "region": p.region, "sourced": "false" if s.instance_type in data["unsourced"] else "true"}
-        if s.instance_type in data["unsourced"] and p.source.startswith("https://aws.amazon.com/ec2/pricing"):
-            entry["source"] = f"unsourced: {data['unsourced'][s.instance_type]}"
-        regional = (data["regional"].get(region or "") or {}).get(s.instance_type)
-        if regional:
-            entry = {**{k: str(v) for k, v in regional.items()}, "region": str(region), "sourced": "true"}
-        if region and entry["region"] != region:
-            entry["note"] = f"read in {entry['region']}; the fleet runs in {region}, where the price may differ"
-        out[s.instance_type] = entry
-    for ml, p in data["sagemaker"].items():
-        if p:
-            out[ml] = {**{k: str(v) for k, v in p.items()}, "sourced": "true"}
+        out[s.instance_type] = contract_prices.ec2_entry(s.instance_type, {
+            "usd_per_hour": str(p.usd_per_hour), "source": p.source, "as_of": p.as_of.isoformat(),
+            "region": p.region}, region)
+    out |= contract_prices.sagemaker_entries()
     for instance_type, o in (overrides or {}).items():
         get = (lambda k, o=o: o[k]) if isinstance(o, Mapping) else (lambda k, o=o: getattr(o, k))
         as_of = get("as_of")
