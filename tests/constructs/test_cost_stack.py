@@ -159,7 +159,7 @@ def test_handler_errors_alarm_and_dead_letter_queues(cost) -> None:
 def test_the_report_reads_each_model_from_the_endpoint_configuration_as_the_settings_describe_it(prod) -> None:
     """What the report finds at run time (discovery.endpoint_model on the deployed endpoint configuration, here the
     synthesised one: CloudFormation's properties are the API's) is what the fleet file says (cost.endpoint_model):
-    chat on ml.inf2.48xlarge with its p5en pool as capacity fallback and the weight-0 p5 variant a standby."""
+    chat on ml.inf2.48xlarge with its p5en pool and its warm p5 standby (the last pool) as capacity fallback."""
     from neuronfleet.cost.monitors import accelerators_of, endpoint_model
     from neuronfleet.facts.catalog import CATALOG
     from neuronfleet.lambdas.cost.logic.discovery import endpoint_model as discovered
@@ -172,7 +172,7 @@ def test_the_report_reads_each_model_from_the_endpoint_configuration_as_the_sett
         models[cid], notes = discovered("ep", cfg, accelerators_of(CATALOG))
         assert notes == ()
         assert models[cid] == endpoint_model("ep", endpoint.settings), cid
-    assert models["Chat"].gpu_role == "standby" and models["Chat"].gpu_pool_types == ("ml.p5en.48xlarge",)
+    assert models["Chat"].gpu_role == "" and models["Chat"].gpu_pool_types == ("ml.p5en.48xlarge", "ml.p5.48xlarge")
     assert models["Chat"].neuron_types == ("ml.inf2.48xlarge",) and models["Embed"].gpu_type == ""
 
 
