@@ -286,7 +286,7 @@ class NeuronEndpoint(Construct):
         entry = price_table().get(gpu.instance_type)
         if not entry:
             raise ValueError(f"gpu_variant.instance_type {gpu.instance_type!r}: no SageMaker hosting rate is built in "
-                             "(facts/data/prices.json 'sagemaker'); set one under prices: in the fleet file")
+                             "(neuronfleet_contract/data/prices.json 'sagemaker'); set one under prices: in the fleet file")
         return gpu.min_instances * float(entry["usd_per_hour"])
 
     def _endpoint(self, capture_bucket: s3.IBucket | None) -> None:
