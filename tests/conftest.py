@@ -21,6 +21,8 @@ os.environ["PATH"] = os.pathsep.join(
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 for _var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
     os.environ.pop(_var, None)
+# `neuronfleet prices refresh` writes a per-user cache the estimate reads: never a developer's own in the tests
+os.environ["NEURONFLEET_PRICE_CACHE"] = str(ROOT / ".pytest-no-price-cache")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -105,3 +105,29 @@ def test_no_cache_is_the_built_in_table_and_a_bad_cache_names_file_and_field(
     bad.write_text(json.dumps({"format": "neuronfleet-prices/1", "region": "eu-west-1", "read_at": "x", "prices": {}}))
     with pytest.raises(PriceCacheError, match=r"region is 'eu-west-1', expected 'us-east-2'"):
         refreshed_price_table(region=REGION)
+
+
+def test_the_estimate_uses_the_refreshed_cache_and_says_so_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`neuronfleet estimate` reads what `prices refresh` cached for its region: a live price replaces the built-in
+    one (origin live), the output names the cache once; a cache it cannot use stops it with one line, no traceback."""
+    monkeypatch.setenv("NEURONFLEET_PRICE_CACHE", str(tmp_path))
+    live = {"usd_per_hour": "1.50", "source": "AWS Price List Query API (pricing:GetProducts), SKU TEST",
+            "as_of": "2026-11-28", "region": REGION, "sourced": "true", "origin": "live"}
+    (tmp_path / f"prices-{REGION}.json").write_text(json.dumps({
+        "format": "neuronfleet-prices/1", "region": REGION, "read_at": "2026-11-28T06:00:00+00:00",
+        "endpoint": "us-east-1", "prices": {"ml.inf2.xlarge": live}, "failed": {}}))
+    csv = tmp_path / "gpu.csv"
+    csv.write_text("instance_type,amount_usd,hours,workload\nml.g5.xlarge,14.08,10,inference\n")
+    assert main(["estimate", "--csv", str(csv), "--json"]) == OK
+    result = json.loads(capsys.readouterr().out)
+    (line,) = result["lines"]
+    assert (line["neuron_type"], line["neuron_price"]["usd_per_hour"], line["neuron_estimate_usd"]) == (
+        "ml.inf2.xlarge", "1.50", "15.00")
+    assert result["price_cache"].startswith("1 live prices from `neuronfleet prices refresh` of 2026-11-28")
+    assert main(["estimate", "--csv", str(csv)]) == OK
+    assert capsys.readouterr().out.count("live prices from `neuronfleet prices refresh`") == 1
+    (tmp_path / f"prices-{REGION}.json").write_text("{not json")
+    assert main(["estimate", "--csv", str(csv)]) == BAD_INPUT
+    err = capsys.readouterr().err
+    assert "price cache" in err and "Traceback" not in err

@@ -20,7 +20,7 @@ from neuronfleet.facts.catalog import AcceleratorFamily, Price
 
 from ..cost.estimate import accelerators_of
 from ..cost.exports import FORMATS, ExportRows, read_export
-from ..facts.prices import price_table
+from ..facts.prices import PriceCacheError, refreshed_price_table
 from ..lambdas.cost.logic.evaluation import (
     DTYPE_BYTES,
     MEMORY_MATCHED,
@@ -243,12 +243,17 @@ def estimate(export: Path | None, fmt: str, csv_path: Path | None, live: bool, d
         got = read_export(path, "simple" if csv_path else None if fmt == "auto" else fmt,  # type: ignore[arg-type]
                           workload_tag=workload_tag)
     _check_declarations(got, declared)
-    table = price_table(catalog, region, overrides)
+    try:  # the prices `neuronfleet prices refresh` cached for the region, when there are any
+        table, cache_note = refreshed_price_table(catalog, region, overrides)
+    except PriceCacheError as exc:
+        raise BadInput.of("price cache", str(exc), "a cache `neuronfleet prices refresh` wrote (run it again, or "
+                          "remove the file)", what="estimate") from None
     result = run_estimate(got.work(), table, accelerators=accelerators_of(catalog), region=region,
                           ratios=hour_ratios(sorted({r.instance_type for r in got.rows}), every, per),
                           ratio_source="given with --ratio", declared=declared, models=models)
     result["input"] = got.summary()
     result["region"] = region
+    result["price_cache"] = cache_note or None
     emit(result, render(result, got), as_json=as_json)
     return OK
 
@@ -364,6 +369,8 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
                           not str(p["source"]).lower().startswith("unsourced")})
         if sources:
             out.append("price sources: " + "; ".join(sources))
+        if result.get("price_cache"):
+            out.append(f"prices: {result['price_cache']}")
     else:
         out.append("no GPU line could be estimated")
     if result["not_estimated"]:
