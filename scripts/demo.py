@@ -64,6 +64,25 @@ def _price(instance_type: str) -> float:
     return hourly_price(instance_type)
 
 
+def with_pools(found: Any, settings: dict[str, Any]) -> Any:
+    """The report's discovered models with each Neuron variant's GPU instance pools put back from the fleet file:
+    moto keeps no InstancePools (the variant is created on its first pool's type), so discovery finds none there. On
+    AWS the report reads them from the endpoint configuration; tests/constructs/test_cost_stack.py holds the two
+    readings equal on the synthesised configuration (cost.monitors.endpoint_model)."""
+    from dataclasses import replace
+
+    from neuronfleet.cost.monitors import endpoint_model
+
+    models = []
+    for m in found.models:
+        pools = tuple(endpoint_model(m.endpoint, settings[m.endpoint]).gpu_pool_types) if m.endpoint in settings else ()
+        if pools and not m.gpu_pool_types:
+            print(f"    {m.endpoint}: GPU instance pools {', '.join(pools)} from the fleet file (moto keeps none)")
+            m = replace(m, gpu_pool_types=pools)
+        models.append(m)
+    return replace(found, models=tuple(models))
+
+
 def moto_gaps(out: Path) -> list[str]:
     """What of the synthesised templates moto cannot deploy, said before the deploy: each resource type its
     CloudFormation does not implement and each kind of resource taken out (custom resources: kubectl manifests and
@@ -181,6 +200,7 @@ def main() -> int:
     from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
     from neuronfleet.lambdas.cost.adapters.work import Work
     from neuronfleet.lambdas.cost.logic.economics import model_line
+    from neuronfleet.lambdas.cost.logic.net import overhead_of
     from neuronfleet.offline import moto_server
     from neuronfleet_contract.cost import ReportSettings
     from scripts.demo_judge import judge_on_fixtures
@@ -229,8 +249,9 @@ def main() -> int:
              f"({', '.join(m.endpoint for m in found.models)}), each modelled from its endpoint configuration")
         for name, why in found.skipped.items():
             print(f"    skipped {name}: {why}")
-        by_name = {m.endpoint: m.to_json() for m in found.models}
         outputs = {k: v for s in result.stacks for k, v in s.outputs.items()}
+        found = with_pools(found, {outputs[f"{construct_id(e.name)}EndpointName"]: e for e in fleet.endpoints})
+        by_name = {m.endpoint: m.to_json() for m in found.models}
         models = [by_name[outputs[f"{construct_id(e.name)}EndpointName"]] for e in fleet.endpoints]
         baseline = (gpu_baseline(models, [e.min_instances for e in fleet.endpoints], rs.accelerators)
                     if fleet.phase == "evaluation" else [])
@@ -276,7 +297,7 @@ def main() -> int:
                          prices=prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
                          bucket=rs.report_bucket, sns=server.client("sns"), topic_arn=rs.topic_arn,
                          synthetic=SYNTHETIC, accelerators=rs.accelerators, verdicts=verdicts,
-                         judge_notes=judge_notes)
+                         judge_notes=judge_notes, overhead=overhead_of(rs.overhead_bill()))
         html_key = rep["published"]["html"].split("/", 3)[3]
         page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
         # the records as stored, beside the page: `neuronfleet report` and `neuronfleet judge verdict` read them offline

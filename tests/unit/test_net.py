@@ -94,8 +94,10 @@ def test_a_hot_standby_is_in_the_net_and_makes_the_fleet_cost_more_than_gpu_alon
     (standby,) = [p for p in n["parts"] if p["part"] == "gpu_standby"]
     assert (standby["as_deployed_usd"], standby["gpu_only_usd"]) == ("81410.40", None)
     assert Decimal(n["savings_usd"]) < 0
-    assert report["story"].startswith("As deployed, the fleet costs $113446.55 a month against $49511.60 on GPU alone "
-                                      "for the same work: $63934.95 a month more than GPU alone")
+    assert report["story"].startswith(
+        "As deployed, the compared serving, the GPU kept beside it and the kit's own running cost come to $113446.55 a "
+        "month against $49511.60 on GPU alone for the same work: $63934.95 a month more than GPU alone (129.13% more); "
+        "left out for want of a GPU figure: embed, training on Trainium;")
     assert "chat keeps a hot GPU standby on ml.p5.48xlarge" in report["story"]
 
 
@@ -104,7 +106,10 @@ def test_no_figure_for_the_work_means_no_gpu_alone_figure_and_says_why() -> None
     assert n["gpu_only_usd"] is None and n["savings_usd"] is None
     assert "no model's work has a GPU figure yet" in n["why_none"]
     assert [o["part"] for o in n["outside"]] == ["model", "model", "training"]
-    assert net_line(n).startswith("as deployed, the fleet's compared scope costs $9600.95 a month")
+    assert net_line(n) == (
+        "as deployed, the GPU kept beside the work and the kit's own running cost come to $9600.95 a month (no model's "
+        "work has a GPU figure yet (a GPU baseline or shadow variant, or a throughput ratio in the fleet file): nothing "
+        "to compare the fleet against); left out for want of a GPU figure: chat, embed, training on Trainium")
 
 
 def test_a_no_go_model_is_left_out_with_the_judges_reason() -> None:

@@ -148,9 +148,11 @@ def test_neuron_against_gpu_per_model_uses_the_fleet_files_throughput_ratio_neve
     assert (net["as_deployed_usd"], net["gpu_only_usd"], net["savings_usd"]) == ("50500.00", "12250.00", "-38250.00")
     assert [(o["part"], o["usd"]) for o in net["outside"]] == [("model", "600.00"), ("training", "27000.00")]
     assert report["story"].startswith(
-        "As deployed, the fleet costs $50500.00 a month against $12250.00 on GPU alone for the same work: $38250.00 a "
-        "month more than GPU alone (312.24% more); for the same work, Neuron serving costs 7.69% less than GPU alone "
-        "(chat at the fleet file's throughput ratio, 4 Neuron instances per GPU instance (break-even at 4.33))")
+        "As deployed, the compared serving, the GPU kept beside it and the kit's own running cost come to $50500.00 a "
+        "month against $12250.00 on GPU alone for the same work: $38250.00 a month more than GPU alone (312.24% more); "
+        "left out for want of a GPU figure: embed, training on Trainium; for the same work, Neuron serving costs 7.69% "
+        "less than GPU alone (chat at the fleet file's throughput ratio, 4 Neuron instances per GPU instance "
+        "(break-even at 4.33))")
     assert report["break_even"] == []  # said once, in the saving
 
 

@@ -188,13 +188,19 @@ def net(*, models: Sequence[Mapping[str, Any]], savings: Sequence[Mapping[str, A
 
 
 def net_line(n: Mapping[str, Any]) -> str:
-    """The net as one sentence (the headline's first): what the fleet costs as deployed against GPU alone, once."""
+    """The net as one sentence (the headline's first): what the net counts as deployed against GPU alone, once, and
+    what it leaves out for want of a GPU figure (named, not summed: each left-out figure is stated in its own row)."""
     if n.get("as_deployed_usd") is None:
         return ""
+    left_out = [str(o["what"]).split(":")[0] if o.get("part") == "model" else str(o["what"]).split(" (")[0]
+                for o in n.get("outside") or []]
+    tail = f"; left out for want of a GPU figure: {', '.join(left_out)}" if left_out else ""
     if n.get("gpu_only_usd") is None:
-        return f"as deployed, the fleet's compared scope costs ${n['as_deployed_usd']} a month ({n['why_none']})"
+        return (f"as deployed, the GPU kept beside the work and the kit's own running cost come to "
+                f"${n['as_deployed_usd']} a month ({n['why_none']}){tail}")
     saved = _dec(n["savings_usd"])
     verdict = (f"${show(saved)} a month saved ({n['savings_percent']}%)" if saved >= 0 else
                f"${show(-saved)} a month more than GPU alone ({show(-_dec(n['savings_percent']))}% more)")
-    return (f"as deployed, the fleet costs ${n['as_deployed_usd']} a month against ${n['gpu_only_usd']} on GPU alone "
-            f"for the same work: {verdict}")
+    return (f"as deployed, the compared serving, the GPU kept beside it and the kit's own running cost come to "
+            f"${n['as_deployed_usd']} a month against ${n['gpu_only_usd']} on GPU alone for the same work: "
+            f"{verdict}{tail}")

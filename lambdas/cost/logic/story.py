@@ -54,8 +54,8 @@ def gpu_standby(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], r
     for m in models if scale is not None else ():
         if m.get("gpu_role") == "standby":
             mode, gpu_type, cost = "hot", m["gpu_type"], _dec(m["gpu_spend_usd"])
-        elif m.get("capacity_fallback"):
-            mode, gpu_type, cost = "warm", ", ".join(m["capacity_fallback"]["types"]), _dec(m["capacity_fallback"]["usd"])
+        elif m.get("capacity_fallback"):  # the warm standby's type is the last pool (gpu_type_of)
+            mode, gpu_type, cost = "warm", gpu_type_of(m), _dec(m["capacity_fallback"]["usd"])
         else:
             continue
         assert scale is not None
