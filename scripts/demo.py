@@ -65,20 +65,27 @@ def _price(instance_type: str) -> float:
 
 
 def with_pools(found: Any, settings: dict[str, Any]) -> Any:
-    """The report's discovered models with each Neuron variant's GPU instance pools put back from the fleet file:
-    moto keeps no InstancePools (the variant is created on its first pool's type), so discovery finds none there. On
-    AWS the report reads them from the endpoint configuration; tests/constructs/test_cost_stack.py holds the two
-    readings equal on the synthesised configuration (cost.monitors.endpoint_model)."""
+    """The report's discovered models with what moto drops from an endpoint configuration put back from the fleet
+    file: moto keeps no InstancePools (the variant is created on its first pool's type) and no shadow variant, so
+    discovery finds neither there. On AWS the report reads both from the endpoint configuration;
+    tests/constructs/test_cost_stack.py holds the two readings equal on the synthesised configuration
+    (cost.monitors.endpoint_model)."""
     from dataclasses import replace
 
     from neuronfleet.cost.monitors import endpoint_model
 
     models = []
     for m in found.models:
-        pools = tuple(endpoint_model(m.endpoint, settings[m.endpoint]).gpu_pool_types) if m.endpoint in settings else ()
-        if pools and not m.gpu_pool_types:
-            print(f"    {m.endpoint}: GPU instance pools {', '.join(pools)} from the fleet file (moto keeps none)")
-            m = replace(m, gpu_pool_types=pools)
+        wanted = endpoint_model(m.endpoint, settings[m.endpoint]) if m.endpoint in settings else m
+        lost = []
+        if wanted.gpu_pool_types and not m.gpu_pool_types:
+            lost.append(f"GPU instance pools {', '.join(wanted.gpu_pool_types)}")
+            m = replace(m, gpu_pool_types=wanted.gpu_pool_types)
+        if wanted.gpu_type and not m.gpu_type:
+            lost.append(f"its {wanted.gpu_role} GPU variant on {wanted.gpu_type}")
+            m = replace(m, gpu_type=wanted.gpu_type, gpu_role=wanted.gpu_role)
+        if lost:
+            print(f"    {m.endpoint}: {' and '.join(lost)} from the fleet file (moto keeps none)")
         models.append(m)
     return replace(found, models=tuple(models))
 

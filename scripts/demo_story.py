@@ -54,8 +54,10 @@ def gpu_baseline(models: Sequence[Mapping[str, Any]], counts: Sequence[int], acc
     """Per endpoint without a GPU variant: (endpoint, the GPU SageMaker type a team would serve it on today, count):
     the cheapest catalog GPU type whose work the report's estimate maps back onto this endpoint's Neuron type (its
     accelerator memory fits), at the endpoint's minimum instances."""
+    from neuronfleet.facts.prices import price_table
     from neuronfleet.lambdas.cost.logic.evaluation import neuron_equivalent
 
+    built_in = price_table()
     gpu_types = [t for t, (family, _) in accelerators.items() if family == "gpu"]
     out = []
     for m, count in zip(models, counts, strict=True):
@@ -64,8 +66,8 @@ def gpu_baseline(models: Sequence[Mapping[str, Any]], counts: Sequence[int], acc
         neuron = m["neuron_types"][0]
         every = [*gpu_types, neuron.removeprefix("ml.")]
         prices = with_sagemaker_prices({}, every)
-        fits = [t for t in gpu_types if neuron_equivalent(f"ml.{t}", inference=True, accelerators=accelerators,
-                                                          prices=prices)[0] == neuron]
+        fits = [t for t in gpu_types if f"ml.{t}" in built_in  # a GPU endpoint priced at a SageMaker rate
+                and neuron_equivalent(f"ml.{t}", inference=True, accelerators=accelerators, prices=prices)[0] == neuron]
         if fits:
             out.append((m["endpoint"], f"ml.{min(fits, key=lambda t: hourly_price(f'ml.{t}'))}", count))
     return out

@@ -150,6 +150,13 @@ def test_the_pilots_figures_come_from_its_gpu_shadow_never_from_the_fallback_poo
     assert [(p["part"], p["as_deployed_usd"], p["gpu_only_usd"]) for p in n["parts"]] == [
         ("neuron_serving", "5400.00", "9000.00"), ("gpu_shadow", "9000.00", None), ("gpu_fallback_pool", "4821.00", "same")]
     assert n["per_work"]["savings_percent"] == "40.00"
+    # GPU alone for chat's work is what its shadow cost: the page states that figure once, in the shadow's row
+    assert n["parts"][0]["gpu_only_is"] == "gpu_shadow"
+    from neuronfleet.lambdas.cost.logic.report_page import render_html
+    from tests.unit.test_report_page import figures_stated
+
+    stated = [v for v in figures_stated(render_html(report)) if v]
+    assert stated.count(Decimal("9000.00")) == 1, stated
     assert "against the pilot's GPU shadow, measured on the same traffic" in report["story"]
     assert "40.00% less than GPU alone" in report["story"]
     # the net as deployed counts the shadow: during the pilot the fleet pays both

@@ -129,6 +129,8 @@ def net(*, models: Sequence[Mapping[str, Any]], savings: Sequence[Mapping[str, A
         elif role == "shadow" and gpu_variant:
             parts.append(_part("gpu_shadow", f"{name}: GPU shadow on {m.get('gpu_type')}", gpu_variant, None,
                                "the pilot's copy of the traffic: it answers nobody; it ends with the pilot"))
+            if show(gpu_variant) == show(gpu_figure):  # the shadow served the same work: its cost is GPU alone's
+                parts[-2]["gpu_only_is"] = "gpu_shadow"
         elif role == "baseline" and gpu_variant:
             parts.append(_part("gpu_baseline", f"{name}: GPU baseline variant on {m.get('gpu_type')}", gpu_variant,
                                SAME, "serves its share of the traffic on GPU in either setup"))
@@ -196,7 +198,10 @@ def net_line(n: Mapping[str, Any]) -> str:
                 for o in n.get("outside") or []]
     tail = f"; left out for want of a GPU figure: {', '.join(left_out)}" if left_out else ""
     if n.get("gpu_only_usd") is None:
-        return (f"as deployed, the GPU kept beside the work and the kit's own running cost come to "
+        kinds = {p.get("part") for p in n.get("parts") or []}
+        counted = " and ".join(w for w, ks in (("the GPU kept beside the work", kinds - {"kit_overhead"}),
+                                               ("the kit's own running cost", kinds & {"kit_overhead"})) if ks)
+        return (f"as deployed, {counted or 'what the net counts'} come{'s' if ' and ' not in counted else ''} to "
                 f"${n['as_deployed_usd']} a month ({n['why_none']}){tail}")
     saved = _dec(n["savings_usd"])
     verdict = (f"${show(saved)} a month saved ({n['savings_percent']}%)" if saved >= 0 else

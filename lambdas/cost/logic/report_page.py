@@ -239,7 +239,9 @@ def net_section(report: Mapping[str, Any]) -> str:
     if parts_in:
         body.append(_table(["part", f"as deployed ({label}a month)", "GPU alone (a month)", "what it is"], [
             (p["what"], _money(p["as_deployed_usd"]),
-             "the same" if p["gpu_only_usd"] == "same" else _money(p["gpu_only_usd"]), p["note"])
+             "the same" if p["gpu_only_usd"] == "same" else
+             "what its GPU shadow costs (the shadow's row)" if p.get("gpu_only_is") == "gpu_shadow" else
+             _money(p["gpu_only_usd"]), p["note"])
             for p in parts_in], left=(0, 3)))
     if outside:
         body.append(_table(["left out of the net", f"{label}a month", "why"],
