@@ -6,12 +6,14 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
+NEURONFLEET = str(Path(sys.executable).parent / "neuronfleet")
 
 
 def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_report() -> None:
@@ -46,20 +48,37 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
     # a cost per million says what it is: recorded (the fleet's spend over its metrics)
     assert ("per model: chat-dev: Neuron $18.20/M inferences recorded (the fleet's spend over its Invocations metric)"
             in out)
-    # the evaluation phase: a synthetic GPU baseline (the GPU endpoint a team would move from), priced on Neuron; it
-    # is outside the fleet, and said so (the page then lists it as no endpoint's spend, the estimate's GPU work)
-    assert ("synthetic: GPU baseline: 1 x ml.g5.xlarge around the clock, a GPU endpoint outside the fleet (as a team "
+    # the evaluation phase: a synthetic GPU baseline (the GPU endpoint a team would move from, a type with a built-in
+    # SageMaker rate), priced on Neuron; it is outside the fleet, and said so
+    assert ("synthetic: GPU baseline: 1 x ml.g6.2xlarge around the clock, a GPU endpoint outside the fleet (as a team "
             "would serve chat-dev on GPU today)") in out
-    # the same 720 inf2.xlarge hours read the same on both sides: spend at full precision, as Cost Explorer answers
-    # (daily amounts rounded to cents made it $546.00 against the estimate's $545.90)
-    assert "synthetic spend inferentia  $545.90\n" in out and "synthetic spend gpu         $724.32\n" in out
-    assert "evaluation estimate: ml.g5.xlarge (inference) -> ml.inf2.xlarge: $724.32 -> $545.90 (assumed" in out
-    assert re.search(r"the story of nf-dev \(evaluation\), SYNTHETIC figures: Synthetic: the GPU work recorded "
-                     r"\(\$724\.32\) would cost \$545\.90 on Neuron, 24\.63% less", out)
-    page = (ROOT / "cdk.out" / "demo-dev" / "migration-report.html").read_text()
-    assert ("$724.32 not attributed to a model: no endpoint of this fleet is configured on this type; GPU work outside "
-            "the fleet") in page
-    assert "$546.00" not in page
+    # SageMaker hours at the built-in SageMaker rates (ml.inf2.xlarge $0.99, ml.g6.2xlarge $1.222), at full precision
+    assert "synthetic spend inferentia  $712.80\n" in out and "synthetic spend gpu         $879.84\n" in out
+    assert "evaluation estimate: ml.g6.2xlarge (inference) -> ml.inf2.xlarge: $879.84 -> $712.80 (assumed" in out
+    # moto's gaps said before the deploy
+    assert "moto cannot deploy 11 kind(s) of resource of nf-dev" in out.split("cdk bootstrap")[0]
+    story = out.split("the story of nf-dev (evaluation), SYNTHETIC figures: ")[1]
+    assert story.startswith("Synthetic: as deployed, the kit's own running cost comes to $43.38 a month (no model's "
+                            "work has a GPU figure yet")
+    assert "the GPU work that could move would cost 18.99% less on Neuron (the evaluation estimate" in story
+    assert_page_and_record("dev")
+
+
+def assert_page_and_record(env_name: str) -> dict:
+    """The page the demo copied states no dollar figure twice; report.json beside it is the stored record, which
+    `neuronfleet report` draws again offline."""
+    import json
+
+    from tests.unit.test_report_page import figures_stated
+
+    out = ROOT / "cdk.out" / f"demo-{env_name}"
+    stated = [v for v in figures_stated((out / "migration-report.html").read_text()) if v]
+    assert sorted({v for v in stated if stated.count(v) > 1}) == [], env_name
+    record = json.loads((out / "report.json").read_text())
+    drawn = subprocess.run([NEURONFLEET, "report", str(out / "report.json"), "--output", str(out / "redrawn.html")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert drawn.returncode == 0, drawn.stdout + drawn.stderr
+    return record
 
 
 def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic() -> None:
@@ -71,29 +90,25 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
     assert "synthetic: training: pretrain 8 x trn2u.48xlarge" in out
     assert "synthetic: training: finetune 4 x trn2.48xlarge" in out
     assert "synthetic: GPU fallback pool: 2 x p5.48xlarge" in out
-    assert "synthetic: endpoint chat: 2 x ml.inf2.48xlarge, GPU standby 1 x ml.p5.48xlarge" in out
+    assert ("synthetic: endpoint chat: 2 x ml.inf2.48xlarge, warm GPU standby: ml.p5.48xlarge as the last instance "
+            "pool, nothing running") in out
     assert "migration report of nf-prod (SYNTHETIC usage:" in out
     assert "g6e" not in out and "p4d" not in out and "trn1" not in out
-    # the standby is insurance and its failover day apart, never savings; the verdict is on GPU spend that could move
-    assert "GPU standby $38307.84 over 29 days (insurance, not savings)" in out
-    assert "failover days: 1, $1320.96, 50000 inferences" in out
-    assert "verdict: No GPU inference spend to move (monthly rate from 30 of 30 recorded days)" in out
-    assert "evaluation estimate: p5.48xlarge (training) -> trn2.48xlarge" in out
-    # the production phase: the saving against GPU from the pilot judge's verdict (fixture answers, said so), and
-    # the hot standby set against the Neuron spend it protects
-    assert "pilot judge: nfprodinference-chat-" in out and "[synthetic: fixture answers]" in out
-    # the judge's figures are single-stream and said so; the saving rests on config/prod.yaml's own throughput ratio
-    # (one p5.48xlarge does what 4 inf2.48xlarge do): 1440 inf2 hours / 4 x $55.04, not the judge's 3.53x (71.70%)
-    assert "single-stream (one request at a time, 20 prompts, list prices): $33.81 vs $119.44 per million tokens" in out
-    assert ("saving: chat: Neuron $18693.07/month against GPU $19814.40/month: $1121.33 (5.66%), from the fleet file's "
-            "throughput ratio: one ml.p5.48xlarge does the work of 4 ml.inf2.48xlarge") in out
-    assert "71.70" not in out and "3.53x" not in out
-    assert ("GPU standby: chat: hot on ml.p5.48xlarge, $39628.80/month against $18693.07/month of Neuron serving it "
-            "protects (67.95%)") in out
-    assert re.search(r"the story of nf-prod \(production\), SYNTHETIC figures: Synthetic: Neuron serves chat for "
-                     r"\$18693\.07 a month where the same work on GPU would cost \$19814\.40 \(at the fleet file's "
-                     r"throughput ratio for chat, 4 Neuron instances per GPU instance; break-even at 4\.24\): "
-                     r"\$1121\.33 a month saved \(5\.66%\)", out)
+    # the net: chat's Neuron serving against GPU alone at the fleet file's own ratio (one ml.p5.48xlarge does what 4
+    # ml.inf2.48xlarge do), priced at the built-in SageMaker rates; the pool on both sides; the kit's own cost
+    assert "net part: chat: Neuron serving on ml.inf2.48xlarge: $22435.20/month as deployed, GPU alone $40704.48" in out
+    assert ("net part: the fleet's GPU instances on EC2 (the GPU fallback pool): $8806.40/month as deployed, GPU alone "
+            "the same") in out
+    assert "net part: the kit's own: NAT gateway hours, 3 resource(s), 2,190 a month: $98.55/month" in out
+    assert "left out of the net: training on Trainium (instances and Capacity Block fees): $386219.23/month" in out
+    assert re.search(r"the story of nf-prod \(production\), SYNTHETIC figures: Synthetic: as deployed, the compared "
+                     r"serving, the GPU kept beside it and the kit's own running cost come to \$31606\.89 a month "
+                     r"against \$49510\.88 on GPU alone for the same work: \$17903\.99 a month saved \(36\.16%\)", out)
+    assert "Neuron serving costs 44.88% less than GPU alone (chat at the fleet file's throughput ratio" in out
+    record = assert_page_and_record("prod")
+    net = record["net"]
+    assert (net["as_deployed_usd"], net["gpu_only_usd"], net["savings_usd"]) == ("31606.89", "49510.88", "17903.99")
+    assert net["savings_percent"] == "36.16" and float(net["savings_usd"]) > 0
 
 
 def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_it() -> None:
@@ -115,5 +130,19 @@ def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_i
     # the judge's cost per million is single-stream (6 prompts, one at a time): shown, labelled, never a saving;
     # pilot.yaml states no throughput ratio, so no saving is claimed for chat (the recorded figure is labelled too)
     assert "single-stream (one request at a time, 6 prompts, list prices): $73.92 vs $110.76 per million tokens" in out
-    assert "per model: chat: Neuron $0.6231/M tokens recorded (the fleet's spend over its Tokens metric)" in out
-    assert "saving: chat" not in out and "Neuron serves chat" not in out
+    # the pilot's own figures come from its GPU shadow (answering a copy of every request), never from the GPU
+    # fallback pool's CUDA-only work (on both sides of the net, never priced on Neuron)
+    assert ("synthetic: endpoint chat: 1 x ml.inf2.24xlarge, GPU shadow 1 x ml.g6e.12xlarge answering a copy of every "
+            "request") in out
+    assert ("per model: chat: Neuron $0.7478/M tokens recorded (the fleet's spend over its Tokens metric), GPU $1.01/M, "
+            "saves $1945.90 (25.76%) against the GPU shadow") in out
+    assert "evaluation estimate:" not in out
+    assert ("for the same work, Neuron serving costs 25.76% less than GPU alone (chat against the pilot's GPU shadow, "
+            "measured on the same traffic)") in out
+    assert "GPU standby:" not in out  # a shadow's pools are capacity fallback, not a standby
+    record = assert_page_and_record("pilot")
+    (judge_file,) = (ROOT / "cdk.out" / "demo-pilot").glob("judge-*-latest.json")
+    verdict = subprocess.run([NEURONFLEET, "judge", "verdict", str(judge_file)], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120)
+    assert verdict.returncode == 0 and "GO" in verdict.stdout.upper(), verdict.stdout + verdict.stderr
+    assert record["pilot_verdicts"][0]["go"] is True

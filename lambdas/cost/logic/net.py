@@ -61,7 +61,8 @@ def overhead_of(bill: wire.OverheadBill | None) -> Overhead | None:
     if bill is None:
         return None
     lines = tuple(OverheadLine(f"{line.what}, {line.count} resource(s), {wire_number(line.quantity)} a month",
-                               line.monthly_usd, f"price {line.source_key}, read {bill.read} for {bill.region}")
+                               line.monthly_usd, f"counted at synth from what the fleet deploys; price "
+                               f"'{line.source_key}' (docs/cost.md lists its source), read {bill.read}")
                   for line in bill.priced)
     return Overhead(lines=lines, not_priced=tuple(f"{u.key} x {u.count}: {u.why}" for u in bill.unpriced))
 
@@ -143,8 +144,7 @@ def net(*, models: Sequence[Mapping[str, Any]], savings: Sequence[Mapping[str, A
                            fleet_gpu_ec2_usd * scale, SAME, "work the fleet keeps on GPU (CUDA-only or moved there "
                            "when Trainium capacity waited too long): GPU in either setup"))
     for line in overhead:
-        parts.append(_part("kit_overhead", f"the kit's own: {line.what}", line.monthly_usd, None,
-                           f"priced at synth from what the fleet deploys: {line.source}"))
+        parts.append(_part("kit_overhead", f"the kit's own: {line.what}", line.monthly_usd, None, line.source))
     if trainium_training_usd:
         outside.append({"part": "training", "what": "training on Trainium (instances and Capacity Block fees)",
                         "usd": show(trainium_training_usd * scale), "_usd": trainium_training_usd * scale,

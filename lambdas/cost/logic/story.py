@@ -54,7 +54,8 @@ def gpu_standby(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], r
     for m in models if scale is not None else ():
         if m.get("gpu_role") == "standby":
             mode, gpu_type, cost = "hot", m["gpu_type"], _dec(m["gpu_spend_usd"])
-        elif m.get("capacity_fallback"):  # the warm standby's type is the last pool (gpu_type_of)
+        elif m.get("capacity_fallback") and not m.get("gpu_type"):  # warm: no GPU variant runs; its type is the
+            # last pool (gpu_type_of). A shadow's or baseline's pools are capacity fallback, not a standby
             mode, gpu_type, cost = "warm", gpu_type_of(m), _dec(m["capacity_fallback"]["usd"])
         else:
             continue
