@@ -65,9 +65,9 @@ class LifecycleRun:
                            intents=intents(aws["ddb"], aws["table"]), gpu=GpuQueue(self.batch, GPU_QUEUE),
                            alerts=Topic(aws["sns"], aws["topic"]), ledger=Ledger(aws["ddb"], aws["table"]))
 
-    def _blocks(self, rid: str, end: datetime, block_id: str) -> None:
+    def _blocks(self, rid: str, end: datetime, block_id: str, tags: dict[str, str] | None = None) -> None:
         self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
-            reservation(rid, start=START, end=end, state="active", block_id=block_id)]},
+            reservation(rid, start=START, end=end, state="active", block_id=block_id, tags=tags)]},
             {"CapacityReservationIds": [rid]})
         self.e.add_response("describe_capacity_blocks", {"CapacityBlocks": [
             {"CapacityBlockId": block_id, "AvailabilityZone": "us-east-2b", "CapacityReservationIds": [rid],

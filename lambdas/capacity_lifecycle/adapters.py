@@ -13,6 +13,7 @@ from neuronfleet_runtime import announcements, reservations, topic
 from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
 
 from neuronfleet_contract.capacity_lifecycle import FALLBACK_OF_TAG, GPU_JOB_DEFINITION_TAG, ClusterRef, drain_key
+from neuronfleet_contract.tags import FLEET_TAG
 
 from .logic import Block, HeldJob
 
@@ -23,6 +24,10 @@ Outcome = announcements.Outcome
 
 LIVE_STATES = ("active", "scheduled")
 RUNNING = ("STARTING", "RUNNING")
+
+
+def _tag(resource: Mapping[str, Any], key: str) -> str:
+    return next((str(t.get("Value", "")) for t in resource.get("Tags") or () if t.get("Key") == key), "")
 
 
 def _utc(v: datetime) -> datetime:
@@ -47,7 +52,8 @@ class Fleet:
         return [Block(reservation_id=str(r["CapacityReservationId"]), instance_type=str(r["InstanceType"]),
                       count=int(r.get("TotalInstanceCount", 0)), start=_utc(r["StartDate"]), end=_utc(r["EndDate"]),
                       state=str(r["State"]), block_id=str(r.get("CapacityBlockId") or ""),
-                      kind="ultraserver" if r.get("CapacityBlockId") in ultra else "instances") for r in found]
+                      kind="ultraserver" if r.get("CapacityBlockId") in ultra else "instances",
+                      fleet_tag=_tag(r, FLEET_TAG)) for r in found]
 
     def running(self, queue: str) -> int:
         n = 0

@@ -51,12 +51,14 @@ from .logic import (
     drain_text,
     extended_text,
     extension_key,
+    fleets_own,
     gpu_job_name,
     held,
     history,
     interconnect_changes,
     interconnect_text,
     move_text,
+    not_fleets_text,
     refused_text,
     step,
     tell_text,
@@ -114,7 +116,11 @@ def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[
             _pending(cluster, b, items, box)
         s = step(b, running_jobs=running, past=past, policy=policy, now=now)
         did.append(f"{b.reservation_id}: {s.action} ({s.why})")
-        if s.action == "extend":
+        if s.action == "extend" and not fleets_own(b, cluster, t.settings.fleet):
+            box.once(extension_key(b) + "#not-the-fleets", expires=b.end + timedelta(days=1),
+                     say=not_fleets_text(cluster.name, b, t.settings.fleet))
+            did.append(f"{b.reservation_id}: not extended: not the fleet's (untagged, unnamed)")
+        elif s.action == "extend":
             did.append(_extend(cluster, b, past, t, box, now))
         elif s.action == "drain":
             draining.append((b, s.why))

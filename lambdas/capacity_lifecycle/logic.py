@@ -33,12 +33,14 @@ from neuronfleet_contract.capacity_lifecycle import (
     EXTENSION_PAYMENT_DEADLINE,
     BlockEnd,
     CapacityPolicy,
+    ClusterRef,
     ExtensionHistory,
     ExtensionOffer,
     Refusal,
     extension_history,
     extension_refusals,
 )
+from neuronfleet_contract.tags import FLEET_TAG
 
 CAPACITY_REASON = "CAPACITY:"
 """A RUNNABLE job's statusReason when Batch cannot get the instances (neuronfleet_contract.capacity_alert, AWS Batch
@@ -57,10 +59,20 @@ class Block:
     state: str
     kind: str = "instances"
     block_id: str = ""
+    fleet_tag: str = ""
+    """The reservation's ``neuronfleet:fleet`` tag ("" when untagged)."""
 
     @property
     def stops_at(self) -> datetime:
         return self.end - TERMINATION[self.kind].lead
+
+
+def fleets_own(block: Block, cluster: ClusterRef, fleet: str) -> bool:
+    """Whether the function may extend ``block``: the fleet file names its reservation (``reservation_id``), or it is
+    tagged with the fleet. A block that is only a member of the cluster's resource group is not enough: whoever can
+    add a reservation to the group would put another team's block in scope. The role's IAM says the same
+    (neuronfleet.capacity.iam.extension_statements), so this only turns an AccessDenied into a clear announcement."""
+    return block.reservation_id in cluster.reservation_ids or (bool(fleet) and block.fleet_tag == fleet)
 
 
 History = ExtensionHistory
@@ -135,6 +147,16 @@ def extended_text(cluster: str, block: Block, x: ExtensionOffer, *, already: boo
             f"${x.upfront_fee} {x.currency} (${x.usd_per_instance_hour} per instance-hour). AWS bills it up front; it "
             f"stays payment-pending until paid, and fails if unpaid {int(EXTENSION_PAYMENT_DEADLINE.value.seconds // 60)}"
             " minutes before the old end: then the jobs are told to checkpoint as before.")
+
+
+def not_fleets_text(cluster: str, block: Block, fleet: str) -> tuple[str, str]:
+    return (f"neuronfleet: Capacity Block {block.reservation_id} not extended: not the fleet's"[:100],
+            f"Cluster {cluster}: jobs still run on Capacity Block {block.reservation_id}, which ends at "
+            f"{_t(block.end)}, but its reservation is neither named in the fleet file (reservation_id) nor tagged "
+            f"{FLEET_TAG}={fleet} (its tag: {block.fleet_tag or 'none'}): it only belongs to the cluster's resource "
+            "group, so the lifecycle does not extend it (nor may its role). Tag it with the fleet if it is the "
+            "fleet's, or extend it yourself (neuronfleet capacity extend). The jobs are told to checkpoint before the "
+            f"instances stop at {_t(block.stops_at)}.")
 
 
 def refused_text(cluster: str, block: Block, choice: Choice, *, offers: int) -> tuple[str, str]:

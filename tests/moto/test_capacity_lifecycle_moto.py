@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from botocore.stub import Stubber
 from neuronfleet_runtime.announcements import Unfinished
 
 from neuronfleet.lambdas.capacity_lifecycle.adapters import Fleet, Intents
@@ -24,6 +25,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     LifecycleSettings,
     drain_key,
 )
+from neuronfleet_contract.tags import FLEET_TAG
 from tests.capacity_fixtures import extension
 from tests.lifecycle_stubs import END, GPU_QUEUE, REGION, START, LifecycleRun, lifecycle_aws, said
 from tests.publisher_examples import cli_outputs, response_errors
@@ -125,6 +127,46 @@ def test_an_overlapping_run_holding_the_intent_buys_nothing(aws):
     assert Intents(aws["ddb"], aws["table"]).take(key, expires=END + timedelta(days=1))
     out = Pass(aws).blocks().running().history([]).offers("1920.00").status().held().go(END - timedelta(hours=5))
     assert "extension: another run holds it, or it is done" in out["clusters"]["pretrain"] and said(aws) == []
+
+
+GROUP = "arn:aws:resource-groups:us-east-2:111111111111:group/nf-prod-blocks"
+GROUPED = ClusterRef(name="pretrain", queue_arn=QUEUE, instance_type="trn2.48xlarge", drain_bucket="nf-data",
+                     group_arns=(GROUP,))
+
+
+def _grouped(aws: dict[str, Any], tags: dict[str, str]) -> tuple[Pass, Stubber]:
+    """A pass over a cluster whose blocks come from its resource group only: cr-1 is a member, tagged ``tags``."""
+    p = Pass(aws, clusters=(GROUPED,))
+    rg = Stubber(p.rg)
+    rg.add_response("list_group_resources", {"Resources": [{"Identifier": {
+        "ResourceArn": "arn:aws:ec2:us-east-2:111111111111:capacity-reservation/cr-1",
+        "ResourceType": "AWS::EC2::CapacityReservation"}}]}, {"Group": GROUP})
+    p._blocks("cr-1", END, "cb-block-1", tags=tags)
+    return p.running().history([]), rg
+
+
+def test_a_group_member_not_tagged_with_the_fleet_is_not_extended_and_said_once(aws):
+    """Finding 1: whoever can add a reservation to the fleet's group must not put another team's block in scope."""
+    for minutes in (0, 10):
+        p, rg = _grouped(aws, {FLEET_TAG: "nf-other"})
+        with rg:   # no extension offers asked for, nothing bought (the Stubbers refuse any call not queued)
+            out = p.status().held().go(END - timedelta(hours=5, minutes=minutes))
+        assert "cr-1: not extended: not the fleet's (untagged, unnamed)" in out["clusters"]["pretrain"]
+    (note,) = said(aws)
+    assert note["Subject"] == "neuronfleet: Capacity Block cr-1 not extended: not the fleet's"
+    assert "neither named in the fleet file (reservation_id) nor tagged neuronfleet:fleet=nf-prod (its tag: " \
+           "nf-other)" in note["Message"]
+
+
+def test_a_group_member_tagged_with_the_fleet_is_extended(aws):
+    p, rg = _grouped(aws, {FLEET_TAG: "nf-prod"})
+    p.offers("1920.00").history([])
+    p.e.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
+        extension("cr-1", "cbe-0", start=END)]},
+        {"CapacityBlockExtensionOfferingId": "cbe-0", "CapacityReservationId": "cr-1"})
+    with rg:
+        out = p.status().held().go(END - timedelta(hours=5))
+    assert "extended by cbe-0 (already: False)" in out["clusters"]["pretrain"]
 
 
 def test_a_refused_extension_is_announced_once_then_the_drain_once_with_its_flag(aws):

@@ -17,6 +17,7 @@ from constructs import Construct
 
 from neuronfleet_contract import capacity_alert as alert_contract
 from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, drain_key
+from neuronfleet_contract.tags import FLEET_TAG
 
 from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.topic import grant_publish
@@ -26,6 +27,7 @@ from ..core.rules import LAMBDA_ENVIRONMENT_BYTES, REFERENCE_CHARS
 from ..fallback.gpu_pool import GpuPool
 from ..settings.capacity import CapacityPolicySettings
 from ..training.cluster import TrainiumCluster
+from .iam import any_reservation, extension_statements
 
 PASS_EVERY = Duration.minutes(10)
 """The lifecycle pass: a block's decision point, a drain's start or a held job's limit is acted on at most 10
@@ -182,23 +184,29 @@ class CapacityLifecycle(Construct):
                 event_pattern=events.EventPattern(source=["aws.ec2"], detail_type=[
                     *alert_contract.CAPACITY_BLOCK_ENDING, *alert_contract.CAPACITY_BLOCK_DELIVERED]),
                 targets=[fn.event_target()])
-            self._grant(fn.role, {c.name: named[c.name] for c in part}, pool)
+            self._grant(fn.role, {c.name: named[c.name] for c in part}, pool, fleet=fleet,
+                        extend=policy.allow_extension)
             self.functions.append(fn)
         self.function = self.functions[0]
         """The first (for most fleets the only) function."""
 
-    def _grant(self, role: iam.IRole, named: Mapping[str, TrainiumCluster], pool: GpuPool | None) -> None:
+    def _grant(self, role: iam.IRole, named: Mapping[str, TrainiumCluster], pool: GpuPool | None, *, fleet: str,
+               extend: bool) -> None:
         clusters = list(named.values())
         stack = Stack.of(self)
         describe = ["ec2:DescribeCapacityReservations", "ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityBlockStatus",
                     "ec2:DescribeCapacityBlockExtensionOfferings", "ec2:DescribeCapacityBlockExtensionHistory",
                     "batch:ListJobs", "batch:DescribeJobs"]
         role.add_to_principal_policy(iam.PolicyStatement(actions=describe, resources=["*"]))
-        reservations = stack.format_arn(service="ec2", resource="capacity-reservation", resource_name="*")
-        role.add_to_principal_policy(iam.PolicyStatement(actions=["ec2:PurchaseCapacityBlockExtension"],
-                                                         resources=[reservations]))
         groups = sorted({c.settings.capacity.resource_group_arn for c in clusters
                          if c.settings.capacity.resource_group_arn})
+        wild: list[Any] = ["*"]
+        if extend:  # the only spending action, on the fleet's own reservations only (capacity/iam.py, with sources)
+            ids = [c.settings.capacity.reservation_id for c in clusters if c.settings.capacity.reservation_id]
+            for statement in extension_statements(stack, fleet=fleet, reservation_ids=ids, tagged=bool(groups)):
+                role.add_to_principal_policy(statement)
+            if groups:
+                wild.append(any_reservation(stack))
         if groups:
             role.add_to_principal_policy(iam.PolicyStatement(actions=["resource-groups:ListGroupResources"],
                                                              resources=groups))
@@ -207,11 +215,12 @@ class CapacityLifecycle(Construct):
                 actions=["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],  # GetObject: HeadObject before a delete
                 resources=[c.data_bucket.arn_for_objects(drain_key(name))]))
         jobs = stack.format_arn(service="batch", resource="job", resource_name="*")
-        wild: list[Any] = ["*", reservations, jobs]
+        wild.append(jobs)
         if pool is not None:
             pool.grant_submit_jobs(role)
             role.add_to_principal_policy(iam.PolicyStatement(actions=["batch:CancelJob"], resources=[jobs]))
         acknowledge_wildcards(role, "EC2's Capacity Block describes and Batch's ListJobs/DescribeJobs have no "
-                                    "resource-level permissions; extensions of any of this account's reservations "
-                                    "(the function picks the fleet's); CancelJob of the held jobs it moves",
+                                    "resource-level permissions; extensions only of reservations tagged "
+                                    f"{FLEET_TAG}={fleet} (aws:ResourceTag condition: Service Authorization "
+                                    "Reference); CancelJob of the held jobs it moves",
                               resources=tuple(wild))
