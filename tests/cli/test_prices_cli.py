@@ -17,6 +17,7 @@ from botocore.stub import Stubber
 from neuronfleet import CATALOG
 from neuronfleet.cli.main import main
 from neuronfleet.cli.output import BAD_INPUT, OK
+from neuronfleet.cli.prices import default_cache_path
 from neuronfleet.facts.catalog import Price
 from neuronfleet.facts.prices import PriceCacheError, price_table, refreshed_price_table, sagemaker_types
 from neuronfleet.lambdas.cost.logic.pricelist import EC2_FILTERS, filters
@@ -65,7 +66,8 @@ def test_refresh_reads_every_type_and_writes_the_dated_cache(stubbed: Any, capsy
     assert len(doc["failed"]) == len(TYPES) - 2
     # what estimate uses: the cached live prices over the built-in ones, the fleet file's overrides over both
     ours = Price(usd_per_hour=18.0, source="EDP 2026", as_of=date(2026, 10, 1))
-    table, note = refreshed_price_table(region=REGION, overrides={"trn1.32xlarge": ours})
+    table, note = refreshed_price_table(region=REGION, overrides={"trn1.32xlarge": ours},
+                                        cache_file=default_cache_path(REGION))
     assert (table["trn1.32xlarge"]["usd_per_hour"], table["trn1.32xlarge"]["origin"]) == ("18.0", "override")
     assert (table["ml.inf2.xlarge"]["usd_per_hour"], table["ml.inf2.xlarge"]["origin"]) == ("0.99", "live")
     assert (table["inf2.xlarge"]["usd_per_hour"], table["inf2.xlarge"]["origin"]) == ("0.7582", "catalog")
@@ -95,16 +97,16 @@ def test_a_region_without_a_price_list_endpoint_is_refused_before_any_request(
 def test_no_cache_is_the_built_in_table_and_a_bad_cache_names_file_and_field(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEURONFLEET_PRICE_CACHE", str(tmp_path))
-    table, note = refreshed_price_table(region=REGION)
+    table, note = refreshed_price_table(region=REGION, cache_file=default_cache_path(REGION))
     assert (table, note) == (price_table(region=REGION), "")
     bad = tmp_path / f"prices-{REGION}.json"
     bad.write_text(json.dumps({"format": "neuronfleet-prices/1", "region": REGION, "read_at": "2026-11-28T00:00:00",
                                "prices": {"inf2.xlarge": {"usd_per_hour": "abc", "source": "s", "as_of": "x"}}}))
     with pytest.raises(PriceCacheError, match=r"prices\.inf2\.xlarge\.usd_per_hour is 'abc', expected a number > 0"):
-        refreshed_price_table(region=REGION)
+        refreshed_price_table(region=REGION, cache_file=default_cache_path(REGION))
     bad.write_text(json.dumps({"format": "neuronfleet-prices/1", "region": "eu-west-1", "read_at": "x", "prices": {}}))
     with pytest.raises(PriceCacheError, match=r"region is 'eu-west-1', expected 'us-east-2'"):
-        refreshed_price_table(region=REGION)
+        refreshed_price_table(region=REGION, cache_file=default_cache_path(REGION))
 
 
 def test_the_estimate_uses_the_refreshed_cache_and_says_so_once(

@@ -16,10 +16,11 @@ LIBRARY = ROOT / "constructs" / "neuronfleet"
 LAMBDAS = ROOT / "lambdas"
 CONTRACT = LAMBDAS / "neuronfleet_contract"
 
-CLI = {"cost/estimate.py", "cost/exports.py", "cli/estimate.py", "cli/report.py"}
+CLI = {"cost/estimate.py", "cost/exports.py", "cli/estimate.py", "cli/report.py", "cli/prices.py"}
 """The command line runs the cost handlers' pure logic on the user's machine: ``neuronfleet estimate`` (Cost
-Explorer rows, CUR 2.0 lines -> the report's own estimate), its export readers and its old entry point, and
-``neuronfleet report`` (the report page's renderer). Never a construct."""
+Explorer rows, CUR 2.0 lines -> the report's own estimate), its export readers and its old entry point,
+``neuronfleet report`` (the report page's renderer) and ``neuronfleet prices refresh`` (the report's own Price List
+reader, so the CLI's cache and the report read prices alike). Never a construct."""
 NOT_YET_MOVED: dict[str, set[str]] = {}
 """Handler modules a construct module may still import: none (the estimate CLI aside). Kept so that a step back is
 a visible, reviewed entry here."""

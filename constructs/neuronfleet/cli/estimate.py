@@ -34,6 +34,7 @@ from ..lambdas.cost.logic.evaluation import (
 from ..lambdas.cost.logic.evaluation import estimate as run_estimate
 from ..lambdas.cost.logic.rows import family_of
 from .output import OK, BadInput, emit, json_option, progress
+from .prices import default_cache_path
 
 PRICE_REGION: str = str(Price.__dataclass_fields__["region"].default)
 """The region the catalog's prices are read in, where no fleet file or --region says another."""
@@ -244,7 +245,7 @@ def estimate(export: Path | None, fmt: str, csv_path: Path | None, live: bool, d
                           workload_tag=workload_tag)
     _check_declarations(got, declared)
     try:  # the prices `neuronfleet prices refresh` cached for the region, when there are any
-        table, cache_note = refreshed_price_table(catalog, region, overrides)
+        table, cache_note = refreshed_price_table(catalog, region, overrides, cache_file=default_cache_path(region))
     except PriceCacheError as exc:
         raise BadInput.of("price cache", str(exc), "a cache `neuronfleet prices refresh` wrote (run it again, or "
                           "remove the file)", what="estimate") from None

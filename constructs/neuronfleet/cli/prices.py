@@ -9,6 +9,7 @@ every ``ml.`` type the kit prices (SageMaker hosting). The report itself keeps i
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,15 @@ from typing import Any
 import click
 
 from .output import FINDINGS, OK, BadInput, emit, json_option, progress
+
+
+def default_cache_path(region: str) -> Path:
+    """Where ``neuronfleet prices refresh`` keeps ``region``'s prices and ``neuronfleet estimate`` looks for them:
+    ``$NEURONFLEET_PRICE_CACHE`` (a folder), else ``$XDG_CACHE_HOME/neuronfleet``, else ``~/.cache/neuronfleet``; one
+    file per region, ``prices-<region>.json``. The command line's to read (the library reads no environment)."""
+    folder = os.environ.get("NEURONFLEET_PRICE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neuronfleet")
+    return Path(folder) / f"prices-{region}.json"
 
 
 @click.group(help="The prices the kit estimates with: refresh them from the AWS Price List Query API.")
@@ -35,7 +45,7 @@ the built-in price; the command says which and why.""")
 @json_option
 def refresh(region: str | None, fleet_path: Path | None, out: Path | None, as_json: bool) -> int:
     from ..facts.catalog import CATALOG
-    from ..facts.prices import default_cache_path, sagemaker_types, write_cache
+    from ..facts.prices import sagemaker_types, write_cache
 
     if fleet_path is not None and region is None:
         from .. import load_fleet

@@ -17,7 +17,6 @@ the catalog and it, and a function's environment carries only what differs (neur
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -66,14 +65,6 @@ CACHE_FORMAT = "neuronfleet-prices/1"
 
 class PriceCacheError(ValueError):
     """A price cache file that cannot be used; the message names the file, the field and what is allowed."""
-
-
-def default_cache_path(region: str) -> Path:
-    """Where ``neuronfleet prices refresh`` keeps ``region``'s prices: ``$NEURONFLEET_PRICE_CACHE`` (a folder), else
-    ``$XDG_CACHE_HOME/neuronfleet``, else ``~/.cache/neuronfleet``; one file per region, ``prices-<region>.json``."""
-    folder = os.environ.get("NEURONFLEET_PRICE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "neuronfleet")
-    return Path(folder) / f"prices-{region}.json"
 
 
 def write_cache(path: Path, *, region: str, read_at: datetime, prices: Mapping[str, Mapping[str, str]],
@@ -125,16 +116,17 @@ def read_cache(path: Path, region: str) -> tuple[datetime, dict[str, dict[str, s
 def refreshed_price_table(catalog: InstanceCatalog = CATALOG, region: str | None = None,
                           overrides: Mapping[str, Any] | None = None, *, cache_file: Path | None = None
                           ) -> tuple[dict[str, dict[str, str]], str]:
-    """:func:`price_table` with the prices ``neuronfleet prices refresh`` cached for ``region`` (``cache_file``, else
-    :func:`default_cache_path`): the fleet file's overrides first, then the cached live prices, then the built-in ones,
-    each entry saying its ``origin`` (override | live | catalog), the report's rule (cost.logic.pricelist.resolve).
-    Returns (the table, one line saying which cache was used and when it was read, "" when none). No cache file: the
-    built-in table and "". A cache that cannot be used: PriceCacheError (one line: which file, what is wrong)."""
+    """:func:`price_table` with the prices ``neuronfleet prices refresh`` cached for ``region`` in ``cache_file`` (the
+    command line chooses it: neuronfleet.cli.prices.default_cache_path; none or no such file, no cache): the fleet
+    file's overrides first, then the cached live prices, then the built-in ones, each entry saying its ``origin``
+    (override | live | catalog), the report's rule (cost.logic.pricelist.resolve). Returns (the table, one line saying
+    which cache was used and when it was read, "" when none). A cache that cannot be used: PriceCacheError (one line:
+    which file, what is wrong)."""
     table = price_table(catalog, region, overrides)
     where = region or "us-east-2"
-    path = cache_file or default_cache_path(where)
-    if cache_file is None and not path.is_file():
+    if cache_file is None or not cache_file.is_file():
         return table, ""
+    path = cache_file
     read_at, live = read_cache(path, where)
     used = 0
     out: dict[str, dict[str, str]] = {}
