@@ -15,7 +15,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
 
-from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, GpuQueue, Intents, Ledger, Topic
+from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, FleetBudget, GpuQueue, Intents, Ledger, Topic
 from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run
 from neuronfleet_contract.capacity_lifecycle import LifecycleSettings
 from tests.capacity_fixtures import extension_offering, reservation
@@ -63,7 +63,8 @@ class LifecycleRun:
         self.api = CapacityBlocksApi(self.ec2, groups=self.rg, sleep=lambda s: None)
         self.tools = Tools(settings=settings, api=self.api, fleet=Fleet(self.api, self.batch), flag=Flag(aws["s3"]),
                            intents=intents(aws["ddb"], aws["table"]), gpu=GpuQueue(self.batch, GPU_QUEUE),
-                           alerts=Topic(aws["sns"], aws["topic"]), ledger=Ledger(aws["ddb"], aws["table"]))
+                           alerts=Topic(aws["sns"], aws["topic"]), ledger=Ledger(aws["ddb"], aws["table"]),
+                           budget=FleetBudget(aws["ddb"], aws["table"]))
 
     def _blocks(self, rid: str, end: datetime, block_id: str, tags: dict[str, str] | None = None) -> None:
         self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
@@ -77,10 +78,10 @@ class LifecycleRun:
         self.e.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": items},
                             {"CapacityReservationIds": [rid]})
 
-    def _offers(self, fees: tuple[str, ...]) -> None:
+    def _offers(self, fees: tuple[str, ...], rid: str = "cr-1") -> None:
         self.e.add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
             extension_offering(f"cbe-{i}", block_start=START, block_end=END, fee=fee) for i, fee in enumerate(fees)]},
-            {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+            {"CapacityReservationId": rid, "CapacityBlockExtensionDurationHours": 24})
 
     def _status(self, state: str, block_id: str) -> None:
         self.e.add_response("describe_capacity_block_status", {"CapacityBlockStatuses": [

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from neuronfleet_runtime import announcements, reservations, topic
@@ -137,6 +139,105 @@ class Intents:
                                 UpdateExpression="SET #st = :done, note = :note REMOVE lease_until",
                                 ExpressionAttributeNames={"#st": "state"},
                                 ExpressionAttributeValues={":done": {"S": "done"}, ":note": {"S": note[:1000]}})
+
+
+class PolicyParameter:
+    """The capacity policy's SSM parameter, read each run (the role may only GetParameter it)."""
+
+    def __init__(self, ssm: Any) -> None:
+        self.ssm = ssm
+
+    def read(self, name: str) -> str:
+        return str(self.ssm.get_parameter(Name=name)["Parameter"]["Value"])
+
+
+@dataclass(frozen=True)
+class Hold:
+    """What the fleet-wide budget said to one extension: ``held`` (the fee is counted: buy), or not, with what the
+    fleet's extensions already hold this month."""
+
+    held: bool
+    spent: Decimal
+    limit: Decimal
+    month: str
+    again: bool = False
+    """The same extension was held before (a retried or overlapping run): counted once."""
+
+
+class FleetBudget:
+    """The fleet-wide extension budget, per calendar month (UTC), in the announcements table the fleet's lifecycle
+    functions share: an item ``kind = budget``, ``subject = extensions#<YYYY-MM>`` whose ``spent`` is raised by a
+    DynamoDB transaction that also writes the extension's hold (``kind = budget-hold``, ``subject =
+    <YYYY-MM>#<extension key>#<offering>``), conditional on the hold being new and on ``spent + fee <= limit``
+    (``spent <= limit - fee``: DynamoDB conditions compare, they do not add). Two overlapping runs cannot both spend
+    the last of the budget, and a retried run counts its extension once.
+
+    A hold stays when the purchase's outcome is unknown or it was bought (the money may be spent); it is released
+    (one transaction: the hold deleted, ``spent`` lowered) only when AWS refused the purchase. A run that stops
+    between holding and buying leaves its hold counted until the month ends: the budget errs towards spending
+    less."""
+
+    KIND, HOLD = "budget", "budget-hold"
+
+    def __init__(self, client: Any, table: str) -> None:
+        self.client, self.table = client, table
+
+    @staticmethod
+    def month(now: datetime) -> str:
+        return now.astimezone(UTC).strftime("%Y-%m")
+
+    def _total_key(self, month: str) -> dict[str, Any]:
+        return {"kind": {"S": self.KIND}, "subject": {"S": f"extensions#{month}"}}
+
+    def spent(self, month: str) -> Decimal:
+        """What the month's holds add up to (a consistent Query: the role has Query, not GetItem, on the table)."""
+        items = self.client.query(
+            TableName=self.table, ConsistentRead=True, KeyConditionExpression="#k = :k AND #s = :s",
+            ExpressionAttributeNames={"#k": "kind", "#s": "subject"},
+            ExpressionAttributeValues={":k": {"S": self.KIND}, ":s": {"S": f"extensions#{month}"}}).get("Items", [])
+        return Decimal(items[0]["spent"]["N"]) if items and "spent" in items[0] else Decimal(0)
+
+    def hold(self, key: str, fee: Decimal, limit: Decimal, *, now: datetime) -> Hold:
+        month = self.month(now)
+        if fee > limit:
+            return Hold(False, self.spent(month), limit, month)
+        expires = {"N": str(int((now + timedelta(days=400)).timestamp()))}
+        try:
+            self.client.transact_write_items(TransactItems=[
+                {"Put": {"TableName": self.table, "ConditionExpression": "attribute_not_exists(#k)",
+                         "ExpressionAttributeNames": {"#k": "kind"},
+                         "Item": {"kind": {"S": self.HOLD}, "subject": {"S": f"{month}#{key}"},
+                                  "fee": {"N": str(fee)}, "expires": expires}}},
+                {"Update": {"TableName": self.table, "Key": self._total_key(month),
+                            "UpdateExpression": "SET spent = if_not_exists(spent, :zero) + :fee, #lim = :limit, "
+                                                "expires = :expires",
+                            "ConditionExpression": "attribute_not_exists(spent) OR spent <= :room",
+                            "ExpressionAttributeNames": {"#lim": "limit"},
+                            "ExpressionAttributeValues": {":zero": {"N": "0"}, ":fee": {"N": str(fee)},
+                                                          ":limit": {"N": str(limit)}, ":expires": expires,
+                                                          ":room": {"N": str(limit - fee)}}}}])
+        except self.client.exceptions.TransactionCanceledException as e:
+            reasons = [r.get("Code") for r in e.response.get("CancellationReasons") or []]
+            if reasons[:1] == ["ConditionalCheckFailed"]:
+                return Hold(True, self.spent(month), limit, month, again=True)
+            if reasons[1:2] == ["ConditionalCheckFailed"]:
+                return Hold(False, self.spent(month), limit, month)
+            raise
+        return Hold(True, self.spent(month), limit, month)
+
+    def release(self, key: str, fee: Decimal, *, now: datetime) -> None:
+        """Give back a hold AWS's refusal showed unspent (once: the hold must still be there)."""
+        month = self.month(now)
+        try:
+            self.client.transact_write_items(TransactItems=[
+                {"Delete": {"TableName": self.table, "Key": {"kind": {"S": self.HOLD}, "subject": {"S": f"{month}#{key}"}},
+                            "ConditionExpression": "attribute_exists(#k)", "ExpressionAttributeNames": {"#k": "kind"}}},
+                {"Update": {"TableName": self.table, "Key": self._total_key(month),
+                            "UpdateExpression": "SET spent = spent - :fee",
+                            "ExpressionAttributeValues": {":fee": {"N": str(fee)}}}}])
+        except self.client.exceptions.TransactionCanceledException as e:
+            if [r.get("Code") for r in e.response.get("CancellationReasons") or []][:1] != ["ConditionalCheckFailed"]:
+                raise
 
 
 class GpuQueue:

@@ -13,7 +13,12 @@ and saying so is not left unsaid.
 A big fleet runs this handler in several functions, each over its own clusters (``CLUSTERS``), all sharing the
 announcements table: the intents, the once-only announcements and the open conditions there are the fleet's, so two
 functions whose clusters share a block do not buy or say anything twice; a block's extension budget is read from AWS's
-own history of the block, which is the same whichever function reads it.
+own history of the block, which is the same whichever function reads it; the fleet-wide monthly budget is held in that
+table (adapters.FleetBudget: a DynamoDB transaction conditional on the room left) before anything is bought.
+
+The limits are not the function's to rewrite: the capacity policy is read each run from the SSM parameter the stack
+writes (its role may only GetParameter that one), never from the environment; a policy it cannot read stops the run
+before anything is bought.
 
 Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleSettings`.
 """
@@ -36,7 +41,7 @@ from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksAp
 
 from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, MalformedOffer, extension_offer
 
-from .adapters import Flag, Fleet, GpuQueue, Intents, Ledger, Outbox, Topic
+from .adapters import Flag, Fleet, FleetBudget, GpuQueue, Intents, Ledger, Outbox, PolicyParameter, Topic
 from .logic import (
     ANNOUNCE_TTL,
     INTERCONNECT_KIND,
@@ -44,6 +49,7 @@ from .logic import (
     History,
     Move,
     Tell,
+    budget_text,
     choose_extension,
     cost_difference,
     drain_deadline,
@@ -78,6 +84,7 @@ class Tools:
     gpu: GpuQueue | None
     alerts: Topic
     ledger: Ledger
+    budget: FleetBudget
 
 
 def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, Any]:
@@ -148,11 +155,22 @@ def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox,
         box.once(key + "#refused", expires=b.end + timedelta(days=1),
                  say=refused_text(cluster.name, b, choice, offers=len(offers)))
         return f"no extension: {len(offers)} offer(s), none within the policy"
+    x = choice.offer
+    hold_key = f"{key}#{x.offering_id}"
+    hold = t.budget.hold(hold_key, x.upfront_fee, policy.fleet_budget, now=now)
+    if not hold.held:   # the fleet-wide budget (all blocks, all the fleet's functions) has no room: said once
+        box.once(f"{key}#fleet-budget#{hold.month}", expires=b.end + timedelta(days=1),
+                 say=budget_text(cluster.name, b, x, hold))
+        return (f"no extension: fleet_extension_budget_usd: ${hold.spent} held this month + ${x.upfront_fee}; "
+                f"allowed: at most ${hold.limit}")
     if not t.intents.take(key, expires=b.end + timedelta(days=2)):
+        if not hold.again:   # another run is buying (or bought) this block's extension: ours is not spent
+            t.budget.release(hold_key, x.upfront_fee, now=now)
         return "extension: another run holds it, or it is done"
     try:
         bought = t.api.extend(b.reservation_id, choice.offer)
     except Refused as e:  # AWS said no (an offer gone, a limit): said once, never retried; the drain follows
+        t.budget.release(hold_key, x.upfront_fee, now=now)   # certainly unspent: the budget gets it back
         t.intents.done(key, note=f"refused: {e}")
         box.once(key + "#refused-by-aws", expires=b.end + timedelta(days=1), say=(
             f"neuronfleet: Capacity Block {b.reservation_id} extension refused"[:100],
@@ -235,17 +253,27 @@ def _held(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str
 
 
 @cache
+def clients() -> dict[str, Any]:
+    """The container's clients, built once."""
+    return {"ec2": boto3.client("ec2"), "purchases": boto3.client("ec2", config=Config(**NO_SDK_RETRIES)),
+            "resource-groups": boto3.client("resource-groups"), "batch": boto3.client("batch"),
+            "dynamodb": boto3.client("dynamodb"), "s3": boto3.client("s3"), "sns": boto3.client("sns"),
+            "ssm": boto3.client("ssm")}
+
+
 def tools() -> Tools:
-    s = LifecycleSettings.from_environment()
-    ec2 = boto3.client("ec2")
-    api = CapacityBlocksApi(ec2, purchases=boto3.client("ec2", config=Config(**NO_SDK_RETRIES)),
-                            groups=boto3.client("resource-groups"))
-    batch = boto3.client("batch")
-    dynamodb = boto3.client("dynamodb")
-    return Tools(settings=s, api=api, fleet=Fleet(api, batch), flag=Flag(boto3.client("s3")),
+    """This run's tools: the settings read again each run, the capacity policy from its SSM parameter (never the
+    environment): a policy the stack changed is in force at the next run, and one nobody can read stops the run
+    before anything is bought."""
+    c = clients()
+    s = LifecycleSettings.from_environment(read_parameter=PolicyParameter(c["ssm"]).read)
+    api = CapacityBlocksApi(c["ec2"], purchases=c["purchases"], groups=c["resource-groups"])
+    dynamodb = c["dynamodb"]
+    return Tools(settings=s, api=api, fleet=Fleet(api, c["batch"]), flag=Flag(c["s3"]),
                  intents=Intents(dynamodb, s.ledger_table),
-                 gpu=GpuQueue(batch, s.gpu_queue_arn) if s.gpu_queue_arn else None,
-                 alerts=Topic(boto3.client("sns"), s.topic_arn), ledger=Ledger(dynamodb, s.ledger_table))
+                 gpu=GpuQueue(c["batch"], s.gpu_queue_arn) if s.gpu_queue_arn else None,
+                 alerts=Topic(c["sns"], s.topic_arn), ledger=Ledger(dynamodb, s.ledger_table),
+                 budget=FleetBudget(dynamodb, s.ledger_table))
 
 
 @logger.inject_lambda_context

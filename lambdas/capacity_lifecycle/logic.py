@@ -159,6 +159,16 @@ def not_fleets_text(cluster: str, block: Block, fleet: str) -> tuple[str, str]:
             f"instances stop at {_t(block.stops_at)}.")
 
 
+def budget_text(cluster: str, block: Block, x: ExtensionOffer, hold: Any) -> tuple[str, str]:
+    return (f"neuronfleet: Capacity Block {block.reservation_id} not extended: fleet budget"[:100],
+            f"Cluster {cluster}: jobs still run on Capacity Block {block.reservation_id}, which ends at "
+            f"{_t(block.end)}. Extension {x.offering_id} (${x.upfront_fee} {x.currency}) is within the block's own "
+            f"limits, but the fleet's extensions of {hold.month} already hold ${hold.spent}: with it they would pass "
+            f"fleet_extension_budget_usd, at most ${hold.limit} a month for all the fleet's blocks. Raise it in the "
+            "capacity policy (the stack writes it) or extend by hand (neuronfleet capacity extend). The jobs are told "
+            f"to checkpoint before the instances stop at {_t(block.stops_at)}.")
+
+
 def refused_text(cluster: str, block: Block, choice: Choice, *, offers: int) -> tuple[str, str]:
     lines = [f"Cluster {cluster}: jobs still run on Capacity Block {block.reservation_id}, which ends at "
              f"{_t(block.end)}; no extension is bought ({offers} offer(s) from EC2)."]

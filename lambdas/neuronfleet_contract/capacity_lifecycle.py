@@ -283,9 +283,35 @@ class CapacityPolicy:
     :data:`DEADLINE_MARGIN` before the stop)."""
     fallback_after: timedelta | None = None
     """A job held for Trainium capacity longer than this goes to the GPU pool, if it names a GPU job definition."""
+    fleet_extension_budget_usd: Decimal | None = None
+    """The most all the fleet's lifecycle functions together spend on extensions in one calendar month (UTC), across
+    every block: a fleet-wide total, kept atomically in the announcements table (lambdas/capacity_lifecycle
+    adapters.FleetBudget). Unset: :attr:`extension_budget_usd`, so by default the whole fleet spends no more on
+    extensions in a month than one block may."""
 
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        return {"CAPACITY_POLICY": to_json(self.describe())}
+    @property
+    def fleet_budget(self) -> Decimal:
+        """The fleet-wide monthly extension budget in force (:attr:`fleet_extension_budget_usd`, by default the
+        per-block :attr:`extension_budget_usd`)."""
+        return self.extension_budget_usd if self.fleet_extension_budget_usd is None \
+            else self.fleet_extension_budget_usd
+
+    def to_json(self) -> str:
+        """The policy document the stack writes to its SSM parameter (:data:`POLICY_PARAMETER`), compact JSON."""
+        return json.dumps(self.describe(), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str, *, where: str) -> Self:
+        """The policy from its document; :class:`PolicyUnreadable` naming ``where`` it was read from."""
+        try:
+            doc = json.loads(text)
+            if not isinstance(doc, dict):
+                raise TypeError(f"got a JSON {type(doc).__name__}")
+            return cls.parse(doc)
+        except (ValueError, TypeError, KeyError, ArithmeticError) as e:
+            raise PolicyUnreadable(f"{where}: got {text[:200]!r} ({type(e).__name__}: {e}); allowed: a JSON object "
+                                   "as CapacityPolicy.describe() writes it (max_upfront_fee_usd and "
+                                   "max_usd_per_instance_hour at least)") from None
 
     def describe(self) -> dict[str, Any]:
         def when(t: datetime | None) -> str | None:
@@ -299,7 +325,9 @@ class CapacityPolicy:
                 "decide_before_minutes": int(self.decide_before.total_seconds() // 60),
                 "checkpoint_lead_minutes": int(self.checkpoint_lead.total_seconds() // 60),
                 "fallback_after_minutes": (None if self.fallback_after is None
-                                           else int(self.fallback_after.total_seconds() // 60))}
+                                           else int(self.fallback_after.total_seconds() // 60)),
+                "fleet_extension_budget_usd": (None if self.fleet_extension_budget_usd is None
+                                               else str(self.fleet_extension_budget_usd))}
 
     @classmethod
     def parse(cls, doc: Mapping[str, Any]) -> Self:
@@ -316,12 +344,24 @@ class CapacityPolicy:
                    extension_hours=int(doc.get("extension_hours", 24)),
                    decide_before=timedelta(minutes=int(doc.get("decide_before_minutes", 360))),
                    checkpoint_lead=timedelta(minutes=int(doc.get("checkpoint_lead_minutes", 45))),
-                   fallback_after=None if minutes is None else timedelta(minutes=int(minutes)))
+                   fallback_after=None if minutes is None else timedelta(minutes=int(minutes)),
+                   fleet_extension_budget_usd=(None if doc.get("fleet_extension_budget_usd") is None
+                                               else Decimal(str(doc["fleet_extension_budget_usd"]))))
 
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        read = environment.Variables(os.environ if env is None else env)
-        return read.json("CAPACITY_POLICY", cls.parse, allowed="a JSON object: CapacityPolicy.describe()")
+
+class PolicyUnreadable(ValueError):
+    """The capacity policy's document could not be read: nothing is extended (the message names where and why)."""
+
+
+POLICY_PARAMETER = "CAPACITY_POLICY_PARAMETER"
+"""The lifecycle function's variable naming the SSM parameter its policy is read from, each run. The policy itself is
+never in the function's environment: ``lambda:UpdateFunctionConfiguration`` would rewrite it. The role may only
+``ssm:GetParameter`` that one parameter (by ARN), so a rewritten name reads nothing."""
+
+
+def policy_parameter_name(fleet: str) -> str:
+    """Where the stack writes the fleet's capacity policy (SSM Parameter Store, a String parameter)."""
+    return f"/neuronfleet/{fleet}/capacity-policy"
 
 
 DEADLINE_MARGIN = timedelta(minutes=10)
@@ -501,10 +541,16 @@ class LifecycleSettings:
     """The GPU pool's first instance type (its priority order): what a moved job is priced at."""
     prices: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """The kit's price table (neuronfleet.facts.prices.price_table): the fallback's cost difference."""
+    policy_parameter: str = ""
+    """The SSM parameter holding :attr:`policy` (:func:`policy_parameter_name`): the environment carries its name,
+    never the policy."""
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        if not self.policy_parameter:
+            raise ValueError("policy_parameter: got nothing; allowed: the SSM parameter the stack writes the capacity "
+                             "policy to (policy_parameter_name(fleet)): the policy never travels in the environment")
         env = {"FLEET": self.fleet, "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
-                **self.policy.to_environment(to_json=to_json), "GPU_QUEUE_ARN": str(self.gpu_queue_arn),
+                POLICY_PARAMETER: self.policy_parameter, "GPU_QUEUE_ARN": str(self.gpu_queue_arn),
                 "GPU_INSTANCE_TYPE": self.gpu_instance_type,
                 "CLUSTERS": to_json([{"name": c.name, "queue_arn": c.queue_arn, "instance_type": c.instance_type,
                                       "drain_bucket": c.drain_bucket, "reservation_ids": list(c.reservation_ids),
@@ -514,8 +560,13 @@ class LifecycleSettings:
         return {k: v for k, v in env.items() if v != ""}
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+    def from_environment(cls, env: Mapping[str, str] | None = None, *,
+                         read_parameter: Callable[[str], str]) -> Self:
+        """The settings from the environment, the policy from the SSM parameter it names (``read_parameter(name)``
+        returns the parameter's value: the handler's SSM GetParameter; :class:`PolicyUnreadable` when it is not a
+        policy)."""
         read = environment.Variables(os.environ if env is None else env)
+        parameter = read.text(POLICY_PARAMETER, allowed="the name of the SSM parameter holding the capacity policy")
 
         def clusters(doc: Any) -> tuple[ClusterRef, ...]:
             if not isinstance(doc, list) or not doc:
@@ -540,7 +591,8 @@ class LifecycleSettings:
         return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
                    topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
                    ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
-                   policy=CapacityPolicy.from_environment(env),
+                   policy=CapacityPolicy.from_json(read_parameter(parameter), where=f"SSM parameter {parameter}"),
+                   policy_parameter=parameter,
                    clusters=read.json("CLUSTERS", clusters, allowed='a non-empty JSON list of {"name", "queue_arn", '
                                       '"instance_type", "drain_bucket", "reservation_ids", "group_arns"}, names '
                                       'distinct'),

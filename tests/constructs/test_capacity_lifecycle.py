@@ -45,13 +45,28 @@ def _function(t: Template) -> dict[str, Any]:
     return fn
 
 
-def test_the_policy_and_the_clusters_reach_the_function(template):
+def test_the_policy_reaches_the_function_through_a_parameter_it_may_only_read(template):
+    """Finding 1: the limits were in the function's environment (CAPACITY_POLICY), which
+    lambda:UpdateFunctionConfiguration rewrites. Now the stack writes them to an SSM parameter; the environment names
+    it, and the role may GetParameter that one parameter and nothing else of SSM."""
     env = _function(template)["Environment"]["Variables"]
-    policy = json.loads(env["CAPACITY_POLICY"])
+    assert "CAPACITY_POLICY" not in env and env["CAPACITY_POLICY_PARAMETER"] == "/neuronfleet/nf-test/capacity-policy"
+    ((logical, parameter),) = [(k, p) for k, p in properties(template, "AWS::SSM::Parameter").items()
+                               if p.get("Name") == "/neuronfleet/nf-test/capacity-policy"]
+    assert parameter["Tier"] == "Standard" and parameter["Type"] == "String"
+    policy = json.loads(parameter["Value"])
     assert policy["availability_zones"] == ["us-east-2b"] and policy["fallback_after_minutes"] == 60
-    assert policy["max_usd_per_instance_hour"] == "45" and env["GPU_INSTANCE_TYPE"] == "p5.48xlarge"
+    assert policy["max_usd_per_instance_hour"] == "45" and policy["extension_budget_usd"] == "5000"
+    assert policy["fleet_extension_budget_usd"] is None   # the fleet-wide budget defaults to one block's
+    role = _function(template)["Role"]["Fn::GetAtt"][0]
+    statements = [s for p in properties(template, "AWS::IAM::Policy").values() if {"Ref": role} in p["Roles"]
+                  for s in p["PolicyDocument"]["Statement"]]
+    ssm = [s for s in statements if any(a.startswith("ssm") for a in ([s["Action"]] if isinstance(s["Action"], str)
+                                                                       else s["Action"]))]
+    assert [s["Action"] for s in ssm] == ["ssm:GetParameter"]
+    assert ssm[0]["Resource"]["Fn::Join"][1][-1] == {"Ref": logical}   # Ref: the parameter's name
+    assert env["GPU_INSTANCE_TYPE"] == "p5.48xlarge" and env["FLEET"] == "nf-test"
     assert set(json.loads(env["PRICES"])) == {"trn2.48xlarge", "p5.48xlarge"}
-    assert env["FLEET"] == "nf-test"
 
 
 def test_a_schedule_and_the_block_events_start_it(template):
@@ -72,3 +87,21 @@ def test_the_role_may_extend_move_and_flag_and_nothing_more(template):
     assert flag["Action"] == ["s3:DeleteObject", "s3:GetObject", "s3:PutObject"]   # the flag only, not the bucket
     template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Action": "resource-groups:ListGroupResources", "Resource": GROUP})])}})
+
+
+def test_the_policy_fits_a_standard_parameter_as_ssm_documents_it():
+    import re
+
+    import botocore.session
+
+    from neuronfleet.capacity.lifecycle import SSM_STANDARD_VALUE_BYTES
+
+    doc = botocore.session.get_session().get_service_model("ssm").operation_model("PutParameter").input_shape
+    assert "Standard parameters have a value limit of 4 KB" in re.sub(r"\s+", " ", doc.members["Value"].documentation)
+    assert SSM_STANDARD_VALUE_BYTES == 4096
+
+
+def test_a_fleet_name_that_cannot_name_the_parameter_is_refused():
+    from neuronfleet.capacity.lifecycle import _PARAMETER_SAFE
+
+    assert _PARAMETER_SAFE.fullmatch("nf-prod_2.a") and not _PARAMETER_SAFE.fullmatch("nf prod/x")

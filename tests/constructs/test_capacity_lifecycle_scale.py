@@ -31,7 +31,7 @@ from neuronfleet.core.limits import template_problems
 from neuronfleet.core.rules import LAMBDA_ENVIRONMENT_BYTES, TOKEN_ESTIMATE_CHARS
 from neuronfleet.facts.prices import price_table
 from neuronfleet.fleetfile.schema import parse_fleet
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
+from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings, policy_parameter_name
 from scripts.bench_scale import rainier
 from tests.conftest import new_app
 
@@ -193,7 +193,10 @@ def test_what_each_function_deploys_with_is_what_the_handler_reads():
     cluster once, each with its own queue and bucket, the fleet's policy and ledger the same in each."""
     _, lifecycle, template = synth_stand_ins(16)
     names: dict[str, str] = {}
-    read = [LifecycleSettings.from_environment({k: deployed(v, names) for k, v in fn["Environment"]["Variables"].items()})
+    parameters = {p["Properties"]["Name"]: p["Properties"]["Value"] for p in template["Resources"].values()
+                  if p["Type"] == "AWS::SSM::Parameter"}
+    read = [LifecycleSettings.from_environment({k: deployed(v, names) for k, v in fn["Environment"]["Variables"].items()},
+                                               read_parameter=parameters.__getitem__)
             for fn in functions(template).values()]
     assert len(read) == len(lifecycle.parts) == 3
     clusters = [c for s in read for c in s.clusters]
@@ -219,7 +222,7 @@ def ref(i: int, *, token: bool = True) -> ClusterRef:
 def settings_of(part: tuple[ClusterRef, ...]) -> LifecycleSettings:
     return LifecycleSettings(fleet="nf-rainier", topic_arn="${Token[TOKEN.1]}", ledger_table="${Token[TOKEN.2]}",
                              policy=POLICY, clusters=part, gpu_queue_arn="${Token[TOKEN.3]}",
-                             gpu_instance_type="p5.48xlarge",
+                             gpu_instance_type="p5.48xlarge", policy_parameter=policy_parameter_name("nf-rainier"),
                              prices={"trn2u.48xlarge": {"usd_per_hour": "44.7013", "as_of": "2025-10-01"}})
 
 

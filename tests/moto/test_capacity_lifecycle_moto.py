@@ -16,7 +16,7 @@ import pytest
 from botocore.stub import Stubber
 from neuronfleet_runtime.announcements import Unfinished
 
-from neuronfleet.lambdas.capacity_lifecycle.adapters import Fleet, Intents
+from neuronfleet.lambdas.capacity_lifecycle.adapters import Fleet, FleetBudget, Intents
 from neuronfleet.lambdas.capacity_lifecycle.handler import run
 from neuronfleet_contract.capacity_lifecycle import (
     GPU_JOB_DEFINITION_TAG,
@@ -127,6 +127,7 @@ def test_an_overlapping_run_holding_the_intent_buys_nothing(aws):
     assert Intents(aws["ddb"], aws["table"]).take(key, expires=END + timedelta(days=1))
     out = Pass(aws).blocks().running().history([]).offers("1920.00").status().held().go(END - timedelta(hours=5))
     assert "extension: another run holds it, or it is done" in out["clusters"]["pretrain"] and said(aws) == []
+    assert FleetBudget(aws["ddb"], aws["table"]).spent("2026-11") == 0   # its budget hold given back
 
 
 GROUP = "arn:aws:resource-groups:us-east-2:111111111111:group/nf-prod-blocks"

@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 from neuronfleet_runtime.announcements import Unfinished
 
-from neuronfleet.lambdas.capacity_lifecycle.adapters import Intents
+from neuronfleet.lambdas.capacity_lifecycle.adapters import FleetBudget, Intents
 from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
 from tests.capacity_fixtures import extension
 from tests.lifecycle_stubs import END, GPU_QUEUE, REGION, LifecycleRun, lifecycle_aws, said
@@ -68,14 +68,14 @@ class Part(LifecycleRun):
         self._history(items, rid)
         return self
 
-    def offers(self, *fees: str) -> Part:
-        self._offers(fees)
+    def offers(self, *fees: str, rid: str = "cr-1") -> Part:
+        self._offers(fees, rid)
         return self
 
-    def purchase(self, offering: str, fee: str) -> Part:
+    def purchase(self, offering: str, fee: str, rid: str = "cr-1") -> Part:
         self.e.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
-            extension("cr-1", offering, start=END, fee=fee)]},
-            {"CapacityBlockExtensionOfferingId": offering, "CapacityReservationId": "cr-1"})
+            extension(rid, offering, start=END, fee=fee)]},
+            {"CapacityBlockExtensionOfferingId": offering, "CapacityReservationId": rid})
         self.purchases += 1
         return self
 
@@ -190,3 +190,72 @@ def test_each_part_drains_its_own_clusters_once_whatever_starts_it(aws):
                                                        "neuronfleet: checkpoint now, pretrain drains"]
     keys = sorted(o["Key"] for o in aws["s3"].list_objects_v2(Bucket="nf-data")["Contents"])
     assert keys == ["neuronfleet/drain/finetune.json", "neuronfleet/drain/pretrain.json"]
+
+
+# ------------------------------------------------------------------------------------------------ fleet-wide budget
+
+
+def _own_block(aws: dict[str, Any], c: ClusterRef, *, then: Callable[[Part], Part]) -> Part:
+    rid = c.reservation_ids[0]
+    block = f"cb-{rid}"
+    p = Part(aws, c).blocks(rid, block).running(c).history([], rid=rid)
+    return then(p).status(block_id=block)
+
+
+def test_two_parts_on_two_blocks_share_one_fleet_wide_budget(aws):
+    """Finding 1: the budget was per block, so a fleet of N blocks could spend N budgets. Now all the fleet's
+    extensions of a month hold one budget (here the default: one block's, $4000): pretrain's extension ($2400) is
+    bought, finetune's (another block, $2400, within its own block's budget) is refused, said once."""
+    pretrain, finetune = cluster("pretrain", "cr-1"), cluster("finetune", "cr-2")
+    a = _own_block(aws, pretrain, then=lambda p: p.offers("2400.00").history([]).purchase("cbe-0", "2400.00"))
+    assert "extended by cbe-0 (already: False)" in a.go(DECIDING)["clusters"]["pretrain"]
+    for minutes in (1, 11):   # the other function, twice: refused both times, said once, nothing bought
+        b = _own_block(aws, finetune, then=lambda p: p.offers("2400.00", rid="cr-2"))
+        out = b.go(DECIDING + timedelta(minutes=minutes))["clusters"]["finetune"]
+        assert "no extension: fleet_extension_budget_usd: $2400.00 held this month + $2400.00; allowed: at most " \
+               "$4000" in out
+    assert [n["Subject"] for n in said(aws)] == ["neuronfleet: Capacity Block cr-1 extended",
+                                                 "neuronfleet: Capacity Block cr-2 not extended: fleet budget"]
+    assert FleetBudget(aws["ddb"], aws["table"]).spent("2026-11") == Decimal("2400.00")
+
+
+def test_holds_are_conditional_so_the_last_of_the_budget_is_spent_once(aws):
+    """The condition is DynamoDB's, evaluated with the write (nothing is read first): whichever of two overlapping
+    runs writes second sees the first's hold. The same extension held twice (a retry) counts once."""
+    budget, limit = FleetBudget(aws["ddb"], aws["table"]), Decimal(4000)
+    assert budget.hold("a", Decimal(2400), limit, now=DECIDING).held
+    again = budget.hold("a", Decimal(2400), limit, now=DECIDING)
+    assert again.held and again.again and again.spent == Decimal(2400)
+    other = budget.hold("b", Decimal(2400), limit, now=DECIDING)
+    assert not other.held and other.spent == Decimal(2400)
+    assert budget.hold("c", Decimal(1600), limit, now=DECIDING).held            # exactly the rest
+    assert not budget.hold("d", Decimal("0.01"), limit, now=DECIDING).held
+    assert budget.spent("2026-11") == Decimal(4000)
+    assert budget.hold("e", Decimal(2400), limit, now=DECIDING + timedelta(days=5)).held   # December: a new month
+    assert not budget.hold("f", Decimal(4001), limit, now=DECIDING).held        # more than the whole budget
+
+
+def test_an_extension_aws_refuses_gives_its_hold_back(aws):
+    def refused(p: Part) -> Part:
+        p.offers("2400.00").history([]).e.add_client_error(
+            "purchase_capacity_block_extension", service_error_code="InvalidParameterValue", http_status_code=400)
+        return p
+
+    out = _own_block(aws, PRETRAIN, then=refused).go(DECIDING)
+    assert any(d.startswith("extension refused by AWS") for d in out["clusters"]["pretrain"])
+    assert FleetBudget(aws["ddb"], aws["table"]).spent("2026-11") == Decimal(0)
+
+
+def test_a_purchase_whose_outcome_stays_unknown_keeps_its_hold(aws):
+    """Every attempt's answer lost (a 5xx each time) and nothing in the history: the run stops (Unfinished: Lambda
+    retries it) and the fee stays counted, since AWS may have sold it."""
+    def lost(p: Part) -> Part:
+        p.offers("2400.00")
+        for _ in range(4):
+            p.history([]).e.add_client_error("purchase_capacity_block_extension", service_error_code="InternalError",
+                                             http_status_code=500)
+        return p.history([])
+
+    with pytest.raises(Unfinished, match="no clear answer after 4 attempts"):
+        _own_block(aws, PRETRAIN, then=lost).go(DECIDING)
+    assert FleetBudget(aws["ddb"], aws["table"]).spent("2026-11") == Decimal(2400)

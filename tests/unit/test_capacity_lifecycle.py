@@ -5,6 +5,7 @@ buy tagged and grouped, bought once across retries and half-done calls, throttli
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
@@ -190,9 +191,11 @@ def test_each_extension_rule_refuses(block, fee, hours, policy, rule):
     assert rule in [r.rule for r in extension_refusals(_x(b, fee, hours), b, policy, now=NOW)]
 
 
-def test_the_policy_travels_through_the_environment():
-    env = POLICY.to_environment()
-    assert CapacityPolicy.from_environment(env) == POLICY
+def test_the_policy_travels_through_its_document():
+    assert CapacityPolicy.from_json(POLICY.to_json(), where="here") == POLICY
+    fleet_wide = replace(POLICY, fleet_extension_budget_usd=Decimal(9000))
+    assert CapacityPolicy.from_json(fleet_wide.to_json(), where="here").fleet_budget == Decimal(9000)
+    assert POLICY.fleet_budget == POLICY.extension_budget_usd   # by default: one block's budget for the fleet
 
 
 # ------------------------------------------------------------------------------------------------ the EC2 adapter

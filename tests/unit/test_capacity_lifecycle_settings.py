@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
+from neuronfleet_contract.capacity_lifecycle import (
+    POLICY_PARAMETER,
+    CapacityPolicy,
+    ClusterRef,
+    LifecycleSettings,
+    PolicyUnreadable,
+    policy_parameter_name,
+)
 from neuronfleet_contract.environment import InvalidEnvironment
 
 POLICY = CapacityPolicy.parse({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45",
@@ -19,7 +26,9 @@ PART = LifecycleSettings(
         instance_type="trn2u.48xlarge", drain_bucket=f"data-{i}",
         group_arns=(f"arn:aws:resource-groups:us-east-2:111111111111:group/ultra-{i:02d}",)) for i in (6, 7)),
     gpu_queue_arn="arn:aws:batch:us-east-2:111111111111:job-queue/gpu", gpu_instance_type="p5.48xlarge",
-    prices={"trn2u.48xlarge": {"usd_per_hour": "44.7013", "as_of": "2025-10-01"}})
+    prices={"trn2u.48xlarge": {"usd_per_hour": "44.7013", "as_of": "2025-10-01"}},
+    policy_parameter=policy_parameter_name("nf-rainier"))
+PARAMETERS = {policy_parameter_name("nf-rainier"): POLICY.to_json()}
 
 
 def env_with(**changes: str | None) -> dict[str, str]:
@@ -32,8 +41,25 @@ def env_with(**changes: str | None) -> dict[str, str]:
     return env
 
 
-def test_a_part_travels_through_the_environment_whole():
-    assert LifecycleSettings.from_environment(PART.to_environment()) == PART
+def test_a_part_travels_through_the_environment_whole_and_its_policy_through_its_parameter():
+    env = PART.to_environment()
+    assert env[POLICY_PARAMETER] == "/neuronfleet/nf-rainier/capacity-policy"
+    assert "CAPACITY_POLICY" not in env and not [v for v in env.values() if "max_upfront_fee_usd" in v]
+    assert LifecycleSettings.from_environment(env, read_parameter=PARAMETERS.__getitem__) == PART
+
+
+def test_a_rewritten_environment_cannot_carry_a_policy():
+    """Finding 1: whoever may UpdateFunctionConfiguration must not be able to raise the limits. A CAPACITY_POLICY
+    variable is not read; the parameter's name is (and the role may read that one parameter only)."""
+    generous = CapacityPolicy.parse({"max_upfront_fee_usd": "1e9", "max_usd_per_instance_hour": "1e9"})
+    env = env_with(CAPACITY_POLICY=generous.to_json())
+    assert LifecycleSettings.from_environment(env, read_parameter=PARAMETERS.__getitem__).policy == POLICY
+
+
+@pytest.mark.parametrize("value", ["not json", "[]", '{"max_usd_per_instance_hour": "45"}'])
+def test_an_unreadable_policy_parameter_stops_the_run_naming_it(value):
+    with pytest.raises(PolicyUnreadable, match=r"^SSM parameter /neuronfleet/nf-rainier/capacity-policy: got "):
+        LifecycleSettings.from_environment(PART.to_environment(), read_parameter=lambda name: value)
 
 
 @pytest.mark.parametrize(("variable", "value", "says"), [
@@ -52,11 +78,11 @@ def test_a_part_travels_through_the_environment_whole():
      "expected a list of non-blank strings"),
     ("ANNOUNCEMENTS_TABLE", None, "the name of the announcements table"),
     ("ALERTS_TOPIC_ARN", "  ", "the ARN of the fleet's SNS topic"),
-    ("CAPACITY_POLICY", '{"max_usd_per_instance_hour": "45"}', "CapacityPolicy.describe()"),
+    (POLICY_PARAMETER, None, "the name of the SSM parameter holding the capacity policy"),
     ("PRICES", "[1, 2", "instance type -> {usd_per_hour, as_of}"),
 ])
 def test_a_missing_or_malformed_variable_is_refused_naming_it(variable, value, says):
     with pytest.raises(InvalidEnvironment) as raised:
-        LifecycleSettings.from_environment(env_with(**{variable: value}))
+        LifecycleSettings.from_environment(env_with(**{variable: value}), read_parameter=PARAMETERS.__getitem__)
     assert raised.value.variable == variable
     assert str(raised.value).startswith(f"environment variable {variable}: got ") and says in str(raised.value)

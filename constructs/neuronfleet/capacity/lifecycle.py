@@ -7,16 +7,18 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from neuronfleet_contract import capacity_alert as alert_contract
-from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, drain_key
+from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, drain_key, policy_parameter_name
 from neuronfleet_contract.tags import FLEET_TAG
 
 from ..alerts.announcement_ledger import AnnouncementLedger
@@ -54,6 +56,10 @@ OWN_VARIABLES_BYTES = 64
 """Room kept for the variables FleetFunction adds of its own (POWERTOOLS_LOG_LEVEL=INFO: 24 bytes)."""
 ENVIRONMENT_BUDGET = LAMBDA_ENVIRONMENT_BYTES - OWN_VARIABLES_BYTES
 _TOKEN = re.compile(r"\$\{Token\[[^\]]*\]\}")
+_PARAMETER_SAFE = re.compile(r"[A-Za-z0-9_.-]+")
+SSM_STANDARD_VALUE_BYTES = 4096
+"""A standard SSM parameter's value holds at most 4 KB (botocore 1.44.5 ssm PutParameter Value: 'Standard parameters
+have a value limit of 4 KB'; pinned by tests/constructs/test_capacity_lifecycle.py)."""
 
 
 def _longest(value: str, chars: int) -> str:
@@ -119,10 +125,13 @@ class CapacityLifecycle(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, fleet: str,
                  clusters: Mapping[str, TrainiumCluster] | Sequence[TrainiumCluster], topic: sns.ITopic,
                  policy: CapacityPolicySettings, pool: GpuPool | None = None,
-                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = ()) -> None:
+                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = (),
+                 fleet_extension_budget_usd: Decimal | None = None) -> None:
         """``clusters``: by name (the name in announcements and in the drain flag's key), or a list (named by their
         construct ids). ``training_azs``: where the fleet's training subnets are, when the clusters' capacities name
-        no AZ (the policy's ``availability_zones`` win when set). ``prices``: the kit's price table by default."""
+        no AZ (the policy's ``availability_zones`` win when set). ``prices``: the kit's price table by default.
+        ``fleet_extension_budget_usd``: the most all the fleet's extensions may cost in a calendar month (UTC),
+        across blocks and functions; default: the policy's ``extension_budget_usd`` (one block's budget)."""
         super().__init__(scope, construct_id)
         if not isinstance(policy, CapacityPolicySettings):
             raise TypeError(f"policy: got {type(policy).__name__}; allowed: CapacityPolicySettings")
@@ -151,13 +160,26 @@ class CapacityLifecycle(Construct):
         table = prices
         gpu_type = pool.specs[0].instance_type if pool else ""
         self.ledger = AnnouncementLedger(self, "Announced")
-        fleet_policy = policy.policy(training_azs=azs)
+        fleet_policy = replace(policy.policy(training_azs=azs), fleet_extension_budget_usd=fleet_extension_budget_usd)
+        if not _PARAMETER_SAFE.fullmatch(fleet):
+            raise ValueError(f"fleet: got {fleet!r}; allowed: letters, digits, '-', '_' and '.' (it names the SSM "
+                             f"parameter {policy_parameter_name('<fleet>')} the capacity policy is read from)")
+        document = fleet_policy.to_json()
+        if len(document.encode()) > SSM_STANDARD_VALUE_BYTES:
+            raise ValueError(f"capacity_policy: got a policy of {len(document.encode()):,} bytes; allowed: at most "
+                             f"{SSM_STANDARD_VALUE_BYTES:,} (an SSM standard parameter's value)")
+        self.policy_parameter = ssm.StringParameter(
+            self, "Policy", parameter_name=policy_parameter_name(fleet), string_value=document,
+            tier=ssm.ParameterTier.STANDARD,
+            description=f"neuronfleet {fleet}: the capacity policy the lifecycle functions read (written by the stack)")
+        """The capacity policy the functions read each run (the stack writes it; their roles may only read it)."""
 
         def settings(part: tuple[ClusterRef, ...]) -> LifecycleSettings:
             wanted = {c.instance_type for c in part} | ({gpu_type} if gpu_type else set())
             return LifecycleSettings(
                 fleet=fleet, topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
-                policy=fleet_policy, clusters=part, gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",
+                policy=fleet_policy, policy_parameter=policy_parameter_name(fleet), clusters=part,
+                gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",
                 gpu_instance_type=gpu_type, prices={k: v for k, v in table.items() if k in wanted})
 
         parts = split_clusters(refs, settings)
@@ -176,6 +198,8 @@ class CapacityLifecycle(Construct):
                 environment=settings(part).to_environment(to_json=Stack.of(self).to_json_string))
             grant_publish(topic, fn.role)
             self.ledger.grant(fn.role)
+            fn.role.add_to_principal_policy(iam.PolicyStatement(  # read the policy: never write it
+                actions=["ssm:GetParameter"], resources=[self.policy_parameter.parameter_arn]))
             self.rules[f"Pass{n}"] = events.Rule(
                 self, f"Pass{n}", description=f"Capacity Blocks: extend or drain; held jobs (every 10 min){of}",
                 schedule=events.Schedule.rate(PASS_EVERY), targets=[fn.event_target()])
