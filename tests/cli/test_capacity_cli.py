@@ -42,9 +42,10 @@ def fleet(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def aws(monkeypatch) -> dict[str, Any]:
-    ec2, rg = client("ec2"), client("resource-groups")
-    stubs = {"ec2": Stubber(ec2), "rg": Stubber(rg)}
+    ec2, rg, sts, iam = client("ec2"), client("resource-groups"), client("sts"), client("iam")
+    stubs = {"ec2": Stubber(ec2), "rg": Stubber(rg), "sts": Stubber(sts), "iam": Stubber(iam)}
     monkeypatch.setattr(capacity_cli, "clients", lambda region: (ec2, ec2, rg))
+    monkeypatch.setattr(capacity_cli, "identity_clients", lambda region: (sts, iam))
     monkeypatch.setattr(capacity_cli, "now", lambda: NOW)
     monkeypatch.setattr("neuronfleet_runtime.capacity_blocks.time.sleep", lambda s: None)
     for s in stubs.values():
@@ -53,6 +54,26 @@ def aws(monkeypatch) -> dict[str, Any]:
     for s in stubs.values():
         s.assert_no_pending_responses()
         s.deactivate()
+
+
+ACCOUNT = "333333333333"
+"""config/prod.yaml's account."""
+
+
+def whoami(aws: dict[str, Stubber], *, account: str = ACCOUNT, aliases: list[str] | None = None,
+           alias_error: str | None = None) -> None:
+    """STS GetCallerIdentity and IAM ListAccountAliases, as the purchase asks before buying."""
+    aws["sts"].add_response("get_caller_identity", {
+        "UserId": "AROAEXAMPLE:ml-platform", "Account": account,
+        "Arn": f"arn:aws:sts::{account}:assumed-role/ml-platform/alice"}, {})
+    if alias_error:
+        aws["iam"].add_client_error("list_account_aliases", service_error_code=alias_error, http_status_code=403)
+    else:
+        aws["iam"].add_response("list_account_aliases", {"AccountAliases": ["nf-prod-account"] if aliases is None
+                                                         else aliases, "IsTruncated": False}, {})
+
+
+YES = ["--yes", "--max-usd", "20000"]
 
 
 def offers(ec2: Stubber, *docs: dict[str, Any], ultra: bool = True) -> None:
@@ -97,7 +118,7 @@ def test_search_sorts_by_start_and_answers_json(fleet, aws, capsys):
 def test_buy_refuses_an_offer_outside_the_policy_naming_the_rule(fleet, aws, capsys, doc, rule):
     offers(aws["ec2"], doc, ultra=False)
     assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering", "cb-x",
-                 "--yes"]) == 1
+                 *YES]) == 1
     out = capsys.readouterr().out
     assert out.startswith("refused by the fleet's capacity_policy") and f"  - {rule}: the offer's" in out
 
@@ -119,20 +140,70 @@ def test_buy_tags_an_ultraserver_purchase_and_adds_it_to_the_clusters_group(flee
     aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": GROUP})
     aws["rg"].add_response("group_resources", {"Succeeded": [r["CapacityReservationArn"] for r in bought]},
                            {"Group": GROUP, "ResourceArns": [r["CapacityReservationArn"] for r in bought]})
+    whoami(aws)
     assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--offering",
-                 "cb-ok", "--yes"]) == 0
-    out = capsys.readouterr().out
-    assert "bought: cr-u1, cr-u2" in out and f"in resource group {GROUP}" in out
+                 "cb-ok", *YES]) == 0
+    captured = capsys.readouterr()
+    assert "bought: cr-u1, cr-u2" in captured.out and f"in resource group {GROUP}" in captured.out
+    assert "account: 333333333333 (alias: nf-prod-account)" in captured.err and "region:  us-east-2" in captured.err
+    assert "total:   $15,360.00 USD, paid up front, no refund" in captured.err
 
 
-def test_buy_asks_first_and_buys_nothing_without_a_yes(fleet, aws, capsys, monkeypatch):
+def test_buy_shows_whose_money_and_buys_nothing_unless_the_account_or_price_is_typed_back(fleet, aws, capsys,
+                                                                                           monkeypatch):
+    """Finding 2: the command never said which account the credentials belong to, and a y/N was all it asked."""
     offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))
-    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("n\n"))
+    whoami(aws)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("y\n"))
     assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--offering",
                  "cb-ok"]) == 0
     captured = capsys.readouterr()
     assert "Buy Capacity Block cb-ok: 8 x trn2u.48xlarge (2 x u-trn2x64)" in captured.err
-    assert captured.out.strip() == "not bought"
+    assert "account: 333333333333 (alias: nf-prod-account)" in captured.err
+    assert "as:      arn:aws:sts::333333333333:assumed-role/ml-platform/alice" in captured.err
+    assert "Type the account id (333333333333) or the exact price (15360.00) to buy" in captured.err
+    assert captured.out.strip() == "not bought: not confirmed (typed 'y'; expected 333333333333 or 15360.00)"
+
+
+@pytest.mark.parametrize("typed", ["333333333333", "3840.00"])
+def test_typing_the_account_id_or_the_price_back_buys(fleet, aws, capsys, monkeypatch, typed):
+    offers(aws["ec2"], offering("cb-ok", fee="3840.00"), ultra=False)
+    whoami(aws, aliases=[])
+    _purchase(aws["ec2"], "cb-ok", [reservation("cr-1")], "3840.00")
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(typed + "\n"))
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
+                 "cb-ok"]) == 0
+    captured = capsys.readouterr()
+    assert "bought: cr-1" in captured.out and "(alias: none set)" in captured.err
+
+
+def test_a_denied_alias_read_is_said_and_does_not_stop_the_purchase(fleet, aws, capsys):
+    offers(aws["ec2"], offering("cb-ok"), ultra=False)
+    whoami(aws, alias_error="AccessDenied")
+    _purchase(aws["ec2"], "cb-ok", [reservation("cr-1")], "3840.00")
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
+                 "cb-ok", *YES]) == 0
+    assert "(alias: unknown: iam:ListAccountAliases refused (AccessDenied))" in capsys.readouterr().err
+
+
+def test_credentials_of_another_account_are_refused_before_anything_is_asked(fleet, aws, capsys):
+    offers(aws["ec2"], offering("cb-ok"), ultra=False)
+    whoami(aws, account="999999999999")
+    assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
+                 "cb-ok", *YES]) == 2
+    err = capsys.readouterr().err
+    assert "AWS credentials: got 'account 999999999999'; allowed: credentials of the fleet file's account " \
+           "333333333333 (these are arn:aws:sts::999999999999:assumed-role/ml-platform/alice)" in err
+
+
+def test_yes_needs_max_usd_and_refuses_a_higher_price(fleet, aws, capsys):
+    args = ["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering", "cb-ok"]
+    assert main([*args, "--yes"]) == 2   # nothing asked of AWS (the Stubbers hold no answer)
+    assert "--yes: got 'without --max-usd'; allowed: --yes together with --max-usd AMOUNT" in capsys.readouterr().err
+    offers(aws["ec2"], offering("cb-ok", fee="3840.00"), ultra=False)
+    whoami(aws)
+    assert main([*args, "--yes", "--max-usd", "3839.99"]) == 1   # no purchase answer queued: none made
+    assert "not bought: the price $3,840.00 USD exceeds --max-usd $3,839.99" in capsys.readouterr().out
 
 
 def test_a_retried_buy_finds_the_first_purchase_and_buys_nothing(fleet, aws, capsys):
@@ -140,8 +211,9 @@ def test_a_retried_buy_finds_the_first_purchase_and_buys_nothing(fleet, aws, cap
     aws["ec2"].add_response("describe_capacity_reservations", {"CapacityReservations": [
         reservation("cr-1", tags={PURCHASE_TAG: "cb-ok", FLEET_TAG: "nf-prod"})]},
         {"Filters": [{"Name": f"tag:{PURCHASE_TAG}", "Values": ["cb-ok"]}]})
+    whoami(aws)
     assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
-                 "cb-ok", "--yes"]) == 0
+                 "cb-ok", *YES]) == 0
     assert "already bought (found by its tag): cr-1" in capsys.readouterr().out
 
 
@@ -149,11 +221,11 @@ def test_buy_without_a_policy_or_with_an_unknown_offering_is_bad_input(tmp_path,
     bare = tmp_path / "bare.yaml"
     bare.write_text(PROD_WITHOUT_POLICY)
     assert main(["capacity", "buy", "-c", str(bare), "--cluster", "finetune", "--hours", "48", "--offering",
-                 "cb-ok", "--yes"]) == 2
+                 "cb-ok", *YES]) == 2
     assert "capacity_policy: got nothing" in capsys.readouterr().err
     offers(aws["ec2"], offering("cb-ok"), ultra=False)
     assert main(["capacity", "buy", "-c", str(fleet), "--cluster", "finetune", "--hours", "48", "--offering",
-                 "cb-nope", "--yes"]) == 2
+                 "cb-nope", *YES]) == 2
     assert "--offering: got 'cb-nope'; allowed: an offering the same search returns now: cb-ok" in \
         capsys.readouterr().err
     assert main(["capacity", "search", "-c", str(fleet), "--cluster", "pretrain", "--hours", "36"]) == 2
@@ -163,12 +235,15 @@ def test_buy_without_a_policy_or_with_an_unknown_offering_is_bad_input(tmp_path,
     assert "--count: got 6; allowed: a multiple of 4" in capsys.readouterr().err
 
 
-def _block(ec2: Stubber, end_in: timedelta, history: list[dict[str, Any]]) -> Any:
+def _block(ec2: Stubber, end_in: timedelta, history: list[dict[str, Any]] | None,
+           tags: dict[str, str] | None = None) -> Any:
     start, end = NOW - timedelta(days=2), NOW + end_in
     ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [
-        reservation("cr-1", start=start, end=end, state="active")]}, {"CapacityReservationIds": ["cr-1"]})
-    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": history},
-                     {"CapacityReservationIds": ["cr-1"]})
+        reservation("cr-1", start=start, end=end, state="active",
+                    tags={FLEET_TAG: "nf-prod"} if tags is None else tags)]}, {"CapacityReservationIds": ["cr-1"]})
+    if history is not None:
+        ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": history},
+                         {"CapacityReservationIds": ["cr-1"]})
     return start, end
 
 
@@ -180,8 +255,30 @@ def test_extend_buys_the_cheapest_allowed_extension_once(fleet, aws, capsys):
         {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
     aws["ec2"].add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": [
         extension("cr-1", "cbe-cheap", start=end)]}, {"CapacityReservationIds": ["cr-1"]})
-    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", "--yes"]) == 0
-    assert "already extended (in its history): cbe-cheap" in capsys.readouterr().out
+    whoami(aws)
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", *YES]) == 0
+    captured = capsys.readouterr()
+    assert "already extended (in its history): cbe-cheap" in captured.out
+    assert "Extend cr-1 (nf-prod) by extension cbe-cheap: 24 h" in captured.err and "$1,920.00 USD" in captured.err
+
+
+def test_extend_acts_on_the_fleets_reservations_unless_told_otherwise(fleet, aws, capsys):
+    """Finding 2: `extend` accepted any reservation of the account."""
+    _block(aws["ec2"], timedelta(hours=5), None, tags={FLEET_TAG: "nf-other"})
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", *YES]) == 2
+    err = capsys.readouterr().err
+    assert "--reservation: got 'cr-1'; allowed: a reservation of fleet nf-prod: tagged neuronfleet:fleet=nf-prod " \
+           "(its tag: nf-other) or named in the fleet file (reservation_id: cr-0123456789abcdef0); " \
+           "--any-reservation to extend another" in err
+    start, end = _block(aws["ec2"], timedelta(hours=5), [], tags={})
+    aws["ec2"].add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
+        extension_offering("cbe-1", block_start=start, block_end=end)]},
+        {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+    aws["ec2"].add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": [
+        extension("cr-1", "cbe-1", start=end)]}, {"CapacityReservationIds": ["cr-1"]})
+    whoami(aws)
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", "--any-reservation", *YES]) == 0
+    assert "Extend cr-1 (not the fleet's)" in capsys.readouterr().err
 
 
 def test_extend_refuses_outside_the_window_naming_the_rule(fleet, aws, capsys):
@@ -189,7 +286,7 @@ def test_extend_refuses_outside_the_window_naming_the_rule(fleet, aws, capsys):
     aws["ec2"].add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
         extension_offering("cbe-1", block_start=start, block_end=end)]},
         {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
-    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", "--yes"]) == 1
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", *YES]) == 1
     assert "extension window: the offer's 50 min before the end; allowed: between 56 days and 1 hour" in \
         capsys.readouterr().out
 
@@ -251,7 +348,8 @@ def test_a_group_add_that_fails_is_said_and_a_retried_buy_completes_it_without_b
                                                           "ErrorMessage": "try again"}]},
                            {"Group": GROUP, "ResourceArns": [arn]})
     args = ["capacity", "buy", "-c", str(fleet), "--cluster", "pretrain", "--hours", "48", "--offering", "cb-ok",
-            "--yes"]
+            *YES]
+    whoami(aws)
     assert main(args) == 1
     assert "NOT all added to the resource group: " + arn + ": InternalError try again" in capsys.readouterr().out
     offers(aws["ec2"], ultra("cb-ok", fee="15360.00"))            # the retry: found by its tag, then grouped
@@ -259,6 +357,7 @@ def test_a_group_add_that_fails_is_said_and_a_retried_buy_completes_it_without_b
                             {"Filters": [{"Name": f"tag:{PURCHASE_TAG}", "Values": ["cb-ok"]}]})
     aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": GROUP})
     aws["rg"].add_response("group_resources", {"Succeeded": [arn]}, {"Group": GROUP, "ResourceArns": [arn]})
+    whoami(aws)
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "already bought (found by its tag): cr-u1" in out and f"in resource group {GROUP}" in out
@@ -275,6 +374,7 @@ def test_an_instance_block_joins_the_group_its_cluster_targets(tmp_path, aws, ca
     aws["rg"].add_response("list_group_resources", {"Resources": []}, {"Group": group})
     aws["rg"].add_response("group_resources", {"Succeeded": [bought[0]["CapacityReservationArn"]]},
                            {"Group": group, "ResourceArns": [bought[0]["CapacityReservationArn"]]})
+    whoami(aws)
     assert main(["capacity", "buy", "-c", str(path), "--cluster", "finetune", "--hours", "48", "--offering", "cb-ok",
-                 "--yes"]) == 0
+                 *YES]) == 0
     assert f"in resource group {group}" in capsys.readouterr().out

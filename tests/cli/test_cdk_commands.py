@@ -30,7 +30,7 @@ def app(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", ["synth", "diff", "deploy"])
 def test_runs_the_apps_cdk_cli_with_the_fleet_file(app: Path, command: str, monkeypatch) -> None:
     config = ROOT / "config" / "dev.yaml"
-    monkeypatch.chdir(app / "stacks")  # a parent folder holds the app
+    monkeypatch.chdir(app)
     assert main([command, "-c", str(config), "--", "--all", "-o", "out"]) == OK
     assert (app / "called").read_text().split() == [str(app), command, "-c", f"config={config}", "--all", "-o", "out"]
     monkeypatch.setenv("FAKE_CDK_EXIT", "3")
@@ -51,8 +51,19 @@ def test_outside_the_app_it_says_how_to_get_it(tmp_path: Path, capsys, monkeypat
     assert "it ships in the repository, not in the wheel. Clone the repository, run `make setup` there" in err
 
 
+def test_a_parents_app_is_named_never_run(app: Path, capsys, monkeypatch) -> None:
+    """Issue 36, finding 8: the command ran the CDK app it found in a parent folder."""
+    monkeypatch.chdir(app / "stacks")
+    assert main(["deploy", "-c", str(ROOT / "config" / "dev.yaml")]) == BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"a parent folder holds one ({app}), which is not run unless named: cd there or pass --app-dir {app}" in err
+    assert not (app / "called").exists()
+    assert main(["deploy", "-c", str(ROOT / "config" / "dev.yaml"), "--app-dir", str(app)]) == OK
+    assert (app / "called").read_text().split()[:2] == [str(app), "deploy"]
+
+
 def test_the_repository_is_the_app() -> None:
     from neuronfleet.cli.cdk import cdk_cli, find_app
 
-    assert find_app(ROOT / "stacks") == ROOT
+    assert find_app(ROOT) == ROOT and find_app(ROOT / "stacks") is None
     assert cdk_cli(ROOT) is not None and os.access(cdk_cli(ROOT), os.X_OK)  # type: ignore[arg-type]

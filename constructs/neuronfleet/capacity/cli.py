@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     offer_refusals,
     sort_offers,
 )
+from neuronfleet_contract.tags import FLEET_TAG
 
 from ..cli.output import FINDINGS, OK, BadInput, Moment, emit, json_option, progress
 from ..core.problems import MISSING
@@ -54,6 +56,75 @@ def _api(fleet: Fleet) -> Any:
 
     ec2, purchases, groups = clients(fleet.region)
     return CapacityBlocksApi(ec2, purchases=purchases, groups=groups)
+
+
+def identity_clients(region: str) -> tuple[Any, Any]:
+    """(STS, IAM) with the same credentials as :func:`clients`. Tests replace it."""
+    import boto3
+
+    session = boto3.Session(region_name=region)
+    return session.client("sts"), session.client("iam")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Whose money a purchase spends: the credentials' account and principal, the account's alias, the region."""
+
+    account: str
+    arn: str
+    alias: str
+    region: str
+
+    def lines(self) -> list[str]:
+        return [f"  account: {self.account} (alias: {self.alias})", f"  as:      {self.arn}",
+                f"  region:  {self.region}"]
+
+
+def identity(fleet: Fleet) -> Identity:
+    """STS GetCallerIdentity and IAM ListAccountAliases (an account has at most one alias; none, or a denied read,
+    is said as such: the purchase does not depend on it). The credentials must be the fleet file's account: a
+    purchase made with another account's credentials is refused before anything is asked."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    sts, iam = identity_clients(fleet.region)
+    who = sts.get_caller_identity()
+    try:
+        aliases = iam.list_account_aliases().get("AccountAliases") or []
+        alias = aliases[0] if aliases else "none set"
+    except (ClientError, BotoCoreError) as e:
+        code = getattr(e, "response", {}).get("Error", {}).get("Code", type(e).__name__)
+        alias = f"unknown: iam:ListAccountAliases refused ({code})"
+    found = Identity(account=str(who["Account"]), arn=str(who["Arn"]), alias=alias, region=fleet.region)
+    if fleet.account and found.account != fleet.account:
+        raise BadInput.of("AWS credentials", f"account {found.account}",
+                          f"credentials of the fleet file's account {fleet.account} (these are {found.arn}): the "
+                          "purchase would be billed to the wrong account", what="neuronfleet capacity")
+    return found
+
+
+def confirm_purchase(what: str, price: Decimal, currency: str, who: Identity, *, yes: bool,
+                     max_usd: Decimal | None) -> str | None:
+    """Show whose money buys ``what`` and for how much, then ask for the account id or the exact price to be typed
+    back. With ``yes``: no question, but ``max_usd`` is required and the price must not exceed it. Returns None to
+    buy, else why not."""
+    total = f"{_money(price)} {currency or 'USD'}"
+    click.echo("\n".join([f"{what}", *who.lines(), f"  total:   {total}, paid up front, no refund"]), err=True)
+    if yes:
+        assert max_usd is not None  # checked with the options
+        if price > max_usd:
+            return f"the price {total} exceeds --max-usd {_money(max_usd)}"
+        return None
+    typed = click.prompt(f"Type the account id ({who.account}) or the exact price ({price}) to buy", default="",
+                         show_default=False, err=True).strip()
+    if typed in (who.account, str(price), f"{price:.2f}", _money(price)):
+        return None
+    return f"not confirmed (typed {typed!r}; expected {who.account} or {price})"
+
+
+def _yes_needs_max_usd(yes: bool, max_usd: Decimal | None) -> None:
+    if yes and max_usd is None:
+        raise BadInput.of("--yes", "without --max-usd", "--yes together with --max-usd AMOUNT (the most this purchase "
+                          "may cost, USD): automation never buys without a ceiling", what="neuronfleet capacity")
 
 
 @dataclass(frozen=True)
@@ -187,6 +258,22 @@ def _search(fleet: Fleet, target: Target, hours: int, start_after: datetime | No
     return found
 
 
+def _purchase_options(f: Any) -> Any:
+    f = click.option("--max-usd", type=click.FloatRange(min=0), default=None,
+                     help="The most this purchase may cost (USD, its whole upfront fee); required with --yes, which "
+                          "refuses a higher price.")(f)
+    f = click.option("--yes", is_flag=True, help="Do not ask (automation); needs --max-usd.")(f)
+
+    import functools
+
+    @functools.wraps(f)
+    def exact(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("max_usd") is not None:
+            kwargs["max_usd"] = Decimal(str(kwargs["max_usd"]))
+        return f(*args, **kwargs)
+    return exact
+
+
 def _aws_errors(f: Any) -> Any:
     """AWS's refusals and unclear outcomes as one line and exit 1 (never a traceback): what AWS said, and what to
     check when a purchase's outcome is unknown."""
@@ -208,7 +295,8 @@ def _aws_errors(f: Any) -> Any:
 @click.group(short_help="EC2 Capacity Blocks: search, buy, extend, status, list.",
              help="EC2 Capacity Blocks for ML for a fleet file's training clusters, with your AWS credentials. "
                   "`buy` and `extend` spend money (paid up front, no refund): they refuse what the fleet file's "
-                  "capacity_policy does not allow and ask before buying (--yes for automation).")
+                  "capacity_policy does not allow, show the account, its alias, the region and the total price, and "
+                  "ask for the account id or the price to be typed back (--yes with --max-usd for automation).")
 def capacity() -> None:
     """The ``capacity`` group."""
 
@@ -242,11 +330,13 @@ def search(config: Path, cluster: str | None, instance_type: str | None, count: 
 @_config
 @_search_options
 @click.option("--offering", required=True, help="The offering id (from `search`).")
-@click.option("--yes", is_flag=True, help="Do not ask (automation).")
+@_purchase_options
 @json_option
 @_aws_errors
 def buy(config: Path, cluster: str | None, instance_type: str | None, count: int | None, hours: int,
-        start_after: datetime | None, end_before: datetime | None, offering: str, yes: bool, as_json: bool) -> int:
+        start_after: datetime | None, end_before: datetime | None, offering: str, yes: bool,
+        max_usd: Decimal | None, as_json: bool) -> int:
+    _yes_needs_max_usd(yes, max_usd)
     fleet = load_fleet(config)
     target = _target(fleet, cluster, instance_type, count)
     policy = _policy(fleet, required=True)
@@ -265,11 +355,11 @@ def buy(config: Path, cluster: str | None, instance_type: str | None, count: int
         return FINDINGS
     say = (f"Buy Capacity Block {o.offering_id}: {o.instance_count} x {o.instance_type}"
            + (f" ({o.ultraserver_count} x {o.ultraserver_type})" if o.ultraserver else "")
-           + f" in {','.join(o.availability_zones)}, {_t(o.start)} to {_t(o.end)} UTC, for {_money(o.upfront_fee)} "
-           "paid up front (no refund)?")
-    if not yes and not click.confirm(say, default=False, err=True):
-        emit({"bought": False, "reason": "not confirmed"}, "not bought", as_json=as_json)
-        return OK
+           + f" in {','.join(o.availability_zones)}, {_t(o.start)} to {_t(o.end)} UTC")
+    why_not = confirm_purchase(say, o.upfront_fee, o.currency, identity(fleet), yes=yes, max_usd=max_usd)
+    if why_not:
+        emit({"bought": False, "reason": why_not}, f"not bought: {why_not}", as_json=as_json)
+        return FINDINGS if yes else OK
     api = _api(fleet)
     bought = api.buy(o, fleet=fleet.name)
     lines = [("already bought (found by its tag): " if bought.already else "bought: ") + ", ".join(
@@ -298,10 +388,15 @@ def buy(config: Path, cluster: str | None, instance_type: str | None, count: int
 @click.option("--reservation", required=True, help="The block's capacity reservation id (cr-...).")
 @click.option("--hours", type=int, default=None, help="Extension length (default: the policy's extension_hours).")
 @click.option("--offering", help="An extension offering id (default: the cheapest allowed).")
-@click.option("--yes", is_flag=True, help="Do not ask (automation).")
+@click.option("--any-reservation", is_flag=True,
+              help="Allow a reservation that is not the fleet's (neither tagged neuronfleet:fleet with it nor named "
+                   "in the fleet file).")
+@_purchase_options
 @json_option
 @_aws_errors
-def extend(config: Path, reservation: str, hours: int | None, offering: str | None, yes: bool, as_json: bool) -> int:
+def extend(config: Path, reservation: str, hours: int | None, offering: str | None, any_reservation: bool, yes: bool,
+           max_usd: Decimal | None, as_json: bool) -> int:
+    _yes_needs_max_usd(yes, max_usd)
     fleet = load_fleet(config)
     policy = _policy(fleet, required=True)
     assert policy is not None
@@ -314,6 +409,13 @@ def extend(config: Path, reservation: str, hours: int | None, offering: str | No
     if not held or held[0].get("ReservationType") != "capacity-block":
         raise BadInput.of("--reservation", reservation, "a Capacity Block reservation of this account and region")
     r = held[0]
+    owner = next((str(t.get("Value")) for t in r.get("Tags") or () if t.get("Key") == FLEET_TAG), "")
+    named = {c.capacity.reservation_id for c in fleet.training_clusters if c.capacity.reservation_id}
+    if owner != fleet.name and reservation not in named and not any_reservation:
+        raise BadInput.of("--reservation", reservation, f"a reservation of fleet {fleet.name}: tagged {FLEET_TAG}="
+                          f"{fleet.name} (its tag: {owner or 'none'}) or named in the fleet file (reservation_id: "
+                          f"{', '.join(sorted(named)) or 'none'}); --any-reservation to extend another",
+                          what="neuronfleet capacity extend")
     past = extension_history(api.extension_history(reservation))
     block = BlockEnd(reservation, _when(r["StartDate"]) or now(), _when(r["EndDate"]) or now(), str(r["State"]),
                      past.pending, past.spent_usd)
@@ -330,11 +432,12 @@ def extend(config: Path, reservation: str, hours: int | None, offering: str | No
                 + "\n".join(f"  - {x}" for x in reasons or ["no offer"]))
         emit({"extended": False, "refusals": reasons}, text, as_json=as_json)
         return FINDINGS
-    say = (f"Extend {reservation} by {pick.hours:g} h to {_t(pick.end)} UTC for {_money(pick.upfront_fee)} paid up "
-           "front?")
-    if not yes and not click.confirm(say, default=False, err=True):
-        emit({"extended": False, "reason": "not confirmed"}, "not extended", as_json=as_json)
-        return OK
+    say = (f"Extend {reservation} ({owner or 'not the fleet' + chr(39) + 's'}) by extension {pick.offering_id}: "
+           f"{pick.hours:g} h to {_t(pick.end)} UTC")
+    why_not = confirm_purchase(say, pick.upfront_fee, pick.currency, identity(fleet), yes=yes, max_usd=max_usd)
+    if why_not:
+        emit({"extended": False, "reason": why_not}, f"not extended: {why_not}", as_json=as_json)
+        return FINDINGS if yes else OK
     done = api.extend(reservation, pick)
     emit({"extended": True, "already": done.already, "offering_id": pick.offering_id},
          ("already extended (in its history): " if done.already else "extension bought: ") + pick.offering_id
