@@ -8,11 +8,13 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet import CapacityLifecycle, GpuPool, TrainiumCluster
+from neuronfleet.capacity.purchases import CapacityPurchaseAnnouncements
 from neuronfleet.settings.capacity import CapacityPolicySettings
 
 
 class CapacityStack(Stack):
-    """The fleet's Capacity Block lifecycle (CapacityLifecycle): present when the fleet file has a capacity_policy."""
+    """The fleet's Capacity Block lifecycle (CapacityLifecycle) and the announcement of every Capacity Block purchase in
+    the account (CapacityPurchaseAnnouncements): present when the fleet file has a capacity_policy."""
 
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, policy: CapacityPolicySettings,
                  clusters: Mapping[str, TrainiumCluster], alerts_topic: sns.ITopic, pool: GpuPool | None,
@@ -21,3 +23,4 @@ class CapacityStack(Stack):
         self.lifecycle = CapacityLifecycle(self, "CapacityLifecycle", fleet=fleet_name, clusters=clusters,
                                            topic=alerts_topic, policy=policy, pool=pool, prices=prices,
                                            training_azs=training_azs)
+        self.purchases = CapacityPurchaseAnnouncements(self, "CapacityPurchases", topic=alerts_topic, fleet=fleet_name)

@@ -600,3 +600,36 @@ class LifecycleSettings:
                    gpu_instance_type=read.text("GPU_INSTANCE_TYPE", allowed="an instance type", default=""),
                    prices=read.json("PRICES", dict, allowed="a JSON object: instance type -> {usd_per_hour, as_of}",
                                     default={}))
+
+
+# ---------------------------------------------------------------------------------------------------------- purchases
+
+PURCHASE_EVENTS = ("PurchaseCapacityBlock", "PurchaseCapacityBlockExtension")
+"""The CloudTrail event names of the two Capacity Block purchases (the API operations' names: CloudTrail records an
+API call under its operation's name, CloudTrail user guide "CloudTrail record contents", eventName)."""
+CLOUDTRAIL_API_CALL = "AWS API Call via CloudTrail"
+"""The detail-type of an API call CloudTrail sends to EventBridge's default bus; recorded only while a trail with
+logging is on (EventBridge user guide, "AWS service events delivered via AWS CloudTrail",
+https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail.html, read 2026-11-28)."""
+EC2_EVENT_SOURCE = "ec2.amazonaws.com"
+PURCHASES_SERVICE = "neuronfleet-capacity-purchases"
+"""The Powertools service of the purchase announcer (its health metrics: ``MalformedEvents`` and
+``CapacityAnnouncements`` in NeuronFleet/Capacity, with ``Fleet``)."""
+
+
+@dataclass(frozen=True)
+class PurchaseAnnouncerSettings:
+    """The purchase announcer's settings: the fleet's topic and its own announcements table (not the lifecycle's:
+    the lifecycle role, which may buy, cannot write it, so cannot pre-claim and silence an announcement)."""
+
+    topic_arn: str
+    ledger_table: str
+
+    def to_environment(self) -> dict[str, str]:
+        return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table)}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
+        read = environment.Variables(os.environ if env is None else env)
+        return cls(topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
+                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcer's own table"))
