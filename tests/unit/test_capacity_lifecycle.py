@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import botocore.session
 import pytest
-from botocore.exceptions import ReadTimeoutError
+from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 from botocore.stub import Stubber
 from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi, Refused, Unclear
 
@@ -285,6 +285,68 @@ def test_a_read_timeout_then_nothing_found_retries_and_buys_once():
     with ec2:
         bought = api.buy(offer(offering("cb-1")), fleet="nf-prod")
     assert calls["n"] == 2 and bought.reservation_ids == ["cr-0aaaabbbbccccdddd"]
+
+
+def _sent_then_lost(stubbed, method: str, error: Exception) -> dict[str, int]:
+    """``method`` reaches AWS (the Stubber's queued answer is used up: the purchase is made) and then its answer is
+    lost (``error``, as botocore raises it when the connection drops after the request was sent)."""
+    calls = {"n": 0}
+    real = getattr(stubbed, method)
+
+    def lost(**kwargs):
+        calls["n"] += 1
+        real(**kwargs)
+        raise error
+
+    setattr(stubbed, method, lost)
+    return calls
+
+
+@pytest.mark.parametrize("error", [ReadTimeoutError(endpoint_url="https://ec2.us-east-2.amazonaws.com"),
+                                   ConnectionClosedError(endpoint_url="https://ec2.us-east-2.amazonaws.com")],
+                         ids=["read-timeout", "connection-closed"])
+def test_a_block_bought_whose_answer_is_lost_is_found_and_never_bought_twice(error):
+    api, ec2, _, slept = _api()
+    calls = _sent_then_lost(ec2.client, "purchase_capacity_block", error)
+    _not_bought(ec2, "cb-1")
+    ec2.add_response("purchase_capacity_block", {"CapacityReservations": [reservation()]}, None)
+    ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [   # what the purchase made
+        reservation(tags={cl.PURCHASE_TAG: "cb-1", FLEET_TAG: "nf-prod"})]}, None)
+    with ec2:   # a second purchase would find no queued answer and fail the Stubber
+        bought = api.buy(offer(offering("cb-1")), fleet="nf-prod")
+    assert calls["n"] == 1 and bought.reservation_ids == ["cr-0aaaabbbbccccdddd"] and slept == [2.0]
+    assert bought.notes[0].startswith("offering cb-1: found after an unclear answer") and not bought.already
+    ec2.assert_no_pending_responses()
+
+
+@pytest.mark.parametrize("error", [ReadTimeoutError(endpoint_url="https://ec2.us-east-2.amazonaws.com"),
+                                   ConnectionClosedError(endpoint_url="https://ec2.us-east-2.amazonaws.com")],
+                         ids=["read-timeout", "connection-closed"])
+def test_an_extension_bought_whose_answer_is_lost_is_found_in_the_history_and_never_bought_twice(error):
+    api, ec2, _, _ = _api()
+    b = _block(timedelta(hours=5))
+    x = _x(b)
+    calls = _sent_then_lost(ec2.client, "purchase_capacity_block_extension", error)
+    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": []},
+                     {"CapacityReservationIds": ["cr-1"]})
+    ec2.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
+        extension("cr-1", x.offering_id, start=b.end)]},
+        {"CapacityBlockExtensionOfferingId": x.offering_id, "CapacityReservationId": "cr-1"})
+    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": [
+        extension("cr-1", x.offering_id, start=b.end)]}, {"CapacityReservationIds": ["cr-1"]})
+    with ec2:
+        done = api.extend("cr-1", x)
+    assert calls["n"] == 1 and [e["CapacityBlockExtensionOfferingId"] for e in done.extensions] == [x.offering_id]
+    ec2.assert_no_pending_responses()
+
+
+def test_the_purchase_client_never_lets_the_sdk_resend_a_purchase():
+    """botocore would retry a timed-out call by itself (its standard mode retries connection errors): the purchase
+    client's retries are off (NO_SDK_RETRIES), so only the kit retries, and only after looking."""
+    from botocore.config import Config
+    from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES
+
+    assert Config(**NO_SDK_RETRIES).retries == {"total_max_attempts": 1, "mode": "standard"}
 
 
 def test_throttling_backs_off_and_a_refusal_stops_at_once():
