@@ -12,8 +12,8 @@ generic example and says so.
 
 Announced once per CloudTrail event (its ``eventID``), through an announcements outbox in the announcer's own table,
 which the lifecycle role (the only kit role that may buy) cannot write. A malformed event is refused: a log line and
-the ``MalformedEvents`` metric (NeuronFleet/Capacity, service ``neuronfleet-capacity-purchases``), never an exception
-(a retry would not mend it). A failed purchase (``errorCode``) is announced too, as an attempt.
+the ``MalformedEvents`` metric (namespaces.CAPACITY_NAMESPACE, service ``neuronfleet-capacity-purchases``), never an
+exception (a retry would not mend it). A failed purchase (``errorCode``) is announced too, as an attempt.
 """
 
 from __future__ import annotations

@@ -614,7 +614,7 @@ https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudt
 EC2_EVENT_SOURCE = "ec2.amazonaws.com"
 PURCHASES_SERVICE = "neuronfleet-capacity-purchases"
 """The Powertools service of the purchase announcer (its health metrics: ``MalformedEvents`` and
-``CapacityAnnouncements`` in NeuronFleet/Capacity, with ``Fleet``)."""
+``CapacityAnnouncements`` in namespaces.CAPACITY_NAMESPACE, with ``Fleet``)."""
 
 
 @dataclass(frozen=True)
