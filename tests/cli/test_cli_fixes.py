@@ -102,23 +102,24 @@ def _estimate(tmp_path, capsys, rows: str, *args: str) -> str:
 
 
 def test_an_estimate_that_costs_more_says_so_and_by_how_much(tmp_path, capsys) -> None:
-    """Was 'saves $-17.87, -1.14%'. p5.48xlarge -> trn2.48xlarge at the catalog's prices; --ratio 0.5 doubles the
-    Neuron hours, so the move costs more."""
+    """Was 'saves $-17.87, -1.14%'. p5.48xlarge -> trn2.48xlarge at the catalog's prices; --ratio 2 (Neuron instances
+    per GPU instance, the fleet file's unit) doubles the Neuron hours, so the move costs more."""
     from neuronfleet.facts.prices import price_table
 
-    trn2 = Decimal(str(price_table(CATALOG, "us-east-2", {})["trn2.48xlarge"]["usd_per_hour"]))
-    out = _estimate(tmp_path, capsys, "p5.48xlarge,5504.00,100,training\n", "--ratio", "0.5")
+    table = price_table(CATALOG, "us-east-2", {})
+    trn2, p5 = (Decimal(str(table[t]["usd_per_hour"])) for t in ("trn2.48xlarge", "p5.48xlarge"))
+    out = _estimate(tmp_path, capsys, "p5.48xlarge,5504.00,100,training\n", "--ratio", "2")
     neuron = 100 * 2 * trn2
     more = neuron - Decimal("5504.00")
     assert more > 0
-    (total,) = [line for line in out.splitlines() if line.startswith("total:")]
+    (total,) = [line for line in out.splitlines() if line.startswith("total of the declared lines:")]
     assert "saves" not in total and "$-" not in total
-    even = 100 * trn2 / Decimal("5504.00")
-    assert total.endswith(f"(costs ${more:.2f} more, {more * 100 / Decimal('5504.00'):.2f}% more: break-even at a "
-                          f"Neuron:GPU throughput ratio of {even:.3f} for every line; a ratio above it would save)")
+    even = p5 / trn2  # the GPU hourly price over the Neuron one: Neuron instances per GPU instance
+    assert total.endswith(f"(costs ${more:.2f} more, {more * 100 / Decimal('5504.00'):.2f}% more: break-even at "
+                          f"{even:.2f} Neuron instances per GPU instance for every declared line; fewer would save)")
     saving = _estimate(tmp_path, capsys, "p5.48xlarge,5504.00,100,training\n")
-    (total,) = [line for line in saving.splitlines() if line.startswith("total:")]
-    assert f"(saves ${Decimal('5504.00') - 100 * trn2:.2f}, " in total and f"ratio of {even:.3f}" in total
+    (total,) = [line for line in saving.splitlines() if line.startswith("total of the declared lines:")]
+    assert f"(saves ${Decimal('5504.00') - 100 * trn2:.2f}, " in total and f"break-even at {even:.2f} Neuron" in total
 
 
 def test_an_empty_export_claims_no_throughput_assumption(tmp_path, capsys) -> None:
@@ -127,8 +128,8 @@ def test_an_empty_export_claims_no_throughput_assumption(tmp_path, capsys) -> No
 
 
 def test_a_type_outside_the_catalog_is_said_to_be_missing_from_it_not_a_price(tmp_path, capsys) -> None:
-    out = _estimate(tmp_path, capsys, "ml.g5.2xlarge,36.29,24,inference\n")
-    assert "g5.2xlarge: accelerator memory unknown (not in the instance catalog)" in out
+    out = _estimate(tmp_path, capsys, "ml.g4dn.xlarge,36.29,24,inference\n")
+    assert "g4dn.xlarge: accelerator memory unknown (not in the instance catalog)" in out
     assert "--price" not in out
     assert "a price does not help" in out and "g5.xlarge" in out and "docs/catalog.md" in out
 
