@@ -308,7 +308,7 @@ def test_prod_gaps_are_exactly_the_known_ones(prod) -> None:
         "moto: AWS::SSM::Parameter without a Name given one (CloudFormation generates it)", ENDPOINT_NAME,
         "moto: SageMaker has no InstancePools; the variant created on its first pool's type (template tests cover "
         "the pools)",  # chat's GPU pool after inf2.48xlarge
-        INSTANCE_TYPES.format(types="ml.inf2.48xlarge, ml.inf2.xlarge, ml.p5.48xlarge")])
+        INSTANCE_TYPES.format(types="ml.inf2.48xlarge, ml.inf2.xlarge")])
 
 
 def test_prod_endpoints_have_the_names_their_stacks_output(prod) -> None:
@@ -334,17 +334,19 @@ def test_launch_templates_keep_every_efa_interface(prod) -> None:
 
 def test_functions_tables_endpoints_queues_and_groups_exist(prod) -> None:
     _, seen = prod
+    # no failover: prod's chat keeps a warm GPU standby (a pool of its Neuron variant), nothing to move traffic to
     assert seen["functions"] == ["capacity_alert.handler.handler", "capacity_lifecycle.handler.handler",
-                                 "cost.collector.handler", "cost.report.handler", "cost.waste.handler",
-                                 "failover.handler.handler"]
+                                 "capacity_lifecycle.purchases.handler", "cost.collector.handler",
+                                 "cost.report.handler", "cost.waste.handler"]
     tables = sorted(t.split("-")[3] if t.count("-") >= 4 else t for t in seen["tables"])
-    # the spend ledger; what the capacity alerts, the Capacity Block lifecycle and the waste detector said; the
-    # failover's state
+    # the spend ledger; what the capacity alerts, the Capacity Block lifecycle (and its fleet-wide extension budget),
+    # the purchase announcer and the waste detector said (no failover state: a warm standby has no failover)
+    assert sum("Announced" in t for t in seen["tables"]) == 4, tables
+    assert sum("FailoverState" in t for t in seen["tables"]) == 0, tables
     assert len(seen["tables"]) == 5, tables
-    assert sum("Announced" in t for t in seen["tables"]) == 3 and sum("FailoverState" in t for t in seen["tables"]) == 1
     assert len(seen["queues"]) == 3  # two Trainium clusters and the GPU pool
     variants = {name: sorted((v["VariantName"]) for v in e["ProductionVariants"]) for name, e in seen["endpoints"].items()}
-    assert sorted(variants.values()) == [["gpu", "neuron"], ["neuron"]]
+    assert sorted(variants.values()) == [["neuron"], ["neuron"]]
     efa_groups = [g for g in seen["security_groups"] if "EFA" in g.get("Description", "")]
     assert len(efa_groups) == 3
     for g in efa_groups:

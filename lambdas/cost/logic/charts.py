@@ -135,22 +135,3 @@ def unit_costs(rows: Sequence[UnitCost], *, unit: str, title: str) -> str:
     body.append(f'<g data-series="neuron" fill="{NEURON_COLOUR}">{"".join(neuron_marks)}</g>'
                 f'<g data-series="gpu" fill="{GPU_COLOUR}">{"".join(gpu_marks)}</g>')
     return _svg(36 + len(rows) * row_h, title, "".join(body), kind="unit-costs")
-
-
-def share(parts: Sequence[tuple[str, Decimal, str]], *, title: str) -> str:
-    """One bar split into ``parts`` (label, value, colour), and under it one line per part: its value and share."""
-    total = sum((v for _, v, _ in parts), Decimal(0))
-    left, right, bar_h = 10, 10, 30
-    plot_w = WIDTH - left - right
-    body, x = [], float(left)
-    for i, (label, value, colour) in enumerate(parts):
-        w = float(value / total) * plot_w if total > 0 else 0.0
-        pct = value * 100 / total if total > 0 else Decimal(0)
-        y = 8 + bar_h + 22 + 18 * i
-        body.append(f'<g data-series={quoteattr(label)} fill="{colour}"><rect x="{x:.1f}" y="8" width="{w:.1f}" '
-                    f'height="{bar_h}" data-value="{value}"><title>{_t(label)}: {_t(_money(value))} '
-                    f"({pct:.0f}%)</title></rect>"
-                    f'<rect x="{left}" y="{y - 10}" width="12" height="12"/></g>'
-                    f'<text x="{left + 18}" y="{y}">{_t(label)}: {_t(_money(value))} ({pct:.0f}%)</text>')
-        x += w
-    return _svg(8 + bar_h + 18 + 18 * len(parts), title, "".join(body), kind="share")
