@@ -64,8 +64,10 @@ messages published by a run, its own and earlier runs' it completed) and ``Malfo
 as malformed), dimensions ``service`` = ``neuronfleet-capacity`` and ``Fleet`` = the function's ``FLEET``
 (``service`` alone without one: ``neuronfleet_contract.health``). The EKS node-group alerts
 (``capacity_alert/nodegroup_handler``) publish ``CapacityAnnouncements`` here under the same service. Read by
-``CapacityAlerts.metric_*`` and ``NodegroupCapacityAlerts.metric_announcements``. (Earlier versions put them under
-:data:`FAILOVER_NAMESPACE`; versions before per-fleet health metrics published ``service`` alone.)"""
+``CapacityAlerts.metric_*`` and ``NodegroupCapacityAlerts.metric_announcements``. The Capacity Block purchase
+announcer (``capacity_lifecycle/purchases``) publishes ``MalformedEvents`` here under its own service
+(``capacity_lifecycle.PURCHASES_SERVICE``). (Earlier versions put them under :data:`FAILOVER_NAMESPACE`; versions
+before per-fleet health metrics published ``service`` alone.)"""
 
 WASTE_NAMESPACE = "NeuronFleet/Waste"
 """Published by the waste detector (``cost/waste``, Powertools EMF, no IAM needed): ``MalformedEvents`` (count,

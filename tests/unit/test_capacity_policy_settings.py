@@ -27,6 +27,8 @@ def test_the_policy_takes_the_networks_training_az_when_it_names_none():
     ({"extension_hours": 36}, "extension_hours: got 36; allowed: whole days (24 h steps) up to 336 h"),
     ({"extension_hours": 504 + 24}, "extension_hours: got 528"),
     ({"allow_extension": True}, "extension_budget_usd: got '0'; allowed: more than 0 when allow_extension"),
+    ({"allow_extension": True, "extension_budget_usd": 10, "fleet_extension_budget_usd": 0},
+     "fleet_extension_budget_usd: got '0'; allowed: more than 0 when allow_extension is true"),
     ({"start_after": "2026-12-01T00:00:00"}, "start_after: got '2026-12-01T00:00:00'; allowed: a date and time with"),
     ({"start_after": "2026-12-02T00:00:00Z", "start_before": "2026-12-01T00:00:00Z"},
      "start_before: got '2026-12-01T00:00:00+00:00'; allowed: later than start_after"),
@@ -69,3 +71,11 @@ def test_the_fleet_file_section_parses_and_a_fallback_slower_than_batchs_cancel_
     with pytest.raises(FleetConfigError, match=r"capacity_policy.fallback_after_minutes: got 120; allowed: less than "
                                                r"training_clusters\[0\].capacity_wait_timeout_s \(7200 s = 120 min\)"):
         _fleet(tmp_path, "  fallback_after_minutes: 120\n")
+
+
+def test_the_fleet_wide_extension_budget_reaches_the_policy_and_defaults_to_the_per_block_one():
+    extend = {**MONEY, "allow_extension": True, "extension_budget_usd": 300}
+    assert CapacityPolicySettings(**extend).policy().fleet_extension_budget_usd is None
+    assert CapacityPolicySettings(**extend).policy().fleet_budget == Decimal(300)
+    own = CapacityPolicySettings(**extend, fleet_extension_budget_usd=900).policy()
+    assert (own.fleet_extension_budget_usd, own.fleet_budget) == (Decimal(900), Decimal(900))

@@ -160,7 +160,9 @@ class CapacityLifecycle(Construct):
         table = prices
         gpu_type = pool.specs[0].instance_type if pool else ""
         self.ledger = AnnouncementLedger(self, "Announced")
-        fleet_policy = replace(policy.policy(training_azs=azs), fleet_extension_budget_usd=fleet_extension_budget_usd)
+        fleet_policy = policy.policy(training_azs=azs)
+        if fleet_extension_budget_usd is not None:  # the argument over the fleet file's capacity_policy
+            fleet_policy = replace(fleet_policy, fleet_extension_budget_usd=fleet_extension_budget_usd)
         if not _PARAMETER_SAFE.fullmatch(fleet):
             raise ValueError(f"fleet: got {fleet!r}; allowed: letters, digits, '-', '_' and '.' (it names the SSM "
                              f"parameter {policy_parameter_name('<fleet>')} the capacity policy is read from)")

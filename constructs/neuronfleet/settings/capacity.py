@@ -31,6 +31,8 @@ class CapacityPolicySettings(Settings):
     - ``availability_zones``: where a block may be (empty: the network's training AZ, filled in by the fleet file);
     - ``start_after`` / ``start_before``: the window an offer's start must fall in (timezone-aware, ISO 8601);
     - ``allow_extension``, ``extension_budget_usd`` (per block, all its extensions), ``extension_hours``;
+    - ``fleet_extension_budget_usd``: the most all the fleet's extensions may cost in a calendar month (UTC), across
+      its blocks and lifecycle functions, held atomically before each purchase (default: ``extension_budget_usd``);
     - ``decide_before_minutes``: how long before a block's end the lifecycle function extends or drains;
     - ``checkpoint_lead_minutes``: how long before the instances stop the jobs are told to checkpoint;
     - ``fallback_after_minutes``: a job held for Trainium capacity longer goes to the GPU pool (if it names a GPU job
@@ -45,6 +47,7 @@ class CapacityPolicySettings(Settings):
     start_before: datetime | None = None
     allow_extension: Bool = False
     extension_budget_usd: Usd = Decimal(0)
+    fleet_extension_budget_usd: Usd | None = None
     extension_hours: Annotated[int, Field(strict=True, ge=24)] = 24
     decide_before_minutes: Minutes = 360
     checkpoint_lead_minutes: Minutes = 45
@@ -65,6 +68,10 @@ class CapacityPolicySettings(Settings):
         if self.allow_extension and self.extension_budget_usd <= 0:
             yield Problem("extension_budget_usd", str(self.extension_budget_usd),
                           "more than 0 when allow_extension is true (the most one block's extensions may cost)")
+        if self.allow_extension and self.fleet_extension_budget_usd is not None and self.fleet_extension_budget_usd <= 0:
+            yield Problem("fleet_extension_budget_usd", str(self.fleet_extension_budget_usd),
+                          "more than 0 when allow_extension is true (the most all the fleet's extensions may cost a "
+                          "month), or unset for extension_budget_usd")
         if self.checkpoint_lead_minutes >= self.decide_before_minutes:
             yield Problem("checkpoint_lead_minutes", self.checkpoint_lead_minutes,
                           f"less than decide_before_minutes ({self.decide_before_minutes}): the extension is decided "
@@ -78,6 +85,7 @@ class CapacityPolicySettings(Settings):
             availability_zones=tuple(self.availability_zones or training_azs), start_after=self.start_after,
             start_before=self.start_before, allow_extension=self.allow_extension,
             extension_budget_usd=self.extension_budget_usd, extension_hours=self.extension_hours,
+            fleet_extension_budget_usd=self.fleet_extension_budget_usd,
             decide_before=timedelta(minutes=self.decide_before_minutes),
             checkpoint_lead=timedelta(minutes=self.checkpoint_lead_minutes),
             fallback_after=None if self.fallback_after_minutes is None
