@@ -101,9 +101,9 @@ class _Unknown(Exception):
 
 def _resolve(resource: CfnResource, attribute: str) -> Any:
     value = getattr(resource, attribute, None)
-    if value is None or isinstance(value, (int, float, bool)) or (isinstance(value, str)
-                                                                 and not Token.is_unresolved(value)):
-        return value  # nothing to resolve: no second round trip
+    if value is None or isinstance(value, bool) or (isinstance(value, (str, int, float))
+                                                    and not Token.is_unresolved(value)):
+        return value  # a literal (a number token is a float that is_unresolved knows): no second round trip
     return Stack.of(resource).resolve(value)
 
 
