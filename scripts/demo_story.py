@@ -27,12 +27,11 @@ def ec2_price(instance_type: str) -> float:
 
 
 def hourly_price(instance_type: str) -> float:
-    """What the demo bills an hour of ``instance_type``: an ``ml.`` type at the built-in SageMaker hosting rate (the
-    report's own price table), else at the EC2 rate of the same type; an EC2 type at the catalog's rate."""
-    from neuronfleet.facts.prices import price_table
+    """What the demo bills an hour of ``instance_type``: an ``ml.`` type at the built-in SageMaker hosting rate, else
+    at the EC2 rate of the same type (facts.prices.hosting_usd_per_hour); an EC2 type at the catalog's rate."""
+    from neuronfleet.facts.prices import hosting_usd_per_hour
 
-    entry = price_table().get(instance_type) if instance_type.startswith("ml.") else None
-    return float(entry["usd_per_hour"]) if entry else ec2_price(instance_type)
+    return hosting_usd_per_hour(instance_type) if instance_type.startswith("ml.") else ec2_price(instance_type)
 
 
 def with_sagemaker_prices(prices: Mapping[str, Mapping[str, Any]], types: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -13,6 +13,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Annotations, Match, Template
 
 from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEndpoint
+from neuronfleet.facts.catalog import CATALOG
 from neuronfleet.judge import PilotJudge
 from neuronfleet.settings import CutoverSettings, PilotJudgeSettings
 from neuronfleet_contract.judge import JudgeSettings
@@ -116,6 +117,13 @@ def test_the_function_is_told_the_endpoint_its_style_and_prices(synth: dict[str,
     assert told.endpoint_name == synth["pilot"]["endpoint"].endpoint_name and told.style == "openai"
     assert told.prompts_bucket == "team-prompts" and told.tolerances.min_token_agreement == 0.95
     assert told.usd_per_hour["neuron"] > 0 and told.usd_per_hour["gpu"] > 0
+    # SageMaker hosting is priced at SageMaker's rate where one is built in, never silently at EC2's
+    from neuronfleet.facts.prices import hosting_usd_per_hour, price_table
+
+    es = synth["pilot"]["endpoint"].settings
+    neuron = es.instance_type
+    assert told.usd_per_hour["neuron"] == hosting_usd_per_hour(neuron) == float(price_table()[neuron]["usd_per_hour"])
+    assert told.usd_per_hour["neuron"] != CATALOG.get(neuron.removeprefix("ml.")).price.usd_per_hour
     t.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(1 hour)"})
 
 

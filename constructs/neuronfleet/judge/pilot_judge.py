@@ -26,6 +26,7 @@ from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
 from ..core.pseudo import pseudo
 from ..core.storage import secure_bucket
+from ..facts.prices import hosting_usd_per_hour
 from ..inference.endpoint import NeuronEndpoint
 from ..settings import PilotJudgeSettings
 
@@ -86,7 +87,7 @@ class PilotJudge(Construct):
             records_bucket=self.records_bucket.bucket_name, records_prefix=RECORDS_PREFIX,
             task="embeddings" if es.task == "embeddings" else "generation",
             style=STYLE_BY_CONTAINER[es.container], tolerances=s.tolerances.contract(),
-            usd_per_hour={"neuron": endpoint.spec.price.usd_per_hour, "gpu": gpu.spec.price.usd_per_hour},
+            usd_per_hour={"neuron": hosting_usd_per_hour(es.instance_type), "gpu": hosting_usd_per_hour(gpu.instance_type)},
             max_new_tokens=s.max_new_tokens, fleet=fleet)
         description = f"neuronfleet pilot judge of {endpoint.endpoint_name}: Neuron vs GPU on the team's prompt set"
         self.function = FleetFunction(self, "Function", handler="judge.handler.handler", description=description,
