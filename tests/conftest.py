@@ -37,7 +37,26 @@ EXAMPLE_FLEETS = tuple(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
 
 
 def fleet_file(name: str) -> Fleet:
+    if name == HOT_PROD:
+        return hot_prod()
     return load_fleet(ROOT / "config" / f"{name}.yaml")
+
+
+HOT_PROD = "prod-hot"
+"""config/prod.yaml as it was until 2026-11-28: chat with a hot GPU standby (1 x ml.p5.48xlarge running, the run-time
+failover's target). No example fleet keeps one now (it cost more than GPU alone: docs/fallback.md); the failover's
+template tests synthesise this one (``synth_fleet("prod-hot")``)."""
+
+
+def hot_prod() -> Fleet:
+    import yaml
+
+    from neuronfleet.fleetfile.schema import parse_fleet
+
+    doc = yaml.safe_load((ROOT / "config" / "prod.yaml").read_text())
+    (chat,) = [e for e in doc["endpoints"] if e["name"] == "chat"]
+    chat["gpu_variant"] |= {"standby": "hot", "min_instances": 1, "max_instances": 2}
+    return parse_fleet(doc, source="config/prod.yaml with a hot standby (tests/conftest.py)")
 
 
 _CDK_SUPPORT = {"AZS", "ENV", "AzStack", "network", "properties", "SynthesizedFleet", "new_app"}

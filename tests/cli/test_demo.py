@@ -46,8 +46,8 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
         assert gpu not in out.split("feeding the cost monitors")[1]
     # the model as the fleet file names it (the endpoint's neuronfleet:model tag), not the generated endpoint name
     # a cost per million says what it is: recorded (the fleet's spend over its metrics)
-    assert ("per model: chat-dev: Neuron $18.20/M inferences recorded (the fleet's spend over its Invocations metric)"
-            in out)
+    assert ("per model: chat-dev: Neuron $23.76/M inferences recorded (the fleet's spend over its Invocations metric)"
+            in out)  # 24 h x ml.inf2.xlarge's built-in SageMaker rate, $0.99, per 1M inferences a day
     # the evaluation phase: a synthetic GPU baseline (the GPU endpoint a team would move from, a type with a built-in
     # SageMaker rate), priced on Neuron; it is outside the fleet, and said so
     assert ("synthetic: GPU baseline: 1 x ml.g6.2xlarge around the clock, a GPU endpoint outside the fleet (as a team "
@@ -64,16 +64,28 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
     assert_page_and_record("dev")
 
 
+COINCIDENCES = {
+    "dev": {"712.80": "chat-dev's own Neuron spend, and the estimate of moving the demo's GPU baseline, which the demo "
+                      "runs at chat-dev's instances and hours onto chat-dev's type: two claims, one value"},
+    "prod": {"3.00": "3 KMS keys at $1 and one dashboard at $3: two lines of the kit's own cost"},
+}
+"""Figures stated twice on a demo page because two different claims have the same value, each with why (anything
+else stated twice is a claim said twice)."""
+
+
 def assert_page_and_record(env_name: str) -> dict:
     """The page the demo copied states no dollar figure twice; report.json beside it is the stored record, which
     `neuronfleet report` draws again offline."""
     import json
+    from decimal import Decimal
 
     from tests.unit.test_report_page import figures_stated
 
     out = ROOT / "cdk.out" / f"demo-{env_name}"
     stated = [v for v in figures_stated((out / "migration-report.html").read_text()) if v]
-    assert sorted({v for v in stated if stated.count(v) > 1}) == [], env_name
+    allowed = {Decimal(v) for v in COINCIDENCES.get(env_name, {})}
+    assert sorted({v for v in stated if stated.count(v) > 1} - allowed) == [], env_name
+    assert all(stated.count(v) == 2 for v in allowed), (env_name, "a coincidence gone or grown: review COINCIDENCES")
     record = json.loads((out / "report.json").read_text())
     drawn = subprocess.run([NEURONFLEET, "report", str(out / "report.json"), "--output", str(out / "redrawn.html")],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -101,14 +113,18 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
             "the same") in out
     assert "net part: the kit's own: NAT gateway hours, 3 resource(s), 2,190 a month: $98.55/month" in out
     assert "left out of the net: training on Trainium (instances and Capacity Block fees): $386219.23/month" in out
-    assert re.search(r"the story of nf-prod \(production\), SYNTHETIC figures: Synthetic: as deployed, the compared "
-                     r"serving, the GPU kept beside it and the kit's own running cost come to \$31606\.89 a month "
-                     r"against \$49510\.88 on GPU alone for the same work: \$17903\.99 a month saved \(36\.16%\)", out)
     assert "Neuron serving costs 44.88% less than GPU alone (chat at the fleet file's throughput ratio" in out
     record = assert_page_and_record("prod")
     net = record["net"]
-    assert (net["as_deployed_usd"], net["gpu_only_usd"], net["savings_usd"]) == ("31606.89", "49510.88", "17903.99")
-    assert net["savings_percent"] == "36.16" and float(net["savings_usd"]) > 0
+    # the reference fleet saves money as deployed: Neuron serving + the pool + the kit's own cost (about $365 a month,
+    # priced at synth: it moves with what the kit deploys) against GPU alone ($40,704.48 + the pool)
+    assert net["gpu_only_usd"] == "49510.88" and float(net["savings_usd"]) > 17_000
+    kit = sum(float(p["as_deployed_usd"]) for p in net["parts"] if p["part"] == "kit_overhead")
+    assert 300 < kit < 450 and f"{22435.20 + 8806.40 + kit:.2f}" == net["as_deployed_usd"]
+    assert (f"the story of nf-prod (production), SYNTHETIC figures: Synthetic: as deployed, the compared serving, the "
+            f"GPU kept beside it and the kit's own running cost come to ${net['as_deployed_usd']} a month against "
+            f"${net['gpu_only_usd']} on GPU alone for the same work: ${net['savings_usd']} a month saved "
+            f"({net['savings_percent']}%)") in out
 
 
 def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_it() -> None:
@@ -129,7 +145,8 @@ def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_i
     assert re.search(r"the story of nf-pilot \(pilot\), SYNTHETIC figures: Synthetic: .*pilot: chat go\.", out)
     # the judge's cost per million is single-stream (6 prompts, one at a time): shown, labelled, never a saving;
     # pilot.yaml states no throughput ratio, so no saving is claimed for chat (the recorded figure is labelled too)
-    assert "single-stream (one request at a time, 6 prompts, list prices): $73.92 vs $110.76 per million tokens" in out
+    # at the SageMaker rate of ml.inf2.24xlarge ($7.79; ml.g6e.12xlarge has none built in: its EC2 rate, said so)
+    assert "single-stream (one request at a time, 6 prompts, list prices): $88.72 vs $110.76 per million tokens" in out
     # the pilot's own figures come from its GPU shadow (answering a copy of every request), never from the GPU
     # fallback pool's CUDA-only work (on both sides of the net, never priced on Neuron)
     assert ("synthetic: endpoint chat: 1 x ml.inf2.24xlarge, GPU shadow 1 x ml.g6e.12xlarge answering a copy of every "

@@ -86,7 +86,8 @@ def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) 
     # CDK commands saying where the fleet-file app is
     bin_dir = venv / "bin"
     (tmp_path / "fleet.yaml").write_text((ROOT / "config" / "prod.yaml").read_text())
-    (tmp_path / "gpu.csv").write_text("instance_type,amount_usd,hours\np5.48xlarge,5504.00,100\nm5.large,9,100\n")
+    (tmp_path / "gpu.csv").write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n"
+                                      "m5.large,9,100,training\n")
     run = {"capture_output": True, "text": True, "cwd": tmp_path, "env": env, "timeout": 120}
     assert subprocess.run([str(bin_dir / "neuronfleet"), "--help"], **run).returncode == 0  # type: ignore[call-overload]
     validated = subprocess.run([str(bin_dir / "neuronfleet"), "validate", "-c", "fleet.yaml"], **run)  # type: ignore[call-overload]

@@ -164,15 +164,16 @@ def test_pinned_ami_and_ordered_strategy_and_shorter_wait() -> None:
 @pytest.mark.parametrize("part", [0, 1], ids=["first-11", "last-11"])
 def test_gpu_types_of_the_catalog_fit_one_pool(part: int) -> None:
     """As many GPU types as one pool takes (the first type's launch template and 10 overrides) are one compute
-    environment behind one queue (a queue takes at most 3); two pools cover every catalog GPU type offered in the
-    stack's region (us-east-2), each type with its own interface layout."""
-    from neuronfleet.facts.catalog import BATCH_LAUNCH_TEMPLATE_OVERRIDES
+    environment behind one queue (a queue takes at most 3): that many pools cover every catalog GPU type offered in
+    the stack's region (us-east-2: 32 since the g5/g6/g6e sizes joined the catalog), each type with its own interface
+    layout."""
+    from neuronfleet.facts.catalog import BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE, BATCH_LAUNCH_TEMPLATE_OVERRIDES
     from neuronfleet.settings.fallback import GPU_TYPES
 
     most = 1 + BATCH_LAUNCH_TEMPLATE_OVERRIDES
     offered = [t for t in GPU_TYPES if CATALOG.offered_in(t, ENV.region)]
     types = offered[:most] if part == 0 else offered[-most:]
-    assert most < len(offered) <= 2 * most
+    assert most < len(offered) <= BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE * most
     t = _pool(instance_types=types, max_vcpus=1536)
     (env,) = properties(t, "AWS::Batch::ComputeEnvironment").values()
     assert env["ComputeResources"]["InstanceTypes"] == types and len(types) == most
@@ -227,7 +228,8 @@ def _function(t: Template, handler: str) -> dict[str, Any]:
     return fn
 
 
-def test_failover_function_and_its_least_privilege(prod) -> None:
+def test_failover_function_and_its_least_privilege(synth_fleet) -> None:
+    prod = synth_fleet("prod-hot")  # prod with its hot standby (tests/conftest.py HOT_PROD): a failover to check
     t = prod.template("inference")
     fn = _function(t, "failover.handler.handler")
     assert fn["Runtime"] == RUNTIME.name and "DeadLetterConfig" in fn

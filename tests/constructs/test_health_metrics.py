@@ -403,6 +403,15 @@ def test_the_reference_app_tells_every_health_publishing_function_its_fleet() ->
 
     found = list(_example_functions())
     handlers = {h for _, h, _ in found}
-    assert handlers == set(HEALTH_HANDLERS)  # every one of them is in some example fleet
+    # every one of them is in some example fleet, but the failover: no example keeps a hot standby now (prod's is
+    # warm); prod with its hot standby (tests/conftest.py HOT_PROD) runs it, told its fleet
+    assert handlers | {"failover.handler.handler"} == set(HEALTH_HANDLERS)
+    from tests.cdk_support import SynthesizedFleet
+    from tests.conftest import HOT_PROD
+
+    hot = SynthesizedFleet(fleet_file(HOT_PROD))
+    (failover,) = [r["Properties"] for r in hot.template_json("inference")["Resources"].values()
+                   if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") == "failover.handler.handler"]
+    assert failover["Environment"]["Variables"]["FLEET"] == hot.fleet.name
     for fleet, handler, env in found:
         assert env.get("FLEET") == fleet_file(fleet).name, (fleet, handler)

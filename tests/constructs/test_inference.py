@@ -447,10 +447,11 @@ def test_prod_has_inf2_endpoints_wired_to_the_alerts_topic(synth_fleet) -> None:
     variants = [v for c in t.find_resources("AWS::SageMaker::EndpointConfig").values()
                 for v in c["Properties"]["ProductionVariants"]]
     instance_types = {v["InstanceType"] for v in variants if "InstanceType" in v}
-    assert {"ml.inf2.xlarge", "ml.p5.48xlarge"} == instance_types
-    (pooled,) = [v["InstancePools"] for v in variants if "InstancePools" in v]  # chat: inf2 first, then a GPU pool
-    assert [(p["InstanceType"], p["Priority"]) for p in pooled] == [("ml.inf2.48xlarge", 1), ("ml.p5en.48xlarge", 2)]
-    assert "ModelNameOverride" not in pooled[0] and "ModelNameOverride" in pooled[1]
+    assert {"ml.inf2.xlarge"} == instance_types  # chat's p5 standby is warm: no GPU variant runs
+    (pooled,) = [v["InstancePools"] for v in variants if "InstancePools" in v]  # chat: inf2 first, then GPU pools,
+    assert [(p["InstanceType"], p["Priority"]) for p in pooled] == [  # the warm standby's type last
+        ("ml.inf2.48xlarge", 1), ("ml.p5en.48xlarge", 2), ("ml.p5.48xlarge", 3)]
+    assert "ModelNameOverride" not in pooled[0] and all("ModelNameOverride" in p for p in pooled[1:])
     for alarm in t.find_resources("AWS::CloudWatch::Alarm").values():
         assert "Fn::ImportValue" in json.dumps(alarm["Properties"]["AlarmActions"])
     prod.template("alerts").has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})

@@ -25,7 +25,7 @@ from neuronfleet.settings.inference import (
 )
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
 from neuronfleet_contract.failover import FailoverSettings
-from tests.conftest import ENV, EXAMPLE_FLEETS, AzStack, network, new_app, properties
+from tests.conftest import ENV, EXAMPLE_FLEETS, HOT_PROD, AzStack, network, new_app, properties
 
 LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "batch_size": 8, "sequence_length": 8192,
         "min_instances": 2, "max_instances": 8,
@@ -351,7 +351,7 @@ def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -
 SERVING_ALARM_METRICS = ("Invocation5XXErrors", "InvocationModelErrors", "ModelLatency")
 
 
-@pytest.mark.parametrize("name", EXAMPLE_FLEETS)
+@pytest.mark.parametrize("name", [*EXAMPLE_FLEETS, HOT_PROD])
 def test_every_serving_variant_of_every_example_fleet_endpoint_is_alarmed(synth_fleet, name) -> None:
     """Every production variant (shadow variants answer no one) of every endpoint: 5XX, model errors and p99 latency
     alarms on its own EndpointName/VariantName, each notifying the topic."""
@@ -372,7 +372,7 @@ def test_every_serving_variant_of_every_example_fleet_endpoint_is_alarmed(synth_
                            if (endpoint["EndpointName"], variant["VariantName"], m) not in alarmed]
                 assert missing == [], (short, endpoint["EndpointName"], variant["VariantName"])
     assert variants or not fleet.fleet.endpoints
-    if name == "prod":  # the example with a live GPU fallback: its GPU variant is among those checked
+    if name == "prod-hot":  # prod with its hot standby: its GPU variant is among those checked
         assert any(v == GPU_VARIANT for _, v in variants), variants
 
 

@@ -56,7 +56,7 @@ def test_templates_equal_snapshots(fleet: str, synth_fleet: Callable[[str], Synt
         assert actual == expected, f"{fleet}/{stack}: template differs from its snapshot; {REGENERATE}"
 
 
-@pytest.mark.parametrize("fleet", ["prod"])
+@pytest.mark.parametrize("fleet", ["prod-hot"])  # prod with its hot standby: a failover too (tests/conftest.py)
 def test_each_handler_package_is_its_own_asset(fleet: str, synth_fleet: Callable[[str], SynthesizedFleet]) -> None:
     """A cost edit does not redeploy the failover: functions of one handler package share an S3 key, others differ."""
     keys: dict[str, set[str]] = {}

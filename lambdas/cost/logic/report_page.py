@@ -244,8 +244,10 @@ def net_section(report: Mapping[str, Any]) -> str:
              _money(p["gpu_only_usd"]), p["note"])
             for p in parts_in], left=(0, 3)))
     if outside:
-        body.append(_table(["left out of the net", f"{label}a month", "why"],
-                           [(o["what"], _money(o["usd"]), o["why"]) for o in outside], left=(0, 2)))
+        estimated = bool((report.get("evaluation_estimate") or {}).get("lines"))
+        body.append(_table(["left out of the net", f"{label}a month", "why"], [
+            (o["what"], "in the evaluation estimate below" if o.get("part") == "gpu_work" and estimated
+             else _money(o["usd"]), o["why"]) for o in outside], left=(0, 2)))
     if n.get("overhead_not_priced"):
         body.append("<p class=small>The kit's own, not priced: " + _e("; ".join(n["overhead_not_priced"])) + ".</p>")
     body.append(f"<p class=small>Scope: {_e(n.get('scope', ''))}.</p>")
@@ -266,8 +268,11 @@ def details_section(report: Mapping[str, Any]) -> str:
                      + _table(["record type", "amount"], [(k, _money(v)) for k, v in adjustments.items()]))
     unattributed = report.get("unattributed") or {}
     if unattributed:
-        parts.append("<h3>Hosting spend not attributed to a model</h3>"
-                     + _table(["instance type", "why"], list(unattributed.items()), left=(0, 1)))
+        estimated = {x["gpu_type"] for x in (report.get("evaluation_estimate") or {}).get("lines") or []}
+        # a type the evaluation estimate prices: its spend is the estimate's line, said there once
+        parts.append("<h3>Hosting spend not attributed to a model</h3>" + _table(["instance type", "why"], [
+            (t, why.split(" ", 1)[1] + " (its spend: the evaluation estimate's line)"
+             if t in estimated and why.startswith("$") else why) for t, why in unattributed.items()], left=(0, 1)))
     endpoints = report.get("endpoints") or {}
     skipped, left_out = endpoints.get("skipped") or {}, endpoints.get("left_out") or {}
     if skipped or left_out:
