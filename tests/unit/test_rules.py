@@ -312,6 +312,13 @@ def test_s3_uri_refuses(s: str) -> None:
     assert "s3://bucket/key" in refused(rules.s3_uri, s)
 
 
+@pytest.mark.parametrize("s", ["s3://models/llama/*", "s3://models/llama-?/model.tar.gz",
+                               "s3://models/${aws:username}/model.tar.gz", "s3://models/*/prompts.jsonl"])
+def test_s3_uri_refuses_what_an_iam_resource_reads_as_a_wildcard(s: str) -> None:
+    """Issue 36, finding 8: a fleet-file URI becomes an IAM resource; '*', '?' and '${...}' there widen the grant."""
+    assert "without '*', '?' or '${'" in refused(rules.s3_uri, s)
+
+
 @pytest.mark.parametrize("s", [
     "763104351884.dkr.ecr.us-east-2.amazonaws.com/djl-inference:0.33.0-neuronx-sdk2.24.1",
     "111111111111.dkr.ecr.us-east-1.amazonaws.com/team/model-server",

@@ -531,7 +531,15 @@ def s3_uri(s: str) -> str:
     letters, digits, dots and hyphens, starting and ending with a letter or digit, no '..', not an IP address,
     not starting with xn-- / sthree- / amzn-s3-demo-, not ending with -s3alias / --ol-s3 / .mrap / --x-s3 /
     --table-s3) and "Naming Amazon S3 objects" (keys up to 1024 bytes of UTF-8).
+
+    The key may not hold ``*``, ``?`` or ``${``: the kit writes the URI into IAM policies' resources, where ``*`` and
+    ``?`` are wildcards and ``${...}`` a policy variable (IAM User Guide, "IAM JSON policy elements: Resource" and
+    "Policy variables"), so such a key would grant more than the one object or prefix named (issue 36, finding 8).
+    S3 allows those characters in keys; the kit refuses them.
     """
+    if isinstance(s, str) and s.startswith("s3://") and any(c in s[5:] for c in ("*", "?", "${")):
+        raise ValueError("an S3 URI s3://bucket/key without '*', '?' or '${' (in an IAM policy's resource they are "
+                         "wildcards or a policy variable, granting more than the object named)")
     ok = isinstance(s, str) and s.startswith("s3://")
     if ok:
         bucket, slash, key = s[5:].partition("/")
