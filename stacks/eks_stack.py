@@ -12,13 +12,14 @@ from neuronfleet.eks.capacity_alerts import NodegroupCapacityAlerts
 from neuronfleet.settings.eks import NeuronEksClusterSettings
 from neuronfleet.settings.sharing import PoolSharingSettings
 from neuronfleet.sharing.pool import SharedNeuronPool
-from neuronfleet.training.lustre import grant_data, lustre_storage
+from neuronfleet.training.lustre import lustre_storage
 
 
 class EksTrainingStack(StaticAzStack):
     """One training cluster scheduled by Amazon EKS (NeuronEksCluster) in the fleet's compute subnets, with the Batch
     path's shared storage (a versioned data bucket, FSx for Lustre linked to it, in the training subnet of the
-    entry's capacity) mounted in pods and the workloads' Pod Identity role given the data bucket."""
+    entry's capacity) mounted in training's pods and training's Pod Identity role given the data bucket (serving's
+    role none of it)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  cluster: NeuronEksClusterSettings, storage: TrainiumClusterSettings,
@@ -34,14 +35,17 @@ class EksTrainingStack(StaticAzStack):
             throughput_mib_per_tib=storage.fsx_throughput_mib_per_tib,
             backup_retention_days=storage.fsx_backup_retention_days, removal_policy=RemovalPolicy.RETAIN)
         c.mount(self.storage.file_system, open_ports=False, storage_gib=storage.fsx_storage_gib)
-        grant_data(self.storage.data_bucket, c.workload_role)
+        c.grant_training_data(self.storage.data_bucket)  # training's role only; serving's gets no data bucket
         name = c.cluster.cluster_name
         CfnOutput(self, "ClusterName", value=name)
         CfnOutput(self, "UpdateKubeconfig", value=f"aws eks update-kubeconfig --name {name} --region "
                                                    f"{Stack.of(self).region}",
                   description="then: kubectl get nodes -L neuronfleet/node-group (docs/eks.md)")
-        CfnOutput(self, "WorkloadRoleArn", value=c.workload_role.role_arn,
-                  description="EKS Pod Identity role of the neuronfleet-training service account")
+        CfnOutput(self, "WorkloadRoleArn", value=c.training_role.role_arn,
+                  description="EKS Pod Identity role of training's service account (namespace neuronfleet-training)")
+        CfnOutput(self, "ServingRoleArn", value=c.serving_role.role_arn,
+                  description="EKS Pod Identity role of serving's service account (namespace neuronfleet-serving): "
+                              "grant it its model with NeuronEksCluster.grant_serving_model_read")
         CfnOutput(self, "DataBucketName", value=self.storage.data_bucket.bucket_name)
         CfnOutput(self, "FileSystemId", value=self.storage.file_system.file_system_id)
         self.capacity_alerts: NodegroupCapacityAlerts | None = None

@@ -379,7 +379,7 @@ class PoolScheduleSettings:
     certificate_authority: str
     """The cluster's CA, base64 PEM as EKS gives it (``certificateAuthority.data``)."""
     namespace: str
-    """Where the inference Deployment and the training pods are."""
+    """Where the inference Deployment and its pods are (serving's namespace)."""
     deployment: str
     """The inference Deployment the schedule scales."""
     training_queue: str
@@ -388,6 +388,8 @@ class PoolScheduleSettings:
     ledger_table: str
     fleet: str = ""
     metrics_namespace: str = POOL_NAMESPACE
+    training_namespace: str = "default"
+    """Where the training pods are (training's namespace; the kit's construct sets it)."""
 
     def to_environment(self, *, to_json: Any = None) -> dict[str, str]:
         import json
@@ -398,7 +400,7 @@ class PoolScheduleSettings:
                 "POOL_NAMESPACE": self.namespace, "POOL_DEPLOYMENT": self.deployment,
                 "POOL_TRAINING_QUEUE": self.training_queue, "POOL_TOPIC_ARN": self.topic_arn,
                 "POOL_LEDGER_TABLE": self.ledger_table, "POOL_FLEET": self.fleet,
-                "POOL_METRICS_NAMESPACE": self.metrics_namespace}
+                "POOL_METRICS_NAMESPACE": self.metrics_namespace, "POOL_TRAINING_NAMESPACE": self.training_namespace}
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> PoolScheduleSettings:
@@ -425,4 +427,5 @@ class PoolScheduleSettings:
             topic_arn=read.text("POOL_TOPIC_ARN", allowed="an SNS topic ARN"),
             ledger_table=read.text("POOL_LEDGER_TABLE", allowed="the announcement ledger's table name"),
             fleet=(env if env is not None else os.environ).get("POOL_FLEET", ""),
-            metrics_namespace=read.namespace("POOL_METRICS_NAMESPACE", default=POOL_NAMESPACE))
+            metrics_namespace=read.namespace("POOL_METRICS_NAMESPACE", default=POOL_NAMESPACE),
+            training_namespace=read.text("POOL_TRAINING_NAMESPACE", allowed="a Kubernetes namespace", default="default"))

@@ -111,8 +111,13 @@ class KubeApi:
 class Pool:
     """The pool's objects in the cluster, read and moved through :class:`KubeApi`."""
 
-    def __init__(self, api: KubeApi, *, pool: str, namespace: str, deployment: str, training_queue: str) -> None:
+    def __init__(self, api: KubeApi, *, pool: str, namespace: str, deployment: str, training_queue: str,
+                 training_namespace: str | None = None) -> None:
+        """``namespace``: the inference Deployment's and its pods'; ``training_namespace``: the training pods' (the
+        same when not given). The calls below are all the function makes: its RBAC grants exactly these
+        (neuronfleet.sharing.manifests.schedule_access)."""
         self.api, self.pool, self.namespace = api, pool, namespace
+        self.training_namespace = training_namespace or namespace
         self.deployment, self.training_queue = deployment, training_queue
 
     def _scale_path(self) -> str:
@@ -134,7 +139,8 @@ class Pool:
 
     def pods(self, role: Role) -> list[dict[str, Any]]:
         selector = urllib.parse.quote(f"{LABEL_POOL}={self.pool},{LABEL_ROLE}={role}")
-        return list(self.api.call("GET", f"/api/v1/namespaces/{self.namespace}/pods?labelSelector={selector}")
+        namespace = self.training_namespace if role is Role.TRAINING else self.namespace
+        return list(self.api.call("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={selector}")
                     .get("items", []))
 
     def annotate(self, pod: TrainingPod, checkpoint_by: datetime, text: str) -> None:

@@ -116,7 +116,7 @@ def tools() -> Tools:
     api = KubeApi(endpoint=settings.endpoint, token=lambda: eks_token(sts, settings.cluster_name),
                   send=https_sender(settings.certificate_authority))
     pool = Pool(api, pool=settings.schedule.pool, namespace=settings.namespace, deployment=settings.deployment,
-                training_queue=settings.training_queue)
+                training_queue=settings.training_queue, training_namespace=settings.training_namespace)
     return Tools(settings=settings, pool=pool, ledger=Ledger(boto3.client("dynamodb"), settings.ledger_table),
                  topic=Topic(boto3.client("sns"), settings.topic_arn),
                  metrics=Metrics(boto3.client("cloudwatch"), settings.metrics_namespace))

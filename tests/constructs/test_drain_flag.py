@@ -47,6 +47,39 @@ def test_the_flag_path_is_the_one_the_lifecycle_writes_for_a_cluster_it_names_by
     assert env[drain.DRAIN_FLAG_ENV] == f"/fsx/data/{drain_key(name)}" == "/fsx/data/neuronfleet/drain/pretrain.json"
 
 
+def _container(t: Template) -> dict[str, Any]:
+    (jd,) = t.find_resources("AWS::Batch::JobDefinition").values()
+    (rng,) = jd["Properties"]["NodeProperties"]["NodeRangeProperties"]
+    return dict(rng["Container"])
+
+
+def test_only_the_lifecycle_writes_a_flag() -> None:
+    """Issue 36, finding 8: the job role may not put or delete anything under the flags' prefix (an explicit Deny over
+    its Allow on the whole bucket), and the job container sees the flags' directory read-only over its read-write
+    /fsx; the lifecycle's own role still writes the cluster's flag."""
+    stack, net, alerts = _stack("DrainReadOnly")
+    c = TrainiumCluster(stack, "Pretrain", vpc=net.vpc, subnet=net.training_subnet, settings=SETTINGS)
+    CapacityLifecycle(stack, "Lifecycle", fleet="nf-test", clusters=[c], topic=alerts.topic, policy=POLICY)
+    t = Template.from_stack(stack)
+    job_role = stack.get_logical_id(c.job_role.node.default_child)  # type: ignore[arg-type]
+    statements = [st for p in t.find_resources("AWS::IAM::Policy").values() if {"Ref": job_role} in p["Properties"][
+        "Roles"] for st in p["Properties"]["PolicyDocument"]["Statement"]]
+    [deny] = [st for st in statements if st["Effect"] == "Deny"]
+    assert sorted(deny["Action"]) == sorted(drain.FLAG_WRITE_ACTIONS) == [
+        "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObject"]
+    assert json.dumps(deny["Resource"]).endswith(f'"/{drain.FLAG_PREFIX}*"]]}}') and drain.FLAG_PREFIX == (
+        "neuronfleet/drain/")
+    assert drain_key("pretrain").startswith(drain.FLAG_PREFIX)
+    assert any(st["Effect"] == "Allow" and "s3:PutObject" in st["Action"] for st in statements)  # the rest: writable
+    container = _container(t)
+    volumes = {v["Name"]: v["Host"]["SourcePath"] for v in container["Volumes"]}
+    mounts = {m["SourceVolume"]: (m["ContainerPath"], m.get("ReadOnly", False)) for m in container["MountPoints"]}
+    assert volumes["drainflags"] == "/fsx/data/neuronfleet/drain"
+    assert mounts["drainflags"] == ("/fsx/data/neuronfleet/drain", True) and mounts["fsx"] == ("/fsx", False)
+    # the flag the job watches is inside the read-only directory
+    assert _job_environment(t)[drain.DRAIN_FLAG_ENV].startswith(mounts["drainflags"][0] + "/")
+
+
 def test_a_cluster_named_otherwise_by_a_mapping_watches_the_flag_of_that_name() -> None:
     """CapacityLifecycle names each cluster's drain_name as it writes its flag; the job definition's variable is
     produced at synthesis, so the name given after the cluster was built is the one it watches."""
@@ -78,6 +111,7 @@ def test_no_flag_path_for_a_cluster_whose_association_does_not_import_it(monkeyp
     assert "AutoImportPolicy" not in link["Properties"]["S3"]
     env = _job_environment(t)
     assert drain.DRAIN_FLAG_ENV not in env and env["DATA_DIR"] == "/fsx/data"
+    assert "drainflags" not in json.dumps(_container(t)["Volumes"])  # no relay, no flags' mount
 
 
 def _association(path: str = "/data", repository: str = "s3://bucket/", events: list[str] | None = None

@@ -15,6 +15,7 @@ from neuronfleet import CATALOG, InvalidSettings
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.eks.labels import NEURON_TAINT_KEY
 from neuronfleet.eks.pins import CHARTS, DEFAULT_CHART_VERSIONS, EFA_CHART, FSX_CSI_CHART, NEURON_CHART
+from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from tests.conftest import ENV, AzStack, network, properties
 
 BLOCKS = "arn:aws:resource-groups:us-east-2:444444444444:group/nf-eks-trn2u-blocks"
@@ -58,12 +59,15 @@ def test_admin_access_entry_and_pod_identity(built) -> None:
     assert len(admin) == 1 and admin[0]["AccessPolicies"][0]["AccessScope"] == {"Type": "cluster"}
     assert json.dumps(admin[0]["AccessPolicies"][0]["PolicyArn"]).endswith(
         ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"]]}')
-    template.has_resource_properties("AWS::EKS::PodIdentityAssociation", {
-        "Namespace": "default", "ServiceAccount": "neuronfleet-training"})
+    associations = sorted((p["Namespace"], p["ServiceAccount"], p["RoleArn"]["Fn::GetAtt"][0])
+                          for p in properties(template, "AWS::EKS::PodIdentityAssociation").values())
+    assert [a[:2] for a in associations] == [("neuronfleet-serving", "neuronfleet-serving"),
+                                             ("neuronfleet-training", "neuronfleet-training")]
+    assert associations[0][2] != associations[1][2]  # a role each
     template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "eks-pod-identity-agent"})
     role = [p for p in properties(template, "AWS::IAM::Role").values()
             if "pods.eks.amazonaws.com" in json.dumps(p["AssumeRolePolicyDocument"])]
-    assert len(role) == 1
+    assert len(role) == 2
 
 
 def test_node_groups_per_capacity_kind(built) -> None:
@@ -235,10 +239,124 @@ def test_shared_storage_is_the_batch_paths_and_mounted_in_pods(built) -> None:
     for port in (988, 1018):
         template.has_resource_properties("AWS::EC2::SecurityGroupIngress", {
             "GroupId": {"Fn::GetAtt": [efa_group, "GroupId"]}, "FromPort": port, "Description": "Lustre from FSx"})
-    pod_role = next(k for k, v in template.find_resources("AWS::IAM::Role").items()
-                    if "pods.eks.amazonaws.com" in json.dumps(v["Properties"]["AssumeRolePolicyDocument"]))
+    pod_role = _pod_identity_role(template, "neuronfleet-training")
     policies = [p for p in properties(template, "AWS::IAM::Policy").values() if {"Ref": pod_role} in p["Roles"]]
-    actions = {a for p in policies for st in p["PolicyDocument"]["Statement"]
+    actions = {a for p in policies for st in p["PolicyDocument"]["Statement"] if st["Effect"] == "Allow"
                for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])}
     assert {"s3:GetObject", "s3:PutObject", "s3:ListBucket"} <= actions
     assert not {"s3:DeleteObjectVersion", "s3:*"} & actions
+
+
+
+# ------------------------------------------------------------------------- identities (issue 36, findings 4, 5, 8)
+
+
+def _pod_identity_role(template: Template, service_account: str) -> str:
+    [arn] = [p["RoleArn"] for p in properties(template, "AWS::EKS::PodIdentityAssociation").values()
+             if p["ServiceAccount"] == service_account]
+    return str(arn["Fn::GetAtt"][0])
+
+
+def _statements(template: Template, role: str) -> list[dict[str, Any]]:
+    return [st for p in properties(template, "AWS::IAM::Policy").values() if {"Ref": role} in p["Roles"]
+            for st in p["PolicyDocument"]["Statement"]]
+
+
+def test_serving_reads_nothing_of_training(built) -> None:
+    """Serving's role holds no statement at all until its model is granted (grant_serving_model_read); above all none
+    on the training data bucket."""
+    _, template = built
+    serving = _pod_identity_role(template, "neuronfleet-serving")
+    (bucket,) = [k for k, v in template.find_resources("AWS::S3::Bucket").items()
+                 if v["Properties"].get("VersioningConfiguration")]
+    assert bucket not in json.dumps(_statements(template, serving))
+    assert _statements(template, serving) == []
+
+
+def test_training_may_not_write_a_drain_flag(built) -> None:
+    _, template = built
+    training = _pod_identity_role(template, "neuronfleet-training")
+    [deny] = [st for st in _statements(template, training) if st["Effect"] == "Deny"]
+    assert sorted(deny["Action"]) == ["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObject"]
+    assert json.dumps(deny["Resource"]).endswith('"/neuronfleet/drain/*"]]}')
+
+
+def test_service_accounts_after_their_namespaces(built) -> None:
+    cluster, template = built
+    stack = cdk.Stack.of(cluster)
+    resources = template.to_json()["Resources"]
+    namespaces = stack.get_logical_id(cluster.namespaces.node.default_child)
+    accounts = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+                and "ServiceAccountResource" in k]  # aws-cdk-lib's id: manifest-<id>ServiceAccountResource
+    assert len(accounts) == 2 and all(namespaces in resources[k]["DependsOn"] for k in accounts)
+    [claim] = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+               and "PersistentVolumeClaim" in json.dumps(r["Properties"]["Manifest"])]
+    assert namespaces in resources[claim]["DependsOn"]
+
+
+def test_cluster_admin_only_for_the_kubectl_role_and_the_named_admins(built) -> None:
+    """aws-cdk-lib 2.275.0 gives its kubectl provider's role a cluster-scoped AmazonEKSClusterAdminPolicy entry with no
+    option to narrow it (aws_eks_v2 Cluster: grantClusterAdmin("ClusterAdminRoleAccess", ...)); the kit adds only the
+    fleet file's admin_role_arns. The pool's entry carries no access policy (its RBAC group only)."""
+    cluster, template = built
+    stack = cdk.Stack.of(cluster)
+    provider = cluster.cluster.kubectl_provider
+    assert provider is not None and provider.role is not None
+    kubectl_role = stack.get_logical_id(provider.role.node.default_child)
+    admins = [p["PrincipalArn"] for p in properties(template, "AWS::EKS::AccessEntry").values()
+              if "AmazonEKSClusterAdminPolicy" in json.dumps(p.get("AccessPolicies", []))]
+    assert sorted(admins, key=json.dumps) == sorted([ADMIN, {"Fn::GetAtt": [kubectl_role, "Arn"]}], key=json.dumps)
+    trust = properties(template, "AWS::IAM::Role")[kubectl_role]["AssumeRolePolicyDocument"]["Statement"]
+    assert [st["Principal"] for st in trust] == [{"Service": "lambda.amazonaws.com"}]
+
+
+def _small() -> tuple[cdk.Stack, NeuronEksCluster]:
+    app = cdk.App()
+    stack = AzStack(app, "S", env=ENV)
+    net = network(stack)
+    cluster = NeuronEksCluster(stack, "Eks", vpc=net.vpc, vpc_subnets=net.compute_subnets,
+                               settings=NeuronEksClusterSettings(node_groups=(NeuronNodegroupSettings(
+                                   name="g", instance_type="inf2.xlarge", count=1),)))
+    return stack, cluster
+
+
+def _arn(path: str) -> dict[str, Any]:
+    return {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{path}"]]}
+
+
+def test_serving_model_grant_is_its_prefix_of_its_owners_bucket_never_trainings() -> None:
+    from aws_cdk import aws_s3 as s3
+
+    stack, cluster = _small()
+    data = s3.Bucket(stack, "Data")
+    cluster.grant_training_data(data)
+    with pytest.raises(InvalidSettings) as err:
+        cluster.grant_serving_model_read(data, "chat/")
+    assert [p.path for p in err.value.problems] == ["bucket"] and "never reads the training bucket" in \
+        err.value.problems[0].allowed
+    with pytest.raises(InvalidSettings) as err:  # the same bucket by name is the same bucket
+        cluster.grant_serving_model_read(s3.Bucket.from_bucket_name(stack, "Same", data.bucket_name), "chat/")
+    models = s3.Bucket.from_bucket_name(stack, "Models", "models-bucket")
+    for bad in ("", "chat/*", "chat/${aws:username}/", "/chat/"):
+        with pytest.raises(InvalidSettings) as err:
+            cluster.grant_serving_model_read(models, bad)
+        assert [p.path for p in err.value.problems] == ["prefix"]
+    cluster.grant_serving_model_read(models, "chat/llama-3-8b/")
+    template = Template.from_stack(stack)
+    serving = stack.get_logical_id(cluster.serving_role.node.default_child)  # type: ignore[arg-type]
+    statements = _statements(template, serving)
+    assert statements == [
+        {"Action": "s3:GetObject", "Effect": "Allow", "Resource": _arn("models-bucket/chat/llama-3-8b/*"),
+         "Condition": {"StringEquals": {"s3:ResourceAccount": ENV.account}}},
+        {"Action": "s3:ListBucket", "Effect": "Allow", "Resource": _arn("models-bucket"),
+         "Condition": {"StringEquals": {"s3:ResourceAccount": ENV.account},
+                       "StringLike": {"s3:prefix": ["chat/llama-3-8b/*"]}}}]
+    training = stack.get_logical_id(cluster.training_role.node.default_child)  # type: ignore[arg-type]
+    assert "models-bucket" not in json.dumps(_statements(template, training))
+
+
+def test_a_privileged_image_by_tag_is_refused() -> None:
+    with pytest.raises(InvalidSettings) as err:
+        _build({"node_groups": [{"name": "g", "instance_type": "inf2.xlarge", "count": 1}]},
+               monitor_image="public.ecr.aws/neuron/neuron-monitor:1.3.0")
+    assert err.value.problems[0].path == "monitor_image" and "pinned by digest" in err.value.problems[0].allowed

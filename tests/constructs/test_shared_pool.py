@@ -96,10 +96,26 @@ def test_the_schedule_runs_every_minute_in_the_vpc(built, tpl) -> None:
                                     ledger_table="l").to_environment()) <= set(function["Environment"]["Variables"])
 
 
+def test_the_schedules_access_is_applied_after_the_namespaces(built) -> None:
+    pool, template, stack = built
+    resources = template["Resources"]
+    [access] = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+                and '"neuronfleet-pool-schedule-pretrain' in json.dumps(r["Properties"]["Manifest"])]
+    namespaces = stack.get_logical_id(stack.cluster.namespaces.node.default_child)
+    assert namespaces in resources[access]["DependsOn"]
+    objects = json.loads(resources[access]["Properties"]["Manifest"])
+    assert {(o["kind"], o["metadata"].get("namespace", "")) for o in objects if o["kind"].endswith("Role")} == {
+        ("ClusterRole", ""), ("Role", "neuronfleet-serving"), ("Role", "neuronfleet-training")}
+    assert not any(o["kind"] == "ClusterRole" and "pods" in json.dumps(o["rules"]) for o in objects)
+    env = resources[stack.get_logical_id(pool.function.function.node.default_child)]["Properties"]["Environment"]
+    assert (env["Variables"]["POOL_NAMESPACE"], env["Variables"]["POOL_TRAINING_NAMESPACE"]) == (
+        "neuronfleet-serving", "neuronfleet-training")
+
+
 def test_the_access_entry_maps_to_the_narrow_group(tpl) -> None:
     entries = [p for p in properties(tpl, "AWS::EKS::AccessEntry").values()
                if p.get("KubernetesGroups")]
-    assert [e["KubernetesGroups"] for e in entries] == [[manifests.SCHEDULE_ROLE]]
+    assert [e["KubernetesGroups"] for e in entries] == [[manifests.schedule_group("pretrain")]]
     assert "AccessPolicies" not in entries[0]
 
 

@@ -212,7 +212,10 @@ def test_job_code_runs_with_its_own_role_and_only_its_data_bucket(templates, nam
          "Resource": {"Fn::GetAtt": [bucket, "Arn"]}},
         {"Action": ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts",
                     "s3:PutObject"], "Effect": "Allow",
-         "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/*"]]}}], key=json.dumps)
+         "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/*"]]}},
+        # only the capacity lifecycle writes a drain flag (training.drain.deny_flag_writes; issue 36, finding 8)
+        {"Action": ["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObject"], "Effect": "Deny",
+         "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/neuronfleet/drain/*"]]}}], key=json.dumps)
     for action in iam_view.FORBIDDEN_FOR_JOBS:
         assert iam_view.allows(sts, action) == [], action
     # the instance role and the job role share nothing (an action on the same resource: both read S3 objects, the

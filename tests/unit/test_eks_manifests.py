@@ -34,6 +34,7 @@ def valid(obj: dict) -> None:
 
 def everything() -> list[dict]:
     return [
+        *manifests.namespaces(),
         *manifests.utilisation_publisher(SETTINGS.node_groups, namespace_metrics="NeuronFleet", region="us-east-2"),
         *manifests.fsx_volume(file_system_id="fs-0123456789abcdef0", dns_name="fs-0123456789abcdef0.fsx.us-east-2"
                               ".amazonaws.com", mount_name="abcdefgh"),
@@ -206,3 +207,52 @@ def test_dra_node_groups_get_claims_as_neurons_examples_write_them() -> None:
         assert resources["claims"] == [{"name": "neurons"}]
         assert NEURON_RESOURCE not in resources["limits"]  # no device plugin on a DRA node group
         assert resources["limits"][EFA_RESOURCE] == "16"  # EFA still from its device plugin
+
+
+# ------------------------------------------------------------------------------ identities and the privileged image
+
+
+def test_training_and_serving_in_their_own_namespaces_with_their_own_accounts() -> None:
+    """Training's objects in training's namespace with training's service account; serving's in serving's; both
+    namespaces enforce the baseline Pod Security Standard (no privileged pod, host network or hostPath there)."""
+    objects = everything()
+    namespaced = {(o["kind"], o["metadata"]["name"]): o["metadata"].get("namespace") for o in objects}
+    assert namespaced[("PersistentVolumeClaim", "fsx")] == manifests.TRAINING_NAMESPACE
+    assert namespaced[("ConfigMap", manifests.SCRIPTS_CONFIGMAP)] == manifests.TRAINING_NAMESPACE
+    assert namespaced[("Job", "train")] == manifests.TRAINING_NAMESPACE
+    assert namespaced[("Deployment", "serve")] == manifests.SERVING_NAMESPACE
+    pods = {o["kind"]: o["spec"]["template"]["spec"] for o in objects if o["kind"] in ("Job", "Deployment")}
+    assert pods["Job"]["serviceAccountName"] == manifests.TRAINING_SERVICE_ACCOUNT
+    assert pods["Deployment"]["serviceAccountName"] == manifests.SERVING_SERVICE_ACCOUNT
+    for namespace in manifests.namespaces():
+        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert {n["metadata"]["name"] for n in manifests.namespaces()} == {manifests.TRAINING_NAMESPACE,
+                                                                       manifests.SERVING_NAMESPACE}
+    # nothing privileged in either (the baseline would refuse it): only the publisher, in kube-system
+    for o in objects:
+        spec = o.get("spec", {}).get("template", {}).get("spec", {})
+        if o["metadata"].get("namespace") in (manifests.TRAINING_NAMESPACE, manifests.SERVING_NAMESPACE):
+            assert not spec.get("hostNetwork") and not any(
+                c.get("securityContext", {}).get("privileged") for c in spec.get("containers", []))
+
+
+def test_the_privileged_publisher_image() -> None:
+    """By the kit's pin (a tag: no digest is published offline, pins.NEURON_MONITOR_DIGEST says so) or by a digest
+    reference the user gives; a tag given by the user is refused; the publisher mounts no API token."""
+    from neuronfleet.eks import pins
+
+    [daemonset] = [o for o in manifests.utilisation_publisher([TRN1], namespace_metrics="N", region="us-east-2")
+                   if o["kind"] == "DaemonSet"]
+    spec = daemonset["spec"]["template"]["spec"]
+    assert spec["containers"][0]["image"] == (
+        f"{pins.NEURON_MONITOR_IMAGE}@{pins.NEURON_MONITOR_DIGEST}" if pins.NEURON_MONITOR_DIGEST
+        else pins.NEURON_MONITOR_IMAGE)
+    assert spec["automountServiceAccountToken"] is False
+    pinned = "public.ecr.aws/neuron/neuron-monitor:1.3.0@sha256:" + "0" * 64
+    [daemonset] = [o for o in manifests.utilisation_publisher([TRN1], namespace_metrics="N", region="us-east-2",
+                                                              image=pinned) if o["kind"] == "DaemonSet"]
+    assert daemonset["spec"]["template"]["spec"]["containers"][0]["image"] == pinned
+    for bad in ("public.ecr.aws/neuron/neuron-monitor:1.3.0", "public.ecr.aws/neuron/neuron-monitor@sha256:abc",
+                "public.ecr.aws/neuron/neuron-monitor:latest@sha256:" + "G" * 64):
+        with pytest.raises(ValueError, match=r"monitor_image: got .*allowed: a reference pinned by digest"):
+            manifests.monitor_image(bad)

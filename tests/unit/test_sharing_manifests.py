@@ -85,12 +85,13 @@ def test_the_crd_validator_is_live() -> None:
 
 
 def kubernetes_objects() -> list[dict]:
-    return [*manifests.schedule_access(), *manifests.training_acknowledge_access(),
+    return [*manifests.schedule_access(SCHEDULE, deployment="serve"), *manifests.training_acknowledge_access(),
             *manifests.training_job(SCHEDULE, POOL),
             manifests.inference_deployment(SCHEDULE, POOL, image="public.ecr.aws/example/serve:1")]
 
 
-@pytest.mark.parametrize("obj", kubernetes_objects(), ids=lambda o: f"{o['kind']}/{o['metadata']['name']}")
+@pytest.mark.parametrize("obj", kubernetes_objects(),
+                         ids=lambda o: f"{o['kind']}/{o['metadata'].get('namespace', '')}/{o['metadata']['name']}")
 def test_kubernetes_objects_validate(obj: dict) -> None:
     kubernetes_validate.validate(obj, DEFAULT_KUBERNETES_VERSION, strict=True)
 
@@ -142,11 +143,33 @@ def test_a_schedule_that_is_not_the_node_group_is_refused() -> None:
 
 
 def test_the_schedule_function_may_do_no_more() -> None:
-    role = manifests.schedule_access()[0]
-    verbs = {(g, r): set(rule["verbs"]) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
-    assert verbs[("apps", "deployments/scale")] == {"get", "patch"}
-    assert verbs[("kueue.x-k8s.io", "clusterqueues")] == {"get", "list", "patch"}
-    assert all("delete" not in v and "create" not in v for v in verbs.values())
+    """Namespaced Roles in the two workload namespaces, resourceNames where the names are known, one ClusterRole on
+    the training ClusterQueue only (cluster-scoped); what each call needs is tested against a day's calls in
+    tests/moto/test_pool_schedule_moto.py."""
+    access = manifests.schedule_access(SCHEDULE, deployment="serve")
+    group = manifests.schedule_group(SCHEDULE.pool)
+    rules = {(o["kind"], o["metadata"].get("namespace", "")): o["rules"] for o in access
+             if o["kind"] in ("Role", "ClusterRole")}
+    assert rules == {
+        ("ClusterRole", ""): [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"],
+                               "resourceNames": ["rainier-training"], "verbs": ["get", "patch"]}],
+        ("Role", "neuronfleet-serving"): [
+            {"apiGroups": ["apps"], "resources": ["deployments/scale"], "resourceNames": ["serve"],
+             "verbs": ["get", "patch"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
+        ("Role", "neuronfleet-training"): [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]}]}
+    bindings = [o for o in access if o["kind"].endswith("Binding")]
+    assert len(bindings) == 3 and all(b["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                                         "name": group}] and b["roleRef"]["name"] == group
+                                      for b in bindings)
+
+
+def test_each_queue_admits_its_roles_namespace_only() -> None:
+    queues = {q["metadata"]["name"]: q["spec"]["namespaceSelector"] for q in by_kind("ClusterQueue")}
+    assert queues == {"rainier-inference": {"matchLabels": {"kubernetes.io/metadata.name": "neuronfleet-serving"}},
+                      "rainier-training": {"matchLabels": {"kubernetes.io/metadata.name": "neuronfleet-training"}}}
+    local = {q["metadata"]["name"]: q["metadata"]["namespace"] for q in by_kind("LocalQueue")}
+    assert local == {"rainier-inference": "neuronfleet-serving", "rainier-training": "neuronfleet-training"}
 
 
 def test_write_examples(tmp_path: Path) -> None:

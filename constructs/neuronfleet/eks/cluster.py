@@ -23,6 +23,7 @@ from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_fsx as fsx
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from neuronfleet_contract.namespaces import NEURON_NAMESPACE
@@ -35,7 +36,7 @@ from ..core.region import check_in_region
 from ..core.tagging import tag_capacity, tag_family
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
-from ..training.lustre import LUSTRE_PORTS
+from ..training.lustre import LUSTRE_PORTS, grant_data
 from . import manifests
 from .labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
 from .pins import CHARTS, EFA_CHART, FSX_CSI_CHART, KUBECTL_LAYERS, NEURON_CHART
@@ -82,19 +83,33 @@ class NeuronEksCluster(Construct):
                     capacity=Capacity.capacity_block(resource_group_arn=blocks, availability_zone="us-east-2b"))]))
         cluster.cluster            # aws_eks_v2.Cluster
         cluster.node_groups        # name -> aws_eks_v2.Nodegroup
-        cluster.workload_role      # the Pod Identity role of the training service account
+        cluster.training_role      # the Pod Identity role of training's service account (its namespace)
+        cluster.serving_role       # the Pod Identity role of serving's service account (its namespace)
+        cluster.grant_training_data(data_bucket)                   # read/write, never a drain flag
+        cluster.grant_serving_model_read(models, "chat/llama-3-8b/")  # read only, never the training bucket
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: NeuronEksClusterSettings,
                  vpc_subnets: ec2.SubnetSelection | None = None, file_system: fsx.LustreFileSystem | None = None,
                  metrics_namespace: str = NEURON_NAMESPACE,
-                 service_account: str = manifests.TRAINING_SERVICE_ACCOUNT) -> None:
+                 service_account: str = manifests.TRAINING_SERVICE_ACCOUNT,
+                 serving_service_account: str = manifests.SERVING_SERVICE_ACCOUNT,
+                 monitor_image: str | None = None) -> None:
         """Raises :class:`InvalidSettings` for settings the region cannot serve and for a node group on reserved
         capacity whose subnets span several AZs. ``vpc_subnets``: where the cluster's ENIs and nodes go (private
         subnets; default: the VPC's private ones). ``file_system``: an FSx for Lustre file system the nodes mount
-        (a static PersistentVolume ``fsx`` and its claim; the Batch path's design: /fsx, /fsx/data linked to S3)."""
+        (a static PersistentVolume ``fsx`` and its claim; the Batch path's design: /fsx, /fsx/data linked to S3).
+        ``service_account`` and ``serving_service_account``: training's (in ``neuronfleet-training``) and serving's
+        (in ``neuronfleet-serving``), each with its own Pod Identity role. ``monitor_image``: the utilisation
+        publisher's image, pinned by digest (default: the kit's pin, neuronfleet.eks.pins.NEURON_MONITOR_DIGEST)."""
         super().__init__(scope, construct_id)
         settings = settings_argument(settings, NeuronEksClusterSettings, what="NeuronEksCluster")
+        try:
+            self.monitor_image = manifests.monitor_image(monitor_image)
+        except ValueError:
+            raise InvalidSettings([Problem("monitor_image", monitor_image, (
+                "a reference pinned by digest: <repository>[:<tag>]@sha256:<64 lowercase hex> (the utilisation "
+                "publisher runs privileged in the host network)"))], what="NeuronEksCluster") from None
         check_in_region(self, settings.what, settings.region_problems)
         self.settings = settings
         self.vpc = vpc
@@ -127,17 +142,71 @@ class NeuronEksCluster(Construct):
         for i, group in enumerate(settings.node_groups):
             self._node_group(i, group)
         self.charts = self._charts()
+        self.namespaces = self.cluster.add_manifest("Namespaces", *manifests.namespaces())
+        """Training's and serving's namespaces (Pod Security ``baseline`` enforced in each)."""
         self.file_system: fsx.LustreFileSystem | None = None
         if file_system is not None:
             self.mount(file_system)
-        self.workload_service_account = self.cluster.add_service_account(
-            "Workloads", name=service_account, namespace=manifests.NAMESPACE,
-            identity_type=eks.IdentityType.POD_IDENTITY)
-        self.workload_role = self.workload_service_account.role
+        self.training_service_account = self._service_account(
+            "Workloads", service_account, manifests.TRAINING_NAMESPACE)
+        self.training_role = self.training_service_account.role
+        """Training's Pod Identity role: nothing until granted (:meth:`grant_training_data`)."""
+        self.serving_service_account = self._service_account(
+            "Serving", serving_service_account, manifests.SERVING_NAMESPACE)
+        self.serving_role = self.serving_service_account.role
+        """Serving's Pod Identity role: nothing until granted (:meth:`grant_serving_model_read`)."""
+        self.workload_service_account, self.workload_role = self.training_service_account, self.training_role
+        """Earlier names of training's service account and role."""
+        self._training_buckets: list[s3.IBucket] = []
         self.utilisation = self.cluster.add_manifest(
             "UtilisationPublisher", *manifests.utilisation_publisher(
-                settings.node_groups, namespace_metrics=metrics_namespace, region=Stack.of(self).region))
+                settings.node_groups, namespace_metrics=metrics_namespace, region=Stack.of(self).region,
+                image=monitor_image))
         self.utilisation.node.add_dependency(*self.node_groups.values())
+
+    # ------------------------------------------------------------------------------------------------ identities
+
+    def _service_account(self, construct_id: str, name: str, namespace: str) -> eks.ServiceAccount:
+        """A service account in ``namespace`` with its own EKS Pod Identity role, applied after the namespace."""
+        account = self.cluster.add_service_account(construct_id, name=name, namespace=namespace,
+                                                   identity_type=eks.IdentityType.POD_IDENTITY)
+        account.node.find_child(f"manifest-{construct_id}ServiceAccountResource").node.add_dependency(self.namespaces)
+        return account
+
+    def grant_training_data(self, bucket: s3.IBucket) -> iam.Grant:
+        """Training reads and writes ``bucket`` (its data and checkpoints: neuronfleet.training.lustre.grant_data,
+        which also denies writes to the capacity drain flags' prefix). Serving may never be given it
+        (:meth:`grant_serving_model_read` refuses it)."""
+        self._training_buckets.append(bucket)
+        return grant_data(bucket, self.training_role)
+
+    def grant_serving_model_read(self, bucket: s3.IBucket, prefix: str, *,
+                                 owner_account: str | None = None) -> iam.Grant:
+        """Serving reads its model: ``s3:GetObject`` under ``prefix`` of ``bucket`` and ``s3:ListBucket`` of that
+        prefix only, and only while the bucket belongs to ``owner_account`` (``s3:ResourceAccount``; default: the
+        stack's account). Raises :class:`InvalidSettings` for a training bucket (serving never reads training data)
+        and for a prefix that is empty or holds an IAM wildcard or policy variable (``*``, ``?``, ``${``)."""
+        problems = []
+        if any(bucket is b or bucket.bucket_name == b.bucket_name  # the same name, or the same unresolved token
+               for b in self._training_buckets):
+            problems.append(Problem("bucket", bucket.bucket_name, (
+                "a bucket that is not training's: serving never reads the training bucket; copy the model out")))
+        if not prefix or any(c in prefix for c in ("*", "?", "${")) or prefix.startswith("/"):
+            problems.append(Problem("prefix", prefix, (
+                "the model's key prefix, e.g. 'chat/llama-3-8b/': not empty, no leading '/', no '*', '?' or '${' "
+                "(each would widen the grant in IAM)")))
+        if problems:
+            raise InvalidSettings(problems, what="NeuronEksCluster.grant_serving_model_read")
+        account = {"s3:ResourceAccount": owner_account or Stack.of(self).account}
+        grant = iam.Grant.add_to_principal(grantee=self.serving_role, actions=["s3:GetObject"],
+                                           resource_arns=[bucket.arn_for_objects(f"{prefix}*")],
+                                           conditions={"StringEquals": account})
+        grant = grant.combine(iam.Grant.add_to_principal(
+            grantee=self.serving_role, actions=["s3:ListBucket"], resource_arns=[bucket.bucket_arn],
+            conditions={"StringEquals": account, "StringLike": {"s3:prefix": [f"{prefix}*"]}}))
+        acknowledge_wildcards(self.serving_role, "serving reads its model: every object under its prefix",
+                              resources=(bucket.arn_for_objects(f"{prefix}*"),))
+        return grant
 
     # ------------------------------------------------------------------------------------------------ cluster
 
@@ -293,4 +362,4 @@ class NeuronEksCluster(Construct):
         self.fsx_volume = self.cluster.add_manifest("FsxVolume", *manifests.fsx_volume(
             file_system_id=file_system.file_system_id, dns_name=file_system.dns_name,
             mount_name=file_system.mount_name, storage_gib=storage_gib))
-        self.fsx_volume.node.add_dependency(self.charts[FSX_CSI_CHART])
+        self.fsx_volume.node.add_dependency(self.charts[FSX_CSI_CHART], self.namespaces)

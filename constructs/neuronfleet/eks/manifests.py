@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,27 @@ from .labels import (
     ULTRASERVER_SERVER_LABEL,
     ULTRASERVER_SIZE_LABEL,
 )
-from .pins import NEURON_MONITOR_BINARY, NEURON_MONITOR_IMAGE
+from .pins import NEURON_MONITOR_BINARY, NEURON_MONITOR_DIGEST, NEURON_MONITOR_IMAGE
 
 Manifest = dict[str, Any]
 
-NAMESPACE = "default"
-"""Where the example workloads and their service account live."""
+TRAINING_NAMESPACE = "neuronfleet-training"
+"""Where training runs: its Jobs and pods, its service account, the FSx claim, the node scripts. Its own namespace, so
+no Role bound there reaches serving's pods (RBAC Roles and RoleBindings grant within one namespace)."""
+SERVING_NAMESPACE = "neuronfleet-serving"
+"""Where serving runs: the inference Deployment, its pods and its service account."""
 SYSTEM_NAMESPACE = "kube-system"
 TRAINING_SERVICE_ACCOUNT = "neuronfleet-training"
-"""The service account of the example workloads: EKS Pod Identity gives it the construct's ``workload_role``."""
+"""Training's service account (in :data:`TRAINING_NAMESPACE`): EKS Pod Identity gives it the construct's
+``training_role`` (the data bucket, read and write; never a drain flag)."""
+SERVING_SERVICE_ACCOUNT = "neuronfleet-serving"
+"""Serving's service account (in :data:`SERVING_NAMESPACE`): EKS Pod Identity gives it the construct's
+``serving_role`` (its model's bucket and prefix, read only, when granted; never the training bucket)."""
+POD_SECURITY_LEVEL = "baseline"
+"""The Pod Security Standard both workload namespaces enforce (``pod-security.kubernetes.io/enforce``): no
+privileged container, no host network, ports, PID or IPC, no hostPath volume (Kubernetes docs, "Pod Security
+Standards", Baseline). The kit's training Job and inference Deployment need none of them; the privileged
+utilisation publisher lives in kube-system, which the kit does not label."""
 SCRIPTS_CONFIGMAP = "neuronfleet-node-scripts"
 """The node scripts (health gate, launcher) as a ConfigMap, mounted at /opt/neuronfleet as on a Batch host."""
 FSX_VOLUME = "fsx"
@@ -55,6 +68,31 @@ ULTRASERVER_JOB_LABEL = "neuronfleet/ultraserver-job"
 """On the pods of a job over whole UltraServers: its name (what keeps other jobs off its UltraServers)."""
 RENDEZVOUS_DIR = "/fsx/.neuronfleet/rendezvous"
 SHM_GIB = 64
+
+
+def namespaces() -> list[Manifest]:
+    """Training's and serving's namespaces, each enforcing the :data:`POD_SECURITY_LEVEL` Pod Security Standard."""
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {
+                "app.kubernetes.io/part-of": "neuronfleet",
+                "pod-security.kubernetes.io/enforce": POD_SECURITY_LEVEL}}}
+            for name in (TRAINING_NAMESPACE, SERVING_NAMESPACE)]
+
+
+DIGEST_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$")
+"""An image reference pinned by digest: ``<repository>[:<tag>]@sha256:<64 hex>``."""
+
+
+def monitor_image(image: str | None = None) -> str:
+    """The utilisation publisher's image (it runs privileged in the host network): ``image`` when given, which must be
+    pinned by digest (a tag can be moved to other content, a digest cannot); else the kit's pin, by digest when
+    :data:`neuronfleet.eks.pins.NEURON_MONITOR_DIGEST` is known, else by tag (no digest is published offline: the
+    pin says so and docs/checks.md names the check). Raises ValueError naming what was given."""
+    if image is None:
+        return f"{NEURON_MONITOR_IMAGE}@{NEURON_MONITOR_DIGEST}" if NEURON_MONITOR_DIGEST else NEURON_MONITOR_IMAGE
+    if not DIGEST_REFERENCE.match(image):
+        raise ValueError(f"monitor_image: got {image!r}; allowed: a reference pinned by digest, "
+                         "<repository>[:<tag>]@sha256:<64 lowercase hex> (the publisher runs privileged)")
+    return image
 
 
 def neuron_toleration() -> dict[str, str]:
@@ -107,7 +145,8 @@ def fsx_volume(*, file_system_id: str, dns_name: str, mount_name: str, storage_g
                   "storageClassName": "", "mountOptions": ["flock"],
                   "csi": {"driver": FSX_CSI_DRIVER, "volumeHandle": file_system_id,
                           "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name}}}},
-        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": FSX_VOLUME, "namespace": NAMESPACE},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": FSX_VOLUME, "namespace": TRAINING_NAMESPACE},
          "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "", "volumeName": FSX_VOLUME,
                   "resources": {"requests": {"storage": f"{storage_gib}Gi"}}}},
     ]
@@ -122,7 +161,7 @@ UTILISATION_SCRIPTS = ("utilisation.py", "sigv4.py")
 
 
 def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[NeuronNodegroupSettings], *,
-                          namespace_metrics: str, region: str) -> list[Manifest]:
+                          namespace_metrics: str, region: str, image: str | None = None) -> list[Manifest]:
     """neuron-monitor -> the kit's utilisation.py -> CloudWatch, on every Neuron node: the same metric (namespace,
     name, InstanceId) a Batch host publishes, so the waste detector and the dashboard see EKS nodes unchanged.
 
@@ -130,7 +169,8 @@ def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[Neu
     lacks ``neuron_hardware_info``). The pods run in the host network (IMDS answers them at a hop limit of 1, and
     utilisation.py signs with the node role, which may put metrics only into ``namespace_metrics``), privileged as
     Neuron's own neuron-monitor DaemonSet is, in Neuron's neuron-monitor image. The script travels gzip+base64 in a
-    ConfigMap with its SigV4 signer (sigv4.py), unpacked side by side."""
+    ConfigMap with its SigV4 signer (sigv4.py), unpacked side by side. ``image``: :func:`monitor_image`'s."""
+    reference = monitor_image(image)
     config = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": UTILISATION, "namespace": SYSTEM_NAMESPACE,
                            "labels": {"app.kubernetes.io/name": UTILISATION}},
@@ -151,11 +191,12 @@ def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[Neu
             "spec": {"selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels}, "spec": {
                          "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet",
+                         "automountServiceAccountToken": False,  # it never calls the Kubernetes API
                          "priorityClassName": "system-node-critical",
                          "nodeSelector": {NODE_GROUP_LABEL: group.name},
                          "tolerations": [neuron_toleration()],
                          "containers": [{
-                             "name": "publisher", "image": NEURON_MONITOR_IMAGE,
+                             "name": "publisher", "image": reference,
                              "command": ["/bin/sh", "-c", script], "securityContext": {"privileged": True},
                              "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
                                            "limits": {"cpu": "500m", "memory": "256Mi"}},
@@ -169,7 +210,8 @@ def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[Neu
 
 def node_scripts() -> Manifest:
     """The health gate and the launcher as a ConfigMap (the same files a Batch host gets)."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": SCRIPTS_CONFIGMAP, "namespace": NAMESPACE},
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": SCRIPTS_CONFIGMAP, "namespace": TRAINING_NAMESPACE},
             "data": {name: script_text(name) for name in ("health_gate.py", "launch.py")}}
 
 
@@ -198,7 +240,7 @@ def neuron_claim_template(group: NeuronNodegroupSettings, name: str) -> Manifest
                                    f"device.attributes['neuron.aws.com'].instanceType == '{group.instance_type}'"}}],
             "allocationMode": "All"}}]}
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"spec": {"devices": devices}}}
+            "metadata": {"name": name, "namespace": TRAINING_NAMESPACE}, "spec": {"spec": {"devices": devices}}}
 
 
 def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: str | None = None,
@@ -277,9 +319,11 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
                         {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{SHM_GIB}Gi"}}],
             **({"resourceClaims": [{"name": "neurons", "resourceClaimTemplateName": claim}]} if group.dra else {})}}
     return [*([neuron_claim_template(group, claim)] if group.dra else []),
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": name, "namespace": TRAINING_NAMESPACE, "labels": labels},
          "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True}},
-        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+        {"apiVersion": "batch/v1", "kind": "Job",
+         "metadata": {"name": name, "namespace": TRAINING_NAMESPACE, "labels": labels},
          "spec": {"completionMode": "Indexed", "completions": nodes, "parallelism": nodes, "backoffLimit": 0,
                   "template": pod}},
     ]
@@ -293,7 +337,7 @@ def inference_deployment(group: NeuronNodegroupSettings, *, name: str = "serve",
                 else {NEURON_RESOURCE: str(group.spec.accelerators)})
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "neuronfleet"}
     spec: dict[str, Any] = {
-        "serviceAccountName": TRAINING_SERVICE_ACCOUNT,
+        "serviceAccountName": SERVING_SERVICE_ACCOUNT,
         "nodeSelector": {NODE_GROUP_LABEL: group.name}, "tolerations": [neuron_toleration()],
         "containers": [{"name": "serve", "image": image, "ports": [{"containerPort": 8080, "name": "http"}],
                         "resources": {"requests": resource, "limits": resource},
@@ -302,7 +346,7 @@ def inference_deployment(group: NeuronNodegroupSettings, *, name: str = "serve",
     if neuron_cores and scheduler_extension:
         spec["schedulerName"] = NEURON_SCHEDULER
     return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+            "metadata": {"name": name, "namespace": SERVING_NAMESPACE, "labels": labels},
             "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels}, "spec": spec}}}
 

@@ -118,6 +118,16 @@ FSX_CSI_TOLERATES_ALL_TAINTS = True
 """The FSx for Lustre CSI node plugin's default ``node.tolerateAllTaints`` (see the FSx chart's pin)."""
 
 NEURON_MONITOR_IMAGE = "public.ecr.aws/neuron/neuron-monitor:1.3.0"
+NEURON_MONITOR_DIGEST: str | None = None
+"""The digest of :data:`NEURON_MONITOR_IMAGE`, unknown: the kit runs that image privileged in the host network (the
+utilisation publisher), so a digest would be the right pin, but no stored source publishes one (read 2026-11-28:
+Neuron's own DaemonSet, aws-neuron/aws-neuron-sdk src/k8/k8s-neuron-monitor-daemonset.yml, names the tag only; so
+does every copy of ``neuron-monitor:1.3.0`` found in public repositories; aws-neuron/neuron-helm-charts pins its
+images by tag (update-image-tags.sh @ 3419bfe7 writes tags only); aws-neuron/aws-neuron-eks-samples @ cecff9eb
+(2026-02-26) names neither the image nor any digest). The reference stays the tag until
+docs/checks.md's check ("the neuron-monitor image's digest") is made on a machine that can reach public.ecr.aws: then
+set this, or pass ``monitor_image=<repository>:<tag>@sha256:<digest>`` to NeuronEksCluster, which takes a digest
+reference only."""
 NEURON_MONITOR_BINARY = "/opt/aws/neuron/bin/neuron-monitor"
 """Neuron's own neuron-monitor DaemonSet for Kubernetes runs this image, privileged, with its configuration at
 /opt/aws/neuron/bin/neuron-monitor.conf (aws-neuron/aws-neuron-sdk src/k8/k8s-neuron-monitor-daemonset.yml @

@@ -37,8 +37,19 @@ INFERENCE_PRIORITY = 1000
 TRAINING_PRIORITY = 100
 """WorkloadPriorityClass values: inference above training (Kueue compares the values; the numbers are the kit's)."""
 SCHEDULE_ROLE = "neuronfleet-pool-schedule"
-"""The Kubernetes group the schedule function's IAM role maps to (an EKS access entry's kubernetesGroups) and the
-name of its ClusterRole and binding."""
+"""The prefix of a pool's schedule identity: :func:`schedule_group`."""
+RBAC_API = "rbac.authorization.k8s.io/v1"
+ROLE_NAMESPACES = {Role.INFERENCE: eks_manifests.SERVING_NAMESPACE, Role.TRAINING: eks_manifests.TRAINING_NAMESPACE}
+"""Where each role's workloads, and its LocalQueue, live."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label the API server sets on every namespace to its name (Kubernetes docs, "Well-Known Labels, Annotations
+and Taints": kubernetes.io/metadata.name): a ClusterQueue's namespaceSelector admits one namespace by it."""
+
+
+def schedule_group(pool: str) -> str:
+    """The Kubernetes group a pool's schedule function maps to (its EKS access entry's kubernetesGroups), and the name
+    of its Roles, ClusterRole and bindings: one per pool, so one pool's function holds no right on another's."""
+    return f"{SCHEDULE_ROLE}-{pool}"
 
 
 def names(pool: str) -> dict[str, str]:
@@ -77,9 +88,11 @@ def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> lis
             if nominal and resource == NEURON_RESOURCE:
                 item["lendingLimit"] = schedule.pool_devices - floor
             resources.append(item)
+        role = Role.INFERENCE if name == n["inference_queue"] else Role.TRAINING
         return {"apiVersion": KUEUE_API, "kind": "ClusterQueue",
                 "metadata": {"name": name, "labels": {LABEL_POOL: schedule.pool}},
-                "spec": {"cohortName": n["cohort"], "namespaceSelector": {},
+                "spec": {"cohortName": n["cohort"],  # admits its role's namespace only
+                         "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: ROLE_NAMESPACES[role]}},
                          "resourceGroups": [{"coveredResources": list(quota),
                                              "flavors": [{"name": n["flavor"], "resources": resources}]}],
                          "preemption": preemption}}
@@ -93,8 +106,8 @@ def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> lis
         queue(n["training_queue"], nominal=False,
               preemption={"reclaimWithinCohort": "Never", "withinClusterQueue": "Never"}),
         *({"apiVersion": KUEUE_API, "kind": "LocalQueue",
-           "metadata": {"name": n[f"{role}_queue"], "namespace": eks_manifests.NAMESPACE},
-           "spec": {"clusterQueue": n[f"{role}_queue"]}} for role in ("inference", "training")),
+           "metadata": {"name": n[f"{role}_queue"], "namespace": ROLE_NAMESPACES[role]},
+           "spec": {"clusterQueue": n[f"{role}_queue"]}} for role in (Role.INFERENCE, Role.TRAINING)),
         {"apiVersion": KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": n["inference_priority"]},
          "value": INFERENCE_PRIORITY, "description": f"{schedule.pool}: inference, reclaims the pool each morning"},
         {"apiVersion": KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": n["training_priority"]},
@@ -102,31 +115,63 @@ def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> lis
     ]
 
 
-def schedule_access() -> list[Manifest]:
-    """What the schedule function may do in the cluster, and no more: read and scale Deployments, read and annotate
-    pods, read and set a ClusterQueue's stopPolicy. Bound to the group its EKS access entry names."""
+def schedule_access(schedule: PoolSchedule, *, deployment: str) -> list[Manifest]:
+    """What the schedule function may do in the cluster, and no more: exactly the calls lambdas/pool_schedule/adapters.py
+    makes (``Pool``), each bound to :func:`schedule_group`:
+
+    ============================================  ====================================  ===========================
+    call (adapters.Pool)                          request                               rule
+    ============================================  ====================================  ===========================
+    ``replicas``/``scale``: GET/PATCH .../scale   get, patch deployments/scale in the   a Role in serving's
+                                                  serving namespace, named              namespace, resourceNames
+                                                  ``deployment``                        [deployment]
+    ``pods(inference)``: GET pods?labelSelector   list pods in serving's namespace      a Role there (list)
+    ``pods(training)``: GET pods?labelSelector    list pods in training's namespace     a Role there (list, patch)
+    ``annotate``: PATCH pods/<name>               patch a pod in training's namespace
+    ``held``/``hold``: GET/PATCH clusterqueues/   get, patch the training ClusterQueue  a ClusterRole, resourceNames
+    <training queue>                              (cluster-scoped)                      [training queue]
+    ============================================  ====================================  ===========================
+
+    ``list`` and the training pods' ``patch`` carry no resourceNames: a list names no object (Kubernetes docs,
+    "Using RBAC Authorization", Referring to resources: a list restricted by name needs a ``metadata.name`` field
+    selector, which a label-selected list does not send), and a Job's pods have generated names. No rule on pods
+    outside the two namespaces, none on kube-system, no ClusterRole on pods."""
+    group = schedule_group(schedule.pool)
+    queue = names(schedule.pool)["training_queue"]
+    serving, training = ROLE_NAMESPACES[Role.INFERENCE], ROLE_NAMESPACES[Role.TRAINING]
+    subjects = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]
+
+    def role(kind: str, namespace: str | None, rules: list[dict[str, Any]]) -> list[Manifest]:
+        meta = {"name": group, **({"namespace": namespace} if namespace else {})}
+        binding = "ClusterRoleBinding" if kind == "ClusterRole" else "RoleBinding"
+        return [{"apiVersion": RBAC_API, "kind": kind, "metadata": meta, "rules": rules},
+                {"apiVersion": RBAC_API, "kind": binding, "metadata": dict(meta),
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": group},
+                 "subjects": subjects}]
+
     return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": SCHEDULE_ROLE},
-         "rules": [
-             {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]},
-             {"apiGroups": ["apps"], "resources": ["deployments/scale"], "verbs": ["get", "patch"]},
-             {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "patch"]},
-             {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get", "list", "patch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": SCHEDULE_ROLE},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SCHEDULE_ROLE},
-         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": SCHEDULE_ROLE}]},
+        *role("ClusterRole", None, [
+            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "resourceNames": [queue],
+             "verbs": ["get", "patch"]}]),
+        *role("Role", serving, [
+            {"apiGroups": ["apps"], "resources": ["deployments/scale"], "resourceNames": [deployment],
+             "verbs": ["get", "patch"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]),
+        *role("Role", training, [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]}]),
     ]
 
 
 def training_acknowledge_access() -> list[Manifest]:
-    """The training service account may patch pods in its namespace: the job writes its checkpoint acknowledgement
-    (``neuronfleet/checkpointed-at``) on its own pod."""
+    """Training's service account may read and patch pods in training's namespace only: the job writes its checkpoint
+    acknowledgement (``neuronfleet/checkpointed-at``) on its own pod. Serving's pods are in another namespace, which
+    no Role of training's reaches."""
     name = "neuronfleet-checkpoint-ack"
-    ns = eks_manifests.NAMESPACE
+    ns = eks_manifests.TRAINING_NAMESPACE
     return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": ns},
+        {"apiVersion": RBAC_API, "kind": "Role", "metadata": {"name": name, "namespace": ns},
          "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name, "namespace": ns},
+        {"apiVersion": RBAC_API, "kind": "RoleBinding", "metadata": {"name": name, "namespace": ns},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
          "subjects": [{"kind": "ServiceAccount", "name": eks_manifests.TRAINING_SERVICE_ACCOUNT, "namespace": ns}]},
     ]

@@ -4,8 +4,9 @@ lent to training at night, with training told to checkpoint before each morning 
 Kueue installed pinned (its chart at 0.19.2), the pool's Kueue objects (an inference ClusterQueue owning the quota and
 a training ClusterQueue borrowing it in one cohort, WorkloadPriorityClasses inference above training), and the
 schedule function (lambdas/pool_schedule) run every minute by EventBridge Scheduler, in the VPC, reaching the
-cluster's private endpoint with an EKS access entry whose Kubernetes group may only scale Deployments, annotate pods
-and set a ClusterQueue's stopPolicy.
+cluster's private endpoint with an EKS access entry whose Kubernetes group (one per pool) may only scale the inference
+Deployment, list the pool's pods and annotate training's, and set the training ClusterQueue's stopPolicy: namespaced
+Roles with resourceNames where the names are known, and no ClusterRole on pods (sharing.manifests.schedule_access).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..eks.cluster import NeuronEksCluster
-from ..eks.manifests import NAMESPACE
+from ..eks.manifests import SERVING_NAMESPACE, TRAINING_NAMESPACE
 from . import manifests
 from .pins import KUEUE_CHART, KUEUE_NAMESPACE, KUEUE_VERSION, SCHEDULE_EXPRESSION
 
@@ -66,7 +67,8 @@ class SharedNeuronPool(Construct):
                  vpc_subnets: ec2.SubnetSelection | None = None) -> None:
         """``node_group``: the name of one of ``cluster``'s Neuron node groups, on reserved capacity (ODCR or
         Capacity Block); ``schedule.pool_devices`` must be its devices. ``deployment``: the inference Deployment (in
-        ``default``) the schedule scales. ``vpc_subnets``: where the function runs (default: the cluster's)."""
+        serving's namespace, ``neuronfleet-serving``) the schedule scales. ``vpc_subnets``: where the function runs
+        (default: the cluster's)."""
         super().__init__(scope, construct_id)
         groups = {g.name: g for g in cluster.settings.node_groups}
         group = groups.get(node_group)
@@ -92,9 +94,10 @@ class SharedNeuronPool(Construct):
             create_namespace=True, release="kueue", wait=True)
         self.kueue.node.add_dependency(cluster.system_node_group)
         self.queues = k8s.add_manifest("Queues", *manifests.kueue_objects(schedule, group))
-        self.queues.node.add_dependency(self.kueue)
-        self.access = k8s.add_manifest("ScheduleAccess", *manifests.schedule_access(),
+        self.queues.node.add_dependency(self.kueue, cluster.namespaces)
+        self.access = k8s.add_manifest("ScheduleAccess", *manifests.schedule_access(schedule, deployment=deployment),
                                        *manifests.training_acknowledge_access())
+        self.access.node.add_dependency(cluster.namespaces)
 
         self.ledger = AnnouncementLedger(self, "Announced")
         subnets = vpc_subnets or cluster.vpc_subnets
@@ -108,7 +111,8 @@ class SharedNeuronPool(Construct):
                                        "the pool schedule function calls the Kubernetes API")
         settings = PoolScheduleSettings(
             schedule=schedule, cluster_name=k8s.cluster_name, endpoint=k8s.cluster_endpoint,
-            certificate_authority=k8s.cluster_certificate_authority_data, namespace=NAMESPACE,
+            certificate_authority=k8s.cluster_certificate_authority_data, namespace=SERVING_NAMESPACE,
+            training_namespace=TRAINING_NAMESPACE,
             deployment=deployment, training_queue=self.names["training_queue"], topic_arn=topic.topic_arn,
             ledger_table=self.ledger.table.table_name, fleet=fleet)
         self.function = FleetFunction(
@@ -126,7 +130,7 @@ class SharedNeuronPool(Construct):
                                     "pool's namespace by condition)", resources=("*",))
         self.access_entry = eks.CfnAccessEntry(
             self, "AccessEntry", cluster_name=k8s.cluster_name, principal_arn=role.role_arn,
-            kubernetes_groups=[manifests.SCHEDULE_ROLE], type="STANDARD")
+            kubernetes_groups=[manifests.schedule_group(schedule.pool)], type="STANDARD")
         self.schedule_role = iam.Role(self, "ScheduleRole", assumed_by=iam.ServicePrincipal("scheduler.amazonaws.com"),
                                       description=f"pool {schedule.pool}: EventBridge Scheduler invokes its function")
         acknowledge_wildcards(self.schedule_role, "aws-cdk-lib's grant to invoke the function and its versions",

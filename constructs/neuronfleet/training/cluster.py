@@ -56,7 +56,7 @@ from .batch import (
     efa_security_group,
     job_queue,
 )
-from .drain import drain_environment
+from .drain import drain_environment, drain_volumes
 from .lustre import grant_data, lustre_storage
 
 NEURON_ECS_AMI_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/neuron/recommended/image_id"
@@ -293,7 +293,8 @@ class TrainiumCluster(Construct):
             ulimits=[batch.Ulimit(name=batch.UlimitName.MEMLOCK, hard_limit=-1, soft_limit=-1)],
             volumes=[batch.EcsVolume.host(name="fsx", host_path="/fsx", container_path="/fsx"),
                      batch.EcsVolume.host(name="neuronfleet", host_path=HOST_DIR, container_path=HOST_DIR,
-                                          readonly=True)],
+                                          readonly=True),
+                     *drain_volumes(self)],  # the drain flags read-only: only the lifecycle writes them
             environment=self.runtime_environment(),
             command=["python3", f"{HOST_DIR}/launch.py", "--", "Ref::script"],
             job_role=self.job_role,

@@ -16,6 +16,7 @@ from constructs import Construct
 from ..core.lookups import days
 from ..core.nag import acknowledge_wildcards
 from ..core.storage import secure_bucket
+from .drain import deny_flag_writes
 
 LUSTRE_PORTS = (ec2.Port.tcp(988), ec2.Port.tcp_range(1018, 1023))
 """FSx for Lustre user guide, "File system access control with Amazon VPC" (read 2026-11-22): TCP 988 and
@@ -83,12 +84,14 @@ def grant_data(bucket: s3.IBucket, grantee: iam.IGrantable) -> iam.Grant:
     """Read and write a cluster's data bucket (``/fsx/data`` is linked to its root, so the whole bucket is the
     cluster's prefix): list it, get, put and delete objects, abort uploads. No version deletes
     (``s3:DeleteObjectVersion``: a delete only adds a marker, so the versioning that keeps old checkpoints holds),
-    no bucket policy, ACL, lifecycle or versioning changes."""
+    no bucket policy, ACL, lifecycle or versioning changes; and never a capacity drain flag (an explicit Deny on
+    their prefix: :func:`neuronfleet.training.drain.deny_flag_writes`)."""
     objects = bucket.arn_for_objects("*")
     grant = iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_BUCKET_ACTIONS),
                                        resource_arns=[bucket.bucket_arn])
     grant = grant.combine(iam.Grant.add_to_principal(grantee=grantee, actions=list(DATA_OBJECT_ACTIONS),
                                                      resource_arns=[objects]))
+    deny_flag_writes(bucket, grantee)  # only the capacity lifecycle writes a drain flag (training.drain)
     if isinstance(grantee, iam.Role):
         acknowledge_wildcards(grantee, "the cluster's own data bucket, every object in it (/fsx/data is its "
                                        "root): training reads data and writes checkpoints", resources=(objects,))
