@@ -236,6 +236,8 @@ def test_failover_function_and_its_least_privilege(synth_fleet) -> None:
     assert "Layers" in fn and "AWSLambdaPowertoolsPythonV3" in json.dumps(fn["Layers"])
     watched = json.dumps(fn["Environment"]["Variables"]["FAILOVER_ENDPOINTS"])
     chat = prod.stacks["inference"].endpoints["Chat"]
+    # the hot standby it watches costs one ml.p5.48xlarge at SageMaker's rate, not EC2's 55.04
+    assert chat.standby_usd_per_hour() == 113.068
     assert chat.endpoint_name in watched and prod.stacks["inference"].endpoints["Embed"].endpoint_name not in watched
     statements = [s for p in properties(t, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]
                   if "sagemaker:UpdateEndpointWeightsAndCapacities" in json.dumps(s["Action"])]

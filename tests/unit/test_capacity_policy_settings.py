@@ -79,3 +79,14 @@ def test_the_fleet_wide_extension_budget_reaches_the_policy_and_defaults_to_the_
     assert CapacityPolicySettings(**extend).policy().fleet_budget == Decimal(300)
     own = CapacityPolicySettings(**extend, fleet_extension_budget_usd=900).policy()
     assert (own.fleet_extension_budget_usd, own.fleet_budget) == (Decimal(900), Decimal(900))
+
+
+def test_a_zero_fleet_wide_budget_reads_the_same_from_the_construct_api_and_the_fleet_file(tmp_path):
+    from neuronfleet import FleetConfigError
+
+    allowed = "fleet_extension_budget_usd: got '0'; allowed: more than 0 when allow_extension is true"
+    with pytest.raises(InvalidSettings) as api:
+        CapacityPolicySettings(**MONEY, allow_extension=True, extension_budget_usd=10, fleet_extension_budget_usd=0)
+    with pytest.raises(FleetConfigError) as file:
+        _fleet(tmp_path, "  allow_extension: true\n  extension_budget_usd: 10\n  fleet_extension_budget_usd: 0\n")
+    assert allowed in str(api.value) and f"capacity_policy.{allowed}" in str(file.value)

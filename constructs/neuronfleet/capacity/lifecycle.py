@@ -7,7 +7,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from decimal import Decimal
 from typing import Any
 
 from aws_cdk import Duration, Stack
@@ -125,13 +124,12 @@ class CapacityLifecycle(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, fleet: str,
                  clusters: Mapping[str, TrainiumCluster] | Sequence[TrainiumCluster], topic: sns.ITopic,
                  policy: CapacityPolicySettings, pool: GpuPool | None = None,
-                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = (),
-                 fleet_extension_budget_usd: Decimal | None = None) -> None:
+                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = ()) -> None:
         """``clusters``: by name (the name in announcements and in the drain flag's key), or a list (named by their
         construct ids). ``training_azs``: where the fleet's training subnets are, when the clusters' capacities name
-        no AZ (the policy's ``availability_zones`` win when set). ``prices``: the kit's price table by default.
-        ``fleet_extension_budget_usd``: the most all the fleet's extensions may cost in a calendar month (UTC),
-        across blocks and functions; default: the policy's ``extension_budget_usd`` (one block's budget)."""
+        no AZ (the policy's ``availability_zones`` win when set). ``prices``: the kit's price table by default. The
+        fleet-wide monthly extension budget is the policy's ``fleet_extension_budget_usd`` (one home, checked there:
+        the same message from the construct API and from a fleet file)."""
         super().__init__(scope, construct_id)
         if not isinstance(policy, CapacityPolicySettings):
             raise TypeError(f"policy: got {type(policy).__name__}; allowed: CapacityPolicySettings")
@@ -161,8 +159,6 @@ class CapacityLifecycle(Construct):
         gpu_type = pool.specs[0].instance_type if pool else ""
         self.ledger = AnnouncementLedger(self, "Announced")
         fleet_policy = policy.policy(training_azs=azs)
-        if fleet_extension_budget_usd is not None:  # the argument over the fleet file's capacity_policy
-            fleet_policy = replace(fleet_policy, fleet_extension_budget_usd=fleet_extension_budget_usd)
         if not _PARAMETER_SAFE.fullmatch(fleet):
             raise ValueError(f"fleet: got {fleet!r}; allowed: letters, digits, '-', '_' and '.' (it names the SSM "
                              f"parameter {policy_parameter_name('<fleet>')} the capacity policy is read from)")

@@ -533,8 +533,10 @@ def s3_uri(s: str) -> str:
     --table-s3) and "Naming Amazon S3 objects" (keys up to 1024 bytes of UTF-8).
 
     The key may not hold ``*``, ``?`` or ``${``: the kit writes the URI into IAM policies' resources, where ``*`` and
-    ``?`` are wildcards and ``${...}`` a policy variable (IAM User Guide, "IAM JSON policy elements: Resource" and
-    "Policy variables"), so such a key would grant more than the one object or prefix named (issue 36, finding 8).
+    ``?`` are wildcards ("You can use wildcard characters (* and ?) within the individual segments of an ARN": IAM
+    User Guide, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_resource.html, read
+    2026-11-28) and ``${...}`` a policy variable (IAM User Guide, "Policy variables"), so such a key would grant more
+    than the one object or prefix named (issue 36, finding 8).
     S3 allows those characters in keys; the kit refuses them.
     """
     if isinstance(s, str) and s.startswith("s3://") and any(c in s[5:] for c in ("*", "?", "${")):

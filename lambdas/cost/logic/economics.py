@@ -97,7 +97,9 @@ def show_unit(value: Decimal | None, places: int = 2) -> str | None:
 
 COMPARED_ROLES = ("baseline", "shadow")
 """GPU variants whose cost per million is a capacity figure for the same work: a baseline serves a share of the same
-model's traffic, a shadow a copy of all of it (SageMaker shadow variants), each at its own instance count."""
+model's traffic, a shadow a copy of (a share of) its requests, each at its own instance count. The figure divides the
+variant's own spend by its own Invocations, so it holds whatever share SageMaker replicates to a shadow (how much an
+endpoint configuration's ShadowProductionVariants entry receives is not confirmed offline: docs/checks.md)."""
 
 Counts = Mapping[tuple[str, str, str], Decimal]
 """(endpoint, variant neuron|gpu, day) -> count (SageMaker Invocations, or the workloads' Tokens)."""
