@@ -64,7 +64,7 @@ def _price(instance_type: str) -> float:
     return hourly_price(instance_type)
 
 
-def with_pools(found: Any, settings: dict[str, Any]) -> Any:
+def with_fleet_variants(found: Any, settings: dict[str, Any]) -> Any:
     """The report's discovered models with what moto drops from an endpoint configuration put back from the fleet
     file: moto keeps no InstancePools (the variant is created on its first pool's type) and no shadow variant, so
     discovery finds neither there. On AWS the report reads both from the endpoint configuration;
@@ -257,7 +257,7 @@ def main() -> int:
         for name, why in found.skipped.items():
             print(f"    skipped {name}: {why}")
         outputs = {k: v for s in result.stacks for k, v in s.outputs.items()}
-        found = with_pools(found, {outputs[f"{construct_id(e.name)}EndpointName"]: e for e in fleet.endpoints})
+        found = with_fleet_variants(found, {outputs[f"{construct_id(e.name)}EndpointName"]: e for e in fleet.endpoints})
         by_name = {m.endpoint: m.to_json() for m in found.models}
         models = [by_name[outputs[f"{construct_id(e.name)}EndpointName"]] for e in fleet.endpoints]
         baseline = (gpu_baseline(models, [e.min_instances for e in fleet.endpoints], rs.accelerators)

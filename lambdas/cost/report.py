@@ -199,14 +199,12 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     report["savings"] = savings(econ, names, verdicts, recorded, hours=hours, ratios=throughput, list_prices=listed)
     report["break_even"] = break_even(econ, names, verdicts, hours=hours, ratios=throughput,
                                       claimed=[s["endpoint"] for s in report["savings"]], list_prices=listed)
-    moved = {id(r) for r in movable}
     report["net"] = net(
         models=econ, savings=report["savings"], names=names, recorded_days=recorded,
         fleet_gpu_ec2_usd=sum((r.amount for r in usage if r.family == "gpu" and r.usage in FLEET_GPU_USAGES), Decimal(0)),
         trainium_training_usd=sum((r.amount for r in usage if r.family == "trainium" and r.workload == "training"),
                                   Decimal(0)),
-        movable_gpu_usd=sum((r.amount for r in usage if id(r) in moved and r.instance_type not in baseline_types),
-                            Decimal(0)),
+        movable_gpu_usd=sum((r.amount for r in movable if r.instance_type not in baseline_types), Decimal(0)),
         total_usd=sum((r.amount for r in usage), Decimal(0)),
         overhead=overhead.lines if overhead else (), overhead_not_priced=overhead.not_priced if overhead else (),
         no_go=[v.endpoint for v in verdicts if not v.go])

@@ -37,13 +37,19 @@ def sagemaker_types() -> tuple[str, ...]:
     return tuple(sorted(_data()["sagemaker"]))
 
 
-def hosting_usd_per_hour(instance_type: str) -> float:
-    """An hour of SageMaker hosting on ``instance_type`` (``ml.`` prefix optional) at the built-in SageMaker rate;
-    where none is built in (data/prices.json ``sagemaker``: null, with why), the EC2 rate of the same type, which
-    understates it (SageMaker instances are priced apart and above EC2's)."""
+def sagemaker_usd_per_hour(instance_type: str) -> float | None:
+    """The built-in SageMaker hosting rate of ``instance_type`` (``ml.`` prefix optional), or None where none is built
+    in (data/prices.json ``sagemaker``: null, with why)."""
     ml = instance_type if instance_type.startswith("ml.") else f"ml.{instance_type}"
     entry = (_data().get("sagemaker") or {}).get(ml)
-    return float(entry["usd_per_hour"]) if entry else CATALOG.get(ml.removeprefix("ml.")).price.usd_per_hour
+    return float(entry["usd_per_hour"]) if entry else None
+
+
+def hosting_usd_per_hour(instance_type: str) -> float:
+    """An hour of SageMaker hosting on ``instance_type`` at :func:`sagemaker_usd_per_hour`; where none is built in,
+    the EC2 rate of the same type, which understates it (SageMaker instances are priced apart and above EC2's)."""
+    rate = sagemaker_usd_per_hour(instance_type)
+    return rate if rate is not None else CATALOG.get(instance_type.removeprefix("ml.")).price.usd_per_hour
 
 
 def price_table(catalog: InstanceCatalog = CATALOG, region: str | None = None,

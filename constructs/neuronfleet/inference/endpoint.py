@@ -278,16 +278,16 @@ class NeuronEndpoint(Construct):
         """What the GPU standby costs per hour while Neuron serves, at the kit's built-in SageMaker hosting rate of its
         type (0 for warm or none; SageMaker instances are priced apart from EC2: the EC2 rate of the same type is no
         SageMaker price). Raises ValueError naming the type when no SageMaker rate is built in."""
-        from ..facts.prices import price_table
+        from ..facts.prices import sagemaker_usd_per_hour
 
         gpu = self.settings.gpu_variant
         if self.standby != "hot" or gpu is None:
             return 0.0
-        entry = price_table().get(gpu.instance_type)
-        if not entry:
+        rate = sagemaker_usd_per_hour(gpu.instance_type)
+        if rate is None:
             raise ValueError(f"gpu_variant.instance_type {gpu.instance_type!r}: no SageMaker hosting rate is built in "
                              "(neuronfleet_contract/data/prices.json 'sagemaker'); set one under prices: in the fleet file")
-        return gpu.min_instances * float(entry["usd_per_hour"])
+        return gpu.min_instances * rate
 
     def _endpoint(self, capture_bucket: s3.IBucket | None) -> None:
         """KMS key, data capture, endpoint configuration and endpoint (a deterministic lower-case name)."""
