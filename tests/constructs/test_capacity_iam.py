@@ -4,10 +4,8 @@ reservations by ARN; group members only when tagged with the fleet; none when ex
 
 from __future__ import annotations
 
-import html
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,34 +17,20 @@ from neuronfleet.capacity import iam as capacity_iam
 from neuronfleet.capacity.lifecycle import CapacityLifecycle
 from neuronfleet.settings.capacity import CapacityPolicySettings
 from tests.conftest import ENV, AzStack, network, new_app, properties
+from tests.sar_rows import IAM_DATA, action_row, cells
 
-ROWS = (Path(__file__).resolve().parents[1] / "data" / "iam" / "list_amazonec2-capacity-rows.html").read_text()
+ROWS = (IAM_DATA / "list_amazonec2-capacity-rows.html").read_text()
 GROUP = f"arn:aws:resource-groups:{ENV.region}:{ENV.account}:group/ultra-blocks"
 ACTION = "ec2:PurchaseCapacityBlockExtension"
 
 
 def _cells(row_id: str) -> list[list[str]]:
-    """The text of each cell of the row whose first cell has ``id=row_id`` and of its rowspan continuation rows:
-    per cell, its paragraphs (or its whole text)."""
-    start = ROWS.index(f'id="{row_id}"')
-    start = ROWS.rindex("<tr", 0, start)
-    nxt = re.compile(r'<tr>\s*<td id="').search(ROWS, start + 3)
-    chunk = ROWS[start:nxt.start() if nxt else len(ROWS)]
-    cells = []
-    for cell in re.findall(r"<td[^>]*>(.*?)</td>", chunk, re.S):
-        paras = re.findall(r"<p>(.*?)</p>", cell, re.S) or [cell]
-        cells.append([t for t in (html.unescape(re.sub(r"<[^>]+>|\s+", " ", p)).strip() for p in paras) if t])
-    return cells
+    return cells(ROWS, row_id)
 
 
 def _row(action: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(resource types, condition keys, dependent actions) of an action's rows."""
-    cells = _cells(f"amazonec2-{action}")
-    # first row: action, description, access level, resource types, condition keys, dependent actions;
-    # its continuation row: resource types, condition keys, dependent actions
-    first, rest = cells[3:6], cells[6:9]
-    columns = [first[i] + (rest[i] if len(rest) > i else []) for i in range(3)]
-    return tuple(columns[0]), tuple(columns[1]), tuple(columns[2])
+    return action_row(ROWS, f"amazonec2-{action}")
 
 
 @pytest.mark.parametrize("fact", [capacity_iam.PURCHASE_EXTENSION, capacity_iam.PURCHASE_BLOCK],

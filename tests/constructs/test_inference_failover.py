@@ -227,8 +227,20 @@ def test_failover_may_resize_tag_and_scale_only_what_it_must(synth) -> None:
     assert not [s for s in statements if "sagemaker:AddTags" in json.dumps(s["Action"])]  # its state is its table
     assert f"endpoint/{chat.endpoint_name}" in json.dumps(endpoint_statement["Resource"])
     (scaling,) = [s for s in statements if "application-autoscaling:RegisterScalableTarget" in s["Action"]]
-    assert set(scaling["Action"]) == {"application-autoscaling:DescribeScalableTargets",
-                                      "application-autoscaling:RegisterScalableTarget", "cloudwatch:GetMetricData"}
+    own = synth["failover"].node.addr
+    assert scaling["Action"] == "application-autoscaling:RegisterScalableTarget"
+    assert scaling["Resource"] == "arn:aws:application-autoscaling:us-east-2:111111111111:scalable-target/*"
+    assert scaling["Condition"] == {"StringEquals": {
+        "application-autoscaling:service-namespace": "sagemaker",
+        "application-autoscaling:scalable-dimension": "sagemaker:variant:DesiredInstanceCount",
+        "aws:ResourceTag/neuronfleet:failover": own}}
+    (reads,) = [s for s in statements if "application-autoscaling:DescribeScalableTargets" in s["Action"]]
+    assert set(reads["Action"]) == {"application-autoscaling:DescribeScalableTargets", "cloudwatch:GetMetricData"}
+    # the watched endpoint's two targets carry the failover's tag; another endpoint's do not
+    tagged = {k for k, p in properties(synth["t"], "AWS::ApplicationAutoScaling::ScalableTarget").items()
+              if {"Key": "neuronfleet:failover", "Value": own} in p.get("Tags", [])}
+    assert {k[:len("ChatGpuScaling")] if "Gpu" in k else k[:len("ChatScaling")] for k in tagged} == {
+        "ChatScaling", "ChatGpuScaling"}
 
 
 # ------------------------------------------------------------------------------------------ bad input

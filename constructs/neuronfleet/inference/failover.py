@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Tags
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -39,6 +39,13 @@ from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.rules import EVENT_PATTERN_CHARS
 from .endpoint import GPU_VARIANT, NeuronEndpoint
+from .scaling_iam import (
+    DESCRIBE_SCALABLE_TARGETS,
+    FAILOVER_TAG,
+    any_scalable_target,
+    failover_tag,
+    variant_bounds_statement,
+)
 
 CAPACITY_MARGIN = timedelta(minutes=10)
 """Added to an endpoint's model-download and startup timeouts for the default capacity bound: SageMaker itself
@@ -77,8 +84,9 @@ class EndpointFailover(Construct):
     :attr:`table` (one item per endpoint, version-conditioned writes), published from the record.
 
     The function may describe, re-weight and resize only the endpoints given, read only their alarms, read and
-    write only its own table, and change the Application Auto Scaling bounds of SageMaker variants (scalable-target
-    ARNs are not known at synth).
+    write only its own table, and change the Application Auto Scaling bounds only of the given endpoints' variants
+    (scalable-target ARNs are not known at synth: the targets are tagged ``neuronfleet:failover`` with this
+    failover's id and the policy requires that tag; docs/security.md, "Scalable targets").
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, endpoints: Sequence[NeuronEndpoint],
@@ -128,13 +136,23 @@ class EndpointFailover(Construct):
         configs = stack.format_arn(service="sagemaker", resource="endpoint-config", resource_name="*",
                                    arn_format=ArnFormat.SLASH_RESOURCE_NAME)
         role.add_to_policy(iam.PolicyStatement(actions=["sagemaker:DescribeEndpointConfig"], resources=[configs]))
+        # The scalable targets' ARNs end in an id generated at registration (unknown at synth): the failover may
+        # change the bounds only of targets tagged as its own (its endpoints' variants, tagged here), of a SageMaker
+        # variant's instance count (inference.scaling_iam, the Service Authorization Reference's keys)
+        own_tag = failover_tag(self)
+        for endpoint in endpoints:
+            for target in (endpoint.scalable_target, endpoint.gpu_scalable_target):
+                if target is not None:
+                    Tags.of(target).add(FAILOVER_TAG, own_tag)
+        role.add_to_policy(variant_bounds_statement(stack, tag=(FAILOVER_TAG, own_tag)))
         role.add_to_policy(iam.PolicyStatement(
-            actions=["application-autoscaling:DescribeScalableTargets", "application-autoscaling:RegisterScalableTarget",
-                     "cloudwatch:GetMetricData"], resources=["*"]))
-        acknowledge_wildcards(role, "Application Auto Scaling scalable-target ARNs carry an id generated at "
-                                    "registration (unknown at synth) and cloudwatch:GetMetricData has no resource "
-                                    "scope; endpoint configurations get generated names (DescribeEndpointConfig, "
-                                    "read-only)", resources=("*", configs))
+            actions=[DESCRIBE_SCALABLE_TARGETS.action, "cloudwatch:GetMetricData"], resources=["*"]))
+        acknowledge_wildcards(role, "application-autoscaling:DescribeScalableTargets and cloudwatch:GetMetricData "
+                                    "(read-only) have no resource type; RegisterScalableTarget on scalable targets "
+                                    "(generated ids) only when tagged as this failover's, of a SageMaker variant's "
+                                    "instance count; endpoint configurations get generated names "
+                                    "(DescribeEndpointConfig, read-only)",
+                              resources=("*", configs, any_scalable_target(stack)))
         # Each endpoint's alarms by their name prefix (six full ARNs per endpoint pass IAM's 10,240 characters of
         # inline policy at about fifteen endpoints): read-only, and the handler asks for exact names
         alarm_prefixes = [arn_in(stack, service="cloudwatch", resource="alarm", resource_name=f"{e.endpoint_name}-*",
