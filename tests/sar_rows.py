@@ -28,7 +28,8 @@ def action_row(rows: str, row_id: str) -> tuple[tuple[str, ...], tuple[str, ...]
     """(resource types, condition keys, dependent actions) of an action's rows."""
     found = cells(rows, row_id)
     # first row: action, description, access level, resource types, condition keys, dependent actions;
-    # its continuation row: resource types, condition keys, dependent actions
-    first, rest = found[3:6], found[6:9]
-    columns = [first[i] + (rest[i] if len(rest) > i else []) for i in range(3)]
+    # each continuation row (rowspan): resource types, condition keys, dependent actions
+    columns: list[list[str]] = [[], [], []]
+    for i, cell in enumerate(found[3:]):
+        columns[i % 3] += cell
     return tuple(columns[0]), tuple(columns[1]), tuple(columns[2])

@@ -68,6 +68,12 @@ def test_admin_access_entry_and_pod_identity(built) -> None:
     role = [p for p in properties(template, "AWS::IAM::Role").values()
             if "pods.eks.amazonaws.com" in json.dumps(p["AssumeRolePolicyDocument"])]
     assert len(role) == 2
+    # each role may be worn only by its association's namespace and service account (Pod Identity's session tags)
+    roles = properties(template, "AWS::IAM::Role")
+    for namespace, account, role_id in associations:
+        (statement,) = roles[role_id]["AssumeRolePolicyDocument"]["Statement"]
+        assert statement["Condition"] == {"StringEquals": {"aws:RequestTag/kubernetes-namespace": namespace,
+                                                           "aws:RequestTag/kubernetes-service-account": account}}
 
 
 def test_node_groups_per_capacity_kind(built) -> None:

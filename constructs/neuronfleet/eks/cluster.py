@@ -33,7 +33,9 @@ from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.region import check_in_region
+from ..core.s3_reads import owner_condition
 from ..core.tagging import tag_capacity, tag_family
+from ..core.trust import confine_pod_identity_role
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
 from ..training.lustre import LUSTRE_PORTS, grant_data
@@ -171,6 +173,8 @@ class NeuronEksCluster(Construct):
         account = self.cluster.add_service_account(construct_id, name=name, namespace=namespace,
                                                    identity_type=eks.IdentityType.POD_IDENTITY)
         account.node.find_child(f"manifest-{construct_id}ServiceAccountResource").node.add_dependency(self.namespaces)
+        # only this namespace's service account may wear the role (Pod Identity's session tags; core.trust)
+        confine_pod_identity_role(account.role, namespace=namespace, service_account=name)
         return account
 
     def grant_training_data(self, bucket: s3.IBucket) -> iam.Grant:
@@ -197,13 +201,12 @@ class NeuronEksCluster(Construct):
                 "(each would widen the grant in IAM)")))
         if problems:
             raise InvalidSettings(problems, what="NeuronEksCluster.grant_serving_model_read")
-        account = {"s3:ResourceAccount": owner_account or Stack.of(self).account}
+        owner = owner_condition(Stack.of(self), owner_account)
         grant = iam.Grant.add_to_principal(grantee=self.serving_role, actions=["s3:GetObject"],
-                                           resource_arns=[bucket.arn_for_objects(f"{prefix}*")],
-                                           conditions={"StringEquals": account})
+                                           resource_arns=[bucket.arn_for_objects(f"{prefix}*")], conditions=owner)
         grant = grant.combine(iam.Grant.add_to_principal(
             grantee=self.serving_role, actions=["s3:ListBucket"], resource_arns=[bucket.bucket_arn],
-            conditions={"StringEquals": account, "StringLike": {"s3:prefix": [f"{prefix}*"]}}))
+            conditions={**owner, "StringLike": {"s3:prefix": [f"{prefix}*"]}}))
         acknowledge_wildcards(self.serving_role, "serving reads its model: every object under its prefix",
                               resources=(bucket.arn_for_objects(f"{prefix}*"),))
         return grant

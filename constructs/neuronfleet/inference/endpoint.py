@@ -36,13 +36,14 @@ from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 from ..core import rules
 from ..core.args import duck, renamed, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
-from ..core.lookups import any_ipv4, arn_in, in_stack, minutes, seconds, service_principal, stack_of, tcp
+from ..core.lookups import any_ipv4, arn_in, in_stack, minutes, seconds, stack_of, tcp
 from ..core.lookups import days as lookup_days
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
-from ..core.pseudo import pseudo
+from ..core.s3_reads import object_arn, owner_condition
 from ..core.storage import secure_bucket
 from ..core.tagging import tag_family
+from ..core.trust import sagemaker_principal
 from ..facts.catalog import CATALOG, InstanceSpec
 from ..facts.guardrails import guardrails
 from ..facts.images import dlc_image
@@ -133,7 +134,7 @@ class NeuronEndpoint(Construct):
                     f"replacement) loads whatever its default branch holds then. Set "
                     f"{'gpu_variant.revision' if field == 'gpu_variant.hf_model_id' else 'revision'} to a commit "
                     "(40 hex digits).")
-        self.role = iam.Role(self, "ExecutionRole", assumed_by=service_principal("sagemaker.amazonaws.com"),
+        self.role = iam.Role(self, "ExecutionRole", assumed_by=sagemaker_principal(stack_of(self)),
                              description="SageMaker endpoint execution role (least privilege)")
         in_stack(self.role, stack_of(self))
         self.execution_policy = execution_policy(self, "ExecutionPolicy", settings, role=self.role)
@@ -200,10 +201,9 @@ class NeuronEndpoint(Construct):
                 served[key] = (gpu_image, gpu_settings, environment(gpu_settings, neuron=False,
                                                                     gpus=CATALOG.get(t.removeprefix("ml.")).accelerators))
             if gpu.model_data_url:
-                bucket, _, key = gpu.model_data_url.removeprefix("s3://").partition("/")
                 self.execution_policy.add_statements(iam.PolicyStatement(
-                    sid="ReadGpuModelArtifact", actions=["s3:GetObject"],
-                    resources=[f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
+                    sid="ReadGpuModelArtifact", actions=["s3:GetObject"], resources=[object_arn(gpu.model_data_url)],
+                    conditions=owner_condition(stack_of(self), settings.model_bucket_account)))
         self.models: dict[str, sagemaker.CfnModel] = {}
         role_arn = self.role.role_arn
         for variant, (image, model_settings, env) in served.items():

@@ -23,8 +23,10 @@ from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 
 from ..core.args import duck, settings_argument
 from ..core.functions import FleetFunction
+from ..core.lookups import stack_of
 from ..core.nag import acknowledge_wildcards
 from ..core.pseudo import pseudo
+from ..core.s3_reads import object_arn, owner_condition
 from ..core.storage import secure_bucket
 from ..facts.prices import hosting_usd_per_hour
 from ..inference.endpoint import NeuronEndpoint
@@ -95,12 +97,13 @@ class PilotJudge(Construct):
                                       topic=topic, reserved_concurrent_executions=1)
         role = self.function.role
         endpoint.grant_invoke(role)
-        prompt_arn = f"arn:{pseudo().partition}:s3:::{s.bucket}/{s.key}"
+        prompt_arn = object_arn(s.prompts)
         own = self.records_bucket.arn_for_objects(f"{RECORDS_PREFIX}{endpoint.endpoint_name}/*")
         role.add_to_principal_policy(iam.PolicyStatement(sid="DescribeTheEndpoint", actions=[
             "sagemaker:DescribeEndpoint"], resources=[endpoint.endpoint_arn]))
         role.add_to_principal_policy(iam.PolicyStatement(sid="ReadThePromptSet", actions=["s3:GetObject"],
-                                                         resources=[prompt_arn]))
+                                                         resources=[prompt_arn], conditions=owner_condition(
+                                                             stack_of(self), s.prompts_account)))
         role.add_to_principal_policy(iam.PolicyStatement(sid="OwnRecords", actions=["s3:GetObject", "s3:PutObject"],
                                                          resources=[own]))
         role.add_to_principal_policy(iam.PolicyStatement(sid="ListOwnRecords", actions=["s3:ListBucket"],

@@ -190,6 +190,10 @@ class EndpointSettings(Settings):
     """More instance types for the Neuron variant, in priority order after ``instance_type``: SageMaker provisions the
     next one when the one before has no capacity (InstancePools). A GPU type serves the GPU variant's model."""
     model_data_url: Annotated[str, AfterValidator(rules.s3_uri)] | None = None
+    model_bucket_account: Annotated[str, AfterValidator(rules.account_id)] | None = None
+    """The account that owns the buckets of ``model_data_url`` and ``gpu_variant.model_data_url`` (12 digits; default:
+    the stack's account): the execution role reads them only while they belong to it (``s3:ResourceAccount``;
+    docs/security.md, "Bucket reads"). Set it for a model bucket of another account."""
     hf_model_id: Annotated[str, AfterValidator(rules.huggingface_model_id)] | None = None
     revision: Annotated[str, AfterValidator(rules.huggingface_revision)] | None = None
     """The commit of ``hf_model_id`` every instance loads (40 hex digits). Unset, each instance start (creation,

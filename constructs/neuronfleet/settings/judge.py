@@ -47,6 +47,9 @@ class PilotJudgeSettings(Settings):
     what: ClassVar[str] = "judge"
     prompts: Annotated[str, AfterValidator(rules.s3_uri)]
     """``s3://bucket/key.jsonl``: one ``{"prompt": "...", "reference": "..."}`` a line (reference optional)."""
+    prompts_account: Annotated[str, AfterValidator(rules.account_id)] | None = None
+    """The account that owns the prompt set's bucket (12 digits; default: the stack's account): the judge reads it only
+    while it belongs to it (``s3:ResourceAccount``; docs/security.md, "Bucket reads")."""
     tolerances: JudgeTolerances = JudgeTolerances()
     schedule: Annotated[str, AfterValidator(rules.schedule_expression)] | None = "rate(1 hour)"
     """When a batch runs (EventBridge); each batch takes up the run where the last stopped. None: invoke it yourself."""

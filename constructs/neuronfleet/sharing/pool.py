@@ -37,6 +37,7 @@ from ..alerts.topic import grant_publish
 from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
+from ..core.trust import scheduler_principal
 from ..eks.cluster import NeuronEksCluster
 from ..eks.manifests import SERVING_NAMESPACE, TRAINING_NAMESPACE
 from . import manifests
@@ -131,7 +132,7 @@ class SharedNeuronPool(Construct):
         self.access_entry = eks.CfnAccessEntry(
             self, "AccessEntry", cluster_name=k8s.cluster_name, principal_arn=role.role_arn,
             kubernetes_groups=[manifests.schedule_group(schedule.pool)], type="STANDARD")
-        self.schedule_role = iam.Role(self, "ScheduleRole", assumed_by=iam.ServicePrincipal("scheduler.amazonaws.com"),
+        self.schedule_role = iam.Role(self, "ScheduleRole", assumed_by=scheduler_principal(Stack.of(self)),
                                       description=f"pool {schedule.pool}: EventBridge Scheduler invokes its function")
         acknowledge_wildcards(self.schedule_role, "aws-cdk-lib's grant to invoke the function and its versions",
                               resources=(f"{self.function.function.function_arn}:*",))

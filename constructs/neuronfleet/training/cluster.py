@@ -32,6 +32,7 @@ from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.pseudo import pseudo
 from ..core.region import check_in_region
+from ..core.s3_reads import owner_condition
 from ..core.tagging import tag_capacity, tag_family
 from ..facts.catalog import AcceleratorFamily, InstanceSpec
 from ..facts.images import dlc_image, dlc_repository_arn
@@ -213,9 +214,11 @@ class TrainiumCluster(Construct):
         # only the fetcher (and its SigV4 signer), which downloads them with the instance role (no AWS CLI on the AMI)
         self.node_scripts = s3_assets.Asset(self, "NodeScripts", path=node_directory(),
                                             exclude=["*", *(f"!{name}" for name in SCRIPTS)])
-        # exactly the one object (Asset.grant_read would add s3:List*, s3:GetBucket* and the whole bucket)
+        # exactly the one object (Asset.grant_read would add s3:List*, s3:GetBucket* and the whole bucket), of the
+        # bootstrap bucket named by the account only while the account owns it (core.s3_reads)
         self.role.add_to_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[
-            self.node_scripts.bucket.arn_for_objects(self.node_scripts.s3_object_key)]))
+            self.node_scripts.bucket.arn_for_objects(self.node_scripts.s3_object_key)],
+            conditions=owner_condition(Stack.of(self))))
         script = ec2.UserData.for_linux()
         script.add_commands(
             "set -euxo pipefail",
