@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Self
 
 import boto3
 from botocore.stub import Stubber
@@ -67,12 +67,23 @@ class LifecycleRun:
                            budget=FleetBudget(aws["ddb"], aws["table"]))
 
     def _blocks(self, rid: str, end: datetime, block_id: str, tags: dict[str, str] | None = None) -> None:
+        self.last_block = (rid, end, block_id)
         self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
             reservation(rid, start=START, end=end, state="active", block_id=block_id, tags=tags)]},
             {"CapacityReservationIds": [rid]})
         self.e.add_response("describe_capacity_blocks", {"CapacityBlocks": [
             {"CapacityBlockId": block_id, "AvailabilityZone": "us-east-2b", "CapacityReservationIds": [rid],
              "StartDate": START, "EndDate": end, "State": "active"}]}, {"CapacityBlockIds": [block_id]})
+
+    def looks(self, history: list[dict[str, Any]] | None = None) -> Self:
+        """One look for a purchase of an extension of the last block queued, in every source EC2 offers (the
+        extension history, then the reservation's and the block's end dates: capacity_blocks.extension_found), as
+        before a purchase or after a lost answer; by default none shows it (each answers the block's own end)."""
+        rid, end, block_id = self.last_block
+        self._history(history or [], rid)
+        if not history:
+            self._blocks(rid, end, block_id)
+        return self
 
     def _history(self, items: list[dict[str, Any]], rid: str) -> None:
         self.e.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": items},
@@ -94,9 +105,13 @@ class LifecycleRun:
             jobs = [{"jobId": j, "jobName": "train"} for j in job_ids] if status == "RUNNING" else []
             self.b.add_response("list_jobs", {"jobSummaryList": jobs}, {"jobQueue": queue, "jobStatus": status})
 
-    def go(self, at: datetime) -> dict[str, Any]:
+    def go(self, at: datetime, *, patience: timedelta = timedelta(0)) -> dict[str, Any]:
+        """The run at ``at`` (EC2's clock too); ``patience``: how long it waits for a lost purchase to show (0: one
+        look, as the Lambda's first look)."""
+        self.api.clock = lambda: at
         with self.e, self.b:
-            out = run({"detail-type": "Scheduled Event", "source": "aws.events"}, self.tools, now=at)
+            out = run({"detail-type": "Scheduled Event", "source": "aws.events"}, self.tools, now=at,
+                      patience=patience)
         self.e.assert_no_pending_responses()   # every answer given was asked for...
         self.b.assert_no_pending_responses()
         return out

@@ -108,6 +108,13 @@ class Flag:
         return True
 
 
+@dataclass(frozen=True)
+class Claim:
+    """An intent taken: ``attempted_at``, the last purchase attempt a previous holder recorded (None: none)."""
+
+    attempted_at: datetime | None = None
+
+
 class Intents:
     """One run at a time per intent (an extension, a resubmission): a lease in the announcements table (kind
     ``intent``). ``take`` is False while another run holds it or once it is done; a crashed run's lease passes, and
@@ -120,19 +127,35 @@ class Intents:
         self.client, self.table, self.clock, self.lease = client, table, clock, lease
 
     def take(self, subject: str, *, expires: datetime) -> bool:
+        return self.claim(subject, expires=expires) is not None
+
+    def claim(self, subject: str, *, expires: datetime) -> Claim | None:
+        """Take the intent (None while another run holds it, or once it is done), with what the run before this one
+        recorded: the time of its last purchase attempt, whose outcome may be unknown (:meth:`attempt`)."""
         now = self.clock()
         try:
-            self.client.put_item(
+            answer = self.client.put_item(
                 TableName=self.table,
                 Item={"kind": {"S": self.KIND}, "subject": {"S": subject}, "state": {"S": "taken"},
                       "lease_until": {"N": repr(now + self.lease.total_seconds())},
                       "expires": {"N": str(int(expires.timestamp()))}},
                 ConditionExpression="attribute_not_exists(#k) OR (#st = :taken AND lease_until < :now)",
                 ExpressionAttributeNames={"#k": "kind", "#st": "state"},
-                ExpressionAttributeValues={":taken": {"S": "taken"}, ":now": {"N": repr(now)}})
+                ExpressionAttributeValues={":taken": {"S": "taken"}, ":now": {"N": repr(now)}},
+                ReturnValues="ALL_OLD")
         except self.client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+            return None
+        old = (answer or {}).get("Attributes") or {}
+        at = old.get("attempted_at", {}).get("N")
+        return Claim(attempted_at=datetime.fromtimestamp(float(at), UTC) if at else None)
+
+    def attempt(self, subject: str, at: datetime) -> None:
+        """Record a purchase attempt of the intent, before it is made (carried over to whoever takes the intent
+        next, so that no run buys again inside EC2's consistency window of it). Raises when DynamoDB refuses: then
+        the attempt is not made."""
+        self.client.update_item(TableName=self.table, Key={"kind": {"S": self.KIND}, "subject": {"S": subject}},
+                                UpdateExpression="SET attempted_at = :at",
+                                ExpressionAttributeValues={":at": {"N": repr(at.timestamp())}})
 
     def done(self, subject: str, *, note: str) -> None:
         self.client.update_item(TableName=self.table, Key={"kind": {"S": self.KIND}, "subject": {"S": subject}},

@@ -1,14 +1,21 @@
 """Lambda entry point of the Capacity Block lifecycle: one pass over the fleet's clusters, run on a schedule and on
 EC2's Capacity Block events (any of them starts the same idempotent pass).
 
-Per cluster: extend a block whose jobs still run when the policy allows (bought once: an intent lease, and the
-block's extension history looked at before buying), else tell the jobs to checkpoint (S3 flag) and announce the
-drain; announce an impaired interconnect once (until it is ok again); move jobs held for capacity past the policy's
-limit to the GPU pool when they name a GPU job definition (once), else announce them. Every announcement goes
-through the announcements outbox (once, whatever the retries). A failure in one cluster does not stop the others:
-it is named, and the run raises :class:`announcements.Unfinished` at the end so that Lambda retries it. An extension
-the history shows payment-pending is announced once too (under its purchase's key): a run that stopped between buying
-and saying so is not left unsaid.
+Per cluster: extend a block whose jobs still run when the policy allows (bought once: an intent lease, and every
+source EC2 offers looked at before buying: runtime capacity_blocks.extension_found; after a purchase whose answer was
+lost, no second attempt inside EC2's consistency window, across runs too: the intent carries the attempt's time),
+else tell the jobs to checkpoint (S3 flag) and announce the drain; announce an impaired interconnect once (until it
+is ok again); move jobs held for capacity past the policy's limit to the GPU pool when they name a GPU job
+definition (once), else announce them. Every announcement goes through the announcements outbox (once, whatever the
+retries), and never waits on an unrelated write: a drain is announced even when its flag cannot be written (the
+message says so), an extension before its intent is marked done.
+
+Each block, the drain flag, the interconnects and the held jobs are handled apart: one's failure (an unreadable
+extension offer or history, a lost purchase answer, a refused write) never skips another block's extension or
+drain; it is named, and the run raises :class:`announcements.Unfinished` at the end so that Lambda retries it. A
+block whose history cannot be read is not extended (nothing is bought on a guess) but drains when due. What the
+history shows is announced when seen: an extension payment-pending (under its purchase's key: a run that stopped
+between buying and saying so is not left unsaid) and one payment-failed (its fleet-wide budget hold given back).
 
 A big fleet runs this handler in several functions, each over its own clusters (``CLUSTERS``), all sharing the
 announcements table: the intents, the once-only announcements and the open conditions there are the fleet's, so two
@@ -26,11 +33,11 @@ Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleSettings
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 from aws_lambda_powertools import Logger
@@ -39,7 +46,13 @@ from botocore.exceptions import ClientError
 from neuronfleet_runtime.announcements import Unfinished
 from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksApi, Refused
 
-from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, MalformedOffer, extension_offer
+from neuronfleet_contract.capacity_lifecycle import (
+    ClusterRef,
+    ExtensionOffer,
+    LifecycleSettings,
+    MalformedOffer,
+    extension_offer,
+)
 
 from .adapters import Flag, Fleet, FleetBudget, GpuQueue, Intents, Ledger, Outbox, PolicyParameter, Topic
 from .logic import (
@@ -48,6 +61,7 @@ from .logic import (
     Block,
     History,
     Move,
+    Step,
     Tell,
     budget_text,
     choose_extension,
@@ -65,11 +79,13 @@ from .logic import (
     interconnect_text,
     move_text,
     not_fleets_text,
+    payment_failed_text,
     refused_text,
     step,
     tell_text,
 )
 
+T = TypeVar("T")
 SERVICE = "neuronfleet-capacity-lifecycle"
 logger = Logger(service=SERVICE)
 
@@ -87,7 +103,15 @@ class Tools:
     budget: FleetBudget
 
 
-def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, Any]:
+PATIENCE = timedelta(seconds=30)
+"""How long one run waits for EC2 to show a purchase whose answer was lost (looks at 0, 2, 6, 14 and 30 s). Not
+found by then: the run stops that block with Unclear (no second attempt inside EC2's consistency window); the intent
+keeps its lease and the attempt's time, and the run that takes it next confirms again before buying."""
+ENDED_MARGIN = timedelta(seconds=60)
+
+
+def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None,
+        patience: timedelta = PATIENCE) -> dict[str, Any]:
     """One pass (see the module). Returns what it did per cluster; raises Unfinished when something is left."""
     if not isinstance(event, Mapping):
         logger.error("malformed event refused", extra={"event": repr(event)[:200]})
@@ -98,7 +122,7 @@ def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None) -
     done: dict[str, list[str]] = {}
     for cluster in t.settings.clusters:
         try:
-            done[cluster.name] = _cluster(cluster, t, box, now)
+            done[cluster.name] = _cluster(cluster, t, box, now, patience, problems)
         except Exception as e:  # one cluster's failure never stops the others
             logger.exception("cluster pass failed", extra={"cluster": cluster.name})
             problems.append(f"{cluster.name}: {type(e).__name__}: {e}")
@@ -109,44 +133,83 @@ def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None) -
     return {"clusters": done, "announced": box.sent}
 
 
-def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str]:
-    policy = t.settings.policy
+def _apart(problems: list[str], where: str, work: Callable[[], T]) -> T | None:
+    """``work()``; a failure is logged and noted in ``problems`` (the run ends Unfinished, so Lambda retries it and
+    the function's error alarm sees it) and never stops the work beside it: each block, the drain flag, the drain's
+    announcement, the interconnects and the held jobs are handled apart."""
+    try:
+        return work()
+    except Exception as e:
+        logger.exception("lifecycle step failed", extra={"where": where})
+        problems.append(f"{where}: {type(e).__name__}: {e}")
+        return None
+
+
+def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime, patience: timedelta,
+             problems: list[str]) -> list[str]:
     did: list[str] = []
-    blocks = t.fleet.blocks(cluster)
+    blocks = t.fleet.blocks(cluster)   # unreadable: nothing about the cluster can be decided (the run says so)
     running = t.fleet.running(cluster.queue_arn) if blocks else 0
     draining: list[tuple[Block, str]] = []
-    for b in blocks:
-        due = running and now >= b.end - policy.decide_before
-        items = t.api.extension_history(b.reservation_id) if due else []
-        past = history(items) if due else History()
-        if past.pending:
-            _pending(cluster, b, items, box)
-        s = step(b, running_jobs=running, past=past, policy=policy, now=now)
-        did.append(f"{b.reservation_id}: {s.action} ({s.why})")
-        if s.action == "extend" and not fleets_own(b, cluster, t.settings.fleet):
-            box.once(extension_key(b) + "#not-the-fleets", expires=b.end + timedelta(days=1),
-                     say=not_fleets_text(cluster.name, b, t.settings.fleet))
-            did.append(f"{b.reservation_id}: not extended: not the fleet's (untagged, unnamed)")
-        elif s.action == "extend":
-            did.append(_extend(cluster, b, past, t, box, now))
-        elif s.action == "drain":
+    for b in blocks:   # every block on its own: one's failure never skips another's extension or drain
+        def one(b: Block = b) -> Step:
+            return _block(cluster, b, running, t, box, now, patience, did, problems)
+
+        s = _apart(problems, f"{cluster.name}: {b.reservation_id}", one)
+        if s is not None and s.action == "drain":
             draining.append((b, s.why))
     if draining:
         ends = [b for b, _ in draining]
         deadline = drain_deadline(ends)
-        t.flag.raise_(cluster, deadline=deadline, reason="; ".join(w for _, w in draining),
-                      blocks=[b.reservation_id for b in ends])
+        # the flag and the announcement apart: a refused write never holds back "checkpoint now" (it says so)
+        flag_error = ""
+        try:
+            t.flag.raise_(cluster, deadline=deadline, reason="; ".join(w for _, w in draining),
+                          blocks=[b.reservation_id for b in ends])
+        except Exception as e:
+            logger.exception("drain flag not written", extra={"cluster": cluster.name})
+            flag_error = f"{type(e).__name__}: {e}"
+            problems.append(f"{cluster.name}: drain flag: {flag_error}")
         box.once(drain_key(cluster.name, ends), expires=max(b.end for b in ends) + timedelta(days=1),
-                 say=drain_text(cluster.name, ends, deadline, Flag.where(cluster), draining[0][1]))
-        did.append(f"drain by {deadline.isoformat()}")
+                 say=drain_text(cluster.name, ends, deadline, Flag.where(cluster), draining[0][1],
+                                flag_error=flag_error))
+        did.append(f"drain by {deadline.isoformat()}" + (f" (flag not written: {flag_error})" if flag_error else ""))
     else:  # no block of the cluster drains: no flag (a block extended, or ended; S3's DeleteObject of none is fine)
-        t.flag.lower(cluster)
-    _interconnect(blocks, t, box, now)
-    did += _held(cluster, t, box, now)
+        _apart(problems, f"{cluster.name}: lowering the drain flag", lambda: t.flag.lower(cluster))
+    _apart(problems, f"{cluster.name}: interconnect", lambda: _interconnect(blocks, t, box, now))
+    did += _apart(problems, f"{cluster.name}: held jobs", lambda: _held(cluster, t, box, now)) or []
     return did
 
 
-def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox, now: datetime) -> str:
+def _block(cluster: ClusterRef, b: Block, running: int, t: Tools, box: Outbox, now: datetime, patience: timedelta,
+           did: list[str], problems: list[str]) -> Step:
+    """What to do about block ``b`` now, done (extend, or say why not); a drain is left to the cluster."""
+    policy = t.settings.policy
+    past = History()
+    if running and now >= b.end - policy.decide_before:
+        items = _apart(problems, f"{cluster.name}: {b.reservation_id}: extension history",
+                       lambda: t.api.extension_history(b.reservation_id))
+        if items is None:   # unknown whether an extension is pending or paid: drain when due, never buy on a guess
+            s = step(b, running_jobs=running, past=past, policy=policy, now=now)
+            if s.action == "extend":
+                s = Step("wait", b, "its extension history is unreadable: nothing is bought on a guess")
+            did.append(f"{b.reservation_id}: {s.action} ({s.why})")
+            return s
+        past = history(items)
+        _payments(cluster, b, items, t, box, now, problems)
+    s = step(b, running_jobs=running, past=past, policy=policy, now=now)
+    did.append(f"{b.reservation_id}: {s.action} ({s.why})")
+    if s.action == "extend" and not fleets_own(b, cluster, t.settings.fleet):
+        box.once(extension_key(b) + "#not-the-fleets", expires=b.end + timedelta(days=1),
+                 say=not_fleets_text(cluster.name, b, t.settings.fleet))
+        did.append(f"{b.reservation_id}: not extended: not the fleet's (untagged, unnamed)")
+    elif s.action == "extend":
+        did.append(_extend(cluster, b, past, t, box, now, patience))
+    return s
+
+
+def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox, now: datetime,
+            patience: timedelta) -> str:
     policy = t.settings.policy
     key = extension_key(b)
     offers = t.api.extension_offers(b.reservation_id, policy.extension_hours)
@@ -163,42 +226,65 @@ def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox,
                  say=budget_text(cluster.name, b, x, hold))
         return (f"no extension: fleet_extension_budget_usd: ${hold.spent} held this month + ${x.upfront_fee}; "
                 f"allowed: at most ${hold.limit}")
-    if not t.intents.take(key, expires=b.end + timedelta(days=2)):
+    claim = t.intents.claim(key, expires=b.end + timedelta(days=2))
+    if claim is None:
         if not hold.again:   # another run is buying (or bought) this block's extension: ours is not spent
             t.budget.release(hold_key, x.upfront_fee, now=now)
         return "extension: another run holds it, or it is done"
-    try:
-        bought = t.api.extend(b.reservation_id, choice.offer)
+    try:   # Unclear (a lost answer EC2 shows nowhere yet) goes up: the intent and the hold stay, the next run confirms
+        bought = t.api.extend(b.reservation_id, x, earlier=claim.attempted_at, patience=patience,
+                              on_attempt=lambda at: t.intents.attempt(key, at))
     except Refused as e:  # AWS said no (an offer gone, a limit): said once, never retried; the drain follows
         t.budget.release(hold_key, x.upfront_fee, now=now)   # certainly unspent: the budget gets it back
         t.intents.done(key, note=f"refused: {e}")
         box.once(key + "#refused-by-aws", expires=b.end + timedelta(days=1), say=(
             f"neuronfleet: Capacity Block {b.reservation_id} extension refused"[:100],
-            f"Cluster {cluster.name}: AWS refused extension {choice.offer.offering_id} of {b.reservation_id}: {e}. "
+            f"Cluster {cluster.name}: AWS refused extension {x.offering_id} of {b.reservation_id}: {e}. "
             f"The jobs are told to checkpoint before the instances stop at {b.stops_at.isoformat()}."))
         return f"extension refused by AWS: {e}"
-    t.intents.done(key, note=f"{choice.offer.offering_id} already={bought.already}")
-    box.once(key, expires=b.end + timedelta(days=2),
-             say=extended_text(cluster.name, b, choice.offer, already=bought.already))
-    return f"extended by {choice.offer.offering_id} (already: {bought.already})"
+    # announced before the intent is marked done: a refused write never holds back what was bought
+    box.once(key, expires=b.end + timedelta(days=2), say=extended_text(cluster.name, b, x, already=bought.already))
+    t.intents.done(key, note=f"{x.offering_id} already={bought.already}")
+    return f"extended by {x.offering_id} (already: {bought.already})"
 
 
-def _pending(cluster: ClusterRef, b: Block, items: Sequence[Mapping[str, Any]], box: Outbox) -> None:
-    """An extension of ``b`` payment-pending is announced once, under the key its purchase announces with: so the
-    buyer's own announcement makes this one a no-op, and an extension whose buyer stopped between buying and saying
-    so (a crash or a timeout, a DynamoDB failure; the retry then only sees the pending payment and waits) is still
-    announced, by the retry or by another function whose cluster shares the block."""
+def _payments(cluster: ClusterRef, b: Block, items: Sequence[Mapping[str, Any]], t: Tools, box: Outbox,
+              now: datetime, problems: list[str]) -> None:
+    """What the block's extension history says of the extensions from its current end, announced when seen.
+
+    payment-pending: announced once, under the key its purchase announces with: so the buyer's own announcement
+    makes this one a no-op, and an extension whose buyer stopped between buying and saying so (a crash or a timeout,
+    a DynamoDB failure) is still announced, by the retry or by another function whose cluster shares the block.
+
+    payment-failed: announced once when first seen (not at the drain): nothing was bought, the block ends at its
+    old end, and the drain follows; the fleet-wide budget's hold of it is given back (it cost nothing)."""
+    pending = False
     for item in items:
-        if item.get("CapacityBlockExtensionStatus") != "payment-pending":
+        status = item.get("CapacityBlockExtensionStatus")
+        if status not in ("payment-pending", "payment-failed"):
             continue
         try:
             x = extension_offer(item)   # a history item has the offering's members (botocore CapacityBlockExtension)
         except MalformedOffer:
-            logger.warning("pending extension unreadable", extra={"item": repr(item)[:300]})
+            logger.warning("extension in the history unreadable", extra={"item": repr(item)[:300]})
             continue
-        box.once(extension_key(b), expires=b.end + timedelta(days=2),
-                 say=extended_text(cluster.name, b, x, already=True))
-        return
+        if abs((x.start - b.end).total_seconds()) >= ENDED_MARGIN.total_seconds():
+            continue   # an extension of an earlier end (bought, or failed and said then)
+        if status == "payment-pending" and not pending:
+            pending = True
+            box.once(extension_key(b), expires=b.end + timedelta(days=2),
+                     say=extended_text(cluster.name, b, x, already=True))
+        elif status == "payment-failed":
+            box.once(f"{extension_key(b)}#payment-failed#{x.offering_id}", expires=b.end + timedelta(days=2),
+                     say=payment_failed_text(cluster.name, b, x, t.settings.policy))
+            at = item.get("CapacityBlockExtensionPurchaseDate")
+            bought_at = at if isinstance(at, datetime) else now   # the month its hold was taken in
+
+            def give_back(x: ExtensionOffer = x, bought_at: datetime = bought_at) -> None:
+                t.budget.release(f"{extension_key(b)}#{x.offering_id}", x.upfront_fee, now=bought_at)
+
+            _apart(problems, f"{cluster.name}: {b.reservation_id}: giving back the budget of {x.offering_id}",
+                   give_back)
 
 
 def _interconnect(blocks: list[Block], t: Tools, box: Outbox, now: datetime) -> None:

@@ -182,12 +182,26 @@ def drain_key(cluster: str, blocks: Sequence[Block]) -> str:
     return f"drain#{cluster}#{min(b.end for b in blocks).isoformat()}"
 
 
-def drain_text(cluster: str, blocks: Sequence[Block], deadline: datetime, flag: str, why: str) -> tuple[str, str]:
+def drain_text(cluster: str, blocks: Sequence[Block], deadline: datetime, flag: str, why: str, *,
+               flag_error: str = "") -> tuple[str, str]:
     names = ", ".join(f"{b.reservation_id} ({b.count} x {b.instance_type}, stops {_t(b.stops_at)})" for b in blocks)
+    told = (f"The jobs were told to checkpoint by {_t(deadline)}: the flag {flag} holds the deadline. Jobs that do "
+            "not read it stop when AWS stops the instances.") if not flag_error else (
+        f"Checkpoint the jobs by {_t(deadline)}: the flag {flag} that tells them could NOT be written ({flag_error}); "
+        "the function writes it again at its next run, so jobs that poll it may hear late or not at all. Jobs not "
+        "checkpointed stop when AWS stops the instances.")
     return (f"neuronfleet: checkpoint now, {cluster} drains"[:100],
-            f"Cluster {cluster}: its Capacity Block(s) {names} end ({why}). The jobs were told to checkpoint by "
-            f"{_t(deadline)}: the flag {flag} holds the deadline. Jobs that do not read it stop when AWS stops the "
-            "instances.")
+            f"Cluster {cluster}: its Capacity Block(s) {names} end ({why}). {told}")
+
+
+def payment_failed_text(cluster: str, block: Block, x: ExtensionOffer, policy: CapacityPolicy) -> tuple[str, str]:
+    drain_from = block.stops_at - policy.checkpoint_lead
+    return (f"neuronfleet: Capacity Block {block.reservation_id} extension payment failed"[:100],
+            f"Cluster {cluster}: the payment of extension {x.offering_id} of Capacity Block {block.reservation_id} "
+            f"({x.hours:g} h, upfront fee ${x.upfront_fee} {x.currency}) failed (payment-failed in its extension "
+            f"history): nothing was bought and no fee is due for it. The block still ends at {_t(block.end)}; its "
+            f"instances stop at {_t(block.stops_at)}. Unless the block is extended again (neuronfleet capacity extend), "
+            f"the jobs are told to checkpoint from {_t(drain_from)}.")
 
 
 def interconnect_text(block_id: str, status: Mapping[str, Any]) -> tuple[str, str]:

@@ -91,6 +91,21 @@ MAX_INSTANCES_PER_BLOCK = Fact(64, (
     "instances, and you can have up to 256 instances across Capacity Blocks.' (neuronfleet facts/data/"
     "capacity_blocks.json holds the same with its sources)"))
 
+EXTENSION_MOVES_END = Fact(True, (
+    f"EC2 user guide, Extend Capacity Blocks ({EXTEND_GUIDE}, read 2026-11-28): 'When you extend your Capacity "
+    "Block, its end date will be updated so that your instances can continue to run without disruption.' and 'Your "
+    "Capacity Reservation ID will remain the same after extending the block'. So an extension shows in three places: "
+    "the block's extension history, its reservation's EndDate and the block's EndDate (when each moves, at purchase "
+    "or once paid, is not said: the kit takes any of them as the sign that an extension was bought)"), read="2026-11-28")
+EC2_CONSISTENCY_WINDOW = Fact(timedelta(minutes=5), (
+    "EC2 Developer Guide, Eventual consistency in the Amazon EC2 API (https://docs.aws.amazon.com/ec2/latest/"
+    "devguide/eventual-consistency.html, read 2026-11-28): 'Run the Describe command repeatedly, starting with a "
+    "couple of seconds of wait time, and increasing gradually up to a few minutes of wait time.' AWS states no bound; "
+    "the page's Chinese edition reads up to five minutes. The kit takes 5 minutes: after a purchase whose answer was "
+    "lost, no second attempt before it has passed and every source was read again (docs/checks.md)"),
+    read="2026-11-28", confirmed=False)
+"""How long a purchase may stay invisible to EC2's describes (the extension history, the reservation, the block)."""
+
 PLATFORM = "Linux/UNIX"
 """PurchaseCapacityBlock's InstancePlatform (required; botocore's enum): the kit's AMIs are Linux."""
 CURRENCY = "USD"

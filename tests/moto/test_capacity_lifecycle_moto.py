@@ -97,7 +97,7 @@ def held_job(job_id: str = "a1b2c3d4-0000-1111-2222-333344445555", *, gpu: bool 
 def test_an_extension_is_bought_and_announced_once_across_retries(aws):
     at = END - timedelta(hours=5)
     p = Pass(aws).blocks().running().history([]).offers("2400.00", "1920.00")
-    p.history([])
+    p.looks()
     p.e.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
         extension("cr-1", "cbe-1", start=END)]},
         {"CapacityBlockExtensionOfferingId": "cbe-1", "CapacityReservationId": "cr-1"})
@@ -111,10 +111,10 @@ def test_an_extension_is_bought_and_announced_once_across_retries(aws):
 
 
 def test_a_lost_purchase_answer_is_found_in_the_history_and_not_bought_again(aws):
-    p = Pass(aws).blocks().running().history([]).offers("1920.00").history([])
+    p = Pass(aws).blocks().running().history([]).offers("1920.00").looks()
     p.e.add_client_error("purchase_capacity_block_extension", service_error_code="InternalError",
                          http_status_code=500)
-    p.history([extension("cr-1", "cbe-0", start=END)])
+    p.looks([extension("cr-1", "cbe-0", start=END)])
     out = p.status().held().go(END - timedelta(hours=5))
     assert "extended by cbe-0 (already: False)" in out["clusters"]["pretrain"]
     assert [n["Subject"] for n in said(aws)] == ["neuronfleet: Capacity Block cr-1 extended"]
@@ -161,7 +161,7 @@ def test_a_group_member_not_tagged_with_the_fleet_is_not_extended_and_said_once(
 
 def test_a_group_member_tagged_with_the_fleet_is_extended(aws):
     p, rg = _grouped(aws, {FLEET_TAG: "nf-prod"})
-    p.offers("1920.00").history([])
+    p.offers("1920.00").looks()
     p.e.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
         extension("cr-1", "cbe-0", start=END)]},
         {"CapacityBlockExtensionOfferingId": "cbe-0", "CapacityReservationId": "cr-1"})
@@ -309,7 +309,7 @@ def held_jobs_for_capacity(jobs):
 
 def test_an_extension_aws_refuses_is_announced_once_and_not_tried_again(aws):
     at = END - timedelta(hours=5)
-    p = Pass(aws).blocks().running().history([]).offers("1920.00").history([])
+    p = Pass(aws).blocks().running().history([]).offers("1920.00").looks()
     p.e.add_client_error("purchase_capacity_block_extension", service_error_code="InvalidParameterValue",
                          service_message="The offering is no longer available", http_status_code=400)
     out = p.status().held().go(at)

@@ -201,11 +201,31 @@ def test_the_policy_travels_through_its_document():
 # ------------------------------------------------------------------------------------------------ the EC2 adapter
 
 
+class Clock:
+    """The adapter's clock, moved by its sleeps (a real sleep would wait that long)."""
+
+    def __init__(self, now=NOW) -> None:
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
 def _api(**kw):
     ec2 = client("ec2")
     rg = client("resource-groups")
     slept: list[float] = []
-    return CapacityBlocksApi(ec2, groups=rg, sleep=slept.append, **kw), Stubber(ec2), Stubber(rg), slept
+    clock = kw.pop("clock", Clock())
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock.sleep(seconds)
+
+    return (CapacityBlocksApi(ec2, groups=rg, sleep=sleep, clock=clock, **kw), Stubber(ec2), Stubber(rg),
+            slept)
 
 
 def test_search_reads_every_page_with_ultraserver_arguments():
@@ -262,12 +282,12 @@ def test_a_purchase_whose_answer_is_lost_is_looked_for_before_any_retry_and_not_
         reservation(tags={cl.PURCHASE_TAG: "cb-1"})]}, None)
     with ec2:
         bought = api.buy(offer(offering("cb-1")), fleet="nf-prod")
-    assert not bought.already and "found after an unclear answer" in bought.notes[0] and slept == [2.0]
+    assert not bought.already and "found after an unclear answer" in bought.notes[0] and slept == []
     ec2.assert_no_pending_responses()
 
 
-def test_a_read_timeout_then_nothing_found_retries_and_buys_once():
-    api, ec2, _, _ = _api()
+def test_a_read_timeout_then_nothing_found_for_the_whole_window_retries_and_buys_once():
+    api, ec2, _, slept = _api()
     stubbed = ec2.client
     calls = {"n": 0}
     real = stubbed.purchase_capacity_block
@@ -280,11 +300,15 @@ def test_a_read_timeout_then_nothing_found_retries_and_buys_once():
 
     stubbed.purchase_capacity_block = flaky
     _not_bought(ec2, "cb-1")
-    _not_bought(ec2, "cb-1")
+    for _ in range(8):   # looked for at 0, 2, 6, 14, 30, 62, 126 and 254 s: not there
+        _not_bought(ec2, "cb-1")
+    _not_bought(ec2, "cb-1")   # the first look after the 5-minute window: not there either, so buy again
     ec2.add_response("purchase_capacity_block", {"CapacityReservations": [reservation()]}, None)
     with ec2:
         bought = api.buy(offer(offering("cb-1")), fleet="nf-prod")
     assert calls["n"] == 2 and bought.reservation_ids == ["cr-0aaaabbbbccccdddd"]
+    assert sum(slept) == cl.EC2_CONSISTENCY_WINDOW.value.total_seconds() == 300
+    ec2.assert_no_pending_responses()
 
 
 def _sent_then_lost(stubbed, method: str, error: Exception) -> dict[str, int]:
@@ -302,6 +326,26 @@ def _sent_then_lost(stubbed, method: str, error: Exception) -> dict[str, int]:
     return calls
 
 
+def _looks(ec2: Stubber, b: BlockEnd, *, history: tuple[dict, ...] = (), reservation_end=None,
+           block_end=None, failed: tuple[dict, ...] = ()) -> None:
+    """One look for an extension of ``b`` in every source EC2 offers, in the adapter's order, each answering what it
+    is given (by default: nothing bought, every end date the block's own; ``failed``: history items that bought
+    nothing)."""
+    ec2.add_response("describe_capacity_block_extension_history",
+                     {"CapacityBlockExtensions": [*failed, *history]}, {"CapacityReservationIds": ["cr-1"]})
+    if history:
+        return
+    ec2.add_response("describe_capacity_reservations", {"CapacityReservations": [
+        reservation("cr-1", start=b.start, end=reservation_end or b.end, state="active", block_id="cb-block-1")]},
+        {"CapacityReservationIds": ["cr-1"]})
+    if reservation_end:
+        return
+    ec2.add_response("describe_capacity_blocks", {"CapacityBlocks": [
+        {"CapacityBlockId": "cb-block-1", "AvailabilityZone": "us-east-2b", "CapacityReservationIds": ["cr-1"],
+         "StartDate": b.start, "EndDate": block_end or b.end, "State": "active"}]},
+        {"CapacityBlockIds": ["cb-block-1"]})
+
+
 @pytest.mark.parametrize("error", [ReadTimeoutError(endpoint_url="https://ec2.us-east-2.amazonaws.com"),
                                    ConnectionClosedError(endpoint_url="https://ec2.us-east-2.amazonaws.com")],
                          ids=["read-timeout", "connection-closed"])
@@ -314,7 +358,7 @@ def test_a_block_bought_whose_answer_is_lost_is_found_and_never_bought_twice(err
         reservation(tags={cl.PURCHASE_TAG: "cb-1", FLEET_TAG: "nf-prod"})]}, None)
     with ec2:   # a second purchase would find no queued answer and fail the Stubber
         bought = api.buy(offer(offering("cb-1")), fleet="nf-prod")
-    assert calls["n"] == 1 and bought.reservation_ids == ["cr-0aaaabbbbccccdddd"] and slept == [2.0]
+    assert calls["n"] == 1 and bought.reservation_ids == ["cr-0aaaabbbbccccdddd"] and slept == []
     assert bought.notes[0].startswith("offering cb-1: found after an unclear answer") and not bought.already
     ec2.assert_no_pending_responses()
 
@@ -327,17 +371,101 @@ def test_an_extension_bought_whose_answer_is_lost_is_found_in_the_history_and_ne
     b = _block(timedelta(hours=5))
     x = _x(b)
     calls = _sent_then_lost(ec2.client, "purchase_capacity_block_extension", error)
-    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": []},
-                     {"CapacityReservationIds": ["cr-1"]})
+    _looks(ec2, b)
     ec2.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
         extension("cr-1", x.offering_id, start=b.end)]},
         {"CapacityBlockExtensionOfferingId": x.offering_id, "CapacityReservationId": "cr-1"})
-    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": [
-        extension("cr-1", x.offering_id, start=b.end)]}, {"CapacityReservationIds": ["cr-1"]})
+    _looks(ec2, b, history=(extension("cr-1", x.offering_id, start=b.end),))
     with ec2:
         done = api.extend("cr-1", x)
     assert calls["n"] == 1 and [e["CapacityBlockExtensionOfferingId"] for e in done.extensions] == [x.offering_id]
     ec2.assert_no_pending_responses()
+
+
+def _lost_extension(api, ec2: Stubber, b: BlockEnd, x) -> dict[str, int]:
+    """The first purchase of ``x`` reaches AWS (bought) and its answer is lost: a read timeout."""
+    calls = _sent_then_lost(ec2.client, "purchase_capacity_block_extension",
+                            ReadTimeoutError(endpoint_url="https://ec2.us-east-2.amazonaws.com"))
+    _looks(ec2, b)
+    ec2.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
+        extension("cr-1", x.offering_id, start=b.end)]}, None)
+    return calls
+
+
+def test_a_lost_extension_answer_with_every_source_behind_is_never_bought_again_inside_the_window():
+    """Issue 37: the history one read behind (EC2 is eventually consistent) once bought a second extension. Now no
+    second attempt inside EC2_CONSISTENCY_WINDOW: a caller that cannot wait it out (the function: patience 0) gets
+    Unclear naming the earliest retry, and buys nothing more."""
+    api, ec2, _, slept = _api()
+    b = _block(timedelta(hours=5))
+    x = _x(b)
+    calls = _lost_extension(api, ec2, b, x)
+    _looks(ec2, b)   # every source still shows the old end
+    with ec2, pytest.raises(Unclear, match=r"no second attempt before 2026-11-23T12:05:00\+00:00"):
+        api.extend("cr-1", x, patience=timedelta(0))
+    assert calls["n"] == 1 and slept == []
+    ec2.assert_no_pending_responses()
+
+
+@pytest.mark.parametrize("source", ["history", "reservation", "block"])
+def test_a_lost_extension_answer_is_confirmed_by_any_source_ec2_offers_while_waiting_out_the_window(source):
+    """The other sources lag too: the extension shows first in one of them, after a few looks; found there, it is
+    not bought again. (The CLI waits the window out: patience = the window.)"""
+    api, ec2, _, slept = _api()
+    b = _block(timedelta(hours=5))
+    x = _x(b)
+    calls = _lost_extension(api, ec2, b, x)
+    for _ in range(3):
+        _looks(ec2, b)
+    later = b.end + timedelta(hours=24)
+    _looks(ec2, b, **{"history": {"history": (extension("cr-1", x.offering_id, start=b.end),)},
+                      "reservation": {"reservation_end": later}, "block": {"block_end": later}}[source])
+    with ec2:
+        done = api.extend("cr-1", x)
+    assert calls["n"] == 1 and not done.already and slept == [2.0, 4.0, 8.0]
+    assert "found after an unclear answer" in done.notes[-1]
+    ec2.assert_no_pending_responses()
+
+
+def test_an_attempt_a_previous_run_made_holds_the_window_across_runs():
+    """The function records each attempt before it is made (on_attempt); the next run passes it (earlier): inside
+    the window it buys nothing even though no source shows the purchase; after it, it looks once more, then buys."""
+    attempted = NOW - timedelta(minutes=2)
+    api, ec2, _, _ = _api()
+    b = _block(timedelta(hours=5))
+    x = _x(b)
+    _looks(ec2, b)
+    with ec2, pytest.raises(Unclear, match="no second attempt before 2026-11-23T12:03:00"):
+        api.extend("cr-1", x, earlier=attempted, patience=timedelta(0))
+    ec2.assert_no_pending_responses()
+    api, ec2, _, _ = _api(clock=Clock(attempted + cl.EC2_CONSISTENCY_WINDOW.value))
+    _looks(ec2, b)
+    ec2.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
+        extension("cr-1", x.offering_id, start=b.end)]}, None)
+    seen: list = []
+    with ec2:
+        done = api.extend("cr-1", x, earlier=attempted, patience=timedelta(0), on_attempt=seen.append)
+    assert not done.already and seen == [attempted + cl.EC2_CONSISTENCY_WINDOW.value]
+    ec2.assert_no_pending_responses()
+
+
+def test_an_attempt_that_cannot_be_recorded_is_not_made():
+    api, ec2, _, _ = _api()
+    b = _block(timedelta(hours=5))
+    _looks(ec2, b)
+
+    def refuse(at):
+        raise RuntimeError("DynamoDB refused the record")
+
+    with ec2, pytest.raises(RuntimeError, match="refused the record"):   # the Stubber has no purchase to give
+        api.extend("cr-1", _x(b), on_attempt=refuse)
+
+
+def test_the_consistency_window_is_the_guides_few_minutes_and_unconfirmed():
+    assert cl.EC2_CONSISTENCY_WINDOW.value == timedelta(minutes=5) and not cl.EC2_CONSISTENCY_WINDOW.confirmed
+    assert "eventual-consistency.html" in cl.EC2_CONSISTENCY_WINDOW.source
+    assert "increasing gradually up to a few minutes of wait time" in cl.EC2_CONSISTENCY_WINDOW.source
+    assert "its end date will be updated" in cl.EXTENSION_MOVES_END.source
 
 
 def test_the_purchase_client_never_lets_the_sdk_resend_a_purchase():
@@ -361,13 +489,14 @@ def test_throttling_backs_off_and_a_refusal_stops_at_once():
 
 
 def test_attempts_running_out_say_what_to_check():
-    api, ec2, _, _ = _api()
+    api, ec2, _, slept = _api()
     for _ in range(4):
         _not_bought(ec2, "cb-1")
-        error(ec2, "purchase_capacity_block", "InternalError", 500)
+        error(ec2, "purchase_capacity_block", "RequestLimitExceeded", 503)
     _not_bought(ec2, "cb-1")
     with ec2, pytest.raises(Unclear, match=r"describe-capacity-reservations --filters Name=tag:neuronfleet:"):
         api.buy(offer(offering("cb-1")), fleet="nf-prod")
+    assert slept == [2.0, 4.0, 8.0, 16.0]
 
 
 def test_ultraserver_reservations_join_the_clusters_group_once():
@@ -388,17 +517,25 @@ def test_an_extension_is_bought_once_across_retries():
     api, ec2, _, _ = _api()
     b = _block(timedelta(hours=5))
     x = _x(b)
-    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": []},
-                     {"CapacityReservationIds": ["cr-1"]})
+    _looks(ec2, b)
     ec2.add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
         extension("cr-1", x.offering_id, start=b.end)]},
         {"CapacityBlockExtensionOfferingId": x.offering_id, "CapacityReservationId": "cr-1"})
-    ec2.add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": [
-        extension("cr-1", x.offering_id, start=b.end)]}, {"CapacityReservationIds": ["cr-1"]})
+    _looks(ec2, b, history=(extension("cr-1", x.offering_id, start=b.end),))
     with ec2:
         first = api.extend("cr-1", x)
         retry = api.extend("cr-1", x)
     assert not first.already and retry.already
+    ec2.assert_no_pending_responses()
+
+
+def test_a_failed_payment_bought_nothing_so_no_source_shows_a_purchase():
+    api, ec2, _, _ = _api()
+    b = _block(timedelta(hours=5))
+    x = _x(b)
+    _looks(ec2, b, failed=(extension("cr-1", x.offering_id, start=b.end, status="payment-failed"),))
+    with ec2:
+        assert api.extension_found("cr-1", x) is None
     ec2.assert_no_pending_responses()
 
 
