@@ -7,10 +7,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from neuronfleet_contract.judge import (
+    MEASURE_ROUNDS,
     Failing,
     Prompt,
     Style,
@@ -18,6 +19,8 @@ from neuronfleet_contract.judge import (
     Tolerances,
     VariantFigures,
     Verdict,
+    at_least,
+    at_most,
 )
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
@@ -150,11 +153,21 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 @dataclass(frozen=True)
 class Outcome:
-    """One variant's answer to one prompt: the answer read, or the error (after the adapter's retries)."""
+    """One variant's answer to one prompt: the answer read, or the error (after the adapter's retries). An error is
+    the model's answer (it counts in the variant's error rate) unless ``unmeasured``: a transient error
+    (neuronfleet_contract.judge.TRANSIENT_ERRORS), asked again in the next batch up to MEASURE_ROUNDS times."""
 
     latency_ms: float
     answer: Answer | None = None
     error: str | None = None
+    unmeasured: bool = False
+    attempts: int = 1
+    """Rounds (batches) that asked this prompt of this variant."""
+
+    @property
+    def final(self) -> bool:
+        """Whether the run asks no more: an answer, the model's error, or unmeasured after the last round."""
+        return not self.unmeasured or self.attempts >= MEASURE_ROUNDS
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,7 +178,8 @@ class Outcome:
         answer = None if a is None else Answer(
             text=a.get("text"), tokens=None if a.get("tokens") is None else tuple(a["tokens"]),
             embedding=None if a.get("embedding") is None else tuple(a["embedding"]), units=int(a.get("units", 1)))
-        return cls(latency_ms=float(doc["latency_ms"]), answer=answer, error=doc.get("error"))
+        return cls(latency_ms=float(doc["latency_ms"]), answer=answer, error=doc.get("error"),
+                   unmeasured=bool(doc.get("unmeasured", False)), attempts=int(doc.get("attempts", 1)))
 
 
 @dataclass
@@ -178,9 +192,15 @@ class RunState:
     finished_at: str = ""
 
     def pending(self, prompts: Sequence[Prompt], variants: Sequence[str]) -> list[tuple[Prompt, str]]:
-        return [(p, v) for p in prompts for v in variants if p.id not in self.outcomes.get(v, {})]
+        """What is still to ask: never asked, or unmeasured with rounds left."""
+        return [(p, v) for p in prompts for v in variants
+                if (o := self.outcomes.get(v, {}).get(p.id)) is None or not o.final]
 
     def add(self, variant: str, prompt_id: str, outcome: Outcome) -> None:
+        """Keep ``outcome``; asked again after an unmeasured round, it counts that round."""
+        before = self.outcomes.get(variant, {}).get(prompt_id)
+        if before is not None:
+            outcome = replace(outcome, attempts=before.attempts + 1)
         self.outcomes.setdefault(variant, {})[prompt_id] = outcome
 
     def to_json(self) -> dict[str, Any]:
@@ -195,13 +215,15 @@ class RunState:
 
 
 def _figures(outcomes: Mapping[str, Outcome], usd_per_hour: float | None) -> VariantFigures:
+    """Latency and throughput of the answers read; errors are the model's own (an unmeasured call is neither)."""
     ok = [o for o in outcomes.values() if o.answer is not None]
     latencies = [o.latency_ms for o in ok]
     seconds = sum(latencies) / 1000
     units = sum(o.answer.units for o in ok if o.answer is not None)
     rate = units / seconds if seconds > 0 and units else None
     usd = usd_per_hour / (rate * 3600) * 1e6 if rate and usd_per_hour is not None else None
-    return VariantFigures(invocations=len(outcomes), errors=len(outcomes) - len(ok), p50_ms=percentile(latencies, 50),
+    errors = sum(1 for o in outcomes.values() if o.answer is None and not o.unmeasured)
+    return VariantFigures(invocations=len(outcomes), errors=errors, p50_ms=percentile(latencies, 50),
                           p99_ms=percentile(latencies, 99), units_per_second=rate, usd_per_million=usd)
 
 
@@ -210,19 +232,34 @@ def judge(*, endpoint: str, run_id: str, task: Task, prompts: Sequence[Prompt], 
           neuron: str = NEURON_VARIANT, gpu: str = GPU_VARIANT) -> Verdict:
     """The verdict of a finished run: every measure against its tolerance, the failing ones named.
 
-    Errors: a prompt either variant failed is left out of parity; each variant's error rate is a measure of its own.
-    Parity on no prompt at all (every prompt failed somewhere) fails as ``answered prompts`` 0."""
+    Errors: a prompt either variant failed is left out of parity; each variant's error rate (the model's own errors)
+    is a measure of its own. Parity on no prompt at all (every prompt failed somewhere) fails as ``answered prompts``
+    0. A prompt left unmeasured by transient errors (on either variant) means no verdict at all: no go and no no-go
+    is decided without it (the figures measured are kept, nothing is judged).
+
+    Bounds are inclusive (``at_least``/``at_most``): token agreement exactly at its minimum passes, as does a p99
+    ratio (Neuron's p99 over GPU's: above 1, Neuron is slower) exactly at its maximum."""
     n_out, g_out = state.outcomes.get(neuron, {}), state.outcomes.get(gpu, {})
+    figures = {neuron: _figures(n_out, usd_per_hour.get(neuron)), gpu: _figures(g_out, usd_per_hour.get(gpu))}
+    common = {"endpoint": endpoint, "run_id": run_id, "task": task, "variants": figures, "prompts": len(prompts),
+              "unit": "tokens" if task == "generation" else "inferences", "fleet": fleet,
+              "finished_at": state.finished_at, "synthetic": synthetic}
+    unmeasured = [p.id for p in prompts if any((o := outs.get(p.id)) is None or o.unmeasured
+                                               for outs in (n_out, g_out))]
+    if unmeasured:
+        reasons = sorted({o.error or "not asked" for outs in (n_out, g_out) for o in outs.values() if o.unmeasured})
+        return Verdict(go=False, failing=(), measures={}, unmeasured=tuple(unmeasured),
+                       reasons=tuple(r[:160] for r in reasons[:3]), **common)  # type: ignore[arg-type]
     failing: list[Failing] = []
     measures: dict[str, float] = {}
     total = len(prompts)
     for variant, outs in ((neuron, n_out), (gpu, g_out)):
-        rate = sum(1 for p in prompts if (o := outs.get(p.id)) is None or o.answer is None) / total
+        rate = sum(1 for p in prompts if outs[p.id].answer is None) / total
         measures[f"error_rate_{variant}"] = rate
-        if rate > tolerances.max_error_rate:
+        if not at_most(rate, tolerances.max_error_rate):
             failing.append(Failing("error rate", rate, tolerances.max_error_rate, variant))
-    both = [(p, n, g) for p in prompts if (n := n_out.get(p.id)) and (g := g_out.get(p.id))
-            and n.answer is not None and g.answer is not None]
+    both = [(p, n, g) for p in prompts if (n := n_out[p.id]).answer is not None and (g := g_out[p.id]).answer
+            is not None]
     token_unit = "tokens"
     if not both:
         failing.append(Failing("answered prompts", 0, 1))
@@ -233,7 +270,7 @@ def judge(*, endpoint: str, run_id: str, task: Task, prompts: Sequence[Prompt], 
         except AnswerError:
             low = -1.0
         measures["embedding_cosine"] = low
-        if low < tolerances.min_embedding_cosine:
+        if not at_least(low, tolerances.min_embedding_cosine):
             failing.append(Failing("embedding cosine", low, tolerances.min_embedding_cosine, neuron))
     else:
         agreements = []
@@ -245,9 +282,9 @@ def judge(*, endpoint: str, run_id: str, task: Task, prompts: Sequence[Prompt], 
             else:
                 token_unit = "words"
                 agreements.append(token_agreement((na.text or "").split(), (ga.text or "").split()))
-        agreement = sum(agreements) / len(agreements)
+        agreement = math.fsum(agreements) / len(agreements)
         measures["token_agreement"] = agreement
-        if agreement < tolerances.min_token_agreement:
+        if not at_least(agreement, tolerances.min_token_agreement):
             failing.append(Failing("token agreement", agreement, tolerances.min_token_agreement, neuron))
         graded = [(p, n, g) for p, n, g in both if p.reference is not None]
         if graded:
@@ -257,16 +294,18 @@ def judge(*, endpoint: str, run_id: str, task: Task, prompts: Sequence[Prompt], 
                            ) / len(graded)
             n_score, g_score = score([n for _, n, _ in graded]), score([g for _, _, g in graded])
             measures.update(task_score_neuron=n_score, task_score_gpu=g_score, task_score_drop=g_score - n_score)
-            if g_score - n_score > tolerances.max_task_score_drop + 1e-12:
+            if not at_most(g_score - n_score, tolerances.max_task_score_drop):
                 failing.append(Failing("task score drop", g_score - n_score, tolerances.max_task_score_drop, neuron))
-    figures = {neuron: _figures(n_out, usd_per_hour.get(neuron)), gpu: _figures(g_out, usd_per_hour.get(gpu))}
     n_p99, g_p99 = figures[neuron].p99_ms, figures[gpu].p99_ms
     if n_p99 is not None and g_p99:
-        ratio = n_p99 / g_p99
+        ratio = latency_ratio(n_p99, g_p99)
         measures["latency_p99_ratio"] = ratio
-        if ratio > tolerances.max_latency_p99_ratio:
+        if not at_most(ratio, tolerances.max_latency_p99_ratio):
             failing.append(Failing("p99 latency ratio", ratio, tolerances.max_latency_p99_ratio, neuron))
-    return Verdict(endpoint=endpoint, run_id=run_id, task=task, go=not failing, failing=tuple(failing),
-                   measures=measures, variants=figures, prompts=total,
-                   unit="tokens" if task == "generation" else "inferences", token_unit=token_unit, fleet=fleet,
-                   finished_at=state.finished_at, synthetic=synthetic)
+    return Verdict(go=not failing, failing=tuple(failing), measures=measures, token_unit=token_unit,
+                   **common)  # type: ignore[arg-type]
+
+
+def latency_ratio(neuron_p99_ms: float, gpu_p99_ms: float) -> float:
+    """Neuron's p99 as a multiple of GPU's: 2.0 when Neuron takes twice as long (the bound is a maximum)."""
+    return neuron_p99_ms / gpu_p99_ms

@@ -56,7 +56,22 @@ MAX_LATENCY_P99_RATIO = 1.5
 """Default: the highest Neuron p99 latency as a multiple of the GPU variant's, measured by the judge. neuronfleet's own
 choice, unsourced: set it from your service's latency objective."""
 MAX_ERROR_RATE = 0.0
-"""Default: the highest share of prompts a variant may fail (after retries): none."""
+"""Default: the highest share of prompts a variant may fail (after retries): none. Only the model's own failures count
+(an error it answered, an answer the judge cannot read); a transient error is no answer (:data:`TRANSIENT_ERRORS`)."""
+BOUND_SLACK = 1e-9
+"""How close a measure may come to its bound and still be on the allowed side: a mean of fractions that is exactly
+the bound (token agreement 11/12, 14/15 and 1 is 0.95) may land a rounding step past it in floating point. Each bound
+is inclusive: token agreement and embedding cosine "at least", the others "at most"."""
+
+
+def at_least(value: float, bound: float) -> bool:
+    """``value >= bound`` to :data:`BOUND_SLACK` (the bound itself passes)."""
+    return value >= bound - BOUND_SLACK
+
+
+def at_most(value: float, bound: float) -> bool:
+    """``value <= bound`` to :data:`BOUND_SLACK` (the bound itself passes)."""
+    return value <= bound + BOUND_SLACK
 LOGIT_TOLERANCES = {"divergence_difference": 0.001, "atol": 1e-5,
                     "rtol": {"5": 0.01, "50": 0.02, "1000": 0.03, "all": 0.05}}
 """NxD Inference's logit-matching defaults, for reference only: the judge sees served text, not logits, so it cannot
@@ -115,6 +130,20 @@ MAX_PROMPTS = 1000
 """The most prompts a prompt set may hold (the judge's state of a run is one S3 object)."""
 MAX_PROMPT_SET_BYTES = 5 * 1024 * 1024
 """The largest prompt set the judge reads (5 MiB)."""
+MEASURE_ROUNDS = 3
+"""How many batches (invocations) ask a prompt whose call failed transiently, each call after botocore's own retries
+(``judge/adapters.RETRY_CONFIG``): still failing after the last, the prompt is *unmeasured* and the run ends with no
+verdict (never a no-go decided on a transient error)."""
+TRANSIENT_ERRORS = frozenset({"ThrottlingException", "Throttling", "ServiceUnavailable", "InternalFailure",
+                              "InternalDependencyException", "ModelNotReadyException"})
+"""InvokeEndpoint's errors that are no answer of the model: SageMaker's 5xx (``InternalFailure`` 500,
+``ServiceUnavailable`` 503 "Try your call again", ``InternalDependencyException`` 530), ``ModelNotReadyException``
+(429, "Wait and try your request again") and throttling (botocore 1.44.5, sagemaker-runtime/2017-05-13
+service-2.json, InvokeEndpoint's errors, read 2026-11-28). Also transient: any other answer with HTTP status 429 or
+5xx, a ``ModelError`` whose ``OriginalStatusCode`` (the container's own status) is 429 or 503 (the container asks to
+be called later; RFC 9110 15.6.4 and RFC 6585 4), and no answer at all (a timeout, a lost connection). Everything else
+(``ModelError`` with another status, ``ValidationError``, an unreadable answer) is the model's answer."""
+TRANSIENT_CONTAINER_STATUSES = frozenset({429, 503})
 
 
 @dataclass(frozen=True)
@@ -250,6 +279,11 @@ VERDICT_METRIC = "Verdict"
 a retried run re-sends the same point), dimensions :func:`verdict_dimensions` (``Fleet`` and ``Endpoint``, as the
 other per-endpoint metrics of the kit; ``Endpoint`` alone for a judge given no fleet). The judge's alarm (and through
 it the endpoint's cutover) reads its Minimum, the weekly report the latest day's."""
+NO_VERDICT_METRIC = "NoVerdict"
+"""In :data:`JUDGE_NAMESPACE`, same dimensions as :data:`VERDICT_METRIC`: 1 for each invocation that refused its
+input (a malformed or missing prompt set, a malformed run id) and for each run that ended unmeasured. Neither
+publishes a ``Verdict`` point, so the verdict alarm keeps its state; :func:`judge_no_verdict_alarm_name` alarms on
+this one into the fleet's topic."""
 MEASURE_METRICS = {"token_agreement": "TokenAgreement", "embedding_cosine": "EmbeddingCosine",
                    "task_score_drop": "TaskScoreDrop", "latency_p99_ratio": "LatencyP99Ratio"}
 """The measures the judge publishes beside the verdict (same dimension)."""
@@ -270,6 +304,11 @@ def judge_alarm_name(endpoint_name: str) -> str:
     that NeuronEndpoint can list it among its auto-rollback alarms before the judge (which needs the endpoint's name)
     exists."""
     return f"{endpoint_name}-{JUDGE_ALARM_SUFFIX}"
+
+
+def judge_no_verdict_alarm_name(endpoint_name: str) -> str:
+    """``<endpoint name>-judge-no-verdict``: in ALARM while the judge refuses its input or ends runs unmeasured."""
+    return f"{endpoint_name}-judge-no-verdict"
 
 
 def record_key(prefix: str, endpoint: str, run_id: str) -> str:
@@ -332,6 +371,16 @@ class Verdict:
     finished_at: str = ""
     synthetic: bool = False
     """True when the answers came from fixtures (the demo), not from an endpoint."""
+    unmeasured: tuple[str, ...] = ()
+    """Prompt ids that no call could measure (a transient error in every round, :data:`MEASURE_ROUNDS`): then there
+    is no verdict (``go`` False, ``failing`` empty, ``verdict`` ``unmeasured``), whatever the other prompts showed."""
+    reasons: tuple[str, ...] = ()
+    """The transient errors of the unmeasured prompts (distinct, a few)."""
+
+    @property
+    def outcome(self) -> str:
+        """``go``, ``no-go`` or ``unmeasured`` (no verdict)."""
+        return "unmeasured" if self.unmeasured else "go" if self.go else "no-go"
 
     def line(self) -> str:
         """One sentence a person understands."""
@@ -343,6 +392,11 @@ class Verdict:
                     f"${n.usd_per_million:,.2f} vs ${g.usd_per_million:,.2f} per million {self.unit} (Neuron vs GPU), "
                     "a latency figure, not what a batched fleet pays")
         label = " [synthetic: fixture answers]" if self.synthetic else ""
+        if self.unmeasured:
+            why = f" ({'; '.join(self.reasons)})" if self.reasons else ""
+            return (f"{self.endpoint}: NO VERDICT: {len(self.unmeasured)} of {self.prompts} prompts unmeasured after "
+                    f"{MEASURE_ROUNDS} rounds of retries{why}; no go, no no-go: the verdict alarm keeps its state. "
+                    f"Judge again with a new run id{label}")
         if self.go:
             key = "token_agreement" if self.task == "generation" else "embedding_cosine"
             return (f"{self.endpoint}: GO: Neuron matches GPU on {self.prompts} prompts ({key.replace('_', ' ')} "
@@ -354,7 +408,9 @@ class Verdict:
         doc = asdict(self)
         doc["failing"] = [asdict(f) for f in self.failing]
         doc["schema"] = RECORD_SCHEMA
-        doc["verdict"] = "go" if self.go else "no-go"
+        doc["unmeasured"] = list(self.unmeasured)
+        doc["reasons"] = list(self.reasons)
+        doc["verdict"] = self.outcome
         return doc
 
     @classmethod
@@ -365,4 +421,6 @@ class Verdict:
                    failing=tuple(Failing(**f) for f in doc["failing"]), measures=dict(doc["measures"]),
                    variants={k: VariantFigures(**v) for k, v in doc["variants"].items()}, prompts=int(doc["prompts"]),
                    unit=doc["unit"], token_unit=doc.get("token_unit", "tokens"), fleet=doc.get("fleet", ""),
-                   finished_at=doc.get("finished_at", ""), synthetic=bool(doc.get("synthetic", False)))
+                   finished_at=doc.get("finished_at", ""), synthetic=bool(doc.get("synthetic", False)),
+                   unmeasured=tuple(str(p) for p in doc.get("unmeasured", ())),
+                   reasons=tuple(str(r) for r in doc.get("reasons", ())))
