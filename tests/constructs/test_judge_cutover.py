@@ -87,6 +87,25 @@ def test_the_verdict_alarm_holds_the_last_verdict(synth: dict[str, Any]) -> None
                        {"Name": "Fleet", "Value": "nf-pilot"}]})
 
 
+def test_a_run_with_no_verdict_alarms_into_the_topic_and_guards_nothing(synth: dict[str, Any]) -> None:
+    """A refused input or unmeasured prompts publish NoVerdict (never a Verdict point): its own alarm tells the fleet's
+    topic on ALARM and OK, and it is not among the cutover's rollback alarms (no rollback on a transient error)."""
+    t: Template = synth["pilot"]["template"]
+    name = synth["pilot"]["endpoint"].endpoint_name
+    alarms = {p["Properties"].get("AlarmName"): p["Properties"] for p in t.find_resources("AWS::CloudWatch::Alarm")
+              .values()}
+    alarm = alarms[f"{name}-judge-no-verdict"]
+    assert {k: alarm[k] for k in ("Namespace", "MetricName", "Statistic", "Period", "Threshold", "ComparisonOperator",
+                                  "EvaluationPeriods", "TreatMissingData")} == {
+        "Namespace": JUDGE_NAMESPACE, "MetricName": "NoVerdict", "Statistic": "Sum", "Period": 3600, "Threshold": 1,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold", "EvaluationPeriods": 1,
+        "TreatMissingData": "notBreaching"}
+    assert alarm["Dimensions"] == alarms[f"{name}-judge-verdict"]["Dimensions"]
+    assert len(alarm["AlarmActions"]) == 1 and alarm["AlarmActions"] == alarm["OKActions"]
+    rollback = [a["AlarmName"] for a in _deployment(synth["pilot"]["template"])["AutoRollbackConfiguration"]["Alarms"]]
+    assert f"{name}-judge-no-verdict" not in rollback
+
+
 def test_the_judge_function_gets_least_privilege(synth: dict[str, Any]) -> None:
     t: Template = synth["pilot"]["template"]
     judge: PilotJudge = synth["pilot"]["judge"]

@@ -13,10 +13,12 @@ from constructs import Construct
 
 from neuronfleet_contract.cost import JudgeRecords
 from neuronfleet_contract.judge import (
+    NO_VERDICT_METRIC,
     STYLE_BY_CONTAINER,
     VERDICT_METRIC,
     JudgeSettings,
     judge_alarm_name,
+    judge_no_verdict_alarm_name,
     verdict_dimensions,
 )
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
@@ -46,7 +48,9 @@ class PilotJudge(Construct):
     describe it, read only the prompt set's object, read and write only its own prefix of the records bucket, and
     put metrics only in ``NeuronFleet/Judge``. Its verdict alarm (``<endpoint name>-judge-verdict``) is in ALARM
     while the latest verdict is no-go (missing data keeps the last state): NeuronEndpoint's cutover lists it among
-    its auto-rollback alarms.
+    its auto-rollback alarms. A run that gives no verdict (its input refused, or prompts left unmeasured by transient
+    errors) publishes no ``Verdict`` point, so the verdict alarm keeps its state, and ``NoVerdict``: its alarm
+    (``<endpoint name>-judge-no-verdict``, :attr:`no_verdict_alarm`) tells the topic.
 
     Example::
 
@@ -122,9 +126,18 @@ class PilotJudge(Construct):
             alarm_description=f"The pilot judge's latest verdict on {endpoint.endpoint_name} is no-go (Neuron's answers "
                               "differ from the GPU variant's past a tolerance, or a variant failed): an update of the "
                               "endpoint rolls back while it holds")
+        self.no_verdict_alarm = self.metric_no_verdict().create_alarm(
+            self, "NoVerdictAlarm", alarm_name=judge_no_verdict_alarm_name(endpoint.endpoint_name), threshold=1,
+            evaluation_periods=1, comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"The pilot judge of {endpoint.endpoint_name} gave no verdict: it refused its input (a "
+                              "malformed or missing prompt set, a bad run id) or transient errors left prompts "
+                              "unmeasured. The verdict alarm keeps its last state; the function's log and "
+                              "latest.json say why (docs/judge.md)")
         if topic is not None:
-            self.verdict_alarm.add_alarm_action(cw_actions.SnsAction(topic))
-            self.verdict_alarm.add_ok_action(cw_actions.SnsAction(topic))
+            for alarm in (self.verdict_alarm, self.no_verdict_alarm):
+                alarm.add_alarm_action(cw_actions.SnsAction(topic))
+                alarm.add_ok_action(cw_actions.SnsAction(topic))
         self.schedule: events.Rule | None = None
         if s.schedule:
             self.schedule = events.Rule(self, "Schedule", schedule=events.Schedule.expression(s.schedule),
@@ -136,6 +149,13 @@ class PilotJudge(Construct):
         return cloudwatch.Metric(namespace=JUDGE_NAMESPACE, metric_name=VERDICT_METRIC,
                                  dimensions_map=verdict_dimensions(self.endpoint.endpoint_name, self.fleet),
                                  statistic="Minimum", period=VERDICT_PERIOD, **options)  # type: ignore[arg-type]
+
+    def metric_no_verdict(self, **options: object) -> cloudwatch.Metric:
+        """Invocations that refused their input and runs that ended unmeasured (``NoVerdict``), their Sum over an
+        hour by default."""
+        return cloudwatch.Metric(namespace=JUDGE_NAMESPACE, metric_name=NO_VERDICT_METRIC,
+                                 dimensions_map=verdict_dimensions(self.endpoint.endpoint_name, self.fleet),
+                                 statistic="Sum", period=VERDICT_PERIOD, **options)  # type: ignore[arg-type]
 
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read every verdict record of the bucket (all runs, states and latest verdicts)."""
