@@ -154,8 +154,12 @@ def test_unused_reservation_hours_are_spend_but_not_hours_a_block_was_used() -> 
 
 
 @pytest.mark.parametrize(("monthly", "expected"), [
-    ("9999.99", "under $10,000 a month (a monthly rate from 30 recorded days), where the migration guide (quoted) "
+    ("9999.99", "at most $10,000 a month (a monthly rate from 30 recorded days), where the migration guide (quoted) "
                 "says the migration effort may not pay back yet"),
+    ("10000.00", "at most $10,000 a month (a monthly rate from 30 recorded days), where the migration guide (quoted) "
+                 "says the migration effort may not pay back yet"),  # the guide's mark is "over" $10,000: not reached
+    ("100000.00", "over $10,000 a month (a monthly rate from 30 recorded days), where the migration guide (quoted) "
+                  "says migrating inference pays"),  # over $10,000, not over $100,000
     ("10000.01", "over $10,000 a month (a monthly rate from 30 recorded days), where the migration guide (quoted) "
                  "says migrating inference pays"),
     ("100000.01", "over $100,000 a month (a monthly rate from 30 recorded days), the migration guide (quoted) mark "

@@ -293,7 +293,7 @@ def verdict(movable: Spend, days: int, *, period_days: int | None = None) -> lis
         lines.append(f"Inference: the GPU inference work that could move is over ${INFERENCE_PAYS_USD:,} a month "
                      f"({basis}), where {GUIDE} says migrating inference pays.")
     else:
-        lines.append(f"Inference: the GPU inference work that could move is under ${INFERENCE_PAYS_USD:,} a month "
+        lines.append(f"Inference: the GPU inference work that could move is at most ${INFERENCE_PAYS_USD:,} a month "
                      f"({basis}), where {GUIDE} says the migration effort may not pay back yet.")
     if movable.get("training", "gpu") > 0:
         lines.append("Training: GPU training work outside the fleet's GPU pool could move to Trainium; the kit claims "
