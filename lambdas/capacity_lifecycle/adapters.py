@@ -279,8 +279,10 @@ class GpuQueue:
                     return str(j["jobId"])
         return None
 
-    def submit(self, job: HeldJob, name: str) -> str:
-        answer = self.batch.submit_job(jobName=name, jobQueue=self.queue, jobDefinition=job.gpu_job_definition,
+    def submit(self, job: HeldJob, name: str, definition: str) -> str:
+        """``job`` again on the GPU queue as ``name``, with ``definition``: one of the fleet's GPU job definitions, by
+        its revision ARN (logic.fleet_definition), never the tag's text."""
+        answer = self.batch.submit_job(jobName=name, jobQueue=self.queue, jobDefinition=definition,
                                        tags={FALLBACK_OF_TAG: job.job_id}, propagateTags=True)
         return str(answer["jobId"])
 

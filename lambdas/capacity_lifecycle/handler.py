@@ -61,8 +61,8 @@ from .logic import (
     Block,
     History,
     Move,
+    Refuse,
     Step,
-    Tell,
     budget_text,
     choose_extension,
     cost_difference,
@@ -80,6 +80,7 @@ from .logic import (
     move_text,
     not_fleets_text,
     payment_failed_text,
+    refuse_text,
     refused_text,
     step,
     tell_text,
@@ -306,19 +307,23 @@ def _held(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str
     if policy.fallback_after is None:
         return []
     did = []
-    for item in held(t.fleet.held(cluster.queue_arn), policy, now=now):
+    for item in held(t.fleet.held(cluster.queue_arn), policy, now=now, definitions=s.gpu_job_definitions):
         job = item.job
-        if isinstance(item, Tell) or t.gpu is None:
+        if isinstance(item, Refuse) and t.gpu is not None:   # not the fleet's: said once, never submitted
+            box.once(f"outside#{job.job_id}", expires=now + ANNOUNCE_TTL,
+                     say=refuse_text(job, item.held_for, s.gpu_job_definitions))
+            did.append(f"{job.job_id}: its GPU job definition is not the fleet's, announced")
+            continue
+        if not isinstance(item, Move) or t.gpu is None:
             box.once(f"held#{job.job_id}", expires=now + ANNOUNCE_TTL, say=tell_text(job, item.held_for))
             did.append(f"{job.job_id}: held, announced")
             continue
-        assert isinstance(item, Move)
         key = f"fallback#{job.job_id}"
         if not t.intents.take(key, expires=now + ANNOUNCE_TTL):
             continue
         name = gpu_job_name(job)
         try:
-            gpu_id = t.gpu.existing(name) or t.gpu.submit(job, name)
+            gpu_id = t.gpu.existing(name) or t.gpu.submit(job, name, item.definition)
         except ClientError as e:
             if not 400 <= int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)) < 500:
                 raise  # AWS's fault or throttling: the intent's lease passes and a later run tries again
@@ -326,14 +331,16 @@ def _held(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime) -> list[str
             box.once(key, expires=now + ANNOUNCE_TTL, say=(
                 f"neuronfleet: job {job.name} could not move to the GPU pool"[:100],
                 f"Job {job.name} ({job.job_id}) is held for Trainium capacity and names GPU job definition "
-                f"{job.gpu_job_definition}, but Batch refused the resubmission: {e}. It stays where it is."))
+                f"{job.gpu_job_definition} (the fleet's {item.definition}), but Batch refused the resubmission: {e}. "
+                "It stays where it is."))
             did.append(f"{job.job_id}: resubmission refused")
             continue
         cancelled = t.gpu.cancel(job, f"neuronfleet: moved to the GPU pool as {gpu_id}")
         t.intents.done(key, note=gpu_id)
         box.once(key, expires=now + ANNOUNCE_TTL, say=move_text(
             job, item.held_for, gpu_id, s.gpu_queue_arn,
-            cost_difference(job, cluster.instance_type, s.gpu_instance_type, s.prices), cancelled=cancelled))
+            cost_difference(job, cluster.instance_type, s.gpu_instance_type, s.prices), cancelled=cancelled,
+            definition=item.definition))
         did.append(f"{job.job_id}: moved to the GPU pool as {gpu_id}")
     return did
 

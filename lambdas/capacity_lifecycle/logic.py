@@ -20,6 +20,7 @@ block is extended or gone. Jobs that never read it are stopped by AWS at the blo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,6 +32,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     DEADLINE_MARGIN,
     EXTENSION_LATEST,
     EXTENSION_PAYMENT_DEADLINE,
+    GPU_JOB_DEFINITION_TAG,
     BlockEnd,
     CapacityPolicy,
     ClusterRef,
@@ -241,10 +243,12 @@ class HeldJob:
 
 @dataclass(frozen=True)
 class Move:
-    """Resubmit ``job`` to the GPU queue (it names a GPU job definition)."""
+    """Resubmit ``job`` to the GPU queue with ``definition``: the fleet's GPU job definition its tag names, by its
+    revision ARN (what the role may submit)."""
 
     job: HeldJob
     held_for: timedelta
+    definition: str = ""
 
 
 @dataclass(frozen=True)
@@ -255,16 +259,71 @@ class Tell:
     held_for: timedelta
 
 
-def held(jobs: Iterable[HeldJob], policy: CapacityPolicy, *, now: datetime) -> list[Move | Tell]:
-    """Jobs held for Trainium capacity longer than ``policy.fallback_after`` (none when it is unset)."""
+@dataclass(frozen=True)
+class Refuse:
+    """Only announce: ``job``'s tag names a job definition that is not one of the fleet's GPU job definitions (the
+    role may not submit it either: announced here rather than met as AccessDenied)."""
+
+    job: HeldJob
+    held_for: timedelta
+
+
+_DEFINITION_ARN = re.compile(
+    r"arn:(?P<partition>[^:]+):batch:(?P<region>[^:]+):(?P<account>\d{12}):job-definition/(?P<name>[^:/]+)"
+    r"(?::(?P<revision>\d+))?")
+
+
+def fleet_definition(named: str, fleet: Sequence[str]) -> str | None:
+    """The fleet's GPU job definition (a revision ARN of ``fleet``) that a job's tag ``named`` names, or None.
+
+    SubmitJob takes a name, ``name:revision`` or an ARN with or without the revision, and without one uses the latest
+    active revision (botocore 1.44.5 batch SubmitJob jobDefinition). The role may submit only the revisions the stack
+    registered (IAM matches the request's ARN, which carries the revision: Batch user guide, "Resource: Restrict to
+    job definition prefix on job submission", read 2026-11-28), so the function always submits one of ``fleet`` by
+    its full ARN: a name (or an ARN without revision) means the fleet's revision of that name, never a newer one
+    someone else registered; a revision must be the fleet's; an ARN must be the fleet's, account and region
+    included."""
+    named = named.strip()
+    ours = {}
+    for arn in fleet:
+        m = _DEFINITION_ARN.fullmatch(arn)
+        if m and m.group("revision"):
+            ours[arn] = m
+    if named in ours:
+        return named
+    asked = _DEFINITION_ARN.fullmatch(named)
+    if asked:
+        if asked.group("revision"):
+            return None   # an ARN with a revision: only an exact match (above)
+        same = [arn for arn, m in ours.items()
+                if m.group("partition", "region", "account", "name") ==
+                asked.group("partition", "region", "account", "name")]
+    elif named.startswith("arn:"):
+        return None
+    else:
+        name, _, revision = named.partition(":")
+        same = [arn for arn, m in ours.items()
+                if m.group("name") == name and (not revision or m.group("revision") == revision)]
+    return same[0] if len(same) == 1 else None
+
+
+def held(jobs: Iterable[HeldJob], policy: CapacityPolicy, *, now: datetime,
+         definitions: Sequence[str] = ()) -> list[Move | Tell | Refuse]:
+    """Jobs held for Trainium capacity longer than ``policy.fallback_after`` (none when it is unset): a move for those
+    whose tag names one of ``definitions`` (the fleet's GPU job definitions, revision ARNs), a refusal for those whose
+    tag names another, a word for those without the tag."""
     if policy.fallback_after is None:
         return []
-    out: list[Move | Tell] = []
+    out: list[Move | Tell | Refuse] = []
     for j in jobs:
         waited = now - j.created
         if not j.status_reason.startswith(CAPACITY_REASON) or waited < policy.fallback_after:
             continue
-        out.append(Move(j, waited) if j.gpu_job_definition else Tell(j, waited))
+        if not j.gpu_job_definition:
+            out.append(Tell(j, waited))
+            continue
+        ours = fleet_definition(j.gpu_job_definition, definitions)
+        out.append(Move(j, waited, ours) if ours else Refuse(j, waited))
     return out
 
 
@@ -291,12 +350,13 @@ def cost_difference(job: HeldJob, trainium_type: str, gpu_type: str,
 
 
 def move_text(job: HeldJob, waited: timedelta, gpu_job_id: str, gpu_queue: str, cost: str, *,
-              cancelled: bool) -> tuple[str, str]:
+              cancelled: bool, definition: str = "") -> tuple[str, str]:
     return (f"neuronfleet: job {job.name} moved to the GPU pool"[:100],
             f"Job {job.name} ({job.job_id}) was held for Trainium capacity on {job.queue} for "
             f"{int(waited.total_seconds() // 60)} min ({job.status_reason}). It was resubmitted once to the GPU pool's "
             f"queue "
-            f"{gpu_queue} as {gpu_job_id} with its GPU job definition {job.gpu_job_definition}. "
+            f"{gpu_queue} as {gpu_job_id} with the fleet's GPU job definition {definition} (its tag: "
+            f"{job.gpu_job_definition}). "
             + ("The Trainium job was cancelled. " if cancelled else
                "The Trainium job could NOT be cancelled: cancel it, or it runs twice. ") + f"Cost: {cost}.")
 
@@ -307,3 +367,13 @@ def tell_text(job: HeldJob, waited: timedelta) -> tuple[str, str]:
             f"{int(waited.total_seconds() // 60)} min ({job.status_reason}). It names no GPU job definition (tag "
             "neuronfleet:gpu-job-definition), so it stays where it is.")
 
+
+def refuse_text(job: HeldJob, waited: timedelta, fleet: Sequence[str]) -> tuple[str, str]:
+    """A held job whose tag names a job definition outside the fleet's: said once, never submitted."""
+    ours = ", ".join(fleet) if fleet else "none (the GPU pool has no job definition: GpuPool.add_job_definition)"
+    return (f"neuronfleet: job {job.name} not moved: its GPU job definition is not the fleet's"[:100],
+            f"Job {job.name} ({job.job_id}) has been held for Trainium capacity on {job.queue} for "
+            f"{int(waited.total_seconds() // 60)} min ({job.status_reason}). Its tag {GPU_JOB_DEFINITION_TAG} names "
+            f"{job.gpu_job_definition}, which is not one of the fleet's GPU job definitions ({ours}), so it is not "
+            "submitted to the GPU pool (the job would run with that definition's job role): it stays where it is. "
+            "Tag it with one of the fleet's, by name, name:revision or ARN.")

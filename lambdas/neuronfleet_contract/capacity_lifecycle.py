@@ -511,7 +511,9 @@ reconciles the two)."""
 GPU_JOB_DEFINITION_TAG = "neuronfleet:gpu-job-definition"
 """A Batch job tag naming the job definition (name, name:revision or ARN) that runs the same work on the GPU pool.
 Batch's SubmitJob cannot change a job's image (botocore 1.44.5 batch ContainerOverrides has no image member), so
-"declaring a GPU image" is declaring a job definition that carries it."""
+"declaring a GPU image" is declaring a job definition that carries it. Only one of the fleet's GPU job definitions
+(:attr:`LifecycleSettings.gpu_job_definitions`, the pool's own, by revision ARN) is ever submitted: a tag naming any
+other is refused and announced (whoever may tag a Trainium job does not choose which role the GPU job runs with)."""
 FALLBACK_OF_TAG = "neuronfleet:fallback-of"
 """Tagged on a GPU job the lifecycle function submitted: the Trainium job it replaces."""
 
@@ -559,6 +561,10 @@ class LifecycleSettings:
     policy_parameter: str = ""
     """The SSM parameter holding :attr:`policy` (:func:`policy_parameter_name`): the environment carries its name,
     never the policy."""
+    gpu_job_definitions: tuple[str, ...] = ()
+    """The fleet's GPU job definitions, by revision ARN (``arn:...:job-definition/<name>:<revision>``: what
+    CloudFormation's Ref of an AWS::Batch::JobDefinition returns): the only ones the function submits to the GPU queue,
+    and the only ones its role may submit (neuronfleet.fallback.gpu_pool.GpuPool.grant_submit_jobs)."""
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         if not self.policy_parameter:
@@ -567,6 +573,7 @@ class LifecycleSettings:
         env = {"FLEET": self.fleet, "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
                 POLICY_PARAMETER: self.policy_parameter, "GPU_QUEUE_ARN": str(self.gpu_queue_arn),
                 "GPU_INSTANCE_TYPE": self.gpu_instance_type,
+                "GPU_JOB_DEFINITIONS": to_json(list(self.gpu_job_definitions)) if self.gpu_job_definitions else "",
                 "CLUSTERS": to_json([{"name": c.name, "queue_arn": c.queue_arn, "instance_type": c.instance_type,
                                       "drain_bucket": c.drain_bucket, "reservation_ids": list(c.reservation_ids),
                                       "group_arns": list(c.group_arns)} for c in self.clusters]),
@@ -613,6 +620,9 @@ class LifecycleSettings:
                                       'distinct'),
                    gpu_queue_arn=read.text("GPU_QUEUE_ARN", allowed="the GPU pool's job queue ARN", default=""),
                    gpu_instance_type=read.text("GPU_INSTANCE_TYPE", allowed="an instance type", default=""),
+                   gpu_job_definitions=read.json("GPU_JOB_DEFINITIONS", environment.strings, default=(),
+                                                 allowed="a JSON list of the fleet's GPU job definition ARNs (with "
+                                                         "their revision)"),
                    prices=read.json("PRICES", dict, allowed="a JSON object: instance type -> {usd_per_hour, as_of}",
                                     default={}))
 

@@ -109,6 +109,8 @@ def test_grants_return_iam_grant_and_name_the_construct_resources() -> None:
     cluster = TrainiumCluster(stack, "T", vpc=net.vpc, subnet=net.training_subnet,
                               settings=TrainiumClusterSettings(instance_type="trn2.48xlarge", count=1))
     pool = GpuPool(stack, "P", vpc=net.vpc)
+    pool.add_job_definition("Cuda", job_definition_name="cuda",   # grant_submit_jobs names the pool's own
+                            image=cdk.aws_ecs.ContainerImage.from_registry("public.ecr.aws/example/cuda:1"))
     cost = CostMonitors(stack, "Cost", fleet_name="nf", topic=cdk.aws_sns.Topic(stack, "Topic"))
     role = iam.Role(stack, "App", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     grants = [cluster.grant_submit_jobs(role), cluster.grant_read_data(role), pool.grant_submit_jobs(role),
@@ -121,6 +123,7 @@ def test_grants_return_iam_grant_and_name_the_construct_resources() -> None:
     assert stack.resolve(cluster.job_queue.job_queue_arn) in resolved[0]
     assert stack.resolve(cluster.job_definition.job_definition_arn) in resolved[0]
     assert stack.resolve(pool.job_queue.job_queue_arn) in resolved[1]
+    assert stack.resolve(pool.job_definitions["cuda"].job_definition_arn) in resolved[1]
     reads = [s for s in statements if "s3:GetObject*" in s["Action"]]
     assert len(reads) == 2  # the data bucket and the reports prefix
     assert any("/reports/*" in str(stack.resolve(s["Resource"])) for s in reads)

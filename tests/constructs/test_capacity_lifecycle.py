@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
 from aws_cdk.assertions import Match, Template
 
 from neuronfleet import Capacity, FleetAlerts, GpuPool, GpuPoolSettings, TrainiumCluster, TrainiumClusterSettings
@@ -32,6 +33,8 @@ def template() -> Template:
                                                                    availability_zone="us-east-2b")))
     pool = GpuPool(stack, "Gpu", vpc=net.vpc, vpc_subnets=ec2.SubnetSelection(subnets=net.vpc.private_subnets[:1]),
                    settings=GpuPoolSettings(instance_types=["p5.48xlarge"], max_vcpus=192))
+    pool.add_job_definition("FinetuneCuda", job_definition_name="finetune-cuda",   # what a held job may move to
+                            image=ecs.ContainerImage.from_registry("public.ecr.aws/example/finetune-cuda:1"))
     CapacityLifecycle(stack, "Lifecycle", fleet="nf-test", clusters=[cluster], topic=alerts.topic, pool=pool,
                       policy=CapacityPolicySettings(max_upfront_fee_usd=20000, max_usd_per_instance_hour=45,
                                                     allow_extension=True, extension_budget_usd=5000,

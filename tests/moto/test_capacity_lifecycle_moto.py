@@ -36,6 +36,8 @@ CLUSTER = ClusterRef(name="pretrain", queue_arn=QUEUE, instance_type="trn2.48xla
 POLICY = CapacityPolicy(max_upfront_fee_usd=Decimal(10000), max_usd_per_instance_hour=Decimal(25),
                         availability_zones=("us-east-2b",), allow_extension=True,
                         extension_budget_usd=Decimal(4000), fallback_after=timedelta(minutes=60))
+GPU_DEFINITION = "arn:aws:batch:us-east-2:111111111111:job-definition/finetune-cuda:7"
+"""The fleet's one GPU job definition (GpuPool.add_job_definition), by revision ARN: what held_job's tag names."""
 PRICES = {"trn2.48xlarge": {"usd_per_hour": "35.76", "as_of": "2025-10-01"},
           "p5.48xlarge": {"usd_per_hour": "55.04", "as_of": "2025-10-01"}}
 
@@ -54,7 +56,8 @@ class Pass(LifecycleRun):
                  clusters: tuple[ClusterRef, ...] = (CLUSTER,)) -> None:
         super().__init__(aws, LifecycleSettings(fleet="nf-prod", topic_arn=aws["topic"], ledger_table=aws["table"],
                                                 policy=policy, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
-                                                gpu_instance_type="p5.48xlarge", prices=PRICES))
+                                                gpu_instance_type="p5.48xlarge", prices=PRICES,
+                                                gpu_job_definitions=(GPU_DEFINITION,)))
 
     def blocks(self, end: datetime = END, block_id: str = "cb-block-1") -> Pass:
         self._blocks("cr-1", end, block_id)
@@ -85,13 +88,13 @@ class Pass(LifecycleRun):
         return self
 
 def held_job(job_id: str = "a1b2c3d4-0000-1111-2222-333344445555", *, gpu: bool = True,
-             since: datetime = END - timedelta(hours=10)) -> dict[str, Any]:
+             since: datetime = END - timedelta(hours=10), tag: str = "finetune-cuda:7") -> dict[str, Any]:
     return {"jobArn": f"arn:aws:batch:us-east-2:111111111111:job/{job_id}", "jobName": "finetune", "jobId": job_id,
             "jobQueue": QUEUE, "status": "RUNNABLE", "createdAt": int(since.timestamp() * 1000), "startedAt": 0,
             "statusReason": "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - Service cannot fulfill the capacity requested",
             "jobDefinition": "arn:aws:batch:us-east-2:111111111111:job-definition/finetune-trn:3",
             "nodeProperties": {"numNodes": 2, "mainNode": 0, "nodeRangeProperties": []},
-            "tags": {GPU_JOB_DEFINITION_TAG: "finetune-cuda:7"} if gpu else {}}
+            "tags": {GPU_JOB_DEFINITION_TAG: tag} if gpu else {}}
 
 
 def test_an_extension_is_bought_and_announced_once_across_retries(aws):
@@ -237,7 +240,7 @@ def test_a_held_job_naming_a_gpu_definition_moves_once_with_the_cost_difference(
                      {"jobQueue": GPU_QUEUE, "filters": [{"name": "JOB_NAME", "values": [name]}]})
     p.b.add_response("submit_job", {"jobArn": "arn:aws:batch:us-east-2:111111111111:job/gpu-1", "jobName": name,
                                     "jobId": "gpu-1"},
-                     {"jobName": name, "jobQueue": GPU_QUEUE, "jobDefinition": "finetune-cuda:7",
+                     {"jobName": name, "jobQueue": GPU_QUEUE, "jobDefinition": GPU_DEFINITION,
                       "tags": {"neuronfleet:fallback-of": job["jobId"]}, "propagateTags": True})
     p.b.add_client_error("cancel_job", service_error_code="ClientException", http_status_code=400)
     p.go(at)
@@ -249,6 +252,23 @@ def test_a_held_job_naming_a_gpu_definition_moves_once_with_the_cost_difference(
     # still RUNNABLE on the next pass (the cancel failed): not submitted again, not announced again
     Pass(aws).blocks().running().status().held(job).go(at + timedelta(minutes=15))
     assert said(aws) == []
+
+
+def test_a_held_job_naming_a_definition_outside_the_fleets_is_announced_once_and_never_submitted(aws):
+    """Finding 3: the tag names a job definition of the account that is not one of the fleet's (another team's, one
+    with a stronger job role, another revision): no SubmitJob, no CancelJob (the Stubber has no answer queued for
+    either: a call would fail the run), one announcement across passes."""
+    at = END - timedelta(days=1)
+    for tag in ("admin-role-job:1", "finetune-cuda:6"):
+        job = held_job(f"job-{tag[-1]}", since=at - timedelta(minutes=61), tag=tag)
+        for minutes in (0, 10):
+            out = Pass(aws).blocks().running().status().held(job).go(at + timedelta(minutes=minutes))
+            assert f"{job['jobId']}: its GPU job definition is not the fleet's, announced" in \
+                out["clusters"]["pretrain"]
+        (note,) = said(aws)
+        assert note["Subject"] == "neuronfleet: job finetune not moved: its GPU job definition is not the fleet's"
+        assert f"names {tag}, which is not one of the fleet's GPU job definitions ({GPU_DEFINITION})" in \
+            note["Message"]
 
 
 def test_a_held_job_without_a_gpu_definition_is_only_announced_once_and_a_young_one_not_at_all(aws):

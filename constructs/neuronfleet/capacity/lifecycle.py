@@ -24,7 +24,7 @@ from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.topic import grant_publish
 from ..core.functions import FleetFunction
 from ..core.nag import acknowledge_wildcards
-from ..core.rules import LAMBDA_ENVIRONMENT_BYTES, REFERENCE_CHARS
+from ..core.rules import LAMBDA_ENVIRONMENT_BYTES, REFERENCE_CHARS, longest_arn
 from ..fallback.gpu_pool import GpuPool
 from ..settings.capacity import CapacityPolicySettings
 from ..training.cluster import TrainiumCluster
@@ -48,9 +48,12 @@ LONGEST = {
     "topic_arn": REFERENCE_CHARS[("AWS::SNS::Topic", "Ref")],
     "ledger_table": REFERENCE_CHARS[("AWS::DynamoDB::Table", "Ref")],
     "gpu_queue_arn": REFERENCE_CHARS[("AWS::Batch::JobQueue", "JobQueueArn")],
+    "gpu_job_definition": longest_arn("batch", "job-definition/", 128) + len(":") + len(str(2**31 - 1)),
 }
 """The longest deployed value of each setting a reference fills (neuronfleet.core.rules.REFERENCE_CHARS, with
-sources: a job queue's ARN, a bucket's name, a topic's ARN, a table's name)."""
+sources: a job queue's ARN, a bucket's name, a topic's ARN, a table's name); a job definition's Ref is its ARN with
+the revision: a name "up to 128 letters" (botocore 1.44.5 batch RegisterJobDefinition jobDefinitionName) and a revision
+that is an Integer (the same model's JobDefinition revision: at most 2**31 - 1, ten digits)."""
 OWN_VARIABLES_BYTES = 64
 """Room kept for the variables FleetFunction adds of its own (POWERTOOLS_LOG_LEVEL=INFO: 24 bytes)."""
 ENVIRONMENT_BUDGET = LAMBDA_ENVIRONMENT_BYTES - OWN_VARIABLES_BYTES
@@ -73,6 +76,7 @@ def environment_bytes(settings: LifecycleSettings) -> int:
         settings, topic_arn=_longest(settings.topic_arn, LONGEST["topic_arn"]),
         ledger_table=_longest(settings.ledger_table, LONGEST["ledger_table"]),
         gpu_queue_arn=_longest(settings.gpu_queue_arn, LONGEST["gpu_queue_arn"]),
+        gpu_job_definitions=tuple(_longest(d, LONGEST["gpu_job_definition"]) for d in settings.gpu_job_definitions),
         clusters=tuple(replace(c, queue_arn=_longest(c.queue_arn, LONGEST["queue_arn"]),
                                drain_bucket=_longest(c.drain_bucket, LONGEST["drain_bucket"]))
                        for c in settings.clusters))
@@ -108,7 +112,9 @@ class CapacityLifecycle(Construct):
     EC2's Capacity Block events, extends a block whose jobs still run (within the policy, bought once), else raises
     the cluster's checkpoint flag (``s3://<data bucket>/neuronfleet/drain/<cluster>.json``) ahead of the stop and
     announces the drain once; announces impaired interconnects once; moves jobs held for capacity past
-    ``fallback_after_minutes`` to ``pool`` when they name a GPU job definition. See docs/capacity-blocks.md.
+    ``fallback_after_minutes`` to ``pool`` when they name one of its GPU job definitions (``GpuPool.add_job_definition``:
+the role may submit those, by revision ARN, and no other; a job naming another is announced, not moved). See
+docs/capacity-blocks.md.
 
     A fleet whose clusters do not fit one function's environment (Lambda's 4 KB: about six clusters, see
     :func:`split_clusters`) gets several functions, the same handler each with its own clusters (:attr:`parts`),
@@ -157,6 +163,8 @@ class CapacityLifecycle(Construct):
             prices = price_table()
         table = prices
         gpu_type = pool.specs[0].instance_type if pool else ""
+        # the fleet's GPU job definitions: the only ones a held job may move to, and the only ones the role may submit
+        gpu_definitions = tuple(d.job_definition_arn for d in pool.job_definitions.values()) if pool else ()
         self.ledger = AnnouncementLedger(self, "Announced")
         fleet_policy = policy.policy(training_azs=azs)
         if not _PARAMETER_SAFE.fullmatch(fleet):
@@ -178,7 +186,8 @@ class CapacityLifecycle(Construct):
                 fleet=fleet, topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
                 policy=fleet_policy, policy_parameter=policy_parameter_name(fleet), clusters=part,
                 gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",
-                gpu_instance_type=gpu_type, prices={k: v for k, v in table.items() if k in wanted})
+                gpu_instance_type=gpu_type, prices={k: v for k, v in table.items() if k in wanted},
+                gpu_job_definitions=gpu_definitions)
 
         parts = split_clusters(refs, settings)
         self.parts: tuple[tuple[str, ...], ...] = tuple(tuple(c.name for c in part) for part in parts)
@@ -238,7 +247,7 @@ class CapacityLifecycle(Construct):
                 resources=[c.data_bucket.arn_for_objects(drain_key(name))]))
         jobs = stack.format_arn(service="batch", resource="job", resource_name="*")
         wild.append(jobs)
-        if pool is not None:
+        if pool is not None and pool.job_definitions:   # the pool's own definitions, by revision ARN: never another
             pool.grant_submit_jobs(role)
             role.add_to_principal_policy(iam.PolicyStatement(actions=["batch:CancelJob"], resources=[jobs]))
         acknowledge_wildcards(role, "EC2's Capacity Block describes and Batch's ListJobs/DescribeJobs have no "
