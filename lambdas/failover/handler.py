@@ -24,6 +24,13 @@ if not, the step was not taken, is dropped unannounced and decided afresh. Nothi
 step is announced twice, with one window left: a run that dies after SNS accepted the message and before the one
 write that clears the step (or whose in-run retries of that write all fail) has it published again by the run that
 completes it, with the same ``Step <endpoint>#<version>`` in the message.
+
+The state store down (the item cannot be read, or DynamoDB refuses the step's record): the safe default,
+``logic.decide_without_state``. Traffic moves to a healthy GPU variant that already has the instances for the load
+(announced by the run that moves it, no step id); nothing else changes (no capacity, no move back). The check counts
+as an error (``FailoverErrors``: the blind alarm after 15 minutes). With its table back, the next check finds the
+traffic on GPU without a record and takes it over (``adopt``, announced). A move whose announcement fails is said
+only by that take-over.
 """
 
 from __future__ import annotations
@@ -47,7 +54,18 @@ from neuronfleet_contract import namespaces
 from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
 
 from .adapters import Alarms, CanaryMetrics, SageMakerEndpoints, Scaling, States, Stored, Topic
-from .logic import Decision, Intent, NoGpuVariant, Policy, Record, applied, decide, needs_evidence
+from .logic import (
+    Decision,
+    Intent,
+    NoGpuVariant,
+    Policy,
+    Record,
+    announcement,
+    applied,
+    decide,
+    decide_without_state,
+    needs_evidence,
+)
 
 SERVICE = contract.SERVICE
 NAMESPACE = namespaces.FAILOVER_NAMESPACE
@@ -220,7 +238,10 @@ class Check:
 
     def run(self) -> dict[str, str]:
         endpoint = self.aws.endpoints.get(self.name)
-        stored = self.aws.states.get(self.name)
+        try:
+            stored = self.aws.states.get(self.name)
+        except (ClientError, BotoCoreError) as exc:
+            return self._without_state(endpoint, exc)
         if stored.intent is not None:
             if stored.lease_until is not None and stored.lease_until > self.now:
                 return self._busy(f"a run is taking step {stored.intent.id} ({stored.intent.action}) until "
@@ -246,13 +267,40 @@ class Check:
         logger.info("endpoint busy", extra={"endpoint": self.name, "reason": reason})
         return self._result("busy", reason)
 
-    def _decide(self, endpoint: Any, stored: Stored) -> dict[str, str]:
+    def _alarms(self) -> dict[str, Any]:
         names = (*self.watched.alarms, *self.watched.gpu_alarms)
         states = {a.name: a for a in self.aws.alarms.get(names)}
         missing = [n for n in names if n not in states]
         if missing:
             raise AlarmsMissing(f"alarms not found: {', '.join(missing)} (deleted out of band?); redeploy the stack "
                                 f"to restore them")
+        return states
+
+    def _without_state(self, endpoint: Any, exc: Exception) -> dict[str, str]:
+        """The safe default while the state store is down (the module's docstring)."""
+        kind, detail = _error_kind(exc)
+        logger.warning("state store unavailable: the safe default (a move to a healthy GPU variant only)",
+                       extra={"endpoint": self.name, "error": kind, "detail": detail})
+        metrics.add_metric(name=ERRORS_METRIC, unit=MetricUnit.Count, value=1)
+        states = self._alarms()
+        decision = decide_without_state(endpoint, [states[n] for n in self.watched.alarms], self.now,
+                                        self.watched.capacity, why=detail, policy=self.policy,
+                                        gpu_alarms=[states[n] for n in self.watched.gpu_alarms])
+        if decision.weights and self.aws.endpoints.get(self.name).variants[self.policy.neuron_variant].weight == 0:
+            decision = replace(decision, action="hold", reason="another run moved the traffic to GPU first",
+                               weights={}, announce=False)  # no item to hold a lease: the endpoint read again
+        if decision.weights:
+            self.aws.endpoints.set_weights(self.name, decision.weights)
+            self.aws.topic.announce(*announcement(decision))
+            with single_metric(name=METRIC_BY_ACTION.get(decision.action, "FailoverSteps"), unit=MetricUnit.Count,
+                               value=1, namespace=NAMESPACE) as metric:
+                metric.add_dimension(name="Endpoint", value=self.name)
+        logger.info("failover step without state", extra={"endpoint": self.name, "action": decision.action,
+                                                          "reason": decision.reason})
+        return self._result(decision.action, decision.reason)
+
+    def _decide(self, endpoint: Any, stored: Stored) -> dict[str, str]:
+        states = self._alarms()
         record = replace(stored.record, error="")  # a clean check clears an announced error
         evidence = None
         if needs_evidence(record) and record.since is not None:
@@ -268,11 +316,15 @@ class Check:
                 return self._busy("another run wrote the record")
             logger.info("holding" if decision.action == "hold" else "no change", extra=log)
             return self._result(decision.action, decision.reason)
-        return self._take(decision, stored, log)
+        return self._take(endpoint, decision, stored, log)
 
-    def _take(self, decision: Decision, stored: Stored, log: dict[str, Any]) -> dict[str, str]:
+    def _take(self, endpoint: Any, decision: Decision, stored: Stored, log: dict[str, Any]) -> dict[str, str]:
         intent = Intent.of(decision, step=f"{self.name}#{stored.version + 1}")
-        if not self.aws.states.write(self.name, stored.version, stored.record, intent, self.lease):
+        try:
+            recorded = self.aws.states.write(self.name, stored.version, stored.record, intent, self.lease)
+        except ClientError as exc:  # DynamoDB answered no: nothing was written (a timeout is not this)
+            return self._without_state(endpoint, exc)
+        if not recorded:
             return self._busy("another run recorded a step first")
         version = stored.version + 1
         try:

@@ -43,6 +43,12 @@ The GPU variant's own alarms (5XX, model errors, p99 latency, as the Neuron vari
 
 A GPU variant alarming while Neuron serves (at weight 0 it has no traffic, so rarely) is left to its own alarm
 actions: the failover only holds.
+
+Without its state (the DynamoDB table unreadable, or refusing the step's record): :func:`decide_without_state`, the
+safe default. It needs no memory: traffic moves to the GPU variant when the Neuron variant alarms and the GPU variant
+is healthy with the instances for the load already in service (a weight change), and nothing else happens: no
+capacity raised (no record to lower it again), no move back to Neuron (that needs a canary over time), no lowering.
+A later check with its table adopts the traffic found on GPU (``adopt``, announced) and goes on as usual.
 """
 
 from __future__ import annotations
@@ -234,6 +240,20 @@ def decide(endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record
                     gpu_alarms).decide()
 
 
+def decide_without_state(endpoint: EndpointState, alarms: Sequence[AlarmState], now: datetime,
+                         capacity: EndpointBounds, *, why: str, policy: Policy = DEFAULT_POLICY,
+                         gpu_alarms: Sequence[AlarmState] = ()) -> Decision:
+    """The safe default while the state store is down (``why``): move traffic to a healthy GPU variant that has the
+    instances in service for the Neuron variant's load, or hold. Never a capacity change, never a move to Neuron.
+    The decision's record is the idle one (nothing is stored)."""
+    neuron_name, gpu_name = policy.neuron_variant, policy.gpu_variant
+    if gpu_name not in endpoint.variants or neuron_name not in endpoint.variants:
+        raise NoGpuVariant(
+            f"endpoint {endpoint.name!r} has variants {sorted(endpoint.variants)}; failover needs a {neuron_name!r} "
+            f"and a live {gpu_name!r} variant (a shadow variant takes no traffic). Nothing was changed.")
+    return _Decider(endpoint, alarms, Record(), now, capacity, 1.0, None, policy, gpu_alarms).without_state(why)
+
+
 class _Decider:
     def __init__(self, endpoint: EndpointState, alarms: Sequence[AlarmState], record: Record, now: datetime,
                  capacity: EndpointBounds, latency_limit_ms: float, evidence: Evidence | None, policy: Policy,
@@ -281,6 +301,29 @@ class _Decider:
                    "canary": self._canary, "lowering-gpu": self._lowering_gpu, "gave-up": self._gave_up}
         return handler[self.record.phase]()
 
+    def without_state(self, why: str) -> Decision:
+        where = f"state store unavailable ({why}): only a move to a healthy GPU variant already carrying the load"
+        if self.e.status != IN_SERVICE:
+            return self._d("hold", f"endpoint is {self.e.status}; {where}")
+        if not self.firing:
+            return self._d("hold", f"{self.n_name} variant not alarming; {where}")
+        if self.neuron.weight == 0:
+            return self._d("hold", f"traffic already off {self.n_name}; {where}")
+        if self.gpu_firing:
+            return self._d("hold", f"both variants failing ({', '.join(self.firing)}; {', '.join(self.gpu_firing)}); "
+                                   f"traffic stays on {self.n_name}; {where}")
+        need = self.cap.gpu_for(self.neuron.current_instances)
+        if not self.gpu.serving(need):
+            return self._d("hold", f"{self.n_name} variant alarming: {', '.join(self.firing)}; {self.g_name} has "
+                                   f"{self.gpu.current_instances} of {need} instance(s) in service"
+                                   f"{' (still changing)' if self.gpu.busy else ''}: no capacity is raised without "
+                                   f"the state store, traffic stays on {self.n_name}; {where}")
+        return self._d("to_gpu", f"{self.n_name} variant alarming: {', '.join(self.firing)}; {self.g_name} has {need} "
+                                 f"instance(s) in service for the load of {self.neuron.current_instances} "
+                                 f"{self.n_name} instance(s); {where}. The next check with its table takes the "
+                                 f"traffic over (moving back on evidence only)",
+                       weights=self._on_gpu_weights(), announce=True)
+
     def _wait_for_update(self) -> Decision:
         status = self.e.status
         if self.record.phase == "raising-gpu" and self._age() >= self.policy.capacity_timeout:
@@ -316,8 +359,9 @@ class _Decider:
                                      f"instance(s) in service for the load of {self.neuron.current_instances} "
                                      f"{self.n_name} instance(s)",
                            self._phase("on-gpu"), weights=self._on_gpu_weights(), announce=True)
+        changing = " and SageMaker still changing it" if self.gpu.busy else ""
         return self._d("raise_gpu", f"{self.n_name} variant alarming: {alarming}; raising {self.g_name} to {need} "
-                                    f"instance(s) (now {self.gpu.current_instances}) for the load of "
+                                    f"instance(s) (now {self.gpu.current_instances}{changing}) for the load of "
                                     f"{self.neuron.current_instances} {self.n_name} instance(s) before moving traffic",
                        self._phase("raising-gpu", need),
                        capacity={self.g_name: CapacityChange(need, need, max(self.cap.gpu_max, need), up=True)},

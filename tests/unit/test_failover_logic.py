@@ -82,6 +82,15 @@ def test_gpu_already_large_enough_moves_at_once() -> None:
     assert d.record == Record(phase="on-gpu", since=T0)
 
 
+def test_a_gpu_variant_still_changing_takes_no_traffic_at_failover_start() -> None:
+    """Enough GPU instances, but SageMaker still changing the variant (VariantStatus Creating, Updating, ...): the
+    failover waits for it (raising-gpu, within the capacity timeout) and moves the weight once it is done."""
+    d = run(endpoint(n=3, g=1, busy=("gpu",)), FIRING, Record(), T0)
+    assert d.action == "raise_gpu" and d.weights == {} and "SageMaker still changing it" in d.reason
+    moved = run(endpoint(n=3, g=1), FIRING, d.record, T0 + timedelta(minutes=5))
+    assert (moved.action, dict(moved.weights)) == ("to_gpu", {"neuron": 0.0, "gpu": 1.0})
+
+
 def test_weight_moves_only_when_the_gpu_instances_are_in_service() -> None:
     raising = Record(phase="raising-gpu", since=T0, target=2)
     later = T0 + timedelta(minutes=20)
