@@ -62,6 +62,10 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)   # looked up at each call (a test's patch of time.sleep holds)
+
+
 class Refused(Exception):
     """AWS refused the call (a 4xx other than throttling): nothing was bought."""
 
@@ -126,7 +130,7 @@ class CapacityBlocksApi:
     ec2: Any
     purchases: Any = None
     groups: Any = None
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] = _sleep
     log: list[str] = field(default_factory=list)
     clock: Callable[[], datetime] = _now
     """The time (UTC) the consistency window is measured with; tests move it with ``sleep``."""

@@ -291,6 +291,63 @@ def test_extend_refuses_outside_the_window_naming_the_rule(fleet, aws, capsys):
         capsys.readouterr().out
 
 
+def test_extend_offering_refuses_an_offer_the_policy_refuses_and_buys_nothing(fleet, aws, capsys):
+    """Issue 37's mutant: `--offering` bought an offer the policy refuses. The cheap offer is allowed, the named one
+    is not (over the $5000 per-block budget): refused naming the rule, nothing asked, nothing bought (the Stubbers
+    have no identity or purchase answer queued)."""
+    start, end = _block(aws["ec2"], timedelta(hours=5), [])
+    aws["ec2"].add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
+        extension_offering("cbe-cheap", block_start=start, block_end=end, fee="1920.00"),
+        extension_offering("cbe-dear", block_start=start, block_end=end, fee="5200.00", hours=24 * 7)]},
+        {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", "--offering", "cbe-dear",
+                 *YES]) == 1
+    out = capsys.readouterr().out
+    assert "no extension of cr-1 bought (2 offer(s))" in out
+    assert "extension_budget_usd: the offer's fee $5200.00 ($5200.00 with this block's earlier extensions); " \
+           "allowed: at most $5000 per block" in out
+
+
+def test_extend_whose_answer_is_lost_is_not_bought_again_while_ec2_shows_nothing(fleet, aws, capsys):
+    """The purchase reached AWS and its answer was lost; every source still shows the old end for as long as the
+    command may wait: it buys nothing more and says what to check (exit 1)."""
+    from botocore.exceptions import ReadTimeoutError
+
+    start, end = _block(aws["ec2"], timedelta(hours=5), [])
+    aws["ec2"].add_response("describe_capacity_block_extension_offerings", {"CapacityBlockExtensionOfferings": [
+        extension_offering("cbe-1", block_start=start, block_end=end)]},
+        {"CapacityReservationId": "cr-1", "CapacityBlockExtensionDurationHours": 24})
+    whoami(aws)
+
+    def nothing_shows() -> None:
+        aws["ec2"].add_response("describe_capacity_block_extension_history", {"CapacityBlockExtensions": []},
+                                {"CapacityReservationIds": ["cr-1"]})
+        _block(aws["ec2"], timedelta(hours=5), None)
+        aws["ec2"].add_response("describe_capacity_blocks", {"CapacityBlocks": [
+            {"CapacityBlockId": "cb-block-1", "AvailabilityZone": "us-east-2b", "CapacityReservationIds": ["cr-1"],
+             "StartDate": start, "EndDate": end, "State": "active"}]}, {"CapacityBlockIds": ["cb-block-1"]})
+
+    nothing_shows()
+    aws["ec2"].add_response("purchase_capacity_block_extension", {"CapacityBlockExtensions": [
+        extension("cr-1", "cbe-1", start=end)]}, None)
+    ec2 = aws["ec2"].client
+    real = ec2.purchase_capacity_block_extension
+    bought: list[str] = []
+
+    def lost(**kwargs):
+        bought.append(kwargs["CapacityBlockExtensionOfferingId"])
+        real(**kwargs)
+        raise ReadTimeoutError(endpoint_url="https://ec2.us-east-2.amazonaws.com")
+
+    ec2.purchase_capacity_block_extension = lost
+    for _ in range(8):   # looks at 0, 2, 6, ... 254 s; the clock (tests: not moving) never passes the window
+        nothing_shows()
+    assert main(["capacity", "extend", "-c", str(fleet), "--reservation", "cr-1", *YES]) == 1
+    err = capsys.readouterr().err
+    assert bought == ["cbe-1"] and "no second attempt before" in err
+    assert "describe-capacity-block-extension-history --capacity-reservation-ids cr-1" in err
+
+
 def _fleet_blocks(aws: dict[str, Stubber]) -> None:
     """The fleet's blocks: cb-block-1 by its fleet tag; cb-pasted holds finetune's reservation (pasted into the fleet
     file); the pretrain group's member cr-u1 is cb-block-1's."""

@@ -52,10 +52,17 @@ def clients(region: str) -> tuple[Any, Any, Any]:
 
 
 def _api(fleet: Fleet) -> Any:
+    import time
+
     from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
 
+    def wait(seconds: float) -> None:   # a purchase whose answer was lost is looked for again, for up to 5 minutes
+        progress(f"waiting {seconds:.0f} s, then looking again for what the purchase made (EC2 may take minutes to "
+                 "show it; it is never bought twice)...")
+        time.sleep(seconds)
+
     ec2, purchases, groups = clients(fleet.region)
-    return CapacityBlocksApi(ec2, purchases=purchases, groups=groups)
+    return CapacityBlocksApi(ec2, purchases=purchases, groups=groups, sleep=wait)
 
 
 def identity_clients(region: str) -> tuple[Any, Any]:
