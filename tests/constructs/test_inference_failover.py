@@ -181,10 +181,15 @@ def test_failover_runs_one_decision_at_a_time_and_knows_each_endpoints_capacity(
     assert fn["ReservedConcurrentExecutions"] == 1
     env = fn["Environment"]["Variables"]
     assert env["CAPACITY_TIMEOUT_MINUTES"] == "70"  # 1800 s download + 1800 s startup + 10 min
-    watched = json.dumps(env["FAILOVER_ENDPOINTS"])
-    for needle in ('\\"neuron\\":{\\"min\\":2,\\"max\\":8}', '\\"gpu\\":{\\"min\\":1,\\"max\\":2}',
-                   '\\"neuron_instances_per_gpu_instance\\":4', '\\"latency_limit_ms\\":8000'):
-        assert needle in watched, watched
+    (watched,) = json.loads(env["FAILOVER_ENDPOINTS"]).values()  # a literal: read whole, not searched in
+    assert watched == {"latency_limit_ms": 8000, "neuron": {"min": 2, "max": 8}, "gpu": {"min": 1, "max": 2},
+                       "neuron_instances_per_gpu_instance": 4}
+    # the canary's limit is the latency alarm's threshold in milliseconds (the alarm itself counts microseconds)
+    chat = synth["chat"]
+    (latency_alarm,) = [a for a in properties(synth["t"], "AWS::CloudWatch::Alarm").values()
+                        if a.get("AlarmName") == f"{chat.endpoint_name}-latency-p99"]
+    assert latency_alarm["MetricName"] == "ModelLatency" and latency_alarm["Threshold"] == 8_000_000
+    assert watched["latency_limit_ms"] * 1000 == latency_alarm["Threshold"]
 
 
 def test_alarms_are_named_after_their_endpoint_so_the_failover_environment_need_not_carry_them(synth) -> None:

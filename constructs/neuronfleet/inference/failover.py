@@ -114,7 +114,8 @@ class EndpointFailover(Construct):
                 point_in_time_recovery_enabled=True),
             removal_policy=removal_policy)
         """The failover's state per endpoint: its phase and the step it owes. Lost, a failover in progress is taken
-        over at the next check (and announced), so it is destroyed with its stack."""
+        over at the next check (and announced), so it is destroyed with its stack. Unavailable, the failover falls back
+        to its safe default (a move to a GPU variant already carrying the load, nothing else: docs/fallback.md)."""
         self.settings = FailoverSettings(
             endpoints={e.endpoint_name: watched_endpoint(e) for e in endpoints}, topic_arn=topic.topic_arn,
             state_table=self.table.table_name,
@@ -185,14 +186,16 @@ class EndpointFailover(Construct):
     def _health_alarms(self, topic: sns.ITopic) -> None:
         """The failover's own health into the topic. The handler counts an endpoint it could not check
         (``FailoverErrors``) and goes on, so the function reports no invocation error: while that lasts the failover is
-        blind to those endpoints. Alarmed when every 5-minute period of 15 minutes has one (a throttled check is
-        retried at the next), and when any event is refused (``MalformedEvents``: EventBridge sends only the
-        rules' own events)."""
+        blind to those endpoints (with its state table down, it still moves traffic to a GPU variant already carrying
+        the load: the safe default, lambdas/failover/logic.py, and counts the check all the same). Alarmed when every
+        5-minute period of 15 minutes has one (a throttled check is retried at the next), and when any event is
+        refused (``MalformedEvents``: EventBridge sends only the rules' own events)."""
         self.blind_alarm = health_alarm(
             self, "BlindAlarm", self.metric_failover_errors(period=minutes(5)), topic=topic, periods=3,
             announce_ok=True, description="neuronfleet failover: for 15 minutes it could not check one or more "
-                                          "endpoints (FailoverErrors): it cannot move their traffic; its log names "
-                                          "them and why")
+                                          "endpoints (FailoverErrors): it cannot move their traffic, or with its "
+                                          "state table down only to a GPU variant already carrying the load; its "
+                                          "log names them and why")
         self.malformed_alarm = health_alarm(
             self, "MalformedEventsAlarm", self.metric_malformed_events(), topic=topic,
             description="neuronfleet failover: it refused an event as malformed (MalformedEvents); its log has the "
