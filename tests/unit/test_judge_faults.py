@@ -399,3 +399,22 @@ def test_a_changed_prompt_set_is_a_new_run_not_the_old_verdict(aws) -> None:  # 
     second = batch(s3, cw, FixtureVariants(drifting()), event={}, endpoint=Deployed(), at=T1 + timedelta(hours=1))
     assert "repeated" not in second and second["verdict"] == "go" and second["run_id"] != first["run_id"]
     assert latest_doc(s3)["prompts"] == 2  # type: ignore[index]
+
+
+def test_the_transient_errors_are_botocores_invoke_endpoint_errors_of_status_429_and_5xx() -> None:
+    """neuronfleet_contract.judge.TRANSIENT_ERRORS against the installed botocore's sagemaker-runtime model: every
+    InvokeEndpoint error answered with 429 or 5xx is transient, the others (ModelError 424, ValidationError 400) are
+    the model's answer; and the backoff bound the batch margin counts."""
+    import botocore.session
+    from botocore.retries.standard import ExponentialBackoff
+
+    from neuronfleet.lambdas.judge.adapters import MAX_BACKOFF_S
+    from neuronfleet_contract.judge import TRANSIENT_ERRORS
+
+    op = botocore.session.get_session().get_service_model("sagemaker-runtime").operation_model("InvokeEndpoint")
+    status = {e.name: e.metadata["error"]["httpStatusCode"] for e in op.error_shapes}
+    assert status == {"InternalFailure": 500, "ServiceUnavailable": 503, "ValidationError": 400, "ModelError": 424,
+                      "InternalDependencyException": 530, "ModelNotReadyException": 429}
+    assert {n for n, code in status.items() if code == 429 or code >= 500} <= TRANSIENT_ERRORS
+    assert not {"ModelError", "ValidationError"} & TRANSIENT_ERRORS
+    assert ExponentialBackoff._MAX_BACKOFF == MAX_BACKOFF_S  # noqa: SLF001
