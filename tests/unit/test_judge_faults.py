@@ -417,4 +417,4 @@ def test_the_transient_errors_are_botocores_invoke_endpoint_errors_of_status_429
                       "InternalDependencyException": 530, "ModelNotReadyException": 429}
     assert {n for n, code in status.items() if code == 429 or code >= 500} <= TRANSIENT_ERRORS
     assert not {"ModelError", "ValidationError"} & TRANSIENT_ERRORS
-    assert ExponentialBackoff._MAX_BACKOFF == MAX_BACKOFF_S  # noqa: SLF001
+    assert ExponentialBackoff._MAX_BACKOFF == MAX_BACKOFF_S
