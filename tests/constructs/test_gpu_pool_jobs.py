@@ -21,6 +21,8 @@ from aws_cdk.assertions import Template
 
 from neuronfleet import Capacity, FleetAlerts, GpuPool, GpuPoolSettings, TrainiumCluster, TrainiumClusterSettings
 from neuronfleet.capacity.lifecycle import CapacityLifecycle
+from neuronfleet.core.problems import InvalidSettings
+from neuronfleet.core.rules import check_resource_name
 from neuronfleet.fallback import gpu_pool
 from neuronfleet.settings.capacity import CapacityPolicySettings
 from neuronfleet.training.batch import ECS_AGENT_CONFIG, IMDS_HOP_LIMIT
@@ -68,8 +70,10 @@ def test_a_job_definition_name_is_what_batch_takes():
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", doc))
     assert "It can be up to 128 letters long. It can contain uppercase and lowercase letters, numbers, hyphens (-), " \
            "and underscores (_)." in text
-    assert gpu_pool.JOB_DEFINITION_NAME.fullmatch("a" * 128) and not gpu_pool.JOB_DEFINITION_NAME.fullmatch("a" * 129)
-    assert not gpu_pool.JOB_DEFINITION_NAME.fullmatch("finetune.cuda")
+    assert check_resource_name("batch-job-definition", "a" * 128)
+    for bad in ("a" * 129, "finetune.cuda", ""):
+        with pytest.raises(ValueError, match="batch-job-definition name of at most 128"):
+            check_resource_name("batch-job-definition", bad)
 
 
 def test_the_mode_batch_runs_multinode_jobs_in_is_the_one_the_agent_keeps_from_imds():
@@ -177,7 +181,7 @@ def test_bad_job_definitions_and_late_ones_are_refused():
     role = iam.Role(stack, "R", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     with pytest.raises(ValueError, match=r"^job_definitions: got none \(the pool has no job definition"):
         fresh.grant_submit_jobs(role)
-    with pytest.raises(ValueError, match=r"^job_definition_name: got 'a.b'; allowed: 1-128 letters"):
+    with pytest.raises(ValueError, match=r"^job_definition_name: got 'a.b'; allowed: a batch-job-definition name of at most 128"):
         fresh.add_job_definition("A", image=image, job_definition_name="a.b")
     with pytest.raises(ValueError, match=r"^nodes: got 0; allowed: a whole number, at least 1"):
         fresh.add_job_definition("A", image=image, job_definition_name="a", nodes=0)
@@ -224,3 +228,33 @@ def test_no_example_fleet_may_submit_any_job_definition_and_its_gpu_jobs_cannot_
         data = lt["LaunchTemplateData"]
         assert data["MetadataOptions"]["HttpPutResponseHopLimit"] == IMDS_HOP_LIMIT
         assert "echo ECS_AWSVPC_BLOCK_IMDS=true >> /etc/ecs/ecs.config" in json.dumps(data["UserData"])
+
+
+def test_prods_fleet_file_gives_its_pool_the_job_definition_a_held_job_moves_to(synth_fleet):
+    """config/prod.yaml names one GPU job definition (fallback.job_definitions): the pool registers it (multi-node,
+    its own ECR repository the only one its execution role may pull from), and the lifecycle may submit it and
+    nothing else, so prod's fallback_after_minutes moves a held finetune job tagged with it."""
+    fleet = synth_fleet("prod")
+    pool = fleet.stacks["fallback"].pool
+    assert list(pool.job_definitions) == ["finetune-cuda"]
+    (definition,) = properties(fleet.template("fallback"), "AWS::Batch::JobDefinition").values()
+    assert definition["JobDefinitionName"] == "finetune-cuda" and definition["Type"] == "multinode"
+    text = json.dumps(fleet.template_json("fallback"))
+    assert "333333333333.dkr.ecr.us-east-2." in text and "finetune-cuda:2026-11-28" in text
+    pulls = [s for s in _allows(fleet.template_json("fallback")) if iam_view.allows([s], "ecr:BatchGetImage")]
+    assert pulls and all(json.dumps(s["Resource"]).count("repository/finetune-cuda") == 1 for s in pulls), pulls
+    submits = [s for short in fleet.stacks for s in _allows(fleet.template_json(short))
+               if iam_view.allows([s], "batch:SubmitJob")]
+    assert len(submits) == 1 and len(submits[0]["Resource"]) == 2  # the GPU queue and finetune-cuda's revision
+
+
+def test_a_fleet_files_gpu_job_definitions_are_checked_with_the_field_named():
+    with pytest.raises(InvalidSettings) as raised:
+        GpuPoolSettings(instance_types=["p5.48xlarge"], job_definitions=[
+            {"name": "cuda", "image": "public.ecr.aws/team/cuda:1", "instance_type": "g6e.48xlarge"},
+            {"name": "cuda", "image": "public.ecr.aws/team/cuda:1"}])
+    assert [(p.path, p.value) for p in raised.value.problems] == [
+        ("job_definitions[0].instance_type", "g6e.48xlarge"), ("job_definitions[1].name", "cuda")]
+    with pytest.raises(InvalidSettings, match=r"job_definitions\[0\].image: got 'public.ecr.aws/team/cuda'; "
+                                              "allowed: an image with a tag or a digest"):
+        GpuPoolSettings(job_definitions=[{"name": "cuda", "image": "public.ecr.aws/team/cuda"}])

@@ -309,6 +309,10 @@ RESOURCE_NAMES: dict[str, NameLimit] = {
         128, r"[A-Za-z0-9_-]+",
         "AWS Batch CreateJobQueue jobQueueName: up to 128 letters, numbers, hyphens and underscores "
         "(https://docs.aws.amazon.com/batch/latest/APIReference/API_CreateJobQueue.html), read 2026-11-22"),
+    "batch-job-definition": NameLimit(
+        128, r"[A-Za-z0-9_-]+",
+        "botocore 1.44.5 batch RegisterJobDefinition jobDefinitionName: \"up to 128 letters long. It can contain "
+        "uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)\", read 2026-11-28"),
     "batch-compute-environment": NameLimit(
         128, r"[A-Za-z0-9_-]+",
         "AWS Batch CreateComputeEnvironment computeEnvironmentName: up to 128 letters, numbers, hyphens and "
@@ -331,6 +335,7 @@ _NAME_WORDS = {
     "cloudformation-stack": "letters, digits and hyphens, starting with a letter",
     "sagemaker-endpoint": "letters and digits, single or repeated hyphens between them",
     "batch-job-queue": "letters, digits, hyphens and underscores",
+    "batch-job-definition": "letters, digits, hyphens and underscores",
     "batch-compute-environment": "letters, digits, hyphens and underscores",
     "sns-topic": "ASCII letters, digits, hyphens and underscores",
     "budget": "any characters except ':' and '\\'",

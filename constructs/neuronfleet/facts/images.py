@@ -11,6 +11,7 @@ from constructs import IConstruct
 
 from ..core.lookups import stack_of
 from ..core.pseudo import pseudo
+from .neuron import ImageRef
 
 _ACCOUNTS: WeakKeyDictionary[Stack, str] = WeakKeyDictionary()
 """Stack -> its DLC account (a string or a mapping token): one jsii round trip per stack, not per image."""
@@ -43,3 +44,14 @@ def dlc_image(scope: IConstruct, repo_tag: str) -> str:
 
 def dlc_repository_arn(scope: IConstruct, repository: str) -> str:
     return f"arn:{pseudo().partition}:ecr:{pseudo().region}:{dlc_account(scope)}:repository/{repository}"
+
+
+def ecr_repository_arn(scope: IConstruct, ref: ImageRef) -> str | None:
+    """The ECR repository an image reference pulls from (a DLC's, or a private registry's); None for ECR Public and
+    other registries (they need no ECR permission)."""
+    if ref.dlc:
+        return dlc_repository_arn(scope, ref.repository)
+    if ref.ecr_account_region:
+        account, region = ref.ecr_account_region
+        return f"arn:{pseudo().partition}:ecr:{region}:{account}:repository/{ref.repository}"
+    return None

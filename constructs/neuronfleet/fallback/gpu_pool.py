@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from aws_cdk import ArnFormat, Duration, Size, Stack
 from aws_cdk import aws_batch as batch
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
@@ -19,8 +19,11 @@ from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import acknowledge_wildcard_groups
 from ..core.problems import InvalidSettings, Problem
 from ..core.region import check_in_region
+from ..core.rules import check_resource_name
 from ..core.tagging import tag_family
 from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, gpu_ecs_amis
+from ..facts.images import ecr_repository_arn
+from ..facts.neuron import parse_image
 from ..settings import GpuPoolSettings
 from ..training.batch import (
     batch_compute_environment,
@@ -50,7 +53,6 @@ the host or awsvpc network modes", and nothing is offered for ``host`` (ECS deve
 awsdocs/amazon-ecs-developer-guide doc_source/task-iam-roles.md @ 02824f062cc5fb004314ee7a90b36533f7f77f80, read
 2026-11-28). The pool's hosts set the variable (training.batch.ECS_AGENT_CONFIG) and IMDSv2's hop limit 1."""
 
-JOB_DEFINITION_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 """botocore 1.44.5 batch RegisterJobDefinition jobDefinitionName: "It can be up to 128 letters long. It can contain
 uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)" (pinned by tests/constructs/
 test_gpu_pool_jobs.py)."""
@@ -140,6 +142,23 @@ class GpuPool(Construct):
                 "gpu_queue_arn": self.job_queue.job_queue_arn, "job_role_arn": self.job_role.role_arn,
                 "cuda_only_workloads": list(self.cuda_only_workloads),
                 "instance_types": list(settings.instance_types)}))
+        for job in settings.job_definitions:
+            self.add_job_definition(f"Job{job.name}", image=self.container_image(f"Job{job.name}", job.image),
+                                    job_definition_name=job.name, nodes=job.nodes, instance_type=job.instance_type,
+                                    command=job.command)
+
+    def container_image(self, construct_id: str, reference: str) -> ecs.ContainerImage:
+        """``reference`` (:func:`neuronfleet.core.rules.container_image`'s forms) as an image a job definition's
+        execution role may pull: an ECR image (private, or a Deep Learning Container ``repository:tag``) through
+        ``ecs.ContainerImage.from_ecr_repository``, so CDK grants that repository only; others from their registry."""
+        ref = parse_image(reference)
+        arn = ecr_repository_arn(self, ref)
+        if arn is None:
+            return ecs.ContainerImage.from_registry(reference)
+        repository = ecr.Repository.from_repository_attributes(self, f"{construct_id}Repository", repository_arn=arn,
+                                                               repository_name=ref.repository)
+        tag_or_digest = reference.split("@", 1)[1] if "@" in reference else ref.tag or "latest"
+        return ecs.ContainerImage.from_ecr_repository(repository, tag_or_digest)
 
     def _environments(self, vpc: ec2.IVpc, subnets: Sequence[ec2.ISubnet]) -> None:
         """One launch template per type, one Batch compute environment with all of them, one queue."""
@@ -205,9 +224,10 @@ class GpuPool(Construct):
                              "job definitions before the grant (CapacityLifecycle reads them when it is built)")
         if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1:
             raise ValueError(f"nodes: got {nodes!r}; allowed: a whole number, at least 1 (the nodes of the GPU job)")
-        if not JOB_DEFINITION_NAME.fullmatch(job_definition_name or ""):
-            raise ValueError(f"job_definition_name: got {job_definition_name!r}; allowed: 1-128 letters, digits, "
-                             "hyphens and underscores (botocore 1.44.5 batch RegisterJobDefinition jobDefinitionName)")
+        try:
+            check_resource_name("batch-job-definition", job_definition_name)
+        except ValueError as why:
+            raise ValueError(f"job_definition_name: got {job_definition_name!r}; allowed: {why}") from None
         if job_definition_name in self.job_definitions:
             raise ValueError(f"job_definition_name: got {job_definition_name!r} again; allowed: a name not already "
                              f"one of the pool's ({', '.join(self.job_definitions)})")

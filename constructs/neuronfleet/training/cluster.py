@@ -30,12 +30,11 @@ from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.lookups import in_stack, minutes, region_of, seconds, stack_of
 from ..core.nag import acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
-from ..core.pseudo import pseudo
 from ..core.region import check_in_region
 from ..core.s3_reads import owner_condition
 from ..core.tagging import tag_capacity, tag_family
 from ..facts.catalog import AcceleratorFamily, InstanceSpec
-from ..facts.images import dlc_image, dlc_repository_arn
+from ..facts.images import dlc_image, ecr_repository_arn
 from ..facts.neuron import (
     DEFAULT_TRAINING_IMAGE,
     ImageRef,
@@ -374,12 +373,8 @@ class TrainiumCluster(Construct):
     def _grant_pull(self, role: iam.IRole, ref: ImageRef) -> None:
         """Least privilege to pull the job image from ECR: the token (no resource-level permission) and the
         image's own repository. ECR Public and other registries need no ECR permission."""
-        if ref.dlc:
-            repository_arn = dlc_repository_arn(self, ref.repository)
-        elif ref.ecr_account_region:
-            account, region = ref.ecr_account_region
-            repository_arn = f"arn:{pseudo().partition}:ecr:{region}:{account}:repository/{ref.repository}"
-        else:
+        repository_arn = ecr_repository_arn(self, ref)
+        if repository_arn is None:
             return
         policy = iam.Policy(self, "PullJobImage", statements=[
             iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"]),
