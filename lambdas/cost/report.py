@@ -207,10 +207,10 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
         movable_gpu_usd=sum((r.amount for r in movable if r.instance_type not in baseline_types), Decimal(0)),
         total_usd=sum((r.amount for r in usage), Decimal(0)),
         overhead=overhead.lines if overhead else (), overhead_not_priced=overhead.not_priced if overhead else (),
-        no_go=[v.endpoint for v in verdicts if not v.go])
+        no_go=[v.endpoint for v in verdicts if v.outcome == "no-go"])
     report["story"] = headline(net=report["net"], savings=report["savings"], standby=report["gpu_standby"],
                                break_even=report["break_even"], estimate=report["evaluation_estimate"],
-                               pilot=[(str(v["model"]), bool(v["go"])) for v in report["pilot_verdicts"]],
+                               pilot=[(str(v["model"]), str(v["verdict"])) for v in report["pilot_verdicts"]],
                                synthetic=bool(synthetic))
     report["_unit_costs"] = unit_costs(models, hosting, invocations, tokens)
     if synthetic:

@@ -88,9 +88,12 @@ JUDGE_NAMESPACE = "NeuronFleet/Judge"
 """Published by the pilot judge (``judge/handler``, PutMetricData; its role may write only here): ``Verdict`` (1 go,
 0 no-go) and the measures it judged (``TokenAgreement``, ``EmbeddingCosine``, ``TaskScoreDrop``, ``LatencyP99Ratio``,
 unit None), dimensions ``Fleet`` and ``Endpoint`` (``Endpoint`` alone for a judge given no fleet:
-``neuronfleet_contract.judge.verdict_dimensions``), one datapoint per judged run timestamped at its end.
-Read by the judge's verdict alarm, which NeuronEndpoint's cutover lists among its auto-rollback alarms, and by the
-migration report (``cost/report``: the fleet's dimensions, the latest day's Minimum)."""
+``neuronfleet_contract.judge.verdict_dimensions``), one datapoint per judged run timestamped at its end; and
+``NoVerdict`` (1 per run that ended without a verdict: a refused input, or prompts left unmeasured by transient
+errors; then no ``Verdict`` point, so the verdict alarm keeps its state).
+Read by the judge's verdict alarm, which NeuronEndpoint's cutover lists among its auto-rollback alarms, by its
+no-verdict alarm (into the fleet's topic, never a rollback alarm), and by the migration report (``cost/report``: the
+fleet's dimensions, the latest day's Minimum)."""
 
 POOL_NAMESPACE = "NeuronFleet/Pool"
 """Published by a shared pool's schedule function (``pool_schedule/handler``, PutMetricData; its role may write only

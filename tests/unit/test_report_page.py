@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
 from html.parser import HTMLParser
@@ -348,3 +349,22 @@ def test_the_page_states_each_figure_once() -> None:
 def test_the_checker_finds_a_figure_stated_twice() -> None:
     page = "<p>As deployed $1,200.00 a month</p><table><tr><td>$1200.00</td></tr></table><title>$5.00</title>"
     assert figures_stated(page) == [Decimal("1200.00"), Decimal("1200.00")]
+
+
+def test_an_unmeasured_run_is_no_verdict_not_a_no_go() -> None:
+    """The judge records a run whose prompts stayed unmeasured (transient errors after its retries) as no verdict:
+    the report says so, and treats the model as it treats an unjudged one (a stated ratio still counts), never as a
+    no-go that would drop its saving."""
+    unmeasured = replace(judged(go=False), failing=(), unmeasured=("p1", "p7"), reasons=("ThrottlingException",))
+    ratio = {CHAT.endpoint: Decimal(4)}
+    report, unjudged = prod_report(verdicts=[unmeasured], throughput=ratio), prod_report(throughput=ratio)
+    assert [v["verdict"] for v in report["pilot_verdicts"]] == ["unmeasured"]
+    assert report["savings"] == unjudged["savings"] != []
+    assert report["net"]["savings_usd"] == unjudged["net"]["savings_usd"]
+    assert report["net"]["outside"] == unjudged["net"]["outside"]
+    without_ratio = prod_report(verdicts=[unmeasured])["net"]["outside"]
+    assert without_ratio == prod_report()["net"]["outside"] and "no-go" not in json.dumps(without_ratio)
+    assert "pilot: chat no verdict (prompts unmeasured)" in report["story"] and "no-go" not in report["story"]
+    page = render_html(report)
+    assert ("no verdict: 2 of 20 prompts unmeasured (transient errors after retries); neither go nor no-go"
+            in page) and page.count("no-go") == page.count("neither go nor no-go")

@@ -164,7 +164,12 @@ def _verdict_text(v: Mapping[str, Any] | None, unit: str | None = None) -> str:
         return "not judged yet"
     failing = "; ".join(f"{f['measure']}{' (' + f['variant'] + ')' if f.get('variant') else ''} {f['value']:.4g} "
                         f"against a limit of {f['limit']:.4g}" for f in v.get("failing") or [])
-    text = ("go" if v.get("go") else "no-go") + (f": {failing}" if failing else "")
+    said = v.get("verdict") or ("go" if v.get("go") else "no-go")
+    if said == "unmeasured":
+        return (f"no verdict: {len(v.get('unmeasured') or [])} of {v.get('prompts')} prompts unmeasured (transient "
+                "errors after retries); neither go nor no-go") + (" [synthetic: fixture answers]" if v.get("synthetic")
+                                                                  else "")
+    text = said + (f": {failing}" if failing else "")
     text += f" ({v['prompts']} prompts)" if v.get("prompts") else f" ({v['source']})" if v.get("source") else ""
     figures = v.get("variants") or {}
     n, g = (_d((figures.get(k) or {}).get("usd_per_million")) for k in ("neuron", "gpu"))

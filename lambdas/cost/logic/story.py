@@ -131,7 +131,7 @@ def savings(models: Sequence[Mapping[str, Any]], names: Mapping[str, str], verdi
     Nothing without either: no saving is claimed from a standby."""
     scale = _scale(recorded_days)
     hours, ratios = hours or {}, ratios or {}
-    no_go = {v.endpoint for v in verdicts if not v.go}
+    no_go = {v.endpoint for v in verdicts if v.outcome == "no-go"}  # unmeasured: no verdict, not a no-go
     out = []
     for m in models if scale is not None else ():
         assert scale is not None
@@ -214,12 +214,12 @@ def _short_basis(s: Mapping[str, Any]) -> str:
 
 
 def headline(*, net: Mapping[str, Any], savings: Sequence[Mapping[str, Any]], standby: Mapping[str, Any],
-             estimate: Mapping[str, Any], pilot: Sequence[tuple[str, bool]], synthetic: bool,
+             estimate: Mapping[str, Any], pilot: Sequence[tuple[str, str]], synthetic: bool,
              break_even: Sequence[Mapping[str, Any]] = ()) -> str:
     """One line a person reads first, each claim with one figure: the net monthly cost of the fleet as deployed
     against GPU alone for the same work (``net.net``), then the per-work saving (a percentage: its dollars are the net's
     parts), else the evaluation estimate; the break-even of a model with no saving claimed; a hot standby's share of
-    its model's cost; the pilot's verdicts (``pilot``: model name, go)."""
+    its model's cost; the pilot's verdicts (``pilot``: model name, ``go``, ``no-go`` or ``unmeasured``)."""
     tag = "Synthetic: " if synthetic else ""
     parts = [text for text in (net_line(net),) if text]
     per_work = net.get("per_work")
@@ -243,7 +243,8 @@ def headline(*, net: Mapping[str, Any], savings: Sequence[Mapping[str, Any]], st
             parts.append(f"{s['model']} keeps a hot GPU standby on {s['gpu_type']}: "
                          f"{s['standby_share_percent']}% of the model's monthly cost")
     if pilot:
-        parts.append("pilot: " + ", ".join(f"{model} {'go' if go else 'no-go'}" for model, go in pilot))
+        parts.append("pilot: " + ", ".join(f"{model} {'no verdict (prompts unmeasured)' if said == 'unmeasured' else said}"
+                                            for model, said in pilot))
     if not parts:
         return ""
     text = "; ".join(parts)
