@@ -14,6 +14,7 @@ from constructs import Construct
 from ..core.lookups import in_stack, stack_of
 from ..core.nag import acknowledge_wildcard_groups
 from ..core.pseudo import pseudo
+from ..core.s3_reads import read_object_statement
 from ..facts.images import dlc_repository_arn
 from ..facts.neuron import ServingImage, serving_images
 from ..settings import EndpointSettings
@@ -107,10 +108,9 @@ def execution_policy(scope: Construct, construct_id: str, settings: EndpointSett
         if m:
             statements.append(_statement(f"PullCustomImage{i}", _PULL, [
                 f"arn:{pseudo().partition}:ecr:{m['region']}:{m['account']}:repository/{m['repo']}"]))
-    if settings.model_data_url:
-        bucket, _, key = settings.model_data_url.removeprefix("s3://").partition("/")
-        statements.append(_statement("ReadModelArtifact", ["s3:GetObject"],
-                                     [f"arn:{pseudo().partition}:s3:::{bucket}/{key}"]))
+    if settings.model_data_url:  # only while the bucket is its owner's (model_bucket_account, default this account)
+        statements.append(read_object_statement(stack, "ReadModelArtifact", settings.model_data_url,
+                                                owner_account=settings.model_bucket_account))
     if settings.hf_token_secret_arn and serving is None:  # a custom image reads the secret itself; the named
         # containers get it from CloudFormation (hf_token_reference) and their role needs no access to it
         statements.append(_statement("ReadHfTokenSecret", ["secretsmanager:GetSecretValue"],
