@@ -157,6 +157,13 @@ class Intents:
                                 UpdateExpression="SET attempted_at = :at",
                                 ExpressionAttributeValues={":at": {"N": repr(at.timestamp())}})
 
+    def release(self, subject: str) -> None:
+        """Hand back an intent this run took and did nothing with: the next run may take it at once."""
+        self.client.update_item(TableName=self.table, Key={"kind": {"S": self.KIND}, "subject": {"S": subject}},
+                                UpdateExpression="SET lease_until = :zero", ConditionExpression="#st = :taken",
+                                ExpressionAttributeNames={"#st": "state"},
+                                ExpressionAttributeValues={":zero": {"N": "0"}, ":taken": {"S": "taken"}})
+
     def done(self, subject: str, *, note: str) -> None:
         self.client.update_item(TableName=self.table, Key={"kind": {"S": self.KIND}, "subject": {"S": subject}},
                                 UpdateExpression="SET #st = :done, note = :note REMOVE lease_until",

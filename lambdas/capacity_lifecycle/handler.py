@@ -220,18 +220,19 @@ def _extend(cluster: ClusterRef, b: Block, past: History, t: Tools, box: Outbox,
                  say=refused_text(cluster.name, b, choice, offers=len(offers)))
         return f"no extension: {len(offers)} offer(s), none within the policy"
     x = choice.offer
+    # the intent first, then the budget: of two overlapping runs only the one holding the intent holds a fee, so
+    # the other never gives back a hold the buyer counts on
+    claim = t.intents.claim(key, expires=b.end + timedelta(days=2))
+    if claim is None:
+        return "extension: another run holds it, or it is done"
     hold_key = f"{key}#{x.offering_id}"
     hold = t.budget.hold(hold_key, x.upfront_fee, policy.fleet_budget, now=now)
     if not hold.held:   # the fleet-wide budget (all blocks, all the fleet's functions) has no room: said once
         box.once(f"{key}#fleet-budget#{hold.month}", expires=b.end + timedelta(days=1),
                  say=budget_text(cluster.name, b, x, hold))
+        t.intents.release(key)   # nothing bought: a later run looks again (the budget may have room by then)
         return (f"no extension: fleet_extension_budget_usd: ${hold.spent} held this month + ${x.upfront_fee}; "
                 f"allowed: at most ${hold.limit}")
-    claim = t.intents.claim(key, expires=b.end + timedelta(days=2))
-    if claim is None:
-        if not hold.again:   # another run is buying (or bought) this block's extension: ours is not spent
-            t.budget.release(hold_key, x.upfront_fee, now=now)
-        return "extension: another run holds it, or it is done"
     try:   # Unclear (a lost answer EC2 shows nowhere yet) goes up: the intent and the hold stay, the next run confirms
         bought = t.api.extend(b.reservation_id, x, earlier=claim.attempted_at, patience=patience,
                               on_attempt=lambda at: t.intents.attempt(key, at))
