@@ -8,7 +8,7 @@ holds two sorts of item:
   or a lasting condition open (an idle instance, a blocked queue). ``outbox`` names the message that announced it.
   Items written before the outbox (no ``outbox``) read as announced.
 - **messages** (partition ``#outbox``, sort key ``<created>#<uuid>``, so oldest first): the SNS subject and
-  message to publish, ``state`` (``pending`` or ``sent``), the run that may publish it (``owner``) until
+  message to publish, ``state`` (``pending``, ``sent`` or ``set-aside``), the run that may publish it (``owner``) until
   ``lease_until`` (epoch seconds), ``takes`` (runs that took it) and ``released`` (runs that handed it back
   certain that SNS did not take it).
 
@@ -22,18 +22,28 @@ An announcement is an outbox (:class:`Outbox`, one per run):
    the others and their message rebuilt; two overlapping runs thus never record the same subject twice. More
    subjects than one transaction takes (:data:`MAX_CLAIMS`) go in several messages.
 2. **publish** the message from the record: SNS Publish, the only step outside DynamoDB.
-3. **mark it sent** (conditional on this run still owning it). A failed publish hands the message back (owner
-   cleared): the retry, or any later run, publishes it.
+3. **mark it sent** (conditional on this run still owning it). A mark DynamoDB refuses (after botocore's own
+   retries) is tried again at the run's end (:meth:`Outbox.finish`, :data:`MARK_TRIES` tries with backoff, never
+   past the run's deadline): the run knows SNS took the message, and only a recorded mark keeps a later run from
+   publishing it again. A failed publish hands the message back (owner cleared): the retry, or any later run,
+   publishes it.
 4. Every run first **completes** the pending messages of earlier runs whose lease has passed, oldest first, each
    taken by a conditional update (only one of two overlapping runs takes it).
+5. A message SNS refuses **as such** (:data:`UNPUBLISHABLE`: too large for the topic, an invalid parameter: the
+   same request would be refused on every try) is **set aside**: its state becomes ``set-aside`` with SNS's answer
+   (``last_error``), it is never taken again and holds back no other message or run, and one short notice says so
+   on the topic (once per message: a once-claim ``set-aside#<message id>``; a notice is never itself noticed).
+   Its text stays in the table until its ``expires``. The run counts it (:attr:`Outbox.set_aside`) for its
+   handler's metric.
 
 What stays at-least-once: SNS standard topics have no deduplication (``MessageDeduplicationId`` applies only to
 FIFO topics: botocore's SNS model; the fleet's topic is standard), so the step between SNS accepting Publish and
-the sent mark cannot be made atomic. If a run stops there (its Lambda times out or crashes, or DynamoDB refuses
-the mark after botocore's retries), or SNS's answer is lost (a timeout or a 5xx), the first run after the lease
-(the owning invocation's deadline plus :data:`LEASE_MARGIN`) publishes the message again, once per such stop, and
-says in it that it may repeat an earlier one (:data:`REPEAT_NOTE`). Nothing else is sent twice, and nothing
-recorded is lost before its ``expires``.
+the sent mark cannot be made atomic. This is the one window: if a run stops there (its Lambda times out or
+crashes, or DynamoDB refuses every try of the mark until the run's deadline), or SNS's answer is lost (a timeout
+or a 5xx), the first run after the lease (the owning invocation's deadline plus :data:`LEASE_MARGIN`) publishes
+the message again, once per such stop, and says in it that it may repeat an earlier one (:data:`REPEAT_NOTE`).
+Nothing else is sent twice (a mark refused for a while, or a message taken by two overlapping runs, is not), and
+nothing recorded is lost before its ``expires`` (a message set aside is kept, not published).
 """
 
 from __future__ import annotations
@@ -67,7 +77,20 @@ CONFLICT_TRIES = 3
 """Tries of a transaction DynamoDB cancels for a reason other than a failed condition (TransactionConflict with
 an overlapping run, throttling), with a short backoff."""
 
-PENDING, SENT = "pending", "sent"
+PENDING, SENT, SET_ASIDE = "pending", "sent", "set-aside"
+MARK_TRIES = 5
+"""Tries of a refused sent mark at the run's end (backoff 0.5 s, doubling), never past the run's deadline less
+:data:`MARK_MARGIN`."""
+MARK_MARGIN = 2.0
+"""Seconds before its deadline a run stops retrying a refused mark (its Lambda must still return)."""
+UNPUBLISHABLE = frozenset({"InvalidParameter", "ParameterValueInvalid", "ValidationException"})
+"""SNS Publish's answers that refuse the request itself (botocore 1.44.5 sns Publish errors: InvalidParameterException
+``InvalidParameter``, InvalidParameterValueException ``ParameterValueInvalid``, ValidationException; each 400, sender
+fault; read 2026-11-28). A message over the topic's ``MaximumMessageSize`` (256 KiB by default, up to 1 MiB) is
+refused with ``InvalidParameter`` (the same model's Publish ``Message`` documentation). Throttling, authorization,
+KMS and NotFound answers are not here: they pass once the account or the topic is mended."""
+SET_ASIDE_KEY = "set-aside#"
+"""Once-claim key prefix of the notice that a message was set aside (followed by the message's id)."""
 REPEAT_NOTE = ("\n\n[neuronfleet: this may repeat an announcement: a run that was publishing it stopped before "
                "recording that it was sent.]")
 
@@ -89,6 +112,8 @@ class Outcome(StrEnum):
     """nothing to say: claimed already (or, for an end, not open)"""
     UNRECORDED = "unrecorded"
     """DynamoDB failed: nothing recorded; the retry computes and records it again"""
+    SET_ASIDE = "set-aside"
+    """recorded by this run; SNS refused the message itself: set aside, announced by a short notice, never retried"""
 
 
 class Unfinished(RuntimeError):
@@ -129,6 +154,16 @@ def certainly_not_sent(error: BaseException) -> bool:
     return isinstance(error, (EndpointConnectionError, ParamValidationError))
 
 
+def unpublishable(error: BaseException) -> bool:
+    """True when SNS refused the message itself (:data:`UNPUBLISHABLE`, or botocore refused its parameters before
+    sending): publishing it again would be refused again."""
+    from botocore.exceptions import ClientError, ParamValidationError
+
+    if isinstance(error, ClientError):
+        return str(error.response.get("Error", {}).get("Code", "")) in UNPUBLISHABLE
+    return isinstance(error, ParamValidationError)
+
+
 class Ledger:
     """The table (see the module). ``clock`` (epoch seconds) times leases; ``sleep`` backs off conflicts."""
 
@@ -149,9 +184,10 @@ class Ledger:
         return [item["subject"]["S"] for item in self._query(kind, projection="#s")]
 
     def messages(self, *, unsent_only: bool = True) -> list[dict[str, Any]]:
-        """The outbox's messages (DynamoDB items), oldest first; only those not yet sent by default."""
+        """The outbox's messages (DynamoDB items), oldest first; by default only those still to publish (pending:
+        neither sent nor set aside)."""
         items = self._query(OUTBOX)
-        return [i for i in items if i.get("state", {}).get("S") != SENT] if unsent_only else items
+        return [i for i in items if i.get("state", {}).get("S") == PENDING] if unsent_only else items
 
     def _query(self, kind: str, *, projection: str | None = None) -> list[dict[str, Any]]:
         args: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "#k = :k",
@@ -169,16 +205,21 @@ class Ledger:
 class Outbox:
     """One run's announcements (see the module): record, publish, mark sent; complete earlier runs' messages.
     Methods do not raise for AWS failures: they note them, go on, and :meth:`finish` raises :class:`Unfinished`.
-    ``sent`` holds the SNS subjects this run published, in order."""
+    ``sent`` holds the SNS subjects this run published, in order; ``set_aside`` those it set aside (SNS refused the
+    message itself)."""
 
     def __init__(self, ledger: Ledger, topic: Publisher, *, deadline: float | None = None) -> None:
         self._ledger, self._topic = ledger, topic
         self._client, self._table = ledger.client, ledger.table
         self.owner = uuid.uuid4().hex
         started = ledger.clock()
-        self.lease_until = (started + LAMBDA_MAX_TIMEOUT if deadline is None else deadline) + LEASE_MARGIN
+        self.deadline = started + LAMBDA_MAX_TIMEOUT if deadline is None else deadline
+        self.lease_until = self.deadline + LEASE_MARGIN
         self.sent: list[str] = []
+        self.set_aside: list[str] = []
         self.problems: list[str] = []
+        self._unmarked: list[tuple[str, str, str]] = []
+        """(message id, SNS subject, why) of messages published whose sent mark DynamoDB refused"""
 
     # ------------------------------------------------------------------ what the handlers call
 
@@ -218,22 +259,58 @@ class Outbox:
             if took is None:
                 continue
             subject, message = item["topic_subject"]["S"], item["message"]["S"]
-            if self._publish(item["subject"]["S"], subject, message + (REPEAT_NOTE if took else "")):
+            notice = any(a.get("S", "").startswith(f"start {ONCE} {SET_ASIDE_KEY}")
+                         for a in item.get("about", {}).get("L", []))
+            if self._publish(item["subject"]["S"], subject, message + (REPEAT_NOTE if took else ""),
+                             expires=int(item.get("expires", {}).get("N", "0")), notice=notice):
                 done.append(subject)
         return done
 
     def finish(self) -> None:
-        """Raise :class:`Unfinished` if anything was left for the next run."""
+        """Try again the sent marks DynamoDB refused (see the module, step 3), then raise :class:`Unfinished` if
+        anything was left for the next run."""
+        self._mark_again()
         if self.problems:
             raise Unfinished(self.problems)
+
+    def _mark_again(self) -> None:
+        """The refused marks, tried again with backoff until they pass, another run has taken the message (this
+        run's lease had passed), :data:`MARK_TRIES` tries or the run's deadline; what is left is a problem (the one
+        window: the next run after the lease publishes it again, saying so)."""
+        wait, tries = 0.5, 0
+        while self._unmarked and tries < MARK_TRIES:
+            tries += 1
+            still = []
+            for message_id, subject, why in self._unmarked:
+                try:
+                    self._mark_sent(message_id)
+                except self._client.exceptions.ConditionalCheckFailedException:
+                    self._unmarked_problem(message_id, subject, "another run took it: this run's lease had passed")
+                except Exception as e:
+                    still.append((message_id, subject, f"{why}; then, {tries} more tries: {e}"))
+            self._unmarked = still
+            if not still or tries == MARK_TRIES or self._ledger.clock() + wait > self.deadline - MARK_MARGIN:
+                break
+            self._ledger.sleep(wait)
+            wait *= 2
+        for message_id, subject, why in self._unmarked:
+            self._unmarked_problem(message_id, subject, why)
+        self._unmarked = []
+
+    def _unmarked_problem(self, message_id: str, subject: str, why: str) -> None:
+        self.problems.append(
+            f"marking {subject!r} sent ({message_id}): {why}. It was published; after this run's lease the next "
+            "run publishes it again, saying it may be a repeat")
 
     # ------------------------------------------------------------------ record
 
     def _one(self, op: str, kind: str, subject: str, expires: datetime, say: tuple[str, str]) -> Outcome:
-        before = (len(self.problems), len(self.sent))
+        before = (len(self.problems), len(self.sent), len(self.set_aside))
         recorded = self._all(op, kind, [subject], expires, lambda _: say)
         if not recorded:
             return Outcome.UNRECORDED if len(self.problems) > before[0] else Outcome.ALREADY
+        if len(self.set_aside) > before[2]:
+            return Outcome.SET_ASIDE
         return Outcome.SENT if len(self.sent) > before[1] else Outcome.PENDING
 
     def _all(self, op: str, kind: str, subjects: Iterable[str], expires: datetime,
@@ -282,7 +359,8 @@ class Outbox:
                 self.problems.append(f"recording {op} of {kind} {subjects}: {e}")
                 self._release(message_id, subject, certain=True, error=str(e), maybe_absent=True)
                 return []
-            self._publish(message_id, subject, message)
+            self._publish(message_id, subject, message, expires=int(expires.timestamp()),
+                          notice=kind == ONCE and all(s.startswith(SET_ASIDE_KEY) for s in subjects))
             return subjects
         return []
 
@@ -307,23 +385,58 @@ class Outbox:
 
     # ------------------------------------------------------------------ publish, mark, take, release
 
-    def _publish(self, message_id: str, subject: str, message: str) -> bool:
+    def _publish(self, message_id: str, subject: str, message: str, *, expires: int, notice: bool) -> bool:
+        """Publish, then mark sent (a refused mark is tried again at :meth:`finish`). A message SNS refuses as such
+        is set aside (see the module, step 5); ``notice``: this message is itself such a notice (never noticed)."""
         try:
             self._topic.announce(subject, message)
         except Exception as e:
+            if unpublishable(e):
+                self._set_aside(message_id, subject, message, error=str(e), expires=expires, notice=notice)
+                return False
             self.problems.append(f"publishing {subject!r}: {e}")
             self._release(message_id, subject, certain=certainly_not_sent(e), error=str(e))
             return False
         self.sent.append(subject)
         try:
-            self._update(message_id, "SET #st = :sent, sent_at = :now REMOVE #o, lease_until",
-                         "#o = :me AND #st = :pending", {":sent": {"S": SENT}, ":now": {"N": repr(self._ledger.clock())},
-                                                         ":me": {"S": self.owner}, ":pending": {"S": PENDING}})
+            self._mark_sent(message_id)
+        except self._client.exceptions.ConditionalCheckFailedException:
+            self._unmarked_problem(message_id, subject, "another run took it: this run's lease had passed")
         except Exception as e:
-            self.problems.append(
-                f"marking {subject!r} sent ({message_id}): {e}. It was published; after this run's lease the next "
-                "run publishes it again, saying it may be a repeat")
+            self._unmarked.append((message_id, subject, str(e)))
         return True
+
+    def _mark_sent(self, message_id: str) -> None:
+        self._update(message_id, "SET #st = :sent, sent_at = :now REMOVE #o, lease_until",
+                     "#o = :me AND #st = :pending", {":sent": {"S": SENT}, ":now": {"N": repr(self._ledger.clock())},
+                                                     ":me": {"S": self.owner}, ":pending": {"S": PENDING}})
+
+    def _set_aside(self, message_id: str, subject: str, message: str, *, error: str, expires: int,
+                   notice: bool) -> None:
+        """SNS refused the message itself: record it as set aside (kept, never taken again) and say so once."""
+        try:
+            self._update(message_id, "SET #st = :aside, last_error = :err, set_aside_at = :now REMOVE #o, lease_until",
+                         "#o = :me AND #st = :pending",
+                         {":aside": {"S": SET_ASIDE}, ":err": {"S": error[:1000]},
+                          ":now": {"N": repr(self._ledger.clock())}, ":me": {"S": self.owner},
+                          ":pending": {"S": PENDING}})
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return  # another run owns it now (this run's lease passed): it sets it aside
+        except Exception as e:
+            self.problems.append(f"setting aside {subject!r} ({message_id}), which SNS refused ({error}): {e}; "
+                                 "the next run after this run's lease tries again")
+            return
+        self.set_aside.append(subject)
+        if notice:
+            return
+        until = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        text = (f"SNS refused announcement {message_id} ({len(message.encode())} bytes, subject {subject!r}) and "
+                f"would refuse it again: {error[:300]}. It is set aside: never published, never retried, and it "
+                f"holds back no other announcement. Its text stays in the announcements table {self._table} (kind "
+                f"{OUTBOX!r}, subject {message_id!r}) until {until}.")
+        when = datetime.fromtimestamp(max(expires, int(self._ledger.clock()) + 86_400), UTC)
+        self.once(f"{SET_ASIDE_KEY}{message_id}", expires=when,
+                  say=("neuronfleet: an announcement could not be published", text))
 
     def _release(self, message_id: str, subject: str, *, certain: bool, error: str,
                  maybe_absent: bool = False) -> None:

@@ -17,6 +17,8 @@ from moto import mock_aws
 from neuronfleet_runtime import announcements
 from neuronfleet_runtime.announcements import (
     LEASE_MARGIN,
+    MARK_MARGIN,
+    MARK_TRIES,
     MAX_CLAIMS,
     ONCE,
     OUTBOX,
@@ -289,9 +291,35 @@ def test_the_hand_back_failing_too_loses_nothing_the_message_waits_for_the_lease
     assert got["Message"] == SAY[1] + REPEAT_NOTE
 
 
-def test_the_sent_mark_failing_is_the_documented_window_one_repeat_after_the_lease(aws) -> None:
-    faulty = Faulty(aws["ddb"], {("update_item", 1): Fault(ddb_error(aws, "ThrottlingException", "UpdateItem"))})
-    box = ledger(aws, faulty).outbox(aws["topic"], deadline=T0 + 60)
+def refused_marks(aws: dict[str, Any], count: int) -> Faulty:
+    """DynamoDB refusing the first ``count`` UpdateItem calls (after botocore's own retries: one error each)."""
+    return Faulty(aws["ddb"], {("update_item", n): Fault(ddb_error(aws, "ThrottlingException", "UpdateItem"))
+                               for n in range(1, count + 1)})
+
+
+@pytest.mark.parametrize("refusals", [1, MARK_TRIES])
+def test_a_sent_mark_refused_for_a_while_is_tried_again_and_no_later_run_repeats_the_message(aws, refusals) -> None:
+    """The run knows SNS took the message: it tries the mark again at its end (backoff on the run's clock) and the
+    message is never published again."""
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        aws["clock"].now += seconds
+
+    box = Ledger(refused_marks(aws, refusals), aws["table"], clock=aws["clock"], sleep=sleep).outbox(
+        aws["topic"], deadline=T0 + 60)
+    assert box.once("cr-1#2h", expires=EXPIRES, say=SAY) == Outcome.SENT
+    box.finish()  # nothing left for the next run
+    assert waits == [0.5 * 2 ** n for n in range(refusals - 1)]
+    aws["clock"].now = T0 + 60 + LEASE_MARGIN + 1
+    assert ledger(aws).outbox(aws["topic"]).complete() == []
+    assert [m["Message"] for m in inbox(aws)] == [SAY[1]]
+    assert ledger(aws).messages() == []
+
+
+def test_a_sent_mark_refused_until_the_runs_end_is_the_documented_window_one_repeat_after_the_lease(aws) -> None:
+    box = ledger(aws, refused_marks(aws, 1 + MARK_TRIES)).outbox(aws["topic"], deadline=T0 + 60)
     assert box.once("cr-1#2h", expires=EXPIRES, say=SAY) == Outcome.SENT
     with pytest.raises(Unfinished, match="It was published; after this run's lease the next run publishes it again"):
         box.finish()
@@ -301,6 +329,120 @@ def test_the_sent_mark_failing_is_the_documented_window_one_repeat_after_the_lea
     assert ledger(aws).outbox(aws["topic"]).complete() == [SAY[0]]
     assert ledger(aws).outbox(aws["topic"]).complete() == []
     assert [m["Message"] for m in inbox(aws)] == [SAY[1], SAY[1] + REPEAT_NOTE]
+
+
+def test_the_marks_retries_stop_before_the_runs_deadline(aws) -> None:
+    """A run near its end does not sleep past its deadline (less MARK_MARGIN) to retry a mark."""
+    def sleep(seconds: float) -> None:
+        aws["clock"].now += seconds
+
+    box = Ledger(refused_marks(aws, 10), aws["table"], clock=aws["clock"], sleep=sleep).outbox(
+        aws["topic"], deadline=T0 + MARK_MARGIN + 1.0)
+    box.once("cr-1#2h", expires=EXPIRES, say=SAY)
+    with pytest.raises(Unfinished, match="marking"):
+        box.finish()
+    assert aws["clock"].now <= T0 + 1.0  # slept 0.5 s: the next wait (1 s) would pass deadline - MARK_MARGIN
+
+
+# ---------------------------------------------------------------- a message SNS refuses as such
+
+TOO_LARGE = ("neuronfleet: queue blocked", "x" * (256 * 1024 + 1))  # moto refuses it as SNS does (InvalidParameter)
+NOTICE = "neuronfleet: an announcement could not be published"
+
+
+def test_the_errors_that_set_a_message_aside_are_snss_own_for_a_refused_request() -> None:
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sns")
+    publish = model.operation_model("Publish")
+    codes = {e.metadata["error"]["code"] for e in publish.error_shapes if e.metadata["error"]["httpStatusCode"] == 400
+             and e.name in ("InvalidParameterException", "InvalidParameterValueException", "ValidationException")}
+    assert codes == set(announcements.UNPUBLISHABLE)
+    assert "256 KiB in size (262,144 bytes" in publish.input_shape.members["Message"].documentation
+
+
+def test_a_message_sns_refuses_is_set_aside_announced_once_and_blocks_no_later_run(aws) -> None:
+    box = ledger(aws).outbox(aws["topic"])
+    assert box.once("big", expires=EXPIRES, say=TOO_LARGE) == Outcome.SET_ASIDE
+    assert box.once("cr-1#2h", expires=EXPIRES, say=SAY) == Outcome.SENT  # the next one still goes out
+    box.finish()  # nothing for a retry to do
+    assert box.set_aside == [TOO_LARGE[0]]
+    got = inbox(aws)
+    assert [m["Subject"] for m in got] == [NOTICE, SAY[0]]
+    assert "set aside" in got[0]["Message"] and "'neuronfleet: queue blocked'" in got[0]["Message"]
+    assert f"{len(TOO_LARGE[1]) } bytes" in got[0]["Message"]
+    for minutes in (1, 5, 60 * 24 * 7):  # every later run: nothing to publish, nothing failing
+        aws["clock"].now = T0 + 60 * minutes
+        later = ledger(aws).outbox(aws["topic"])
+        assert later.complete() == [] and later.once("big", expires=EXPIRES, say=TOO_LARGE) == Outcome.ALREADY
+        later.finish()
+    assert inbox(aws) == []
+    (kept,) = [m for m in items(aws, OUTBOX) if m["state"]["S"] == "set-aside"]
+    assert kept["message"]["S"] == TOO_LARGE[1] and "Message too long" in kept["last_error"]["S"]
+    assert "owner" not in kept and "lease_until" not in kept
+    consistent(aws)
+
+
+def test_a_pending_message_sns_refuses_is_set_aside_by_the_run_completing_it_and_the_others_go_out(aws) -> None:
+    stopped = ledger(aws).outbox(StoppingTopic(aws["topic"], published=False), deadline=T0)
+    with pytest.raises(LambdaStopped):
+        stopped.once("big", expires=EXPIRES, say=TOO_LARGE)
+    stopped2 = ledger(aws).outbox(StoppingTopic(aws["topic"], published=False), deadline=T0)
+    with pytest.raises(LambdaStopped):
+        stopped2.once("cr-1#2h", expires=EXPIRES, say=SAY)
+    aws["clock"].now = T0 + LEASE_MARGIN + 1
+    later = ledger(aws).outbox(aws["topic"])
+    assert later.complete() == [SAY[0]]  # the large one first (oldest), set aside; the other published
+    later.finish()
+    assert later.set_aside == [TOO_LARGE[0]]
+    assert sorted(m["Subject"] for m in inbox(aws)) == sorted([NOTICE, SAY[0]])
+    assert ledger(aws).outbox(aws["topic"]).complete() == [] and inbox(aws) == []
+
+
+def test_setting_aside_refused_by_dynamodb_is_done_by_the_next_run_after_the_lease_and_noticed_once(aws) -> None:
+    faulty = Faulty(aws["ddb"], {("update_item", 1): Fault(ddb_error(aws, "ThrottlingException", "UpdateItem"))})
+    box = ledger(aws, faulty).outbox(aws["topic"], deadline=T0 + 60)
+    assert box.once("big", expires=EXPIRES, say=TOO_LARGE) == Outcome.PENDING
+    with pytest.raises(Unfinished, match="setting aside 'neuronfleet: queue blocked'"):
+        box.finish()
+    assert inbox(aws) == []
+    aws["clock"].now = T0 + 30  # within the lease
+    assert ledger(aws).outbox(aws["topic"]).complete() == []
+    aws["clock"].now = T0 + 60 + LEASE_MARGIN + 1
+    later = ledger(aws).outbox(aws["topic"])
+    assert later.complete() == [] and later.set_aside == [TOO_LARGE[0]]
+    later.finish()
+    assert [m["Subject"] for m in inbox(aws)] == [NOTICE]
+    assert ledger(aws).outbox(aws["topic"]).complete() == [] and inbox(aws) == []
+
+
+def test_two_runs_completing_the_same_unpublishable_message_notice_it_once(aws) -> None:
+    stopped = ledger(aws).outbox(StoppingTopic(aws["topic"], published=False), deadline=T0)
+    with pytest.raises(LambdaStopped):
+        stopped.once("big", expires=EXPIRES, say=TOO_LARGE)
+    aws["clock"].now = T0 + LEASE_MARGIN + 1
+    b_set_aside: list[list[str]] = []
+
+    def run_b() -> None:  # the whole of run B between run A's read of the outbox and A's take
+        b = ledger(aws).outbox(aws["topic"])
+        assert b.complete() == []
+        b.finish()
+        b_set_aside.append(b.set_aside)
+
+    a = ledger(aws, Faulty(aws["ddb"], before={("update_item", 1): run_b})).outbox(aws["topic"])
+    assert a.complete() == [] and a.set_aside == []  # its take lost: the message is no longer pending
+    a.finish()
+    assert b_set_aside == [[TOO_LARGE[0]]]
+    assert [m["Subject"] for m in inbox(aws)] == [NOTICE]
+
+
+def test_a_notice_that_sns_refuses_is_set_aside_without_a_notice_of_its_own(aws) -> None:
+    refusing = FailingTopic(aws["topic"], client_error("InvalidParameter", "Publish", status=400))
+    box = ledger(aws).outbox(refusing)
+    assert box.once("big", expires=EXPIRES, say=TOO_LARGE) == Outcome.SET_ASIDE
+    box.finish()
+    assert box.set_aside == [TOO_LARGE[0], NOTICE]  # the notice refused too: set aside, and no third message
+    assert inbox(aws) == [] and ledger(aws).messages() == []
 
 
 # ---------------------------------------------------------------- the Lambda stopping, overlapping runs
