@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from neuronfleet_runtime import announcements, reservations, topic
@@ -59,14 +60,24 @@ class FleetNodegroups:
     def __init__(self, eks: Any, *, cluster: str, names: Sequence[str]) -> None:
         self._eks, self.cluster, self.names = eks, cluster, tuple(names)
 
-    def describe(self, name: str) -> dict[str, Any] | str:
-        """The node group's ``nodegroup`` document, or why it could not be read (``<error code>: <message>``)."""
+    def describe(self, name: str) -> Described:
+        """The node group's ``nodegroup`` member as EKS answered it (not checked: nodegroups.nodegroup reads it),
+        or why it could not be described (``<error code>: <message>``)."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            return dict(self._eks.describe_nodegroup(clusterName=self.cluster, nodegroupName=name)["nodegroup"])
+            answer = self._eks.describe_nodegroup(clusterName=self.cluster, nodegroupName=name)
         except ClientError as exc:
             err = exc.response.get("Error", {})
-            return f"{err.get('Code', 'error')}: {err.get('Message', exc)}"
+            return Described(error=f"{err.get('Code', 'error')}: {err.get('Message', exc)}")
         except BotoCoreError as exc:
-            return f"{type(exc).__name__}: {exc}"
+            return Described(error=f"{type(exc).__name__}: {exc}")
+        return Described(doc=answer.get("nodegroup") if isinstance(answer, dict) else answer)
+
+
+@dataclass(frozen=True)
+class Described:
+    """One DescribeNodegroup: the answer's ``nodegroup`` member (any shape), or the error that kept it."""
+
+    doc: Any = None
+    error: str | None = None

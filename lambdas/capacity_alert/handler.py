@@ -25,7 +25,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neuronfleet_runtime.health import per_fleet
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, MALFORMED_METRIC, SERVICE, CapacityAlertSettings
+from neuronfleet_contract.capacity_alert import (
+    ANNOUNCEMENTS_METRIC,
+    MALFORMED_METRIC,
+    SERVICE,
+    UNPUBLISHABLE_METRIC,
+    CapacityAlertSettings,
+)
 
 from .adapters import FleetBlocks, Ledger, Outbox, Outcome, Topic
 from .logic import (
@@ -52,13 +58,14 @@ def run(event: Any, *, pool: GpuPoolQueue, alerts: Topic, ledger: Ledger, blocks
         deadline: float | None = None) -> dict[str, Any]:
     """Decide what the event means and announce it once (the ledger's outbox; ``deadline``: when this invocation
     ends, epoch seconds). Returns what was announced (including earlier runs' messages completed), left pending,
+    set aside (SNS refused the message itself: kept, noticed once, never retried; ``UnpublishableAnnouncements``),
     skipped, or refused. Raises announcements.Unfinished, after doing all it could, when something is left for the
     retry."""
     refusal = malformed(event)
     if refusal:
         logger.error("malformed event refused", extra={"reason": refusal})
         metrics.add_metric(name=MALFORMED_METRIC, unit=MetricUnit.Count, value=1)
-        return {"announced": [], "pending": [], "skipped": [], "refused": refusal}
+        return {"announced": [], "pending": [], "set_aside": [], "skipped": [], "refused": refusal}
     box = ledger.outbox(alerts, deadline=deadline)
     box.complete()
     kind = detail_type(event)
@@ -85,10 +92,12 @@ def run(event: Any, *, pool: GpuPoolQueue, alerts: Topic, ledger: Ledger, blocks
             skipped.append(f"already said: {action.say.subject}")
     if box.sent:
         metrics.add_metric(name=ANNOUNCEMENTS_METRIC, unit=MetricUnit.Count, value=len(box.sent))
+    if box.set_aside:
+        metrics.add_metric(name=UNPUBLISHABLE_METRIC, unit=MetricUnit.Count, value=len(box.set_aside))
     logger.info("capacity check", extra={"detail_type": kind, "announced": box.sent, "pending": pending,
-                                         "skipped": skipped})
+                                         "set_aside": box.set_aside, "skipped": skipped})
     box.finish()
-    return {"announced": box.sent, "pending": pending, "skipped": skipped}
+    return {"announced": box.sent, "pending": pending, "set_aside": box.set_aside, "skipped": skipped}
 
 
 def _carry_out(action: Once | Start | End, box: Outbox) -> Outcome:

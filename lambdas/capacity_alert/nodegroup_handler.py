@@ -3,7 +3,9 @@ Neuron node groups is described; a node group that cannot get its nodes is annou
 more when it can again.
 
 Configuration: :class:`neuronfleet_contract.nodegroup_capacity.NodegroupAlertSettings` (read once per container).
-Metrics: ``CapacityAnnouncements`` in ``CAPACITY_NAMESPACE`` under the capacity alerts' service, per fleet
+Metrics: ``CapacityAnnouncements``, ``UnreadableNodegroups`` (node groups whose description is not of botocore's
+shape: each announced once per episode, the others still checked) and ``UnpublishableAnnouncements`` (messages SNS
+refused as such, set aside by the outbox) in ``CAPACITY_NAMESPACE`` under the capacity alerts' service, per fleet
 (neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 Announcements go through the ledger's outbox (neuronfleet_runtime.announcements), as the capacity alerts' do: each
 run first publishes what earlier runs recorded and could not; overlapping runs never announce one episode twice. A
@@ -25,13 +27,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neuronfleet_runtime.health import per_fleet
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, SERVICE
-from neuronfleet_contract.nodegroup_capacity import NodegroupAlertSettings
+from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, SERVICE, UNPUBLISHABLE_METRIC
+from neuronfleet_contract.nodegroup_capacity import UNREADABLE_METRIC, NodegroupAlertSettings
 
-from .adapters import FleetNodegroups, Ledger, Outcome, Topic
+from .adapters import FleetNodegroups, Ledger, Outbox, Outcome, Topic
 from .handler import _carry_out
 from .logic import End, GpuPoolQueue, Ignore, Refuse
-from .nodegroups import actions, nodegroup, unchecked
+from .nodegroups import Unreadable, actions, nodegroup, readable, unchecked, unreadable
 
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=namespaces.CAPACITY_NAMESPACE, service=SERVICE)
@@ -40,39 +42,57 @@ metrics = Metrics(namespace=namespaces.CAPACITY_NAMESPACE, service=SERVICE)
 def run(*, groups: FleetNodegroups, pool: GpuPoolQueue | None, alerts: Topic, ledger: Ledger, now: datetime,
         deadline: float | None = None) -> dict[str, Any]:
     """Describe each node group and announce what changed, once. Returns what was announced (earlier runs'
-    messages included), left pending, skipped and not checked. Raises announcements.Unfinished, after doing all it
-    could, when something is left for the retry."""
+    messages included), left pending, set aside, skipped and not checked. Each node group is handled on its own:
+    one that cannot be described, or read, or whose handling fails, never keeps the others from being checked.
+    Raises announcements.Unfinished, after doing all it could, when something is left for the retry."""
     box = ledger.outbox(alerts, deadline=deadline)
     box.complete()
-    pending: list[str] = []
-    skipped: list[str] = []
-    not_checked: list[str] = []
+    out: dict[str, list[str]] = {"pending": [], "skipped": [], "not_checked": [], "unreadable": []}
     for name in groups.names:
-        doc = groups.describe(name)
-        if isinstance(doc, str):
-            todo: list[Any] = [unchecked(name, doc)]
-            not_checked.append(f"{name}: {doc}")
-        else:
-            try:
-                todo = actions(nodegroup(doc), pool=pool, now=now)
-            except (KeyError, TypeError, ValueError) as exc:
-                todo = [unchecked(name, f"unreadable description ({type(exc).__name__}: {exc})")]
-                not_checked.append(f"{name}: unreadable")
-        for action in todo:
-            if isinstance(action, Ignore | Refuse):
-                logger.warning("node group not checked", extra={"reason": action.reason})
-                continue
-            outcome = _carry_out(action, box)
-            if outcome in (Outcome.PENDING, Outcome.UNRECORDED):
-                pending.append(action.say.subject)
-            elif outcome == Outcome.ALREADY and not isinstance(action, End):  # an End of nothing open: no news
-                skipped.append(f"already said: {action.say.subject}")
+        try:
+            _check(name, groups, pool=pool, box=box, now=now, out=out)
+        except Exception as exc:  # a fault of this node group's handling: the others are still checked
+            logger.exception("node group check failed", extra={"node_group": name})
+            out["not_checked"].append(f"{name}: {type(exc).__name__}: {exc}")
+            box.problems.append(f"checking node group {name}: {type(exc).__name__}: {exc}")
     if box.sent:
         metrics.add_metric(name=ANNOUNCEMENTS_METRIC, unit=MetricUnit.Count, value=len(box.sent))
-    logger.info("node group check", extra={"announced": box.sent, "pending": pending, "skipped": skipped,
-                                           "not_checked": not_checked})
+    if out["unreadable"]:
+        metrics.add_metric(name=UNREADABLE_METRIC, unit=MetricUnit.Count, value=len(out["unreadable"]))
+    if box.set_aside:
+        metrics.add_metric(name=UNPUBLISHABLE_METRIC, unit=MetricUnit.Count, value=len(box.set_aside))
+    logger.info("node group check", extra={"announced": box.sent, "set_aside": box.set_aside, **out})
     box.finish()
-    return {"announced": box.sent, "pending": pending, "skipped": skipped, "not_checked": not_checked}
+    return {"announced": box.sent, "pending": out["pending"], "set_aside": box.set_aside,
+            "skipped": out["skipped"], "not_checked": out["not_checked"], "unreadable": out["unreadable"]}
+
+
+def _check(name: str, groups: FleetNodegroups, *, pool: GpuPoolQueue | None, box: Outbox, now: datetime,
+           out: dict[str, list[str]]) -> None:
+    looked = groups.describe(name)
+    todo: list[Any]
+    if looked.error is not None:
+        todo = [unchecked(name, looked.error)]
+        out["not_checked"].append(f"{name}: {looked.error}")
+    else:
+        try:
+            group = nodegroup(looked.doc)
+        except Unreadable as exc:
+            logger.error("node group description unreadable", extra={"node_group": name, "problems": str(exc)})
+            todo = [unreadable(groups.cluster, name, exc, now=now)]
+            out["not_checked"].append(f"{name}: unreadable")
+            out["unreadable"].append(f"{name}: {exc}")
+        else:
+            todo = [readable(groups.cluster, name, now=now), *actions(group, pool=pool, now=now)]
+    for action in todo:
+        if isinstance(action, Ignore | Refuse):
+            logger.warning("node group not checked", extra={"reason": action.reason})
+            continue
+        outcome = _carry_out(action, box)
+        if outcome in (Outcome.PENDING, Outcome.UNRECORDED):
+            out["pending"].append(action.say.subject)
+        elif outcome == Outcome.ALREADY and not isinstance(action, End):  # an End of nothing open: no news
+            out["skipped"].append(f"already said: {action.say.subject}")
 
 
 @dataclass(frozen=True)

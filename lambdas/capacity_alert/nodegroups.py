@@ -5,6 +5,11 @@ lasting condition "cannot get its nodes" (announced once when it starts, with wh
 words are a capacity refusal, as the Batch path's launch messages say); a description without one closes it
 (announced once, only if it was open). Tested on aws-cli's own describe-nodegroup example (tests/data/aws_cli) and
 variations of it.
+
+A description of another shape than botocore's (a member of another type, a node group without a name) is not
+guessed at: :func:`nodegroup` raises :class:`Unreadable` naming every member, its value and what is allowed, and
+:func:`unreadable` makes it the lasting condition "cannot be read" of that node group (announced once per episode,
+once more when it can be read again); its capacity condition stays as it was.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neuronfleet_contract.nodegroup_capacity import CONDITION_KIND, LAUNCH_ISSUES
+from neuronfleet_contract.nodegroup_capacity import CONDITION_KIND, LAUNCH_ISSUES, UNREADABLE_KIND
+from neuronfleet_contract.problems import MISSING, Problem, render
 
 from .logic import CONDITION_TTL, Action, End, GpuPoolQueue, Ignore, Say, Start, _pool_lines, is_capacity_refusal
 
@@ -43,17 +49,93 @@ class Nodegroup:
         return tuple(i for i in self.issues if i.code in LAUNCH_ISSUES)
 
 
-def nodegroup(doc: Mapping[str, Any]) -> Nodegroup:
-    """DescribeNodegroup's ``nodegroup`` member as the alerts read it; KeyError/TypeError when it is not one."""
-    health = doc.get("health") or {}
-    return Nodegroup(
-        cluster=str(doc["clusterName"]), name=str(doc["nodegroupName"]), status=str(doc.get("status", "?")),
-        desired=int((doc.get("scalingConfig") or {}).get("desiredSize", 0)),
-        capacity_type=str(doc.get("capacityType", "?")),
-        auto_scaling_groups=tuple(str(g["name"]) for g in (doc.get("resources") or {}).get("autoScalingGroups", [])
-                                  if g.get("name")),
-        issues=tuple(Issue(str(i.get("code", "Unknown")), str(i.get("message", "")),
-                           tuple(str(r) for r in i.get("resourceIds", []))) for i in health.get("issues", [])))
+class Unreadable(ValueError):
+    """A node group description the alerts cannot read: each problem names the member, its value and what is
+    allowed (botocore 1.44.5 eks Nodegroup shape)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__(render(problems, "the node group's description"))
+
+
+def _text(doc: Mapping[str, Any], key: str, problems: list[Problem], *, where: str = "",
+          required: bool = False) -> str | None:
+    value = doc.get(key, MISSING)
+    if value is MISSING or value is None:
+        if required:
+            problems.append(Problem(f"{where}{key}", MISSING, "a non-blank string"))
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        problems.append(Problem(f"{where}{key}", value, "a non-blank string" if required else "a string"))
+        return None
+    return value
+
+
+def _object(value: Any, where: str, problems: list[Problem]) -> Mapping[str, Any]:
+    """``value`` if it is an object, {} if absent (null), else a problem and {}."""
+    if value is None or value is MISSING:
+        return {}
+    if not isinstance(value, Mapping):
+        problems.append(Problem(where, value, "an object"))
+        return {}
+    return value
+
+
+def _items(value: Any, where: str, problems: list[Problem]) -> list[Mapping[str, Any]]:
+    """The objects of list ``value`` ([] if absent); every other element or type a problem."""
+    if value is None or value is MISSING:
+        return []
+    if not isinstance(value, list):
+        problems.append(Problem(where, value, "a list of objects"))
+        return []
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, Mapping):
+            out.append(item)
+        else:
+            problems.append(Problem(f"{where}[{i}]", item, "an object"))
+    return out
+
+
+def nodegroup(doc: Any) -> Nodegroup:
+    """DescribeNodegroup's ``nodegroup`` member as the alerts read it; :class:`Unreadable` naming every member of
+    another shape (none is guessed at: a wrong reading would open or close a condition falsely)."""
+    problems: list[Problem] = []
+    if not isinstance(doc, Mapping):
+        raise Unreadable([Problem("nodegroup", MISSING if doc is None else doc,
+                                  "an object (DescribeNodegroup's nodegroup)")])
+    cluster = _text(doc, "clusterName", problems, required=True)
+    name = _text(doc, "nodegroupName", problems, required=True)
+    status = _text(doc, "status", problems)
+    capacity_type = _text(doc, "capacityType", problems)
+    scaling = _object(doc.get("scalingConfig"), "scalingConfig", problems)
+    desired = scaling.get("desiredSize", 0)
+    if desired is None:
+        desired = 0
+    if not isinstance(desired, int) or isinstance(desired, bool) or desired < 0:
+        problems.append(Problem("scalingConfig.desiredSize", desired, "a whole number of nodes, 0 or more"))
+        desired = 0
+    groups = []
+    resources = _object(doc.get("resources"), "resources", problems)
+    for i, g in enumerate(_items(resources.get("autoScalingGroups"), "resources.autoScalingGroups", problems)):
+        if (group_name := _text(g, "name", problems, where=f"resources.autoScalingGroups[{i}].")):
+            groups.append(group_name)
+    issues = []
+    health = _object(doc.get("health"), "health", problems)
+    for i, item in enumerate(_items(health.get("issues"), "health.issues", problems)):
+        where = f"health.issues[{i}]."
+        code = _text(item, "code", problems, where=where)
+        message = _text(item, "message", problems, where=where)
+        ids = item.get("resourceIds") or []
+        if not isinstance(ids, list) or not all(isinstance(r, str) for r in ids):
+            problems.append(Problem(f"{where}resourceIds", ids, "a list of strings"))
+            ids = []
+        issues.append(Issue(code or "Unknown", message or "", tuple(ids)))
+    if problems:
+        raise Unreadable(problems)
+    assert cluster is not None and name is not None
+    return Nodegroup(cluster=cluster, name=name, status=status or "?", desired=desired,
+                     capacity_type=capacity_type or "?", auto_scaling_groups=tuple(groups), issues=tuple(issues))
 
 
 def subject(group: Nodegroup) -> str:
@@ -88,6 +170,24 @@ def actions(group: Nodegroup, *, pool: GpuPoolQueue | None, now: datetime) -> li
     else:
         title = f"neuronfleet: node group {group.name} cannot get nodes"
     return [Start(CONDITION_KIND, subject(group), expires, Say(title[:100], "\n".join(lines)))]
+
+
+def unreadable(cluster: str, name: str, error: Unreadable, *, now: datetime) -> Start:
+    """A description of another shape: the condition "cannot be read" of this node group (its capacity condition
+    stays as it was)."""
+    return Start(UNREADABLE_KIND, f"{cluster}/{name}", now + CONDITION_TTL, Say(
+        f"neuronfleet: node group {name} cannot be read"[:100],
+        f"EKS's description of node group {name} of cluster {cluster} is not of the shape the capacity alerts read "
+        f"(botocore's DescribeNodegroup): {error}.\nIts capacity is not checked while this lasts; whatever was "
+        "announced of it stands. The other node groups are checked as usual. This is announced once, and once more "
+        "when it can be read again."))
+
+
+def readable(cluster: str, name: str, *, now: datetime) -> End:
+    """The node group's description reads again: ends "cannot be read" if it was open (announced then only)."""
+    return End(UNREADABLE_KIND, f"{cluster}/{name}", now + CONDITION_TTL, Say(
+        f"neuronfleet: node group {name} can be read again"[:100],
+        f"EKS's description of node group {name} of cluster {cluster} reads again: its capacity is checked again."))
 
 
 def unchecked(name: str, reason: str) -> Ignore:

@@ -45,6 +45,10 @@ ANNOUNCEMENTS_METRIC = "CapacityAnnouncements"
 """Count of messages a run published (CAPACITY_NAMESPACE, dimension ``service``)."""
 MALFORMED_METRIC = "MalformedEvents"
 """Count of events refused as malformed (CAPACITY_NAMESPACE, dimension ``service``)."""
+UNPUBLISHABLE_METRIC = "UnpublishableAnnouncements"
+"""Count of messages a run set aside because SNS refused them as such (too large for the topic, an invalid parameter:
+neuronfleet_runtime.announcements, step 5); each is also announced once by a short notice (CAPACITY_NAMESPACE,
+dimension ``service``)."""
 
 CAPACITY_BLOCK_DELIVERED = ("Capacity Block Reservation Delivered", "Capacity Block Delivered")
 CAPACITY_BLOCK_ENDING = ("Capacity Block Reservation Expiration Warning", "Capacity Block Expiration Warning")

@@ -43,6 +43,13 @@ SCAN_MINUTES = 5
 """How often the fleet's Neuron node groups are described: an issue is announced at most this late (EventBridge's
 rate schedule; one DescribeNodegroup per node group per run)."""
 
+UNREADABLE_KIND = "nodegroup-unreadable"
+"""The ledger's kind of the lasting condition "this node group's description cannot be read" (one per node group:
+announced once when it starts and once when it ends)."""
+UNREADABLE_METRIC = "UnreadableNodegroups"
+"""Count of node groups whose description a run could not read (CAPACITY_NAMESPACE, the capacity alerts' service
+dimensions), published by every run that meets one."""
+
 CONDITION_KIND = "nodegroup-launch"
 """The announcements ledger's kind of the lasting condition "this node group cannot get its nodes" (one per node
 group: announced when it starts and when it ends, once per episode)."""

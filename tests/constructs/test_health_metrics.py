@@ -69,6 +69,7 @@ class Box:
     """An announcements outbox that completed one message of an earlier run: the run counts it."""
 
     sent: list[str] = field(default_factory=lambda: ["an earlier run's message"])
+    set_aside: list[str] = field(default_factory=list)
 
     def complete(self) -> None:
         return None

@@ -366,3 +366,33 @@ def test_the_deployed_handler_logs_and_counts_a_malformed_event_in_its_namespace
     assert directive["Namespace"] == "NeuronFleet/Capacity" and emf["service"] == "neuronfleet-capacity"
     assert [m["Name"] for m in directive["Metrics"]] == [capacity_handler.MALFORMED_METRIC] == ["MalformedEvents"]
     assert emf["MalformedEvents"] == [1.0]
+
+
+def test_a_direct_invoke_too_large_for_sns_is_set_aside_and_never_fails_a_later_run(aws) -> None:
+    """Only a direct invoke can carry a message over the topic's limit (here a 300 KiB statusReason): SNS refuses it,
+    the outbox sets it aside (kept, said once by a short notice, counted), and every later run, the Lambda's
+    retries of the same event included, succeeds and announces what it has to."""
+    huge = event("batch-job-queue-blocked")
+    huge["detail"]["statusReason"] = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - " + "x" * (300 * 1024)
+    blocks, _, _ = Fleet().blocks(describes=0)
+    capacity_handler.metrics.clear_metrics()
+    out = run(huge, pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks,
+              now=END - timedelta(days=3))
+    subject = out["set_aside"][0]
+    assert subject.startswith("neuronfleet: Trainium queue blocked") and out["pending"] == []
+    assert capacity_handler.metrics.metric_set["UnpublishableAnnouncements"]["Value"] == [1.0]
+    (notice,) = said(aws)
+    assert notice["Subject"] == "neuronfleet: an announcement could not be published"
+    assert "InvalidParameter" in notice["Message"] and "set aside" in notice["Message"]
+    capacity_handler.metrics.clear_metrics()
+    again = run(huge, pool=POOL, alerts=Topic(aws["sns"], aws["topic"]), ledger=aws["ledger"], blocks=blocks,
+                now=END - timedelta(days=3) + timedelta(minutes=1))  # the Lambda's retry of the same event
+    assert again["set_aside"] == [] and again["skipped"] == [f"already said: {subject}"] and said(aws) == []
+    fleet = Fleet(reservation("cr-0inst", "trn2.48xlarge", 4))
+    stops = END - timedelta(minutes=30)
+    for hours in (24, 2):  # later scheduled runs: nothing held back, nothing failing
+        assert scan(aws, fleet, stops - timedelta(hours=hours)) == [
+            f"neuronfleet: Capacity Block cr-0inst stops in under {hours}h"]
+    assert [m["Subject"] for m in said(aws)] == ["neuronfleet: Capacity Block cr-0inst stops in under 24h",
+                                                 "neuronfleet: Capacity Block cr-0inst stops in under 2h"]
+    capacity_handler.metrics.clear_metrics()

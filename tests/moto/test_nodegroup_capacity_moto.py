@@ -5,6 +5,7 @@ and a throttled or missing node group changes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Iterator
@@ -15,12 +16,14 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
+from neuronfleet_runtime.announcements import REPEAT_NOTE, Unfinished
 
 from neuronfleet.lambdas.capacity_alert import nodegroup_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetNodegroups, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.nodegroup_handler import run
 from neuronfleet_contract.capacity_alert import gpu_pool
 from neuronfleet_contract.nodegroup_capacity import NodegroupAlertSettings
+from tests.fault_injection import Clock, Fault, Faulty, client_error, timeout
 from tests.moto_support import alerts_inbox, announcements_table
 from tests.publisher_examples import cli_outputs, response
 
@@ -118,7 +121,8 @@ def test_throttled_or_missing_group_changes_nothing(aws) -> None:
 
 def test_a_healthy_fleet_says_nothing(aws) -> None:
     out = check(aws, {"ultra": described("ultra"), "tune": described("tune")})
-    assert out == {"announced": [], "pending": [], "skipped": [], "not_checked": []} and said(aws) == []
+    assert out == {"announced": [], "pending": [], "set_aside": [], "skipped": [], "not_checked": [],
+                   "unreadable": []} and said(aws) == []
 
 
 class Context:
@@ -160,4 +164,184 @@ def test_an_unreadable_description_changes_nothing(aws) -> None:
     broken = described("ultra")
     del broken["nodegroup"]["clusterName"]  # optional in botocore's shape: the Stubber accepts it
     out = check(aws, {"ultra": broken}, now=NOW + timedelta(minutes=5))
-    assert out["not_checked"] == ["ultra: unreadable"] and said(aws) == []  # not taken as "healthy again"
+    assert out["not_checked"] == ["ultra: unreadable"]
+    [told] = said(aws)  # not taken as "healthy again": reported as unreadable, naming the member
+    assert told["Subject"] == "neuronfleet: node group ultra cannot be read"
+    assert "clusterName: got nothing (the field is required); allowed: a non-blank string" in told["Message"]
+
+
+# ------------------------------------------------------------------ descriptions of another shape, faults, overlaps
+
+
+class FakeEks:
+    """DescribeNodegroup answering whatever it is given (botocore's parser never would: a newer or broken API),
+    or raising it."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+
+    def describe_nodegroup(self, *, clusterName: str, nodegroupName: str) -> Any:
+        answer = self.answers[nodegroupName]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+def shaped(change: Any) -> dict[str, Any]:
+    doc = copy.deepcopy(described("ultra"))
+    change(doc["nodegroup"])
+    return doc
+
+
+MALFORMED = {
+    "health-a-list": (shaped(lambda n: n.update(health=["DEGRADED"])), "health: got ['DEGRADED']; allowed: an object"),
+    "issue-a-string": (shaped(lambda n: n["health"].update(issues=["AsgInstanceLaunchFailures"])),
+                       "health.issues[0]: got 'AsgInstanceLaunchFailures'; allowed: an object"),
+    "desired-a-string": (shaped(lambda n: n["scalingConfig"].update(desiredSize="4")),
+                         "scalingConfig.desiredSize: got '4'; allowed: a whole number of nodes"),
+    "asg-not-a-list": (shaped(lambda n: n["resources"].update(autoScalingGroups={"name": "x"})),
+                       "resources.autoScalingGroups: got {'name': 'x'}; allowed: a list of objects"),
+    "no-nodegroup": ({"ResponseMetadata": {}}, "nodegroup: got nothing (the field is required)"),
+    "nodegroup-a-string": ({"nodegroup": "ultra"}, "nodegroup: got 'ultra'; allowed: an object"),
+    "message-a-number": (shaped(lambda n: n["health"].update(issues=[NO_CAPACITY | {"message": 503}])),
+                         "health.issues[0].message: got 503; allowed: a string"),
+}
+
+
+def run_fake(aws: dict[str, Any], answers: dict[str, Any], *, now: datetime = NOW, ledger: Ledger | None = None,
+             alerts: Any = None, deadline: float | None = None) -> dict[str, Any]:
+    return run(groups=FleetNodegroups(FakeEks(answers), cluster=CLUSTER, names=list(answers)), pool=POOL,
+               alerts=alerts or aws["alerts"], ledger=ledger or aws["ledger"], now=now, deadline=deadline)
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_description_of_another_shape_is_reported_once_and_the_others_are_still_checked(aws, case) -> None:
+    bad, problem = MALFORMED[case]
+    nodegroup_handler.metrics.clear_metrics()
+    out = run_fake(aws, {"ultra": bad, "tune": described("tune", NO_CAPACITY)})
+    told = {m["Subject"]: m["Message"] for m in said(aws)}
+    assert set(told) == {"neuronfleet: node group ultra cannot be read",
+                         "neuronfleet: no Neuron capacity for node group tune"}  # the group after it still checked
+    assert problem in told["neuronfleet: node group ultra cannot be read"]
+    assert out["not_checked"] == ["ultra: unreadable"] and len(out["unreadable"]) == 1
+    assert nodegroup_handler.metrics.metric_set["UnreadableNodegroups"]["Value"] == [1.0]
+    for minutes in (5, 10):  # still malformed: counted each run, reported once
+        nodegroup_handler.metrics.clear_metrics()
+        out = run_fake(aws, {"ultra": bad, "tune": described("tune", NO_CAPACITY)},
+                       now=NOW + timedelta(minutes=minutes))
+        assert said(aws) == [] and nodegroup_handler.metrics.metric_set["UnreadableNodegroups"]["Value"] == [1.0]
+    nodegroup_handler.metrics.clear_metrics()
+    run_fake(aws, {"ultra": described("ultra"), "tune": described("tune", NO_CAPACITY)},
+             now=NOW + timedelta(minutes=15))
+    assert [m["Subject"] for m in said(aws)] == ["neuronfleet: node group ultra can be read again"]
+    assert "UnreadableNodegroups" not in nodegroup_handler.metrics.metric_set
+    nodegroup_handler.metrics.clear_metrics()
+
+
+def test_a_fault_in_one_node_groups_handling_never_skips_the_next(aws, monkeypatch) -> None:
+    """Whatever fails for one node group (here: the logic itself), the next is checked and the run fails loudly
+    afterwards."""
+    from neuronfleet_runtime.announcements import Unfinished
+
+    from neuronfleet.lambdas.capacity_alert import nodegroup_handler as h
+
+    real = h.actions
+
+    def actions(group: Any, **kw: Any) -> Any:
+        if group.name == "ultra":
+            raise ZeroDivisionError("a bug")
+        return real(group, **kw)
+
+    monkeypatch.setattr(h, "actions", actions)
+    with pytest.raises(Unfinished, match="checking node group ultra: ZeroDivisionError: a bug"):
+        run_fake(aws, {"ultra": described("ultra", NO_CAPACITY), "tune": described("tune", NO_CAPACITY)})
+    assert [m["Subject"] for m in said(aws)] == ["neuronfleet: no Neuron capacity for node group tune"]
+
+
+T0 = 1_795_000_000.0
+
+
+def faulted_ledger(aws: dict[str, Any], faults: dict[tuple[str, int], Any], clock: Any) -> Ledger:
+    return Ledger(Faulty(aws["ledger"].client, faults), aws["ledger"].table, clock=clock, sleep=lambda _: None)
+
+
+def ddb_fault(aws: dict[str, Any], code: str, op: str) -> Exception:
+    return client_error(code, op, client=aws["ledger"].client)
+
+
+GROUPS = {"ultra": described("ultra", NO_CAPACITY), "tune": described("tune", NO_CAPACITY)}
+SUBJECTS = ["neuronfleet: no Neuron capacity for node group tune", "neuronfleet: no Neuron capacity for node group ultra"]
+
+
+@pytest.mark.parametrize(("op", "n", "after"), [
+    ("query", 1, False),                 # reading the outbox
+    ("transact_write_items", 1, False),  # recording ultra's condition and message: refused
+    ("transact_write_items", 1, True),   # ... took effect, its answer lost
+    ("transact_write_items", 2, False),  # tune's: refused
+    ("update_item", 1, False),           # the sent mark of ultra's message: refused (tried again at the end)
+    ("update_item", 2, True),            # the sent mark of tune's message: took effect, answer lost
+], ids=lambda v: str(v))
+def test_a_dynamodb_fault_at_each_call_then_a_retry_announces_each_condition_once(aws, op, n, after) -> None:
+    clock = Clock(T0)
+    code = {"query": "Query", "transact_write_items": "TransactWriteItems", "update_item": "UpdateItem"}[op]
+    error = timeout() if after else ddb_fault(aws, "ProvisionedThroughputExceededException", code)
+    with contextlib.suppress(Unfinished):
+        run_fake(aws, GROUPS, ledger=faulted_ledger(aws, {(op, n): Fault(error, after=after)}, clock),
+                 deadline=T0 + 60)
+    clock.now = T0 + 60  # the Lambda's retry, a minute later
+    run_fake(aws, GROUPS, ledger=Ledger(aws["ledger"].client, aws["ledger"].table, clock=clock, sleep=lambda _: None),
+             now=NOW + timedelta(minutes=1), deadline=T0 + 120)
+    clock.now = T0 + 300  # the next scheduled run, past every lease
+    run_fake(aws, GROUPS, ledger=Ledger(aws["ledger"].client, aws["ledger"].table, clock=clock, sleep=lambda _: None),
+             now=NOW + timedelta(minutes=5), deadline=T0 + 360)
+    assert sorted(m["Subject"] for m in said(aws)) == SUBJECTS  # each once, nothing repeated
+
+
+@pytest.mark.parametrize(("error", "after"), [
+    (client_error("Throttled", "Publish", status=400), False),     # SNS refused: certainly not sent
+    (client_error("InternalError", "Publish", status=500), True),  # SNS took it, its answer lost
+])
+def test_an_sns_fault_then_a_retry_announces_once_or_once_again_saying_so(aws, error, after) -> None:
+    clock = Clock(T0)
+    ledger = Ledger(aws["ledger"].client, aws["ledger"].table, clock=clock, sleep=lambda _: None)
+    sns = Faulty(aws["alerts"]._client, {("publish", 1): Fault(error, after=after)})
+    with pytest.raises(Unfinished, match="publishing"):
+        run_fake(aws, GROUPS, ledger=ledger, alerts=Topic(sns, aws["topic"]), deadline=T0 + 60)
+    clock.now = T0 + 60
+    run_fake(aws, GROUPS, ledger=ledger, now=NOW + timedelta(minutes=1), deadline=T0 + 120)
+    got = said(aws)
+    assert sorted({m["Subject"] for m in got}) == SUBJECTS
+    repeats = [m for m in got if m["Message"].endswith(REPEAT_NOTE)]
+    assert len(got) == 2 + after and len(repeats) == after  # the documented window: one repeat, saying so
+
+
+def test_two_overlapping_runs_announce_each_condition_once(aws) -> None:
+    """Run B runs whole while run A records ultra's condition; neither announces anything twice."""
+    seen: dict[str, Any] = {}
+
+    def run_b() -> None:
+        seen["b"] = run_fake(aws, GROUPS)
+
+    a_ledger = Ledger(Faulty(aws["ledger"].client, before={("transact_write_items", 1): run_b}),
+                      aws["ledger"].table)
+    a = run_fake(aws, GROUPS, ledger=a_ledger)
+    assert sorted(m["Subject"] for m in said(aws)) == SUBJECTS
+    assert sorted(a["announced"] + seen["b"]["announced"]) == sorted(SUBJECTS)
+
+
+def test_an_unpublishable_message_is_set_aside_and_no_later_run_fails(aws) -> None:
+    """A message SNS refuses as such (here a GPU pool description too large for the topic: only a direct invoke
+    could give one) is set aside, said once by a notice, counted; later runs publish the rest and succeed."""
+    big = described("ultra", NO_CAPACITY | {"message": EC2_CAPACITY + " " + "x" * (256 * 1024)})
+    nodegroup_handler.metrics.clear_metrics()
+    out = run_fake(aws, {"ultra": big, "tune": described("tune", NO_CAPACITY)})
+    assert out["set_aside"] == ["neuronfleet: no Neuron capacity for node group ultra"]
+    assert nodegroup_handler.metrics.metric_set["UnpublishableAnnouncements"]["Value"] == [1.0]
+    assert sorted(m["Subject"] for m in said(aws)) == [
+        "neuronfleet: an announcement could not be published", "neuronfleet: no Neuron capacity for node group tune"]
+    for minutes in (5, 10):
+        nodegroup_handler.metrics.clear_metrics()
+        later = run_fake(aws, {"ultra": big, "tune": described("tune")}, now=NOW + timedelta(minutes=minutes))
+        assert later["set_aside"] == [] and "UnpublishableAnnouncements" not in nodegroup_handler.metrics.metric_set
+    assert [m["Subject"] for m in said(aws)] == ["neuronfleet: node group tune gets nodes again"]
+    nodegroup_handler.metrics.clear_metrics()
