@@ -162,6 +162,10 @@ def subjects(aws: dict[str, Any]) -> list[str]:
                     if s not in plain]
 
 
+def ids(calls: list[tuple[str, str, int, bool]]) -> list[str]:
+    return [f"{c}.{o}#{n}{'-lost' if a else ''}" for c, o, n, a in calls]
+
+
 RETRIES = (timedelta(minutes=1), timedelta(minutes=16), timedelta(minutes=26))
 """Lambda's retry of a failed run (a minute later), then the schedule's next passes after the intent's 15-minute
 lease."""
@@ -221,8 +225,7 @@ EXTENSION_CALLS = [
 ]
 
 
-@pytest.mark.parametrize(("client", "operation", "n", "after"), EXTENSION_CALLS,
-                         ids=[f"{c}.{o}#{n}{'-lost' if a else ''}" for c, o, n, a in EXTENSION_CALLS])
+@pytest.mark.parametrize(("client", "operation", "n", "after"), EXTENSION_CALLS, ids=ids(EXTENSION_CALLS))
 def test_an_extension_pass_failing_at_any_call_then_retried_buys_once_holds_once_and_says_it_once(
         aws, client, operation, n, after):
     w = World(aws)
@@ -244,8 +247,7 @@ DRAIN_CALLS = [
 ]
 
 
-@pytest.mark.parametrize(("client", "operation", "n", "after"), DRAIN_CALLS,
-                         ids=[f"{c}.{o}#{n}{'-lost' if a else ''}" for c, o, n, a in DRAIN_CALLS])
+@pytest.mark.parametrize(("client", "operation", "n", "after"), DRAIN_CALLS, ids=ids(DRAIN_CALLS))
 def test_a_drain_failing_at_any_call_then_retried_flags_the_deadline_and_says_it_once(
         aws, client, operation, n, after):
     w = World(aws)
