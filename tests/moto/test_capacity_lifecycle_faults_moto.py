@@ -108,11 +108,21 @@ class Ec2:
 
 
 class Batch:
-    """One RUNNING job on the cluster's queue (a block with work on it)."""
+    """One RUNNING job on the cluster's queue (a block with work on it); ``faults``: the n-th ListJobs (from 1)
+    fails (botocore's paginator is not a client method tests/fault_injection.Faulty can reach)."""
+
+    def __init__(self, faults: dict[tuple[str, int], Fault] | None = None) -> None:
+        self.faults, self.calls = dict(faults or {}), 0
 
     def get_paginator(self, name: str) -> Any:
+        batch = self
+
         class Pages:
             def paginate(self, jobQueue: str, jobStatus: str) -> list[dict[str, Any]]:
+                batch.calls += 1
+                fault = batch.faults.get(("list_jobs", batch.calls))
+                if fault is not None:
+                    raise fault.error
                 return [{"jobSummaryList": [{"jobId": "job-1", "jobName": "train"}] if jobStatus == "RUNNING"
                          else []}]
         return Pages()
@@ -132,16 +142,18 @@ class World:
         faults, before = faults or {}, before or {}
         wrap = {name: Faulty(client, faults.get(name), before.get(name)) for name, client in
                 (("ec2", self.ec2), ("dynamodb", self.aws["ddb"]), ("s3", self.aws["s3"]), ("sns", self.aws["sns"]))}
-        self.last = wrap
+        self.last: dict[str, Any] = wrap
         self.ec2.now = at
         clock = at.timestamp
         api = CapacityBlocksApi(wrap["ec2"], sleep=lambda s: None, clock=lambda: at)
         settings = LifecycleSettings(fleet="nf-prod", topic_arn=self.aws["topic"], ledger_table=self.aws["table"],
                                      policy=POLICY, clusters=self.clusters)
         ddb, table = wrap["dynamodb"], self.aws["table"]
-        tools = Tools(settings=settings, api=api, fleet=Fleet(api, Batch()), flag=Flag(wrap["s3"]),
+        batch = Batch(faults.get("batch"))
+        tools = Tools(settings=settings, api=api, fleet=Fleet(api, batch), flag=Flag(wrap["s3"]),
                       intents=Intents(ddb, table, clock=clock), gpu=None, alerts=Topic(wrap["sns"], self.aws["topic"]),
                       ledger=Ledger(ddb, table, clock=clock, sleep=lambda s: None), budget=FleetBudget(ddb, table))
+        self.last["batch"] = batch
         try:
             return run({"detail-type": "Scheduled Event", "source": "aws.events"}, tools, now=at,
                        patience=timedelta(0))
@@ -160,6 +172,10 @@ def subjects(aws: dict[str, Any]) -> list[str]:
     plain = [m["Subject"] for m in got if REPEAT_NOTE.strip() not in m["Message"]]
     return plain + [s for s in dict.fromkeys(m["Subject"] for m in got if REPEAT_NOTE.strip() in m["Message"])
                     if s not in plain]
+
+
+def reached(client: Any, operation: str, n: int) -> bool:
+    return (client.calls if isinstance(client, Batch) else client.calls[operation]) >= n
 
 
 def ids(calls: list[tuple[str, str, int, bool]]) -> list[str]:
@@ -208,6 +224,7 @@ def test_a_lost_answer_is_confirmed_by_the_reservations_end_when_the_history_nev
 TRANSIENT = client_error("InternalError", "Op", status=500)
 EXTENSION_CALLS = [
     ("ec2", "describe_capacity_reservations", 1, False), ("ec2", "describe_capacity_blocks", 1, False),
+    ("batch", "list_jobs", 1, False), ("batch", "list_jobs", 2, False),   # the cluster's STARTING, RUNNING jobs
     ("ec2", "describe_capacity_block_extension_history", 1, False),
     ("ec2", "describe_capacity_block_extension_offerings", 1, False),
     ("ec2", "describe_capacity_block_extension_history", 2, False),   # the look before buying
@@ -230,7 +247,7 @@ def test_an_extension_pass_failing_at_any_call_then_retried_buys_once_holds_once
         aws, client, operation, n, after):
     w = World(aws)
     w.run(DECIDING, faults={client: {(operation, n): Fault(TRANSIENT, after=after)}})
-    assert w.last[client].calls[operation] >= n, "the fault was not reached"
+    assert reached(w.last[client], operation, n), "the fault was not reached"
     for later in RETRIES:
         w.run(DECIDING + later)
     assert w.ec2.purchases == [OFFER]
@@ -252,7 +269,7 @@ def test_a_drain_failing_at_any_call_then_retried_flags_the_deadline_and_says_it
         aws, client, operation, n, after):
     w = World(aws)
     w.run(DRAINING, faults={client: {(operation, n): Fault(TRANSIENT, after=after)}})
-    assert w.last[client].calls[operation] >= n, "the fault was not reached"
+    assert reached(w.last[client], operation, n), "the fault was not reached"
     for later in (timedelta(minutes=1), timedelta(minutes=10)):
         w.run(DRAINING + later)
     assert subjects(aws) == ["neuronfleet: checkpoint now, pretrain drains"]
