@@ -108,7 +108,8 @@ PATIENCE = timedelta(seconds=30)
 """How long one run waits for EC2 to show a purchase whose answer was lost (looks at 0, 2, 6, 14 and 30 s). Not
 found by then: the run stops that block with Unclear (no second attempt inside EC2's consistency window); the intent
 keeps its lease and the attempt's time, and the run that takes it next confirms again before buying."""
-ENDED_MARGIN = timedelta(seconds=60)
+SAME_MOMENT = timedelta(seconds=60)
+"""An extension in the history starting within this of the block's end is an extension of that end."""
 
 
 def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None,
@@ -270,7 +271,7 @@ def _payments(cluster: ClusterRef, b: Block, items: Sequence[Mapping[str, Any]],
         except MalformedOffer:
             logger.warning("extension in the history unreadable", extra={"item": repr(item)[:300]})
             continue
-        if abs((x.start - b.end).total_seconds()) >= ENDED_MARGIN.total_seconds():
+        if abs(x.start - b.end) >= SAME_MOMENT:
             continue   # an extension of an earlier end (bought, or failed and said then)
         if status == "payment-pending" and not pending:
             pending = True
