@@ -7,6 +7,9 @@ from typing import Any
 
 REMOVED = "moto-removed"
 _REMOVED = REMOVED
+_REF_IS_ARN = "RefIsArn"
+"""Marks a removed resource whose Ref is an ARN: its placeholder stays ARN-shaped, so IAM policies naming it stay
+valid documents."""
 
 
 def remove_uncreatable(template: dict[str, Any]) -> list[str]:
@@ -15,7 +18,8 @@ def remove_uncreatable(template: dict[str, Any]) -> list[str]:
     removed = []
     for logical, res in list(template.get("Resources", {}).items()):
         if res["Type"] == "AWS::Batch::JobDefinition" and res.get("Properties", {}).get("Type") == "multinode":
-            template["Resources"][logical] = {"Type": _REMOVED}
+            # its Ref is the job definition's ARN (CloudFormation's AWS::Batch::JobDefinition return values)
+            template["Resources"][logical] = {"Type": _REMOVED, _REF_IS_ARN: True}
             removed.append("AWS::Batch::JobDefinition (multinode: moto's CloudFormation registers container jobs only)")
         elif res["Type"].startswith("Custom::") or res["Type"] == "AWS::CloudFormation::CustomResource":
             # moto's CloudFormation runs a custom resource's Lambda function (in Docker) and waits for its answer:
@@ -29,6 +33,7 @@ def replace_getatt_on_skipped(template: dict[str, Any], supported: frozenset[str
     resources = template.get("Resources", {})
     skipped = {k for k, r in resources.items() if r["Type"] not in supported}
     removed = {k for k, r in resources.items() if r["Type"] == _REMOVED}
+    arn_refs = {k for k in removed if resources[k].get(_REF_IS_ARN)}
     replaced: list[str] = []
 
     def walk(node: Any) -> Any:
@@ -41,7 +46,8 @@ def replace_getatt_on_skipped(template: dict[str, Any], supported: frozenset[str
                     else f"moto-skipped:{logical}.{attr}"
             if set(node) == {"Ref"} and node["Ref"] in removed:
                 replaced.append(node["Ref"])
-                return f"moto-skipped:{node['Ref']}"
+                return f"arn:aws:cloudformation:::moto-skipped/{node['Ref']}/Ref" if node["Ref"] in arn_refs \
+                    else f"moto-skipped:{node['Ref']}"
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(v) for v in node]
