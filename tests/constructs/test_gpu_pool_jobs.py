@@ -181,7 +181,8 @@ def test_bad_job_definitions_and_late_ones_are_refused():
     role = iam.Role(stack, "R", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     with pytest.raises(ValueError, match=r"^job_definitions: got none \(the pool has no job definition"):
         fresh.grant_submit_jobs(role)
-    with pytest.raises(ValueError, match=r"^job_definition_name: got 'a.b'; allowed: a batch-job-definition name of at most 128"):
+    with pytest.raises(ValueError, match=r"^job_definition_name: got 'a.b'; allowed: a batch-job-definition name of "
+                                         r"at most 128"):
         fresh.add_job_definition("A", image=image, job_definition_name="a.b")
     with pytest.raises(ValueError, match=r"^nodes: got 0; allowed: a whole number, at least 1"):
         fresh.add_job_definition("A", image=image, job_definition_name="a", nodes=0)
