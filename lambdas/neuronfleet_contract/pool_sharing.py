@@ -44,6 +44,23 @@ A pod whose value is at or after its signal has checkpointed in time."""
 CHECKPOINT_FILE = "/etc/neuronfleet/checkpoint-by"
 """Where the example job's downwardAPI volume puts :data:`ANNOTATION_CHECKPOINT_BY` (empty until signalled)."""
 
+ANNOTATION_NOTICE_FOR = "neuronfleet/notice-for"
+"""Annotation the schedule function sets on the pool's training ClusterQueue when it first tells training to
+checkpoint for a morning: that morning (UTC, ISO 8601). With :data:`ANNOTATION_CHECKPOINT_BY` on the same queue
+(the deadline it gave) it is the pool's notice: the one record of when the morning's sequence started, read back by
+every run, so the reclaim waits for the deadline whatever runs were missed."""
+ANNOTATION_RECLAIMED = "neuronfleet/reclaimed"
+"""Annotation on the training ClusterQueue: the last reclaim's report (JSON: the morning, the deadline, the pods
+that did not acknowledge, those never notified, their devices), written before inference scales up, so the
+announcement survives the pods' deletion and a failed run."""
+ANNOTATION_REPORTED_FOR = "neuronfleet/reported-for"
+"""Annotation on the training ClusterQueue: the morning whose reclaim report was announced (recorded in the outbox)
+and counted (its metrics put)."""
+RUN_EVERY_SECONDS = 60
+"""The schedule function's period (EventBridge Scheduler ``rate(1 minute)``: neuronfleet.sharing.pins
+SCHEDULE_EXPRESSION, which a test holds equal). A notice given later than one period into the checkpoint window
+gets its own deadline: the checkpoint deadline from the notice, less one period."""
+
 ANNOUNCE_KIND = "pool-checkpoint-missed"
 """The announcement ledger's once-only key prefix of "training did not checkpoint in time" (one per pool and
 morning)."""
@@ -54,7 +71,14 @@ dimensions ``Pool`` and ``Role`` (inference | training | idle)."""
 RECLAIM_METRIC = "ReclaimSeconds"
 """Seconds from the checkpoint signal to the last training pod gone (unit Seconds, dimension ``Pool``)."""
 MISSED_METRIC = "CheckpointsMissed"
-"""Training pods still running at the morning that had not acknowledged the signal (unit Count, dimension ``Pool``)."""
+"""Training pods still running at the reclaim that were told to checkpoint and had not acknowledged it (unit Count,
+dimension ``Pool``)."""
+UNPUBLISHABLE_METRIC = "UnpublishableAnnouncements"
+"""Announcements the run set aside because SNS refused them as such (neuronfleet_runtime.announcements, step 5;
+each also said once by a short notice) (unit Count, dimension ``Pool``)."""
+UNNOTIFIED_METRIC = "CheckpointNoticesUndelivered"
+"""Training pods still running at the reclaim that the notice never reached (every annotation of them failed before
+the deadline) (unit Count, dimension ``Pool``)."""
 
 
 class Role(StrEnum):

@@ -24,13 +24,17 @@ from typing import Any
 from neuronfleet_contract.pool_sharing import (
     ANNOTATION_CHECKPOINT_BY,
     ANNOTATION_CHECKPOINTED_AT,
+    ANNOTATION_NOTICE_FOR,
+    ANNOTATION_RECLAIMED,
+    ANNOTATION_REPORTED_FOR,
     LABEL_POOL,
     LABEL_ROLE,
     Role,
+    iso,
     parse_iso,
 )
 
-from .logic import TrainingPod
+from .logic import Notice, Reclaim, TrainingPod
 
 TOKEN_PREFIX = "k8s-aws-v1."
 K8S_AWS_ID_HEADER = "x-k8s-aws-id"
@@ -129,13 +133,33 @@ class Pool:
     def scale(self, replicas: int) -> None:
         self.api.call("PATCH", self._scale_path(), {"spec": {"replicas": replicas}})
 
-    def held(self) -> bool:
+    def queue(self) -> QueueState:
+        """The training ClusterQueue: whether it holds, and what the function records on it (the pool's notice, the
+        last reclaim's report, the morning last reported; each None when absent or unreadable)."""
         queue = self.api.call("GET", f"{KUEUE}/clusterqueues/{self.training_queue}")
-        return queue.get("spec", {}).get("stopPolicy") in HOLD
+        notes = (queue.get("metadata") or {}).get("annotations") or {}
+        morning, by = parse_iso(notes.get(ANNOTATION_NOTICE_FOR)), parse_iso(notes.get(ANNOTATION_CHECKPOINT_BY))
+        return QueueState(held=(queue.get("spec") or {}).get("stopPolicy") in HOLD,
+                          notice=Notice(morning, by) if morning is not None and by is not None else None,
+                          reclaim=Reclaim.from_json(notes.get(ANNOTATION_RECLAIMED)),
+                          reported_for=parse_iso(notes.get(ANNOTATION_REPORTED_FOR)))
 
-    def hold(self, held: bool) -> None:
-        self.api.call("PATCH", f"{KUEUE}/clusterqueues/{self.training_queue}",
-                      {"spec": {"stopPolicy": "Hold" if held else "None"}})
+    def update_queue(self, *, hold: bool | None = None, notice: Notice | None = None, reclaim: Reclaim | None = None,
+                     reported_for: datetime | None = None) -> None:
+        """One merge patch of the training ClusterQueue: its stopPolicy and what the function records on it."""
+        body: dict[str, Any] = {}
+        notes: dict[str, str] = {}
+        if hold is not None:
+            body["spec"] = {"stopPolicy": "Hold" if hold else "None"}
+        if notice is not None:
+            notes |= {ANNOTATION_NOTICE_FOR: iso(notice.morning), ANNOTATION_CHECKPOINT_BY: iso(notice.checkpoint_by)}
+        if reclaim is not None:
+            notes[ANNOTATION_RECLAIMED] = reclaim.to_json()
+        if reported_for is not None:
+            notes[ANNOTATION_REPORTED_FOR] = iso(reported_for)
+        if notes:
+            body["metadata"] = {"annotations": notes}
+        self.api.call("PATCH", f"{KUEUE}/clusterqueues/{self.training_queue}", body)
 
     def pods(self, role: Role) -> list[dict[str, Any]]:
         selector = urllib.parse.quote(f"{LABEL_POOL}={self.pool},{LABEL_ROLE}={role}")
@@ -146,6 +170,14 @@ class Pool:
     def annotate(self, pod: TrainingPod, checkpoint_by: datetime, text: str) -> None:
         self.api.call("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}",
                       {"metadata": {"annotations": {ANNOTATION_CHECKPOINT_BY: text}}})
+
+
+@dataclass(frozen=True)
+class QueueState:
+    held: bool
+    notice: Notice | None
+    reclaim: Reclaim | None
+    reported_for: datetime | None
 
 
 def devices(pod: Mapping[str, Any]) -> int:

@@ -1,11 +1,14 @@
 """Lambda entry point of a shared pool's schedule: one run every minute (EventBridge Scheduler ``rate(1 minute)``).
 
-Reads the pool (the inference Deployment's replicas, the training ClusterQueue's stopPolicy, the pool's pods),
-asks logic.decide what its instant's target needs, applies it (scale, hold or admit, annotate each training pod
-once), announces a missed checkpoint once per pool and morning (the announcements outbox), and publishes the pool's
-devices by role. Each step that fails is named and the others still run; the run then raises
-:class:`announcements.Unfinished`, and the next minute's run converges again (nothing it did is undone or repeated:
-every step compares with what the cluster shows).
+Reads the pool (the inference Deployment's replicas, the training ClusterQueue's stopPolicy and the pool's notice
+recorded on it, the pool's pods), asks logic.decide what its instant's target needs, applies it in the morning's
+order (the queue: hold or admit, and the pool's notice; then each training pod told once; then the scale, which
+logic only asks for once the notice's deadline has passed), announces the pods a reclaim took without a checkpoint
+once per pool and morning (the announcements outbox), and publishes the pool's devices by role. Each step that
+fails is named; the others still run, except the pods' notices, which wait for the pool's notice to be recorded
+(so the reclaim never waits on a notice nobody recorded). The run then raises :class:`announcements.Unfinished`,
+and the next minute's run converges again (nothing it did is undone or repeated: every step compares with what the
+cluster shows).
 
 Configuration: :class:`neuronfleet_contract.pool_sharing.PoolScheduleSettings`.
 """
@@ -20,11 +23,13 @@ from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger
-from neuronfleet_runtime.announcements import Ledger, Unfinished
+from neuronfleet_runtime.announcements import Ledger, Outcome, Unfinished
 from neuronfleet_runtime.topic import Topic
 
 from neuronfleet_contract.pool_sharing import (
     MISSED_METRIC,
+    UNNOTIFIED_METRIC,
+    UNPUBLISHABLE_METRIC,
     UTILISATION_METRIC,
     PoolScheduleSettings,
     Role,
@@ -49,9 +54,11 @@ class Tools:
 
 def observe(pool: Pool) -> Observed:
     inference = [training_pod(p) for p in pool.pods(Role.INFERENCE)]
+    queue = pool.queue()
     return Observed(inference_replicas=pool.replicas(),
                     inference_devices=sum(p.devices for p in inference if p.running),
-                    training_held=pool.held(),
+                    training_held=queue.held, notice=queue.notice, reclaim=queue.reclaim,
+                    reported_for=queue.reported_for,
                     training_pods=tuple(training_pod(p) for p in pool.pods(Role.TRAINING)))
 
 
@@ -63,49 +70,85 @@ def run(t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, 
     try:
         observed = observe(t.pool)
     except KubeError as error:
-        box.finish()
-        raise Unfinished([f"read the pool: {error}"]) from error
-    plan = decide(schedule, now, observed)
-    steps: list[tuple[str, Any]] = []
-    if plan.scale_inference_to is not None:
-        steps.append((f"scale {t.settings.deployment} to {plan.scale_inference_to}",
-                      lambda: t.pool.scale(plan.scale_inference_to or 0)))
-    if plan.hold_training is not None:
-        steps.append((f"set {t.settings.training_queue} stopPolicy {'Hold' if plan.hold_training else 'None'}",
-                      lambda: t.pool.hold(bool(plan.hold_training))))
-    for signal in plan.signals:
-        steps.append((f"annotate {signal.pod.namespace}/{signal.pod.name}",
-                      lambda s=signal: t.pool.annotate(s.pod, s.checkpoint_by, iso(s.checkpoint_by))))
-    done = []
-    for what, step in steps:
+        problems.append(f"read the pool: {error}")
         try:
-            step()
-            done.append(what)
+            box.finish()
+        except Unfinished as unfinished:
+            problems += unfinished.problems
+        raise Unfinished(problems) from error
+    plan = decide(schedule, now, observed)
+    done: list[str] = []
+
+    def step(what: str, action: Any) -> bool:
+        try:
+            action()
         except KubeError as error:
             problems.append(f"{what}: {error}")
+            return False
+        done.append(what)
+        return True
+
+    recorded = True
+    if plan.hold_training is not None or plan.record_notice is not None or plan.record_reclaim is not None:
+        what = ", ".join(
+            ([f"set {t.settings.training_queue} stopPolicy {'Hold' if plan.hold_training else 'None'}"]
+             if plan.hold_training is not None else [])
+            + ([f"record the notice (checkpoint by {iso(plan.record_notice.checkpoint_by)})"]
+               if plan.record_notice is not None else [])
+            + (["record the reclaim's report"] if plan.record_reclaim is not None else []))
+        recorded = step(what, lambda: t.pool.update_queue(hold=plan.hold_training, notice=plan.record_notice,
+                                                          reclaim=plan.record_reclaim))
+    for signal in plan.signals:
+        what = f"annotate {signal.pod.namespace}/{signal.pod.name}"
+        if not recorded and plan.record_notice is not None:
+            problems.append(f"{what}: not told: the pool's notice could not be recorded")
+            continue
+        step(what, lambda s=signal: t.pool.annotate(s.pod, s.checkpoint_by, iso(s.checkpoint_by)))
+    if plan.scale_inference_to is not None:
+        what = f"scale {t.settings.deployment} to {plan.scale_inference_to}"
+        if not recorded and plan.record_reclaim is not None:
+            problems.append(f"{what}: not yet: the reclaim's report could not be recorded")
+        else:
+            step(what, lambda: t.pool.scale(plan.scale_inference_to or 0))
+    announced = counted = True
     if plan.announcement is not None:
         a = plan.announcement
-        box.once(a.key, expires=a.expires, say=(a.subject, a.message))
+        announced = box.once(a.key, expires=a.expires, say=(a.subject, a.message)) is not Outcome.UNRECORDED
     try:
-        t.metrics.put(metric_data(t.settings, plan, now))
+        t.metrics.put(metric_data(t.settings, plan, now, set_aside=len(box.set_aside)))
     except Exception as error:
+        counted = False
         problems.append(f"put the pool's metrics: {error}")
-    logger.info("pool schedule run", extra={"phase": plan.target.phase, "done": done, "missed": len(plan.missed),
-                                            "announced": box.sent, "problems": problems})
-    box.finish()
+    if plan.report is not None and announced and counted:
+        morning = plan.report.morning
+        step(f"mark the report of {iso(morning)} reported", lambda: t.pool.update_queue(reported_for=morning))
+    waiting = iso(plan.waiting_until) if plan.waiting_until is not None else None
+    logger.info("pool schedule run", extra={"phase": plan.target.phase, "done": done, "waiting_until": waiting,
+                                            "unacknowledged": len(plan.unacknowledged),
+                                            "not_notified": len(plan.not_notified), "announced": box.sent,
+                                            "set_aside": box.set_aside, "problems": problems})
+    try:
+        box.finish()
+    except Unfinished as error:
+        problems += error.problems
     if problems:
         raise Unfinished(problems)
-    return {"phase": str(plan.target.phase), "done": done, "announced": box.sent}
+    return {"phase": str(plan.target.phase), "done": done, "waiting_until": waiting, "announced": box.sent}
 
 
-def metric_data(settings: PoolScheduleSettings, plan: Plan, now: datetime) -> list[dict[str, Any]]:
+def metric_data(settings: PoolScheduleSettings, plan: Plan, now: datetime, *, set_aside: int = 0
+                ) -> list[dict[str, Any]]:
     pool = settings.schedule.pool
     data = [{"MetricName": UTILISATION_METRIC, "Timestamp": now, "Unit": "Count", "Value": float(value),
              "Dimensions": [{"Name": "Pool", "Value": pool}, {"Name": "Role", "Value": str(role)}]}
             for role, value in plan.usage.items()]
-    if plan.missed:
-        data.append({"MetricName": MISSED_METRIC, "Timestamp": now, "Unit": "Count", "Value": float(len(plan.missed)),
-                     "Dimensions": [{"Name": "Pool", "Value": pool}]})
+    report = plan.report
+    for name, count in ((MISSED_METRIC, len(report.unacknowledged) if report else 0),
+                        (UNNOTIFIED_METRIC, len(report.not_notified) if report else 0),
+                        (UNPUBLISHABLE_METRIC, set_aside)):
+        if count:
+            data.append({"MetricName": name, "Timestamp": now, "Unit": "Count", "Value": float(count),
+                         "Dimensions": [{"Name": "Pool", "Value": pool}]})
     return data
 
 

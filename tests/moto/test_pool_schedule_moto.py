@@ -8,6 +8,7 @@ taken from the code: neuronfleet.sharing.manifests.schedule_access), nothing in 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import urllib.parse
 import urllib.request
@@ -18,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from neuronfleet_runtime.announcements import Ledger, Unfinished
+from neuronfleet_runtime.announcements import REPEAT_NOTE, Ledger, Unfinished
 from neuronfleet_runtime.topic import Topic
 
 from neuronfleet.eks import rbac
@@ -38,6 +39,7 @@ from neuronfleet_contract.pool_sharing import (
     iso,
     parse_iso,
 )
+from tests.fault_injection import Clock, Fault, Faulty, client_error, timeout
 from tests.moto_support import alerts_inbox, announcements_table
 
 REGION = "us-east-2"
@@ -56,15 +58,23 @@ class FakeCluster:
         self.ack_after = ack_after
         self.now = datetime(2026, 11, 24, tzinfo=UTC)
         self.fail: set[tuple[str, str]] = set()
+        self.fail_once: set[tuple[str, str]] = set()
+        """Calls that fail once (HTTP 500), then pass."""
+        self.before: dict[tuple[str, str], Any] = {}
+        """A function run once before a call is served (another run overlapping this one)."""
         self.calls: list[tuple[str, str]] = []
         self.preempted_at: datetime | None = None
+        self.reclaimed: list[tuple[str, datetime | None, datetime | None]] = []
+        """Each training pod preempted: (name, when it was first annotated, the deadline its annotation gave)."""
+        self.queue_notes: dict[str, str] = {}
 
     def tick(self, now: datetime) -> None:
         self.now = now
         for pod in self.training.values():
             notes = pod["metadata"]["annotations"]
             signalled = parse_iso(notes.get(ANNOTATION_CHECKPOINT_BY))
-            if signalled and self.ack_after is not None and ANNOTATION_CHECKPOINTED_AT not in notes:
+            if signalled and self.ack_after is not None and ANNOTATION_CHECKPOINTED_AT not in notes \
+                    and "signalled_at" in pod:
                 sent = pod["signalled_at"]
                 if now >= sent + self.ack_after:
                     notes[ANNOTATION_CHECKPOINTED_AT] = iso(sent + self.ack_after)
@@ -72,6 +82,9 @@ class FakeCluster:
         if self.stop == "None" and not self.training and free >= 32:
             self.training = {n: self._pod(n, "training", 16) for n in ("train-0", "train-1")}
         if self.training and free < 32:
+            self.reclaimed += [(n, p.get("signalled_at"),
+                                parse_iso(p["metadata"]["annotations"].get(ANNOTATION_CHECKPOINT_BY)))
+                               for n, p in self.training.items()]
             self.training, self.preempted_at = {}, now
 
     @staticmethod
@@ -88,7 +101,10 @@ class FakeCluster:
         method, url = request.get_method(), urllib.parse.urlparse(request.full_url)
         path = url.path
         self.calls.append((method, path))
-        if (method, path) in self.fail:
+        if (method, path) in self.before:
+            self.before.pop((method, path))()
+        if (method, path) in self.fail or (method, path) in self.fail_once:
+            self.fail_once.discard((method, path))
             return 500, b'{"kind":"Status","message":"etcdserver: request timed out"}'
         body = json.loads(request.data) if request.data else None  # type: ignore[arg-type]
         if path == f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale":
@@ -96,9 +112,11 @@ class FakeCluster:
                 self.replicas = body["spec"]["replicas"]
             return 200, json.dumps({"spec": {"replicas": self.replicas}}).encode()
         if path == "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training":
-            if method == "PATCH":
-                self.stop = body["spec"]["stopPolicy"]
-            return 200, json.dumps({"spec": {"stopPolicy": self.stop}}).encode()
+            if method == "PATCH":  # a JSON merge patch (RFC 7386) of the members the function sends
+                self.stop = body.get("spec", {}).get("stopPolicy", self.stop)
+                self.queue_notes.update(body.get("metadata", {}).get("annotations", {}))
+            return 200, json.dumps({"metadata": {"annotations": self.queue_notes},
+                                    "spec": {"stopPolicy": self.stop}}).encode()
         if path in (f"/api/v1/namespaces/{SERVING}/pods", f"/api/v1/namespaces/{TRAINING}/pods"):
             selector = urllib.parse.parse_qs(url.query)["labelSelector"][0]
             role = dict(kv.split("=") for kv in selector.split(","))[LABEL_ROLE]
@@ -110,7 +128,7 @@ class FakeCluster:
         if path.startswith(f"/api/v1/namespaces/{TRAINING}/pods/") and method == "PATCH":
             pod = self.training[path.rsplit("/", 1)[1]]
             pod["metadata"]["annotations"].update(body["metadata"]["annotations"])
-            pod["signalled_at"] = self.now
+            pod.setdefault("signalled_at", self.now)
             return 200, b"{}"
         return 404, b'{"kind":"Status","reason":"NotFound"}'
 
@@ -161,6 +179,8 @@ def test_a_day_checkpointed_in_time_announces_nothing(aws) -> None:
     phases = drive_day(aws, cluster)
     assert {"day", "night", "checkpoint"} <= set(phases)
     assert cluster.preempted_at == datetime(2026, 11, 24, 12, tzinfo=UTC)  # 07:00 New York
+    assert cluster.queue_notes == {"neuronfleet/notice-for": "2026-11-24T12:00:00Z",
+                                   "neuronfleet/checkpoint-by": "2026-11-24T12:00:00Z"}
     assert cluster.replicas == 16 and cluster.stop == "Hold"
     pod_patches = [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]
     assert sorted(pod_patches) == [("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-0"),
@@ -246,6 +266,7 @@ def test_a_failed_call_is_named_and_the_next_run_converges(aws) -> None:
     with pytest.raises(Unfinished) as caught:
         h.run(t, now=night)
     assert "scale serve to 4" in str(caught.value) and "HTTP 500" in str(caught.value)
+    assert "read the pool" not in str(caught.value)
     assert cluster.stop == "None" and cluster.replicas == 16  # the other step went through
     cluster.fail = set()
     assert h.run(t, now=night + timedelta(minutes=1))["done"] == ["scale serve to 4"]
@@ -300,3 +321,210 @@ def test_the_eks_token_is_a_presigned_get_caller_identity(monkeypatch) -> None:
     # the header handler is not left behind on the client
     assert "x-k8s-aws-id" not in urllib.parse.parse_qs(urllib.parse.urlparse(
         sts.generate_presigned_url("get_caller_identity", Params={}, ExpiresIn=60)).query)["X-Amz-SignedHeaders"][0]
+
+
+# ------------------------------------------------- the morning sequence under faults: notify, wait, then reclaim
+
+CHECKPOINT = datetime(2026, 11, 24, 11, 30, tzinfo=UTC)  # 06:30 New York: the window opens
+MORNING = datetime(2026, 11, 24, 12, tzinfo=UTC)
+
+
+def drive(aws: dict[str, Any], cluster: FakeCluster, start: datetime, end: datetime, *, t: h.Tools | None = None,
+          skip: tuple[datetime, datetime] | None = None) -> list[str]:
+    """One run a minute from ``start`` to ``end`` (none in ``skip``), each failed run's problems collected (the
+    next minute's run is its retry)."""
+    t = t or tools(aws, cluster)
+    problems: list[str] = []
+    now = start
+    while now < end:
+        cluster.tick(now)
+        if skip is None or not skip[0] <= now < skip[1]:
+            try:
+                h.run(t, now=now)
+            except Unfinished as error:
+                problems += error.problems
+        cluster.tick(now)
+        now += timedelta(minutes=1)
+    return problems
+
+
+def night_of_training(aws: dict[str, Any], cluster: FakeCluster) -> None:
+    drive(aws, cluster, datetime(2026, 11, 24, 8, tzinfo=UTC), datetime(2026, 11, 24, 8, 2, tzinfo=UTC))
+    assert set(cluster.training) == {"train-0", "train-1"} and cluster.replicas == 4
+
+
+def no_reclaim_without_notice(cluster: FakeCluster, *, minutes: int = 29) -> None:
+    """What a training user must see: every pod reclaimed was told, and had its checkpoint deadline (less one run
+    period) from that moment, and the reclaim came no earlier than the deadline it was given."""
+    assert cluster.reclaimed, "the morning reclaimed nothing"
+    for name, told, deadline in cluster.reclaimed:
+        assert told is not None and deadline is not None, f"{name} reclaimed without notice"
+        assert deadline - told >= timedelta(minutes=minutes), (name, told, deadline)
+        assert cluster.preempted_at is not None and cluster.preempted_at >= deadline, (name, deadline)
+
+
+inbox = said  # what reached the topic since the last look (received messages stay hidden)
+
+
+@pytest.mark.parametrize("resume", [MORNING, MORNING + timedelta(minutes=10), CHECKPOINT + timedelta(minutes=20)])
+def test_no_run_in_the_checkpoint_window_still_notifies_then_waits_then_reclaims(aws, resume) -> None:
+    """Throttled, failed or disabled from 05:00 New York until ``resume``: the first run after tells the pods and
+    records the notice; inference stays at its floor for the whole deadline; then the reclaim."""
+    cluster = FakeCluster(ack_after=timedelta(minutes=5))
+    night_of_training(aws, cluster)
+    drive(aws, cluster, datetime(2026, 11, 24, 8, 2, tzinfo=UTC), MORNING + timedelta(hours=1),
+          skip=(datetime(2026, 11, 24, 10, tzinfo=UTC), resume))
+    no_reclaim_without_notice(cluster)
+    assert cluster.preempted_at == resume + timedelta(minutes=29)
+    assert {told for _, told, _ in cluster.reclaimed} == {resume}
+    assert cluster.replicas == 16 and inbox(aws) == []  # they acknowledged: nothing to say
+
+
+@pytest.mark.parametrize("call", [
+    ("GET", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale"),
+    ("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training"),
+    ("GET", f"/api/v1/namespaces/{SERVING}/pods"),
+    ("GET", f"/api/v1/namespaces/{TRAINING}/pods"),
+    ("PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training"),
+    ("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-0"),
+    ("PATCH", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale"),
+], ids=lambda c: f"{c[0]}-{c[1].rsplit('/', 1)[-1]}")
+@pytest.mark.parametrize("when", [CHECKPOINT, MORNING], ids=["window-opens", "morning"])
+def test_a_cluster_call_failing_once_at_each_step_then_the_retry_never_reclaims_without_notice(aws, call, when
+                                                                                                 ) -> None:
+    """Each call of the pool's API fails once, at the window's first run or (with no run in the window) at the
+    morning's; the next minute's run retries. No pod is reclaimed untold or early (a pod told by the retry has its
+    deadline less that one run), the missed checkpoint (the job never acknowledges here) is announced once, naming
+    each pod as not acknowledging."""
+    cluster = FakeCluster(ack_after=None)
+    night_of_training(aws, cluster)
+    cluster.fail_once = {call}
+    problems = drive(aws, cluster, datetime(2026, 11, 24, 8, 2, tzinfo=UTC), MORNING + timedelta(hours=1),
+                     skip=(CHECKPOINT, MORNING) if when == MORNING else None)
+    assert problems and "HTTP 500" in problems[0] and not cluster.fail_once
+    no_reclaim_without_notice(cluster, minutes=28)
+    [message] = inbox(aws)
+    assert "- did not acknowledge" in message["Message"] and "never notified" not in message["Message"]
+    assert f"{TRAINING}/train-0, {TRAINING}/train-1" in message["Message"] and cluster.replicas == 16
+
+
+def test_a_pod_that_cannot_be_annotated_is_reported_as_never_notified(aws) -> None:
+    cluster = FakeCluster(ack_after=timedelta(minutes=5))
+    night_of_training(aws, cluster)
+    cluster.fail = {("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-1")}
+    problems = drive(aws, cluster, datetime(2026, 11, 24, 8, 2, tzinfo=UTC), MORNING + timedelta(minutes=5))
+    assert any("annotate neuronfleet-training/train-1" in p for p in problems)
+    assert cluster.preempted_at == MORNING  # one pod that cannot be told does not hold inference back
+    [message] = inbox(aws)
+    assert f"- never notified: the schedule function could not annotate them before the deadline (see its errors in " \
+           f"its log), so they had no chance to checkpoint: {TRAINING}/train-1" in message["Message"]
+    assert "did not acknowledge" not in message["Message"] and "train-0" not in message["Message"]
+    def listed(name: str) -> list[Any]:
+        return aws["cw"].list_metrics(Namespace=POOL_NAMESPACE, MetricName=name)["Metrics"]
+
+    assert listed("CheckpointNoticesUndelivered") and not listed("CheckpointsMissed")
+
+
+def test_the_notice_not_recorded_tells_no_pod_and_the_next_run_records_it(aws) -> None:
+    cluster = FakeCluster(ack_after=None)
+    night_of_training(aws, cluster)
+    cluster.tick(CHECKPOINT)
+    cluster.fail_once = {("PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training")}
+    with pytest.raises(Unfinished, match="annotate neuronfleet-training/train-0: not told: the pool's notice could"):
+        h.run(tools(aws, cluster), now=CHECKPOINT)
+    assert not [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]
+    h.run(tools(aws, cluster), now=CHECKPOINT + timedelta(minutes=1))
+    assert cluster.queue_notes["neuronfleet/checkpoint-by"] == "2026-11-24T12:00:00Z"  # within one run: the morning
+
+
+def faulty_tools(aws: dict[str, Any], cluster: FakeCluster, *, ddb: dict[Any, Any] | None = None,
+                 sns: dict[Any, Any] | None = None, cw: dict[Any, Any] | None = None, clock: Clock) -> h.Tools:
+    t = tools(aws, cluster)
+    t.ledger = Ledger(Faulty(aws["ddb"], ddb or {}), aws["table"], clock=clock, sleep=lambda _: None)
+    t.topic = Topic(Faulty(aws["sns"], sns or {}), aws["topic"])
+    t.metrics = Metrics(Faulty(aws["cw"], cw or {}), POOL_NAMESPACE)
+    return t
+
+
+T0 = 1_795_000_000.0
+
+
+@pytest.mark.parametrize(("service", "op", "after"), [
+    ("ddb", "query", False),
+    ("ddb", "transact_write_items", False),
+    ("ddb", "transact_write_items", True),
+    ("ddb", "update_item", False),
+    ("sns", "publish", False),
+    ("sns", "publish", True),
+    ("cw", "put_metric_data", False),
+])
+def test_an_aws_call_failing_at_the_reclaim_then_the_retry_announces_once(aws, service, op, after) -> None:
+    """The reclaim run's AWS calls (the outbox's DynamoDB, SNS, CloudWatch), each failing once, before it took
+    effect or after (its answer lost); the next minute's run retries: the missed checkpoint is announced once
+    (SNS's lost answer: the one documented repeat, saying so), the reclaim is not held back, the metric is put."""
+    cluster = FakeCluster(ack_after=None)
+    night_of_training(aws, cluster)
+    drive(aws, cluster, datetime(2026, 11, 24, 8, 2, tzinfo=UTC), MORNING)
+    clock = Clock(T0)
+    if op == "query":  # the outbox reads through a paginator (not a client call Faulty sees): fail the read itself
+        t = faulty_tools(aws, cluster, clock=clock)
+        read = t.ledger.messages
+        calls = iter([ClientErrorOnce(client_error("ThrottlingException", "Query"))])
+        t.ledger.messages = lambda **kw: next(calls, read)(**kw)  # type: ignore[method-assign]
+    elif service == "sns":
+        error: BaseException = client_error("InternalError" if after else "Throttled", "Publish",
+                                            status=500 if after else 400)
+    elif after:
+        error = timeout()
+    else:
+        error = client_error("ThrottlingException", op)
+    if op != "query":
+        t = faulty_tools(aws, cluster, clock=clock, **{service: {(op, 1): Fault(error, after=after)}})
+    cluster.tick(MORNING)
+    with contextlib.suppress(Unfinished):  # a refused sent mark is retried by the run itself: no failure then
+        h.run(t, now=MORNING, deadline=T0 + 30)
+    cluster.tick(MORNING)
+    assert cluster.replicas == 16 and cluster.preempted_at == MORNING  # the reclaim did not wait on AWS
+    clock.now = T0 + 60
+    retry = tools(aws, cluster)
+    retry.ledger = Ledger(aws["ddb"], aws["table"], clock=clock, sleep=lambda _: None)
+    h.run(retry, now=MORNING + timedelta(minutes=1), deadline=T0 + 90)
+    got = inbox(aws)
+    assert {m["Subject"] for m in got} == {"[neuronfleet] rainier: training did not checkpoint before the morning"}
+    assert len(got) == 1 + (service == "sns" and after)
+    assert sum(m["Message"].endswith(REPEAT_NOTE) for m in got) == (service == "sns" and after)
+    assert aws["cw"].list_metrics(Namespace=POOL_NAMESPACE, MetricName="CheckpointsMissed")["Metrics"]
+
+
+class ClientErrorOnce:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __call__(self, **_: Any) -> Any:
+        raise self.error
+
+
+def test_two_overlapping_runs_at_the_window_and_at_the_morning_tell_each_pod_once_and_announce_once(aws) -> None:
+    """Run B runs whole inside run A twice: between A's read and A's notice at the window's first minute, and
+    between A's read and A's reclaim at the morning."""
+    cluster = FakeCluster(ack_after=None)
+    night_of_training(aws, cluster)
+    drive(aws, cluster, datetime(2026, 11, 24, 8, 2, tzinfo=UTC), CHECKPOINT)
+    b_results: list[Any] = []
+
+    def run_b(now: datetime) -> Any:
+        def go() -> None:
+            b_results.append(h.run(tools(aws, cluster), now=now + timedelta(seconds=20)))
+        return go
+
+    cluster.before = {("PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training"): run_b(CHECKPOINT)}
+    cluster.tick(CHECKPOINT)
+    h.run(tools(aws, cluster), now=CHECKPOINT)
+    drive(aws, cluster, CHECKPOINT + timedelta(minutes=1), MORNING)
+    cluster.before = {("PATCH", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale"): run_b(MORNING)}
+    drive(aws, cluster, MORNING, MORNING + timedelta(minutes=3))
+    assert len(b_results) == 2
+    pod_patches = [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]
+    assert len(pod_patches) <= 4 and cluster.queue_notes["neuronfleet/checkpoint-by"] == "2026-11-24T12:00:00Z"
+    no_reclaim_without_notice(cluster)
+    assert len(inbox(aws)) == 1

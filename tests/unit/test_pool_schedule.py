@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from neuronfleet.lambdas.pool_schedule import logic
-from neuronfleet.lambdas.pool_schedule.logic import Observed, TrainingPod
+from neuronfleet.lambdas.pool_schedule.logic import Notice, Observed, TrainingPod
 from neuronfleet_contract.pool_sharing import InvalidSchedule, Phase, PoolSchedule, Role, parse_iso
 
 
@@ -168,6 +168,8 @@ def test_checkpoint_signals_each_running_pod_once_and_holds_training() -> None:
     plan = logic.decide(s, now, Observed(inference_replicas=4, inference_devices=16, training_held=False,
                                          training_pods=pods))
     assert plan.hold_training is True and plan.scale_inference_to is None
+    # the pool's notice first (b was told for this morning already: kept), then the pods not told yet
+    assert plan.record_notice == Notice(at("2026-11-24T12:00:00"), at("2026-11-24T12:00:00"))
     assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("a", at("2026-11-24T12:00:00"))]
     assert plan.usage == {Role.INFERENCE: 16, Role.TRAINING: 32, Role.IDLE: 16}
     # a pod annotated for an earlier morning is annotated again
@@ -176,32 +178,88 @@ def test_checkpoint_signals_each_running_pod_once_and_holds_training() -> None:
     assert [sig.pod.name for sig in plan.signals] == ["d"] and plan.hold_training is None
 
 
-def test_morning_reclaims_and_names_the_pods_that_missed() -> None:
+MORNING = at("2026-11-24T12:00:00")
+ON_TIME = Notice(MORNING, MORNING)
+
+
+def test_morning_reclaims_and_names_the_pods_that_missed_apart_from_those_never_told() -> None:
     s = schedule()
-    morning = at("2026-11-24T12:00:00")
+    morning = MORNING
     pods = (pod("late", checkpoint_by=morning),
             pod("ok", checkpoint_by=morning, checkpointed_at=at("2026-11-24T11:45:00")),
-            pod("stale-ack", checkpoint_by=morning, checkpointed_at=at("2026-11-23T11:45:00")))
-    plan = logic.decide(s, morning + timedelta(seconds=20), Observed(4, 16, True, pods))
+            pod("stale-ack", checkpoint_by=morning, checkpointed_at=at("2026-11-23T11:45:00")),
+            pod("untold", checkpoint_by=at("2026-11-23T12:00:00"), checkpointed_at=at("2026-11-24T11:40:00")))
+    plan = logic.decide(s, morning + timedelta(seconds=20), Observed(4, 16, True, pods, notice=ON_TIME))
     assert plan.scale_inference_to == 16 and plan.hold_training is None and plan.signals == []
-    assert [p.name for p in plan.missed] == ["late", "stale-ack"]
+    assert [p.name for p in plan.unacknowledged] == ["late", "stale-ack"]
+    assert [p.name for p in plan.not_notified] == ["untold"]  # its own checkpoint was no answer to a notice
     assert plan.announcement is not None
     assert plan.announcement.key == "pool-checkpoint-missed#rainier#2026-11-24T12:00:00Z"
-    assert "default/late, default/stale-ack" in plan.announcement.message
-    assert "32 Neuron device(s)" in plan.announcement.message and len(plan.announcement.subject) <= 100
+    did_not, never = plan.announcement.message.split("\n")[1:3]
+    assert did_not.startswith("- did not acknowledge") and did_not.endswith("default/late, default/stale-ack")
+    assert never.startswith("- never notified") and never.endswith(": default/untold")
+    assert "48 Neuron device(s)" in plan.announcement.message and len(plan.announcement.subject) <= 100
     # the same morning gives the same key (the ledger says it once); the next morning another
-    later = logic.decide(s, morning + timedelta(minutes=3), Observed(16, 64, True, pods[:1]))
+    later = logic.decide(s, morning + timedelta(minutes=3), Observed(16, 64, True, pods[:1], notice=ON_TIME))
     assert later.announcement is not None and later.announcement.key == plan.announcement.key
-    tomorrow = logic.decide(s, morning + timedelta(days=1, seconds=5), Observed(16, 64, True, pods[:1]))
+    tomorrow_notice = Notice(morning + timedelta(days=1), morning + timedelta(days=1))
+    tomorrow = logic.decide(s, morning + timedelta(days=1, seconds=5),
+                            Observed(16, 64, True, (pod("late", checkpoint_by=morning + timedelta(days=1)),),
+                                     notice=tomorrow_notice))
     assert tomorrow.announcement is not None and tomorrow.announcement.key.endswith("2026-11-25T12:00:00Z")
+    assert "did not acknowledge" in tomorrow.announcement.message and "never notified" not in (
+        tomorrow.announcement.message)
 
 
-def test_a_pod_that_never_got_the_signal_gets_it_at_the_morning() -> None:
+def test_a_morning_without_a_notice_notifies_first_and_reclaims_only_at_its_deadline() -> None:
+    """No run during the checkpoint window: the first morning run records the notice and tells the pods; inference
+    stays at its floor until the deadline, a full checkpoint deadline (less one run period) later."""
     s = schedule()
-    morning = at("2026-11-24T12:00:00")
-    plan = logic.decide(s, morning + timedelta(minutes=1), Observed(16, 64, True, (pod("unseen"),)))
-    assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("unseen", morning)]
-    assert [p.name for p in plan.missed] == ["unseen"]
+    first = MORNING + timedelta(minutes=10)
+    plan = logic.decide(s, first, Observed(4, 16, True, (pod("unseen"),)))
+    deadline = first + timedelta(minutes=29)
+    assert plan.record_notice == Notice(MORNING, deadline)
+    assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("unseen", deadline)]
+    assert plan.scale_inference_to is None and plan.missed == [] and plan.waiting_until == deadline
+    told = (pod("unseen", checkpoint_by=deadline),)
+    waiting = logic.decide(s, deadline - timedelta(seconds=1), Observed(4, 16, True, told,
+                                                                         notice=Notice(MORNING, deadline)))
+    assert waiting.scale_inference_to is None and not waiting.changes and waiting.announcement is None
+    due = logic.decide(s, deadline, Observed(4, 16, True, told, notice=Notice(MORNING, deadline)))
+    assert due.scale_inference_to == 16 and [p.name for p in due.unacknowledged] == ["unseen"]
+    # a pool with no training running has nobody to tell: the first morning run reclaims
+    empty = logic.decide(s, first, Observed(4, 16, True, ()))
+    assert empty.scale_inference_to == 16 and empty.record_notice is None
+
+
+def test_the_notice_is_the_morning_within_one_run_of_the_window_and_its_own_later() -> None:
+    s = schedule()
+    window = MORNING - timedelta(minutes=30)
+    assert logic.notice_deadline(s, MORNING, window) == MORNING
+    assert logic.notice_deadline(s, MORNING, window + timedelta(seconds=60)) == MORNING
+    assert logic.notice_deadline(s, MORNING, window + timedelta(seconds=61)) == MORNING + timedelta(seconds=1)
+    late = logic.decide(s, MORNING - timedelta(minutes=5), Observed(4, 16, True, (pod("a"),)))
+    assert late.record_notice == Notice(MORNING, MORNING + timedelta(minutes=24))
+
+
+def test_a_pod_told_a_later_deadline_is_waited_for_and_a_pod_told_for_this_morning_is_kept() -> None:
+    """Two overlapping runs each recorded a notice; the pods carry either deadline: the reclaim waits for the
+    latest. A queue whose record was lost takes the pods' notice back instead of starting over."""
+    s = schedule()
+    d1, d2 = MORNING + timedelta(minutes=29), MORNING + timedelta(minutes=29, seconds=30)
+    pods = (pod("a", checkpoint_by=d1), pod("b", checkpoint_by=d2))
+    plan = logic.decide(s, d1 + timedelta(seconds=10), Observed(4, 16, True, pods, notice=Notice(MORNING, d1)))
+    assert plan.scale_inference_to is None and plan.waiting_until == d2 and plan.signals == []
+    assert logic.decide(s, d2, Observed(4, 16, True, pods, notice=Notice(MORNING, d1))).scale_inference_to == 16
+    lost = logic.decide(s, d2, Observed(4, 16, True, pods))
+    assert lost.record_notice == Notice(MORNING, d2) and lost.scale_inference_to == 16
+
+
+def test_a_pod_never_told_by_the_deadline_is_reclaimed_and_named_as_never_notified() -> None:
+    s = schedule()
+    plan = logic.decide(s, MORNING + timedelta(minutes=1), Observed(4, 16, True, (pod("mute"),), notice=ON_TIME))
+    assert plan.signals == [] and plan.scale_inference_to == 16
+    assert plan.unacknowledged == [] and [p.name for p in plan.not_notified] == ["mute"]
 
 
 def test_a_converged_pool_changes_nothing() -> None:
@@ -224,6 +282,11 @@ class FakePool:
     def __init__(self, s: PoolSchedule, *, ack_after: timedelta | None) -> None:
         self.s, self.ack_after = s, ack_after
         self.replicas, self.held = s.day_replicas, True
+        self.notice: logic.Notice | None = None
+        self.reclaim: logic.Reclaim | None = None
+        self.reported_for: datetime | None = None
+        self.mute: set[str] = set()
+        """Pods whose annotation always fails."""
         self.pods: dict[str, TrainingPod] = {}
         self.signalled_at: dict[str, datetime] = {}
         self.announced: set[str] = set()
@@ -235,13 +298,22 @@ class FakePool:
             sent = self.signalled_at.get(name)
             if self.ack_after is not None and sent is not None and now >= sent + self.ack_after:
                 self.pods[name] = replace(p, checkpointed_at=sent + self.ack_after)
-        return Observed(self.replicas, self.replicas * self.s.replica_devices, self.held, tuple(self.pods.values()))
+        return Observed(self.replicas, self.replicas * self.s.replica_devices, self.held, tuple(self.pods.values()),
+                        notice=self.notice, reclaim=self.reclaim, reported_for=self.reported_for)
 
     def apply(self, plan: logic.Plan, now: datetime) -> None:
+        if plan.record_reclaim is not None:
+            self.reclaim = plan.record_reclaim
         if plan.announcement and plan.announcement.key not in self.announced:
             self.announced.add(plan.announcement.key)
             self.messages.append(plan.announcement.message)
+        if plan.report is not None:
+            self.reported_for = plan.report.morning
+        if plan.record_notice is not None:
+            self.notice = plan.record_notice
         for sig in plan.signals:
+            if sig.pod.name in self.mute:
+                continue
             self.pods[sig.pod.name] = replace(self.pods[sig.pod.name], checkpoint_by=sig.checkpoint_by)
             self.signalled_at[sig.pod.name] = now
         if plan.hold_training is not None:
@@ -254,6 +326,7 @@ class FakePool:
             self.pods = {n: TrainingPod(n, "default", 16, True) for n in ("train-0", "train-1")}
         if self.pods and sum(p.devices for p in self.pods.values()) > free:
             self.pods, self.preempted_at = {}, now
+            self.reclaimed_from = dict(self.signalled_at)
 
 
 @pytest.mark.parametrize("ack_after", [timedelta(minutes=10), None])
@@ -278,3 +351,72 @@ def test_a_full_day_through_the_logic(ack_after: timedelta | None) -> None:
         assert len(fake.messages) == 1 and "train-0, default/train-1" in fake.messages[0]
     else:
         assert fake.messages == []
+
+
+def drive(fake: FakePool, s: PoolSchedule, *, skip: tuple[datetime, datetime] | None = None) -> None:
+    """A day minute by minute from 22:00 local; no run at all in ``skip`` [start, end) (throttled, failed, off)."""
+    start = at("2026-11-24T03:00:00")
+    for minute in range(24 * 60):
+        now = start + timedelta(minutes=minute)
+        if skip is not None and skip[0] <= now < skip[1]:
+            continue
+        fake.apply(logic.decide(s, now, fake.observe(now)), now)
+
+
+@pytest.mark.parametrize("ack_after", [timedelta(minutes=10), None])
+@pytest.mark.parametrize("resume", ["2026-11-24T12:00:00", "2026-11-24T12:10:00", "2026-11-24T11:50:00"])
+def test_runs_missed_across_the_checkpoint_window_still_notify_wait_then_reclaim(ack_after, resume) -> None:
+    """No run from 11:00 UTC (night) until ``resume`` (in the window, at the morning, or after it): the first run
+    tells the pods, inference waits a full checkpoint deadline (less one run), then reclaims."""
+    s = schedule()
+    fake = FakePool(s, ack_after=ack_after)
+    first = at(resume)
+    drive(fake, s, skip=(at("2026-11-24T11:00:00"), first))
+    deadline = first + timedelta(minutes=29)
+    assert set(fake.signalled_at.values()) == {first}  # told at the first run, then never again
+    assert fake.preempted_at == deadline  # reclaimed at the deadline, not before
+    assert fake.replicas == 16 and fake.held and not fake.pods
+    if ack_after is None:
+        assert len(fake.messages) == 1 and "- did not acknowledge" in fake.messages[0]
+        assert "never notified" not in fake.messages[0]
+    else:
+        assert fake.messages == []
+
+
+def test_a_pod_the_notice_never_reaches_is_named_as_never_notified_not_as_silent() -> None:
+    s = schedule()
+    fake = FakePool(s, ack_after=timedelta(minutes=10))
+    fake.mute = {"train-1"}
+    drive(fake, s)
+    assert fake.preempted_at == MORNING  # the notice's deadline: one pod not told does not hold inference back
+    [message] = fake.messages
+    assert "- never notified" in message and message.count("train-1") == 1 and "train-0" not in message
+    assert "did not acknowledge" not in message
+
+
+def test_the_schedule_runs_as_often_as_the_logic_assumes() -> None:
+    from neuronfleet.sharing import pins
+    from neuronfleet_contract.pool_sharing import RUN_EVERY_SECONDS
+
+    assert f"rate({RUN_EVERY_SECONDS // 60} minute)" == pins.SCHEDULE_EXPRESSION
+
+
+def test_the_reclaims_report_is_written_before_the_scale_and_announced_until_marked_reported() -> None:
+    """The pods are gone a minute after the reclaim: the report on the queue carries the announcement to the runs
+    after a failed one, until the queue says it was announced and counted."""
+    s = schedule()
+    pods = (pod("late", checkpoint_by=MORNING), pod("mute"))
+    first = logic.decide(s, MORNING, Observed(4, 16, True, pods, notice=ON_TIME))
+    report = first.record_reclaim
+    assert report == logic.Reclaim(MORNING, MORNING, ("default/late",), ("default/mute",), 32)
+    assert first.scale_inference_to == 16 and first.report == report and first.announcement is not None
+    after = logic.decide(s, MORNING + timedelta(minutes=1), Observed(16, 64, True, (), notice=ON_TIME,
+                                                                     reclaim=report))
+    assert after.record_reclaim is None and after.announcement == first.announcement
+    done = logic.decide(s, MORNING + timedelta(minutes=2), Observed(16, 64, True, (), notice=ON_TIME, reclaim=report,
+                                                                    reported_for=MORNING))
+    assert done.announcement is None and done.report is None
+    assert logic.Reclaim.from_json(report.to_json()) == report
+    for bad in (None, "", "{}", "[1]", '{"morning": "x", "checkpoint_by": "y", "unacknowledged": [], '
+                '"not_notified": [], "devices": 0}'):
+        assert logic.Reclaim.from_json(bad) is None
