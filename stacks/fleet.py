@@ -10,6 +10,7 @@ from constructs import Construct
 from neuronfleet import Fleet, tag_fleet
 from neuronfleet.core.limits import assembly_problems as assembly_problems  # the limits' one home: the library
 from neuronfleet.core.limits import template_problems as template_problems
+from neuronfleet.core.nag import acknowledge
 from neuronfleet.core.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
 from neuronfleet.facts.prices import price_table
 from neuronfleet.fleetfile.eks_section import EksSection, cluster_settings
@@ -94,6 +95,9 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                             f"stack's bucket in {fleet.region}"))
     for stack in stacks:
         tag_fleet(stack, fleet=fleet.name, phase=fleet.phase, extra=dict(fleet.tags))
+        # every role of the kit has an inline policy of its own, by design: the packs' IAMNoInlinePolicy, kept
+        # for the reference app's stacks (neuronfleet.core.nag.ACKNOWLEDGED has the reason), one call per stack
+        acknowledge(stack, "IAMNoInlinePolicy")
     if fleet.cost_monitors.enabled:  # the fleet's own stacks, not the whole app (an app may hold several fleets)
         cost.monitors.overhead_from = tuple(stacks)
     # CloudFormation's limits: the app's neuronfleet.CloudFormationLimits (app.py), read by stacks.limits

@@ -12,7 +12,7 @@ from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk.assertions import Template
-from cdk_nag import AwsSolutionsChecks
+from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, PCIDSS321Checks
 
 from neuronfleet import Fleet, FleetNetwork, NetworkSettings, StaticAzStack
 from tests.conftest import ROOT
@@ -46,7 +46,7 @@ class SynthesizedFleet:
         from stacks import build_fleet
 
         self.fleet = fleet
-        self.app = new_app()
+        self.app = new_app(compliance_packs=True)
         self.stacks = {s.stack_name.removeprefix(f"{fleet.name}-"): s for s in build_fleet(self.app, fleet)}
         self.assembly = self.app.synth()
         self._templates: dict[str, Template] = {}
@@ -64,13 +64,20 @@ class SynthesizedFleet:
         return self._templates[short_name]
 
 
-def new_app() -> cdk.App:
+def new_app(*, compliance_packs: bool = False) -> cdk.App:
     """An App with the reference app's context (cdk.json) and cdk-nag's AwsSolutions pack.
 
     A finding that is not acknowledged (with a reason) fails synth: every synth in the tests is a gate.
+    ``compliance_packs``: cdk-nag's NIST 800-53 R5, HIPAA Security and PCI DSS 3.2.1 packs too (issue 36), for whole
+    fleets (:class:`SynthesizedFleet`), whose kept findings the reference app acknowledges (neuronfleet.core.nag);
+    measured 2026-11-28 on pilot: 15.7 s -> 15.9 s and 16.2 s -> 16.4 s a synth (about 1 %).
     """
     app = cdk.App(context=_cdk_json_context())
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
+    packs: list[cdk.IPolicyValidationPlugin] = [AwsSolutionsChecks(app, verbose=True)]
+    if compliance_packs:
+        packs += [NIST80053R5Checks(app, verbose=True), HIPAASecurityChecks(app, verbose=True),
+                  PCIDSS321Checks(app, verbose=True)]
+    cdk.Validations.of(app).add_plugins(*packs)
     return app
 
 

@@ -7,6 +7,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from ..core.nag import acknowledge
+
 GRANTED_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query")
 
 
@@ -37,6 +39,7 @@ class AnnouncementLedger(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True),
             removal_policy=removal_policy)
+        acknowledge(self.table, "DynamoDBInBackupPlan", "CKV_AWS_119")  # core.nag.ACKNOWLEDGED: PITR is on
 
     def grant(self, role: iam.IGrantable) -> iam.Grant:
         """Record, publish-mark and list announcements on this table only: conditional PutItem and DeleteItem (the

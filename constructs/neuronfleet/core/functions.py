@@ -20,7 +20,7 @@ from .args import duck, renamed
 from .assets import lambda_source_dir as lambda_source_dir  # re-exported: where the handler sources are
 from .assets import stage
 from .lookups import days, minutes, service_principal
-from .nag import acknowledge_wildcards
+from .nag import acknowledge, acknowledge_wildcards
 from .pseudo import pseudo
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
@@ -98,6 +98,14 @@ class FleetFunction(Construct):
             "before the first invocation; the redundant role dependency is CDK's, harmless")})
         acknowledge_wildcards(self.role, "Writes its own log group's streams only",
                               resources=(self.log_group.log_group_arn,))
+        # the compliance packs' and checkov's findings the kit keeps (core.nag.ACKNOWLEDGED has each reason)
+        acknowledge(self, "IAMNoInlinePolicy", "CloudWatchLogGroupEncrypted",
+                    *(("LambdaConcurrency",) if reserved_concurrent_executions is None else ()),
+                    *(("LambdaInsideVPC",) if vpc is None else ()))
+        acknowledge(cfn_function, "CKV_AWS_173", *(("CKV_AWS_115",) if reserved_concurrent_executions is None else ()),
+                    *(("CKV_AWS_117",) if vpc is None else ()))
+        acknowledge(self.log_group, "CKV_AWS_158")
+        acknowledge(self.dead_letter_queue, "CKV_AWS_27")
         Validations.of(self.function).acknowledge(Acknowledgment(
             id="AwsSolutions-L1", reason=f"Pinned to {RUNTIME.name}, the newest runtime AWS's Powertools layer "
                                          f"{POWERTOOLS_LAYER}:{POWERTOOLS_LAYER_VERSION} is built for"))

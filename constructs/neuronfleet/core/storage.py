@@ -6,6 +6,8 @@ from aws_cdk import Acknowledgment, RemovalPolicy, Validations
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from .nag import acknowledge
+
 
 def secure_bucket(scope: Construct, construct_id: str, *, versioned: bool = False,
                   access_logs: s3.IBucket | None = None, log_prefix: str | None = None,
@@ -28,4 +30,8 @@ def secure_bucket(scope: Construct, construct_id: str, *, versioned: bool = Fals
     if access_logs is None:
         Validations.of(bucket).acknowledge(Acknowledgment(
             id="AwsSolutions-S1", reason="This is a server access log bucket; it does not log itself"))
+    # the compliance packs' and checkov's findings the kit keeps (core.nag.ACKNOWLEDGED has each reason)
+    acknowledge(bucket, "S3BucketReplicationEnabled", "S3DefaultEncryptionKMS",
+                *(() if versioned else ("S3BucketVersioningEnabled", "CKV_AWS_21")),
+                *(() if access_logs else ("S3BucketLoggingEnabled", "CKV_AWS_18")))
     return bucket

@@ -59,7 +59,7 @@ from ..alerts.topic import grant_publish
 from ..core.args import duck, settings_argument
 from ..core.functions import FleetFunction
 from ..core.lookups import lazy_string
-from ..core.nag import acknowledge_wildcards
+from ..core.nag import acknowledge, acknowledge_wildcards
 from ..core.region import check_in_region
 from ..core.storage import secure_bucket
 from ..core.tagging import FLEET_TAG
@@ -228,6 +228,7 @@ class CostMonitors(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True))
+        acknowledge(self.ledger, "DynamoDBInBackupPlan", "CKV_AWS_119")  # core.nag.ACKNOWLEDGED: PITR is on
         self.announced = AnnouncementLedger(self, "Announced")
         logs_bucket = secure_bucket(self, "ReportAccessLogs", removal_policy=self.removal_policy)
         self.report_bucket = secure_bucket(self, "Reports", versioned=True, access_logs=logs_bucket, log_prefix="reports/",

@@ -38,7 +38,7 @@ from ..core.args import duck, renamed, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.lookups import any_ipv4, arn_in, in_stack, minutes, seconds, stack_of, tcp
 from ..core.lookups import days as lookup_days
-from ..core.nag import acknowledge_wildcards
+from ..core.nag import acknowledge, acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.s3_reads import object_arn, owner_condition
 from ..core.storage import secure_bucket
@@ -138,6 +138,7 @@ class NeuronEndpoint(Construct):
                              description="SageMaker endpoint execution role (least privilege)")
         in_stack(self.role, stack_of(self))
         self.execution_policy = execution_policy(self, "ExecutionPolicy", settings, role=self.role)
+        acknowledge(self.execution_policy, "CKV_AWS_109", "CKV_AWS_111")  # VpcConfig's network interfaces
         self.security_group = ec2.SecurityGroup(
             self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
             description="SageMaker endpoint: no inbound (invoked through the SageMaker API), HTTPS out")
@@ -311,6 +312,8 @@ class NeuronEndpoint(Construct):
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self, "EndpointConfig", production_variants=live, shadow_production_variants=shadows or None,
             kms_key_id=self.key.key_arn if self.key and not local_storage else None, data_capture_config=capture)
+        if local_storage:  # core.nag.ACKNOWLEDGED: SageMaker refuses KmsKeyId with local NVMe storage
+            acknowledge(self.endpoint_config, "SageMakerEndpointConfigurationKMSKeyConfigured")
         # SageMaker ARNs are lower-case: grants and the failover's permissions name exactly this endpoint.
         self.endpoint_name: str = _endpoint_name(self)
         # An update keeps the live instance counts and weights (a failover's, autoscaling's) instead of resetting

@@ -35,7 +35,7 @@ from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
 from ..core.lookups import arn_in, minutes, stack_of
-from ..core.nag import acknowledge_wildcards
+from ..core.nag import acknowledge, acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.rules import EVENT_PATTERN_CHARS
 from .endpoint import GPU_VARIANT, NeuronEndpoint
@@ -116,6 +116,7 @@ class EndpointFailover(Construct):
         """The failover's state per endpoint: its phase and the step it owes. Lost, a failover in progress is taken
         over at the next check (and announced), so it is destroyed with its stack. Unavailable, the failover falls back
         to its safe default (a move to a GPU variant already carrying the load, nothing else: docs/fallback.md)."""
+        acknowledge(self.table, "DynamoDBInBackupPlan", "CKV_AWS_119")  # core.nag.ACKNOWLEDGED: PITR is on
         self.settings = FailoverSettings(
             endpoints={e.endpoint_name: watched_endpoint(e) for e in endpoints}, topic_arn=topic.topic_arn,
             state_table=self.table.table_name,

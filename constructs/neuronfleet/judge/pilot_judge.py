@@ -87,7 +87,11 @@ class PilotJudge(Construct):
                 "--target-variant gpu ... (docs/judge.md)")
         self.endpoint = endpoint
         self.fleet = fleet
-        self.records_bucket = records_bucket or secure_bucket(self, "Records", removal_policy=removal_policy)
+        if records_bucket is None:  # verdict records: versioned, their reads and writes logged (issue 36's scan)
+            access_logs = secure_bucket(self, "RecordsAccessLogs", removal_policy=removal_policy)
+            records_bucket = secure_bucket(self, "Records", versioned=True, access_logs=access_logs,
+                                           log_prefix="records/", removal_policy=removal_policy)
+        self.records_bucket = records_bucket
         contract = JudgeSettings(
             endpoint_name=endpoint.endpoint_name, prompts_bucket=s.bucket, prompts_key=s.key,
             records_bucket=self.records_bucket.bucket_name, records_prefix=RECORDS_PREFIX,

@@ -12,6 +12,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from ..core.args import settings_argument
+from ..core.nag import acknowledge
 from ..core.problems import InvalidSettings, Problem
 from ..core.region import check_in_region
 from ..facts.catalog import LOG_RETENTION_DAYS
@@ -95,6 +96,7 @@ class FleetNetwork(Construct):
         self.removal_policy = removal_policy
         self.vpc = self._vpc(settings)
         _ack_named_azs(self.vpc)
+        self._acknowledge()
         self._subnets_by_az: dict[str, ec2.ISubnet] = {}
         self.compute_subnets = ec2.SubnetSelection(subnet_group_name=COMPUTE_SUBNETS)
         """Private subnets in every AZ (endpoints, Lambdas, GPU pool)."""
@@ -168,6 +170,17 @@ class FleetNetwork(Construct):
             },
             gateway_endpoints={"S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3)},
         )
+
+    def _acknowledge(self) -> None:
+        """The compliance packs' and checkov's findings the network keeps (core.nag.ACKNOWLEDGED has each reason):
+        the default security group left open (see :meth:`_vpc`), the NAT gateways' public subnets, the flow logs'
+        group (no customer key)."""
+        vpc = self.vpc.node.default_child
+        assert vpc is not None
+        acknowledge(vpc, "VPCDefaultSecurityGroupClosed")
+        for subnet in self.vpc.public_subnets:
+            acknowledge(subnet, "VPCSubnetAutoAssignPublicIpDisabled", "VPCNoUnrestrictedRouteToIGW")
+        acknowledge(self.flow_log_group, "CloudWatchLogGroupEncrypted", "CKV_AWS_158")
 
     def _add_interface_endpoints(self, cidr: str) -> None:
         # One group for all interface endpoints: HTTPS from inside the VPC only (the CIDR as given,

@@ -13,6 +13,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from ..core.lookups import all_traffic, any_ipv4, service_principal, tcp
+from ..core.nag import SESSION_MANAGER, acknowledge
 from ..core.problems import InvalidSettings, Problem
 from ..facts.catalog import (
     BATCH_COMPUTE_ENVIRONMENTS_PER_QUEUE,
@@ -30,6 +31,7 @@ def efa_security_group(scope: Construct, construct_id: str, *, vpc: ec2.IVpc, de
     sg.add_ingress_rule(sg, all_traffic(), "EFA: all from itself")
     sg.add_egress_rule(sg, all_traffic(), "EFA: all to itself")
     sg.add_egress_rule(any_ipv4(), tcp(443), "HTTPS to AWS APIs, ECR, S3 (ECS agent, images, checkpoints)")
+    acknowledge(sg, "EC2RestrictedCommonPorts")  # the all-traffic rule's only source is the group itself
     return sg
 
 
@@ -109,6 +111,8 @@ def batch_instance_role(scope: Construct, construct_id: str, *, description: str
         *([Acknowledgment(id="AwsSolutions-IAM5[Resource::*]", reason=(
             "cloudwatch:PutMetricData has no resource-level permissions; it is limited to namespace "
             f"{metrics_namespace}"))] if metrics_namespace else []))
+    policy = role.node.find_child("DefaultPolicy")  # checkov's "write without constraints": Session Manager's
+    acknowledge(policy, "CKV_AWS_111", reason=SESSION_MANAGER)
     return role, iam.InstanceProfile(scope, f"{construct_id}Profile", role=role)
 
 
