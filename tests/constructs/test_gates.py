@@ -60,7 +60,7 @@ def test_models_from_s3_run_isolated_and_hub_models_say_why_not(synth_fleet, nam
     for short in fleet.stacks:
         for model_id, model in fleet.template(short).find_resources("AWS::SageMaker::Model").items():
             props, skip = model["Properties"], model.get("Metadata", {}).get("checkov", {}).get("skip")
-            from_s3 = "ModelDataUrl" in props["PrimaryContainer"]
+            from_s3 = bool({"ModelDataUrl", "ModelDataSource"} & set(props["PrimaryContainer"]))  # a copy of a hub model too
             seen.add(from_s3)
             assert props["EnableNetworkIsolation"] is from_s3, model_id
             if from_s3:

@@ -34,8 +34,19 @@ CASES: dict[str, dict[str, Any]] = {
             "hf_model_id": "meta-llama/Llama-3.2-1B-Instruct", "sequence_length": 512},
     "vllm": {"instance_type": "ml.inf2.24xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 12,
              "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct", "capture": True, "allow_non_cached_model": False,
-             "revision": LLAMA_8B_SHA, "hf_token_secret_arn": TOKEN_ARN,
+             "revision": LLAMA_8B_SHA,
              "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)},
+    # the pilot's shape: a compiled Neuron artifact from S3 and a gated hub model on the GPU variant, copied into S3
+    "gated": {"instance_type": "ml.inf2.24xlarge", "container": "vllm-neuronx", "tensor_parallel_degree": 12,
+              "batch_size": 4, "sequence_length": 4096, "model_data_url": "s3://models/llama-8b-neuron/model.tar.gz",
+              "hf_token_secret_arn": TOKEN_ARN,
+              "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True,
+                                        hf_model_id="meta-llama/Llama-3.1-8B-Instruct", revision=LLAMA_8B_SHA)},
+    # a gated encoder on Neuron, and the same copy for the GPU variant (hf-inference: HF_MODEL_ID unset on GPU)
+    "gated-embed": {"instance_type": "ml.inf2.xlarge", "container": "hf-inference-neuronx", "task": "embeddings",
+                    "hf_model_id": "org/gated-encoder", "revision": "d4aa6901d3a41ba39fb536a557fa166f842b0e09",
+                    "batch_size": 4, "sequence_length": 512, "hf_token_secret_arn": TOKEN_ARN,
+                    "gpu_variant": GpuVariant(instance_type="ml.g6e.12xlarge", shadow=True)},
     "embed": {"instance_type": "ml.inf2.xlarge", "container": "hf-inference-neuronx", "task": "embeddings",
               "hf_model_id": "BAAI/bge-large-en-v1.5", "batch_size": 4, "sequence_length": 512,
               "revision": "d4aa6901d3a41ba39fb536a557fa166f842b0e09"},
@@ -112,18 +123,58 @@ def test_vllm_neuronx_reads_sm_on_variables_and_gets_only_the_declared_shapes(te
     # cached entry at TP 12 instead of neuronfleet passing 1 / 2048 that the cache may not hold
     env = _model(templates["vllm"], NEURON_VARIANT)["PrimaryContainer"]["Environment"]
     assert env == {"SM_ON_MODEL": "meta-llama/Llama-3.1-8B-Instruct", "SM_ON_TENSOR_PARALLEL_SIZE": "12",
-                   "SM_ON_TASK": "generate", "SM_ON_REVISION": LLAMA_8B_SHA,
-                   "HF_TOKEN": f"{{{{resolve:secretsmanager:{TOKEN_ARN}:SecretString:::}}}}"}
+                   "SM_ON_TASK": "generate", "SM_ON_REVISION": LLAMA_8B_SHA}
 
 
-def test_a_gated_hub_model_gets_its_token_from_cloudformation_never_in_the_template(templates) -> None:
-    t = templates["vllm"]
+COPY_PREFIX = f"hub/meta-llama/Llama-3.1-8B-Instruct/{LLAMA_8B_SHA}/"
+
+
+def test_a_gated_hub_model_is_served_from_its_copy_in_s3_never_with_the_token(templates) -> None:
+    """Issue 36, finding 6: the GPU variant's gated model is copied once into the endpoint's model bucket
+    (Custom::HubModelCopy, given the secret's ARN only) and served uncompressed from that prefix with network isolation;
+    the model's environment names /opt/ml/model, no revision and no token."""
+    t = templates["gated"]
     text = json.dumps(t.to_json())
-    assert text.count("{{resolve:secretsmanager:" + TOKEN_ARN + ":SecretString:::}}") == 2  # Neuron and GPU models
-    gpu = _model(t, GPU_VARIANT)["PrimaryContainer"]["Environment"]
-    assert (gpu["SM_VLLM_MODEL"], gpu["SM_VLLM_REVISION"]) == ("meta-llama/Llama-3.1-8B-Instruct", LLAMA_8B_SHA)
-    assert gpu["HF_TOKEN"].startswith("{{resolve:secretsmanager:")
-    assert "secretsmanager:GetSecretValue" not in text  # the named DLCs never call Secrets Manager
+    assert "{{resolve:" not in text and "HF_TOKEN" not in text
+    gpu = _model(t, GPU_VARIANT)
+    container = gpu["PrimaryContainer"]
+    assert container["Environment"] == {"SM_VLLM_MODEL": "/opt/ml/model", "SM_VLLM_TENSOR_PARALLEL_SIZE": "4",
+                                        "SM_VLLM_MAX_NUM_SEQS": "4", "SM_VLLM_MAX_MODEL_LEN": "4096"}
+    source = container["ModelDataSource"]["S3DataSource"]
+    assert (source["S3DataType"], source["CompressionType"]) == ("S3Prefix", "None")
+    assert json.dumps(source["S3Uri"]).endswith(f'/{COPY_PREFIX}"]]}}') and "ModelDataUrl" not in container
+    assert gpu["EnableNetworkIsolation"] is True
+    (copy_id, copy), = t.find_resources("Custom::HubModelCopy").items()
+    assert {k: v for k, v in copy["Properties"].items() if k not in ("ServiceToken", "Bucket")} == {
+        "ModelId": "meta-llama/Llama-3.1-8B-Instruct", "Revision": LLAMA_8B_SHA, "SecretArn": TOKEN_ARN,
+        "Prefix": COPY_PREFIX, "ServiceTimeout": "3600"}
+    (gpu_id,) = [k for k in t.find_resources("AWS::SageMaker::Model") if k.startswith("EndpointGpuModel")]
+    assert copy_id in t.to_json()["Resources"][gpu_id]["DependsOn"]
+
+
+def test_only_the_copier_may_read_the_token_and_the_endpoint_reads_only_the_copy(templates) -> None:
+    t = templates["gated"]
+    readers = [(k, s) for k, p in t.find_resources("AWS::IAM::Policy").items()
+               for s in p["Properties"]["PolicyDocument"]["Statement"] if "secretsmanager:GetSecretValue" in s["Action"]]
+    assert len(readers) == 1 and readers[0][0].startswith("EndpointHubCopy0Copier")
+    assert readers[0][1]["Resource"] == TOKEN_ARN
+    (execution,) = [p for k, p in t.find_resources("AWS::IAM::Policy").items()
+                    if k.startswith("EndpointExecutionRoleDefaultPolicy")]
+    reads = [s for s in execution["Properties"]["PolicyDocument"]["Statement"]
+             if s["Action"] in ("s3:GetObject", "s3:ListBucket")]
+    assert len(reads) == 2 and all(s["Condition"]["StringEquals"] == {"s3:ResourceAccount": "111111111111"}
+                                   for s in reads)
+    assert all(COPY_PREFIX in json.dumps(s) for s in reads)
+
+
+def test_a_gated_hub_model_of_both_variants_is_copied_once(templates) -> None:
+    t = templates["gated-embed"]
+    assert len(t.find_resources("Custom::HubModelCopy")) == 1
+    neuron, gpu = (_model(t, v)["PrimaryContainer"] for v in (NEURON_VARIANT, GPU_VARIANT))
+    for env in (neuron["Environment"], gpu["Environment"]):  # the toolkit loads /opt/ml/model with HF_MODEL_ID unset
+        assert "HF_MODEL_ID" not in env and "HF_MODEL_REVISION" not in env
+    assert neuron["ModelDataSource"] == gpu["ModelDataSource"]
+    assert "HF_API_TOKEN" not in json.dumps(t.to_json())
 
 
 def test_a_custom_image_gets_the_secret_arn_and_read_on_that_one_secret(templates) -> None:
@@ -384,6 +435,15 @@ def _endpoint(**overrides: Any) -> None:
      "complete ARN of a Secrets Manager secret"),
     ({"container": "lmi-neuronx", "hf_token_secret_arn": TOKEN_ARN},
      "hf_token_secret_arn: got '" + TOKEN_ARN + "'; allowed: unset: lmi-neuronx reads no Hugging Face token variable"),
+    ({"hf_token_secret_arn": TOKEN_ARN, "allow_non_cached_model": False, "revision": LLAMA_8B_SHA},
+     "hf_token_secret_arn: got '" + TOKEN_ARN + "'; allowed: unset for a vllm-neuronx hub model on Neuron (hf_model_id "
+     "org/model): the kit copies a gated model into S3"),
+    ({"container": "hf-inference-neuronx", "hf_token_secret_arn": TOKEN_ARN},
+     "revision: got None; allowed: a commit of org/model (40 hex digits) with hf_token_secret_arn"),
+    ({"hf_model_id": None, "model_data_url": "s3://bucket/m.tar.gz", "tensor_parallel_degree": 2, "batch_size": 1,
+      "sequence_length": 2048, "hf_token_secret_arn": TOKEN_ARN,
+      "gpu_variant": {"instance_type": "ml.g6e.12xlarge", "hf_model_id": "org/gated"}},
+     "gpu_variant.revision: got None; allowed: a commit of org/gated (40 hex digits) with hf_token_secret_arn"),
     ({"gpu_variant": {"instance_type": "ml.g6e.12xlarge", "revision": LLAMA_8B_SHA}},
      "gpu_variant.revision: got '0e9e39f249a16976918f6564b8830bc894c89659'; allowed: unset without hf_model_id"),
     ({"instance_provision_timeout_s": 200}, "instance_provision_timeout_s: got 200; allowed: a number >= 300"),

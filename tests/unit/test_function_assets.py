@@ -17,7 +17,7 @@ SOURCE = lambda_source_dir()
 
 
 def test_the_kit_has_its_handler_packages() -> None:
-    assert handler_packages() == ("capacity_alert", "capacity_lifecycle", "cost", "failover", "judge",
+    assert handler_packages() == ("capacity_alert", "capacity_lifecycle", "cost", "failover", "hub_staging", "judge",
                                   "pool_schedule")
 
 
@@ -32,7 +32,7 @@ def test_an_asset_holds_its_package_and_the_shared_ones_only(package: str) -> No
 
 
 def test_an_unknown_package_is_refused_naming_the_known_ones() -> None:
-    known = "capacity_alert, capacity_lifecycle, cost, failover, judge"
+    known = "capacity_alert, capacity_lifecycle, cost, failover, hub_staging, judge"
     with pytest.raises(ValueError, match=rf"handler package: got 'lambdas'; allowed: one of {known}"):
         asset_files("lambdas")
     with pytest.raises(ValueError, match="got 'neuronfleet_contract'"):

@@ -49,6 +49,7 @@ from ..facts.guardrails import guardrails
 from ..facts.images import dlc_image
 from ..settings import CutoverSettings, EndpointSettings, GpuVariant, ScheduledScaling
 from .serving import SERVING_CONTAINERS, environment, execution_policy
+from .staging import HubModelCopy
 
 STANDBY_TAG = "neuronfleet:gpu-standby"
 """Endpoint tag naming the GPU standby choice (``hot``, ``warm`` or ``none``) for cost reports."""
@@ -112,6 +113,7 @@ class NeuronEndpoint(Construct):
             duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what=what)
         self.settings = settings
         self.removal_policy = removal_policy
+        self._topic = topic
         self.model_name: str = model_name or construct_id
         """What the migration report calls this endpoint's model (its ``neuronfleet:model`` tag)."""
         self._endpoint_arn: str | None = None
@@ -188,7 +190,9 @@ class NeuronEndpoint(Construct):
             security_group_ids=[self.security_group.security_group_id], subnets=_subnet_ids(vpc, sel))
         serving = SERVING_CONTAINERS.get(settings.container)
         neuron_image = settings.image_uri or dlc_image(self, serving.image if serving else "")
-        served = {NEURON_VARIANT: (neuron_image, settings, environment(settings, neuron=True))}
+        staged = settings.stages_hub_models
+        served = {NEURON_VARIANT: (neuron_image, settings, environment(
+            settings, neuron=True, staged=staged and settings.hf_model_id is not None))}
         gpu = settings.gpu_variant
         if gpu:
             gpu_types = ([gpu.instance_type] if settings.live_gpu_variant or settings.serves_on_gpu else []) \
@@ -199,26 +203,52 @@ class NeuronEndpoint(Construct):
                                                        "revision": gpu.revision}) if gpu.own_model else settings
             for t in dict.fromkeys(gpu_types):  # one model per GPU type: each passes its own GPU count
                 key = GPU_VARIANT if t == gpu.instance_type else f"{GPU_VARIANT}-{t.removeprefix('ml.')}"
-                served[key] = (gpu_image, gpu_settings, environment(gpu_settings, neuron=False,
-                                                                    gpus=CATALOG.get(t.removeprefix("ml.")).accelerators))
+                served[key] = (gpu_image, gpu_settings, environment(
+                    gpu_settings, neuron=False, gpus=CATALOG.get(t.removeprefix("ml.")).accelerators,
+                    staged=staged and gpu_settings.hf_model_id is not None))
             if gpu.model_data_url:
                 self.execution_policy.add_statements(iam.PolicyStatement(
                     sid="ReadGpuModelArtifact", actions=["s3:GetObject"], resources=[object_arn(gpu.model_data_url)],
                     conditions=owner_condition(stack_of(self), settings.model_bucket_account)))
         self.models: dict[str, sagemaker.CfnModel] = {}
+        self.hub_copies: dict[tuple[str, str], HubModelCopy] = {}
+        """The gated hub models copied into S3 (model id, revision) -> copy; empty without hf_token_secret_arn."""
         role_arn = self.role.role_arn
         for variant, (image, model_settings, env) in served.items():
-            # A model from S3 needs no network: SageMaker downloads the artifact; the container runs isolated (no
-            # inbound or outbound calls, CreateModel EnableNetworkIsolation). A hub model downloads itself.
+            copy = self._hub_copy(model_settings) if staged and model_settings.hf_model_id else None
+            # A model from S3 needs no network: SageMaker downloads the artifact (or the copy of a gated hub model);
+            # the container runs isolated (no inbound or outbound calls, CreateModel EnableNetworkIsolation). A hub
+            # model downloads itself.
             model = sagemaker.CfnModel(
                 self, "".join(w.capitalize() for w in re.split(r"[-.]", variant)) + "Model",
                 execution_role_arn=role_arn, vpc_config=vpc_config,
-                enable_network_isolation=model_settings.model_data_url is not None,
+                enable_network_isolation=model_settings.model_data_url is not None or copy is not None,
                 primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
-                    image=image, model_data_url=model_settings.model_data_url, environment=env))
-            if model_settings.model_data_url is None:
+                    image=image, model_data_url=model_settings.model_data_url, environment=env,
+                    model_data_source=None if copy is None else _uncompressed(copy.s3_uri)))
+            if copy is not None:
+                model.node.add_dependency(copy.resource)  # SageMaker checks the model data when it creates the model
+            elif model_settings.model_data_url is None:
                 model.add_metadata("checkov", {"skip": [{"id": CKV_MODEL_NETWORK_ISOLATION, "comment": HUB_MODEL_NETWORK}]})
             self.models[variant] = model  # depends on the execution policy (and the role's default policy): _endpoint
+
+    def _hub_copy(self, model_settings: EndpointSettings) -> HubModelCopy:
+        """The copy in S3 of ``model_settings``' gated hub model (one per model and revision, in one bucket per
+        endpoint), readable by the execution role."""
+        assert model_settings.hf_model_id and model_settings.revision and self.settings.hf_token_secret_arn, \
+            "settings refuse a staged hub model without its revision"
+        found = (model_settings.hf_model_id, model_settings.revision)
+        if found not in self.hub_copies:
+            if not self.hub_copies:
+                logs = secure_bucket(self, "ModelCopyLogs", removal_policy=self.removal_policy)
+                self.model_bucket = secure_bucket(self, "ModelCopies", access_logs=logs, log_prefix="model-copies/",
+                                                  removal_policy=self.removal_policy)
+            copy = HubModelCopy(self, f"HubCopy{len(self.hub_copies)}", model_id=found[0], revision=found[1],
+                                secret_arn=self.settings.hf_token_secret_arn, bucket=self.model_bucket,
+                                topic=self._topic)
+            copy.grant_read(self.role)
+            self.hub_copies[found] = copy
+        return self.hub_copies[found]
 
     def _variants(self) -> tuple[list[_ProductionVariant], list[_ProductionVariant]]:
         s = self.settings
@@ -513,6 +543,14 @@ def _sns_action(topic: sns.ITopic) -> cw_actions.SnsAction:
 
 
 _SUBNET_IDS: WeakKeyDictionary[ec2.IVpc, dict[tuple[Any, ...], list[str]]] = WeakKeyDictionary()
+
+
+def _uncompressed(s3_uri: str) -> sagemaker.CfnModel.ModelDataSourceProperty:
+    """An uncompressed model under an S3 prefix: SageMaker places each object under /opt/ml/model by its key less the
+    prefix (S3ModelDataSource, S3DataType S3Prefix, CompressionType None; SageMaker API reference and developer guide,
+    "Deploying uncompressed models", read 2026-11-28)."""
+    return sagemaker.CfnModel.ModelDataSourceProperty(s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+        s3_uri=s3_uri, s3_data_type="S3Prefix", compression_type="None"))
 
 
 def _subnet_ids(vpc: ec2.IVpc, sel: ec2.SubnetSelection) -> list[str]:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from aws_cdk import ArnFormat, SecretValue, Stack
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -31,25 +31,22 @@ HF_TOKEN_SECRET_ARN = "HF_TOKEN_SECRET_ARN"
 """A custom image gets the token secret's ARN under this name and reads the secret itself (its role may)."""
 
 
-def hf_token_reference(secret_arn: str) -> str:
-    """A CloudFormation dynamic reference to the whole SecretString: CloudFormation resolves it at deploy, the template
-    holds only the ARN ("The secretsmanager dynamic reference can be used in all resource properties", CloudFormation
-    user guide, dynamic-references-secretsmanager, read 2026-11-23)."""
-    return SecretValue.secrets_manager(secret_arn).unsafe_unwrap()
-
-
-def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0) -> dict[str, str]:
+def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0, staged: bool = False) -> dict[str, str]:
     """The settings the serving container reads, under the variable names its documentation gives: the model and its
     revision, the shapes (:attr:`EndpointSettings.shapes`; on GPU the GPU count is the tensor parallelism), the task,
-    the non-cached-model flag, the Hugging Face token of a gated hub model; Trn2's logical NeuronCore configuration."""
+    the non-cached-model flag; Trn2's logical NeuronCore configuration.
+
+    Never a secret: a named container's gated hub model is ``staged`` (copied into S3 by HubModelCopy, whose function
+    reads the token) and served from /opt/ml/model like an S3 artifact; a custom image gets the token secret's ARN
+    (HF_TOKEN_SECRET_ARN) and reads the secret itself."""
     serving = SERVING_CONTAINERS.get(settings.container)
-    model = settings.hf_model_id or "/opt/ml/model"
+    hub = settings.hf_model_id is not None and not staged
+    model = settings.hf_model_id if hub and settings.hf_model_id else "/opt/ml/model"
     values = {k: str(v) for k, v in settings.shapes.items()} | {"model": model}
     if not neuron:
         values["tensor_parallel_degree"] = str(gpus)
-    if settings.hf_model_id and settings.revision:
+    if hub and settings.revision:
         values["revision"] = settings.revision
-    hub = settings.hf_model_id is not None
     env: dict[str, str]
     if serving is None:  # custom image: pass the settings under neutral names
         env = {var: values[key] for key, var in CUSTOM_SETTINGS.items() if key in values}
@@ -61,12 +58,10 @@ def environment(settings: EndpointSettings, *, neuron: bool, gpus: int = 0) -> d
         task = serving.task_values.get(settings.task or serving.tasks[0], "")
         if task:
             values["task"] = task
-        if settings.model_data_url and image.model_from_s3 == "unset":
+        if (settings.model_data_url or staged) and image.model_from_s3 == "unset":
             values.pop("model")  # the container loads /opt/ml/model when its model variable is unset
         if neuron and settings.allow_non_cached_model and "allow_non_cached_model" in serving.flags:
             values["allow_non_cached_model"] = ""  # the entrypoint turns an empty SM_ON_ variable into a bare flag
-        if hub and settings.hf_token_secret_arn:
-            values["hf_token"] = hf_token_reference(settings.hf_token_secret_arn)
         env = {var: values[key] for key, var in image.settings.items() if key in values} | image.fixed
     if neuron and settings.lnc:  # Trn2: the runtime reads the logical NeuronCore configuration from here
         env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
@@ -112,7 +107,7 @@ def execution_policy(scope: Construct, construct_id: str, settings: EndpointSett
         statements.append(read_object_statement(stack, "ReadModelArtifact", settings.model_data_url,
                                                 owner_account=settings.model_bucket_account))
     if settings.hf_token_secret_arn and serving is None:  # a custom image reads the secret itself; the named
-        # containers get it from CloudFormation (hf_token_reference) and their role needs no access to it
+        # containers serve a gated hub model from its copy in S3 (HubModelCopy) and their role needs no access to it
         statements.append(_statement("ReadHfTokenSecret", ["secretsmanager:GetSecretValue"],
                                      [settings.hf_token_secret_arn]))
     policy = iam.Policy(scope, construct_id, roles=[role] if role is not None else None,

@@ -201,11 +201,12 @@ class EndpointSettings(Settings):
     reaches vLLM (weights, tokenizer); optimum-neuron's ``serve`` reads the model's config for its cache lookup from
     the default branch."""
     hf_token_secret_arn: Annotated[str, AfterValidator(rules.secret_arn)] | None = None
-    """A Secrets Manager secret holding a Hugging Face token (its SecretString), for gated hub models. The named
-    containers read a token only from their environment: CloudFormation resolves the secret into it at deploy (a
-    dynamic reference: the template holds the ARN, never the token; DescribeModel shows the value to whoever may call
-    it; a rotated token reaches the endpoint at the next deploy that replaces the model). A custom image gets the ARN
-    (HF_TOKEN_SECRET_ARN) and its execution role may read that one secret."""
+    """A Secrets Manager secret holding a Hugging Face token (its SecretString), for gated hub models. The token never
+    reaches a SageMaker model: with a named container each gated hub model is copied once into the endpoint's model
+    bucket by a function that reads the secret at run time (HubModelCopy), then served from there (ModelDataSource,
+    uncompressed, with network isolation); the copy is of one commit, so each hub model needs its ``revision``. A
+    custom image gets the ARN (HF_TOKEN_SECRET_ARN) and its execution role may read that one secret
+    (docs/security.md, "Secrets: the Hugging Face token")."""
     tensor_parallel_degree: PositiveInt | None = None
     """NeuronCores the model is sharded over. Unset: vllm-neuronx lets the server choose (a compiled artifact's own, or
     the largest cached configuration that fits); other containers get 2."""
@@ -296,6 +297,27 @@ class EndpointSettings(Settings):
         elif gpu is not None and not gpu.own_model and self.hf_model_id:
             out.append(("gpu_variant", self.hf_model_id, self.revision))
         return tuple(out)
+
+    @property
+    def stages_hub_models(self) -> bool:
+        """Whether the endpoint's hub models are copied into S3 once and served from there (HubModelCopy): a named
+        container with ``hf_token_secret_arn``, so that no SageMaker model holds the token."""
+        return self.hf_token_secret_arn is not None and self.serving is not None
+
+    def _staging_problems(self) -> Iterator[Problem]:
+        serving = self.serving
+        if self.hf_model_id and serving is not None and "allow_non_cached_model" in serving.settings:
+            yield Problem("hf_token_secret_arn", self.hf_token_secret_arn,
+                          f"unset for a {self.container} hub model on Neuron (hf_model_id {self.hf_model_id}): the "
+                          "kit copies a gated model into S3 so that the token never reaches the SageMaker model, and "
+                          "optimum-neuron's serve looks its compiled-model cache up from the hub id, which the kit has "
+                          "not confirmed for a local copy. Compile the model (optimum-cli neuron export) and serve it "
+                          "with model_data_url; a gated GPU variant model (gpu_variant.hf_model_id) may keep the token")
+        for field, model, revision in self.hub_models:
+            if revision is None:
+                name = "gpu_variant.revision" if field == "gpu_variant.hf_model_id" else "revision"
+                yield Problem(name, None, f"a commit of {model} (40 hex digits) with hf_token_secret_arn: the gated "
+                              "model is copied once into S3 at that commit and served from there")
 
     @property
     def lnc(self) -> int | None:
@@ -497,6 +519,8 @@ class EndpointSettings(Settings):
                 yield Problem("hf_token_secret_arn", self.hf_token_secret_arn,
                               f"unset: {self.container} reads no Hugging Face token variable in the sources read; "
                               "use vllm-neuronx, hf-inference-neuronx or a custom image")
+            elif self.stages_hub_models:
+                yield from self._staging_problems()
 
     def _volume_problems(self) -> Iterator[Problem]:
         if self.model_size_gib is None:
