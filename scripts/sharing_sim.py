@@ -24,7 +24,7 @@ from neuronfleet.sharing.simulation import (
     hourly_demand,
     simulate_day,
 )
-from neuronfleet_contract.pool_sharing import InvalidSchedule, PoolSchedule
+from neuronfleet_contract.pool_schedule import InvalidSchedule, PoolSchedule
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neuronfleet_contract.pool_sharing import (
+from neuronfleet_contract.pool_schedule import (
     ANNOTATION_CHECKPOINT_BY,
     ANNOTATION_CHECKPOINTED_AT,
     ANNOTATION_NOTICE_FOR,

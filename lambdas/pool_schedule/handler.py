@@ -10,7 +10,7 @@ fails is named; the others still run, except the pods' notices, which wait for t
 and the next minute's run converges again (nothing it did is undone or repeated: every step compares with what the
 cluster shows).
 
-Configuration: :class:`neuronfleet_contract.pool_sharing.PoolScheduleSettings`.
+Configuration: :class:`neuronfleet_contract.pool_schedule.PoolScheduleSettings`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from aws_lambda_powertools import Logger
 from neuronfleet_runtime.announcements import Ledger, Outcome, Unfinished
 from neuronfleet_runtime.topic import Topic
 
-from neuronfleet_contract.pool_sharing import (
+from neuronfleet_contract.pool_schedule import (
     MISSED_METRIC,
     UNNOTIFIED_METRIC,
     UNPUBLISHABLE_METRIC,

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from neuronfleet_contract.pool_sharing import (
+from neuronfleet_contract.pool_schedule import (
     ANNOUNCE_KIND,
     RUN_EVERY_SECONDS,
     Phase,

@@ -32,11 +32,14 @@ def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path)
             "neuronfleet/py.typed", "neuronfleet/facts/data/instance_type_offerings.json"} <= names
     lambda_sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "lambdas").rglob("*.py")}
     assert {f"neuronfleet/{p}" for p in lambda_sources} <= names
-    # the contract and the shared runtime, importable under their own top-level names (constructs and handlers alike)
-    assert {"neuronfleet_contract/tags.py", "neuronfleet_contract/py.typed", "neuronfleet_runtime/topic.py"} <= names
+    # the contract and the shared runtime (shared/), importable under their own top-level names (constructs and
+    # handlers alike), once: not also inside neuronfleet/lambdas
+    shared = {p.relative_to(ROOT / "shared").as_posix() for p in (ROOT / "shared").rglob("*.py")}
+    assert shared and shared <= names
+    assert {"neuronfleet_contract/py.typed", "neuronfleet_runtime/py.typed"} <= names
+    assert not [n for n in names if n.startswith(("neuronfleet/lambdas/neuronfleet_", "shared/"))]
     # the built-in price table and accelerator map, in their one home: read by the catalog and by every function
-    assert {"neuronfleet_contract/data/prices.json", "neuronfleet_contract/data/accelerators.json",
-            "neuronfleet/lambdas/neuronfleet_contract/data/prices.json"} <= names
+    assert {"neuronfleet_contract/data/prices.json", "neuronfleet_contract/data/accelerators.json"} <= names
     assert not any(n.startswith(("constructs/", "stacks/", "tests/", "config/")) for n in names)
     # the command line and preflight, with the console scripts
     assert {"neuronfleet/cli/main.py", "neuronfleet/cli/estimate.py", "neuronfleet/preflight/checks.py"} <= names

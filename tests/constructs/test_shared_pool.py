@@ -21,7 +21,7 @@ from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSe
 from neuronfleet.sharing import manifests
 from neuronfleet.sharing.pins import KUEUE_CHART, KUEUE_VERSION
 from neuronfleet.sharing.pool import SharedNeuronPool
-from neuronfleet_contract.pool_sharing import POOL_NAMESPACE, PoolSchedule, PoolScheduleSettings, Role
+from neuronfleet_contract.pool_schedule import POOL_NAMESPACE, PoolSchedule, PoolScheduleSettings, Role
 from tests.conftest import ENV, AzStack, network, properties
 
 POOL = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count=4,

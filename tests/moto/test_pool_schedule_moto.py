@@ -28,7 +28,7 @@ from neuronfleet.eks.manifests import TRAINING_NAMESPACE as TRAINING
 from neuronfleet.lambdas.pool_schedule import handler as h
 from neuronfleet.lambdas.pool_schedule.adapters import KubeApi, KubeError, Metrics, Pool, eks_token
 from neuronfleet.sharing import manifests as sharing
-from neuronfleet_contract.pool_sharing import (
+from neuronfleet_contract.pool_schedule import (
     ANNOTATION_CHECKPOINT_BY,
     ANNOTATION_CHECKPOINTED_AT,
     LABEL_POOL,

@@ -178,7 +178,7 @@ def karpenter_prices() -> dict[str, float]:
 def test_every_price_names_source_and_date() -> None:
     """AWS's Price List data (Karpenter's copy), AWS's pricing pages; a price no AWS source gives is listed in
     data/prices.json ``unsourced`` with the reason (the report says so)."""
-    unsourced = json.loads((ROOT / "lambdas/neuronfleet_contract/data/prices.json").read_text())["unsourced"]
+    unsourced = json.loads((ROOT / "shared/neuronfleet_contract/data/prices.json").read_text())["unsourced"]
     for spec in CATALOG:
         assert spec.price.usd_per_hour > 0
         assert spec.price.as_of <= date(2026, 11, 28)

@@ -1,8 +1,9 @@
-"""The boundary between the construct library and the Lambda handlers: constructs -> neuronfleet_contract <- handlers.
+"""What may import what (docs/layout.md, "What may import what"): constructs -> shared <- functions.
 
-A construct module (constructs/neuronfleet/**) imports the contract, never a handler's module (neuronfleet.lambdas.*);
-the contract imports nothing of either side, and the handlers reach the contract and the shared runtime under the
-same names in the tests and deployed (no ``_shared`` fallbacks)."""
+Three source folders: constructs/ (the library, ``neuronfleet``), lambdas/ (the functions' handlers, shipped as
+``neuronfleet.lambdas``) and shared/ (``neuronfleet_contract``, what both sides agree on, and ``neuronfleet_runtime``,
+handler code several functions share), each imported by its real name in the tests and deployed. The table below is
+the rule; the tests hold every module of the tree to it."""
 
 from __future__ import annotations
 
@@ -11,25 +12,46 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "constructs" / "neuronfleet"
 LAMBDAS = ROOT / "lambdas"
-CONTRACT = LAMBDAS / "neuronfleet_contract"
+SHARED = ROOT / "shared"
+CONTRACT = SHARED / "neuronfleet_contract"
+RUNTIME = SHARED / "neuronfleet_runtime"
 
-CLI = {"cost/estimate.py", "cost/exports.py", "cli/estimate.py", "cli/report.py", "cli/prices.py"}
-"""The command line runs the cost handlers' pure logic on the user's machine: ``neuronfleet estimate`` (Cost
-Explorer rows, CUR 2.0 lines -> the report's own estimate), its export readers and its old entry point,
-``neuronfleet report`` (the report page's renderer) and ``neuronfleet prices refresh`` (the report's own Price List
-reader, so the CLI's cache and the report read prices alike). Never a construct."""
-NOT_YET_MOVED: dict[str, set[str]] = {}
-"""Handler modules a construct module may still import: none (the estimate CLI aside). Kept so that a step back is
-a visible, reviewed entry here."""
+COMMAND_LINE = ("cli/", "preflight/", "capacity/cli.py", "judge/commands.py", "cost/estimate.py", "cost/exports.py")
+"""The library's command-line modules (``neuronfleet ...`` on the user's machine, never synth): they run the
+functions' own logic and AWS readers where one home serves both (``neuronfleet estimate`` and ``report`` the cost
+report's estimate and page, ``prices refresh`` its Price List reader, ``capacity`` the lifecycle's Capacity Block
+calls, the account check its reservation reader). A construct never does."""
+
+RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # room: (first-party top-level names it may import, third-party ones); the standard library always
+    "contract": (frozenset({"neuronfleet_contract"}), frozenset()),
+    "runtime": (frozenset({"neuronfleet_contract", "neuronfleet_runtime"}), frozenset({"boto3", "botocore"})),
+    "function": (frozenset({"neuronfleet_contract", "neuronfleet_runtime"}),
+                 frozenset({"boto3", "botocore", "aws_lambda_powertools"})),
+    "construct": (frozenset({"neuronfleet", "neuronfleet_contract"}),
+                  frozenset({"aws_cdk", "constructs", "jsii", "pydantic", "yaml", "boto3", "botocore", "moto",
+                             "health_gate", "sigv4"})),
+    "command line": (frozenset({"neuronfleet", "neuronfleet_contract", "neuronfleet_runtime"}),
+                     frozenset({"aws_cdk", "constructs", "click", "boto3", "botocore"})),
+}
+"""``health_gate`` and ``sigv4`` are the node scripts' imports of each other (they run as plain files on an
+instance: constructs/neuronfleet/node). A function may also import its own package (``cost.logic``), never another
+function's; the command line may import a function's ``logic`` and ``adapters`` (``neuronfleet.lambdas.<function>.
+logic...``), never a handler module."""
+
+FUNCTIONS = tuple(sorted(p.name for p in LAMBDAS.iterdir() if (p / "__init__.py").is_file()))
 
 
-def imported_modules(path: Path, package: str) -> set[str]:
-    """Every module ``path`` imports, relative imports resolved against ``package`` (the module's own package)."""
+def imported_modules(path: Path, package: str, text: str | None = None) -> set[str]:
+    """Every module ``path`` imports (its ``text`` when given), relative imports resolved against ``package`` (the
+    module's own package)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -41,15 +63,6 @@ def imported_modules(path: Path, package: str) -> set[str]:
             found.add(base)
             found |= {f"{base}.{a.name}" for a in node.names}  # a module or a name in one
     return found
-
-
-def library_modules() -> dict[str, set[str]]:
-    out = {}
-    for path in sorted(LIBRARY.rglob("*.py")):
-        relative = path.relative_to(LIBRARY)
-        package = ".".join(["neuronfleet", *relative.parts[:-1]])
-        out[relative.as_posix()] = imported_modules(path, package)
-    return out
 
 
 def handler_imports(imports: set[str]) -> set[str]:
@@ -67,18 +80,70 @@ def test_the_check_resolves_relative_imports(tmp_path: Path) -> None:
         "neuronfleet.lambdas.cost.rows", "neuronfleet.lambdas.cost.rows.X"}
 
 
-def allowed(imported: str, module: str) -> bool:
-    """``imported`` is ``module`` or a name defined in it."""
-    return imported == module or (imported.startswith(f"{module}.") and "." not in imported[len(module) + 1:])
+def room_of(path: Path) -> tuple[str, str]:
+    """(room, the module's package) of a source file of the tree."""
+    if path.is_relative_to(LIBRARY):
+        relative = path.relative_to(LIBRARY).as_posix()
+        room = "command line" if relative.startswith(COMMAND_LINE) else "construct"
+        return room, ".".join(["neuronfleet", *path.relative_to(LIBRARY).parts[:-1]])
+    if path.is_relative_to(SHARED):
+        return ("contract" if path.is_relative_to(CONTRACT) else "runtime"), ".".join(path.relative_to(SHARED).parts[:-1])
+    return "function", ".".join(path.relative_to(LAMBDAS).parts[:-1])
 
 
-def test_no_construct_imports_a_handler_module() -> None:
-    offending = {name: handler_imports(imports) for name, imports in library_modules().items() if name not in CLI}
-    offending = {name: found for name, found in offending.items() if found}
-    new = {name: {m for m in found if not any(allowed(m, k) for k in NOT_YET_MOVED.get(name, ()))}
-           for name, found in offending.items()}
-    assert {k: v for k, v in new.items() if v} == {}, "import the contract (neuronfleet_contract), not a handler"
-    assert set(offending) == set(NOT_YET_MOVED), "a module no longer imports a handler: drop it from NOT_YET_MOVED"
+def breaches(path: Path, text: str | None = None) -> set[str]:
+    """The imports of ``path`` (its ``text`` when given) that its room's rule does not allow."""
+    room, package = room_of(path)
+    first_party, third_party = RULES[room]
+    own = {package.split(".")[0]} if room == "function" else set()
+    out = set()
+    for module in imported_modules(path, package, text):
+        top = module.split(".")[0]
+        if top in sys.stdlib_module_names or top == "__future__":
+            continue
+        if module.startswith("neuronfleet.lambdas"):
+            parts = module.split(".")
+            reused = room == "command line" and len(parts) > 3 and parts[2] in FUNCTIONS and parts[3] in {
+                "logic", "adapters"}
+            if not reused and module != "neuronfleet.lambdas":
+                out.add(module)
+            continue
+        if top not in first_party | third_party | own:
+            out.add(module)
+    return out
+
+
+def tree_sources() -> list[Path]:
+    return sorted(p for folder in (LIBRARY, LAMBDAS, SHARED) for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_module_imports_only_what_its_room_may() -> None:
+    sources = tree_sources()
+    assert {room_of(p)[0] for p in sources} == set(RULES)  # every room has modules: the table is not stale
+    found = {p.relative_to(ROOT).as_posix(): sorted(breaches(p)) for p in sources}
+    assert {k: v for k, v in found.items() if v} == {}, "see docs/layout.md, 'What may import what'"
+
+
+@pytest.mark.parametrize(("where", "source", "breach"), [
+    ("constructs/neuronfleet/inference/probe.py", "from ..lambdas.failover import logic\n", "neuronfleet.lambdas.failover"),
+    ("constructs/neuronfleet/inference/probe.py", "from neuronfleet_runtime import topic\n", "neuronfleet_runtime"),
+    ("constructs/neuronfleet/cli/probe.py", "from ..lambdas.cost import report\n", "neuronfleet.lambdas.cost.report"),
+    ("shared/neuronfleet_contract/probe.py", "import boto3\n", "boto3"),
+    ("shared/neuronfleet_contract/probe.py", "from neuronfleet.core import args\n", "neuronfleet.core"),
+    ("shared/neuronfleet_runtime/probe.py", "import aws_cdk\n", "aws_cdk"),
+    ("lambdas/failover/probe.py", "from cost.logic import rows\n", "cost.logic"),
+    ("lambdas/failover/probe.py", "from neuronfleet.facts import catalog\n", "neuronfleet.facts"),
+])
+def test_the_rule_refuses_each_kind_of_breach(where: str, source: str, breach: str) -> None:
+    """Each rule bites: an import of each forbidden kind, as if in a module at ``where``, is named."""
+    assert breach in breaches(ROOT / where, source)
+    assert breaches(ROOT / where, "import json\n") == set()
+
+
+def test_the_rule_lets_the_command_line_reuse_a_functions_logic() -> None:
+    assert breaches(LIBRARY / "cli" / "report.py") == set()
+    assert any(m.startswith("neuronfleet.lambdas.cost.logic") for m in imported_modules(
+        LIBRARY / "cli" / "report.py", "neuronfleet.cli"))
 
 
 def test_the_contract_imports_neither_side_nor_aws() -> None:

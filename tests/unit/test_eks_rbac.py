@@ -18,7 +18,7 @@ from neuronfleet.eks.manifests import (
     TRAINING_SERVICE_ACCOUNT,
 )
 from neuronfleet.sharing import manifests as sharing
-from neuronfleet_contract.pool_sharing import PoolSchedule
+from neuronfleet_contract.pool_schedule import PoolSchedule
 
 DOCS = [o for o in yaml.safe_load_all(
     (Path(__file__).resolve().parents[1] / "data" / "k8s-rbac" / "kubernetes-docs-examples.yaml").read_text()) if o]

@@ -11,9 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from neuronfleet.core.assets import SHARED_PACKAGES, asset_files, digest, handler_packages, lambda_source_dir, stage
+from neuronfleet.core.assets import (
+    SHARED_PACKAGES,
+    asset_files,
+    digest,
+    handler_packages,
+    lambda_source_dir,
+    shared_source_dir,
+    stage,
+)
 
 SOURCE = lambda_source_dir()
+SHARED = {name: shared_source_dir(name) for name in SHARED_PACKAGES}
 
 
 def test_the_kit_has_its_handler_packages() -> None:
@@ -25,8 +34,9 @@ def test_the_kit_has_its_handler_packages() -> None:
 def test_an_asset_holds_its_package_and_the_shared_ones_only(package: str) -> None:
     files = asset_files(package)
     assert {name.split("/")[0] for name in files} == {package, *SHARED_PACKAGES}
-    expected = {p.relative_to(SOURCE).as_posix() for name in (package, *SHARED_PACKAGES)
-                for p in (SOURCE / name).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    folders = {package: SOURCE / package, **SHARED}
+    expected = {f"{name}/{p.relative_to(folder).as_posix()}" for name, folder in folders.items()
+                for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     assert set(files) == expected
     assert f"{package}/__init__.py" in files and "neuronfleet_contract/tags.py" in files
 
@@ -40,18 +50,21 @@ def test_an_unknown_package_is_refused_naming_the_known_ones() -> None:
 
 
 def test_an_edit_changes_only_the_assets_that_hold_the_file(tmp_path: Path) -> None:
-    source = tmp_path / "lambdas"
+    source, shared = tmp_path / "lambdas", {name: tmp_path / "shared" / name for name in SHARED_PACKAGES}
     shutil.copytree(SOURCE, source, ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p: digest(asset_files(p, source)) for p in handler_packages(source)}
+    for name, folder in shared.items():
+        shutil.copytree(SHARED[name], folder, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p: digest(asset_files(p, source, shared)) for p in handler_packages(source)}
+    assert before == {p: digest(asset_files(p)) for p in handler_packages()}  # the copy is the tree
     with (source / "cost" / "report.py").open("a") as f:
         f.write("\n# an edit\n")
-    after_cost = {p: digest(asset_files(p, source)) for p in handler_packages(source)}
+    after_cost = {p: digest(asset_files(p, source, shared)) for p in handler_packages(source)}
     assert after_cost["cost"] != before["cost"]
     others = ("failover", "capacity_alert")
     assert {p: after_cost[p] for p in others} == {p: before[p] for p in others}
-    with (source / "neuronfleet_contract" / "tags.py").open("a") as f:
+    with (shared["neuronfleet_contract"] / "tags.py").open("a") as f:
         f.write("\n# a contract edit\n")
-    after_contract = {p: digest(asset_files(p, source)) for p in handler_packages(source)}
+    after_contract = {p: digest(asset_files(p, source, shared)) for p in handler_packages(source)}
     assert all(after_contract[p] != after_cost[p] for p in after_contract)  # the contract ships with every function
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,11 @@ import pytest
 
 from neuronfleet_contract import namespaces
 
-LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
-SOURCES = sorted(p for p in LAMBDAS.rglob("*.py") if "__pycache__" not in p.parts)
+ROOT = Path(__file__).resolve().parents[2]
+LAMBDAS = ROOT / "lambdas"
+SHARED = ROOT / "shared"
+CONTRACT = SHARED / "neuronfleet_contract"
+SOURCES = sorted(p for folder in (LAMBDAS, SHARED) for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def environment_reads(source: str, *, inside: str | None = "from_environment") -> list[tuple[int, str]]:
@@ -56,14 +60,14 @@ def test_the_environment_is_read_only_in_the_settings_modules_from_environment()
         settings = path.parent.name == "neuronfleet_contract"  # the settings classes live in the contract
         reads = environment_reads(path.read_text(), inside="from_environment" if settings else None)
         if reads:
-            stray[path.relative_to(LAMBDAS).as_posix()] = reads
+            stray[path.relative_to(ROOT).as_posix()] = reads
     assert stray == {}, f"read the environment only in a settings module's from_environment: {stray}"
 
 
 def test_every_handler_has_a_settings_module() -> None:
     """In the contract: the construct builds it, the handler reads it."""
     for package in ("failover", "capacity_alert", "cost"):
-        assert (LAMBDAS / "neuronfleet_contract" / f"{package}.py").is_file()
+        assert (CONTRACT / f"{package}.py").is_file()
 
 
 def test_settings_need_no_aws_libraries() -> None:
@@ -77,7 +81,7 @@ def test_settings_need_no_aws_libraries() -> None:
 
 
 def test_one_namespace_scheme_with_one_home() -> None:
-    tree = ast.parse((LAMBDAS / "neuronfleet_contract" / "namespaces.py").read_text())
+    tree = ast.parse((CONTRACT / "namespaces.py").read_text())
     body = tree.body
     constants = {}
     for node, doc in zip(body, [*body[1:], None], strict=True):
@@ -89,7 +93,7 @@ def test_one_namespace_scheme_with_one_home() -> None:
     assert len(set(constants.values())) == len(constants) >= 6
     assert all(v.startswith("NeuronFleet/") for v in constants.values())
     assert {k: getattr(namespaces, k) for k in constants} == constants
-    literals = [f"{p.relative_to(LAMBDAS)}:{n.lineno}" for p in SOURCES if p.name != "namespaces.py"
+    literals = [f"{p.relative_to(ROOT)}:{n.lineno}" for p in SOURCES if p.name != "namespaces.py"
                 for n in ast.walk(ast.parse(p.read_text()))
                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and "NeuronFleet/" in n.value]
     assert literals == [], "use the constants of neuronfleet_contract.namespaces"
@@ -109,9 +113,14 @@ ENVIRONMENT = {
 
 
 @pytest.mark.slow
-def test_handlers_import_and_configure_as_deployed() -> None:
-    """In the function the asset root lambdas/ is the code root: ``failover.handler``, not
-    ``neuronfleet.lambdas.failover.handler``. The shared modules must be found there too."""
+def test_handlers_import_and_configure_as_deployed(tmp_path: Path) -> None:
+    """In the function the asset's root is the code root: ``failover.handler``, not
+    ``neuronfleet.lambdas.failover.handler``, with the shared packages beside it (a root laid out as the assets are:
+    the handler packages of lambdas/ and the packages of shared/)."""
+    root = tmp_path / "code"
+    for folder in (LAMBDAS, SHARED):
+        shutil.copytree(folder, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "__init__.py").unlink()  # lambdas/ is a package in the wheel (neuronfleet.lambdas); a code root is none
     code = """
 import sys
 mods = {}
@@ -131,7 +140,7 @@ for shared in (namespaces, neuronfleet_runtime):
 print(mods)
 """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHONPATH"))} | ENVIRONMENT
-    out = subprocess.run([sys.executable, "-c", code], cwd=LAMBDAS, env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str({"failover.handler": "FailoverSettings",
                                       "capacity_alert.handler": "CapacityAlertSettings",

@@ -39,7 +39,7 @@ def test_only_app_reads_context_or_environment() -> None:
 def test_the_design_notes_the_code_cites_are_in_the_repository() -> None:
     """Code and tests cite docs/DESIGN.md; the file is there, and nothing cites a DESIGN.md elsewhere."""
     assert (ROOT / "docs" / "DESIGN.md").is_file()
-    sources = [p for folder in ("constructs", "lambdas", "stacks", "tests", "scripts")
+    sources = [p for folder in ("constructs", "lambdas", "shared", "stacks", "tests", "scripts")
                for p in (ROOT / folder).rglob("*.py") if p != Path(__file__)]
     cited = [p for p in sources if "DESIGN.md" in p.read_text()]
     assert cited, "the citations this test guards are gone: drop the test or the file"
@@ -62,7 +62,7 @@ def test_the_wheel_lists_every_package_of_the_tree() -> None:
             inside = init.parent.resolve()
             owner = [m for m in mapped if inside.is_relative_to(m)]
             if "__pycache__" in init.parts or max(owner, key=lambda m: len(m.parts)) != folder.resolve():
-                continue  # a folder another mapping names (lambdas/neuronfleet_contract) counts under that name
+                continue  # a folder another mapping names (shared/neuronfleet_contract) counts under that name
             found.add(".".join([name, *init.parent.relative_to(folder).parts]))
     assert sorted(found - set(setup["packages"])) == [], "add these to [tool.setuptools] packages"
     assert sorted(set(setup["packages"]) - found) == [], "these listed packages have no folder"

@@ -1,4 +1,4 @@
-"""The shared pool's schedule (neuronfleet_contract.pool_sharing) and the schedule function's logic
+"""The shared pool's schedule (neuronfleet_contract.pool_schedule) and the schedule function's logic
 (lambdas/pool_schedule/logic.py): the target split at an instant in the pool's time zone (DST included), the
 checkpoint signal and the morning reclaim, the announcement made once; bad schedules refused with field, value and
 what is allowed. A full day is driven minute by minute with a fake clock over an in-process pool."""
@@ -12,7 +12,7 @@ import pytest
 
 from neuronfleet.lambdas.pool_schedule import logic
 from neuronfleet.lambdas.pool_schedule.logic import Notice, Observed, TrainingPod
-from neuronfleet_contract.pool_sharing import InvalidSchedule, Phase, PoolSchedule, Role, parse_iso
+from neuronfleet_contract.pool_schedule import InvalidSchedule, Phase, PoolSchedule, Role, parse_iso
 
 
 def schedule(**overrides) -> PoolSchedule:
@@ -396,7 +396,7 @@ def test_a_pod_the_notice_never_reaches_is_named_as_never_notified_not_as_silent
 
 def test_the_schedule_runs_as_often_as_the_logic_assumes() -> None:
     from neuronfleet.sharing import pins
-    from neuronfleet_contract.pool_sharing import RUN_EVERY_SECONDS
+    from neuronfleet_contract.pool_schedule import RUN_EVERY_SECONDS
 
     assert f"rate({RUN_EVERY_SECONDS // 60} minute)" == pins.SCHEDULE_EXPRESSION
 

@@ -18,7 +18,7 @@ from neuronfleet.eks.labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LAB
 from neuronfleet.eks.pins import DEFAULT_KUBERNETES_VERSION
 from neuronfleet.settings.eks import NeuronNodegroupSettings
 from neuronfleet.sharing import manifests, pins
-from neuronfleet_contract.pool_sharing import ANNOTATION_CHECKPOINT_BY, CHECKPOINT_FILE, LABEL_ROLE, PoolSchedule
+from neuronfleet_contract.pool_schedule import ANNOTATION_CHECKPOINT_BY, CHECKPOINT_FILE, LABEL_ROLE, PoolSchedule
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kueue"
 POOL = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count=4)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from neuronfleet.sharing.simulation import SYNTHETIC_CURVE, TrainingModel, floor_for, hourly_demand, simulate_day
-from neuronfleet_contract.pool_sharing import PoolSchedule
+from neuronfleet_contract.pool_schedule import PoolSchedule
 from scripts import sharing_sim
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "azure_llm_trace" / "AzureLLMInferenceTrace_code-head.csv"

@@ -28,22 +28,31 @@ def lambda_source_dir() -> Path:
     return Path(str(resources.files("neuronfleet.lambdas")))
 
 
+def shared_source_dir(package: str) -> Path:
+    """The folder of one of :data:`SHARED_PACKAGES`: ``shared/<package>`` in the repository, ``<package>`` in the
+    wheel (both installed as top-level packages)."""
+    return Path(str(resources.files(package)))
+
+
 def handler_packages(source: Path | None = None) -> tuple[str, ...]:
     """The handler packages a function can be built from (the folders of ``source`` other than the shared ones)."""
     root = source or lambda_source_dir()
     return tuple(sorted(p.name for p in root.iterdir() if (p / "__init__.py").is_file() and p.name not in SHARED_PACKAGES))
 
 
-def asset_files(package: str, source: Path | None = None) -> dict[str, bytes]:
-    """The files of ``package``'s asset, by their path in it: the package and :data:`SHARED_PACKAGES`."""
+def asset_files(package: str, source: Path | None = None, shared: Mapping[str, Path] | None = None) -> dict[str, bytes]:
+    """The files of ``package``'s asset, by their path in it: the package (from ``source``, the Lambda sources by
+    default) and :data:`SHARED_PACKAGES` (from ``shared``: name -> folder, the installed ones by default)."""
     root = source or lambda_source_dir()
     known = handler_packages(root)
     if package not in known:
         raise ValueError(f"handler package: got {package!r}; allowed: one of {', '.join(known)} (the kit's handlers)")
+    folders = {package: root / package} | {name: (shared or {}).get(name) or shared_source_dir(name)
+                                          for name in SHARED_PACKAGES}
     files = {}
-    for name in (package, *SHARED_PACKAGES):
-        for path in sorted((root / name).rglob("*")):
-            relative = path.relative_to(root)
+    for name, folder in folders.items():
+        for path in sorted(folder.rglob("*")):
+            relative = Path(name, path.relative_to(folder))
             if path.is_file() and not _SKIPPED_PARTS & set(relative.parts) and not path.name.endswith(_SKIPPED_SUFFIXES):
                 files[relative.as_posix()] = path.read_bytes()
     return files
@@ -57,9 +66,10 @@ def digest(files: Mapping[str, bytes]) -> str:
     return sha.hexdigest()
 
 
-def stage(package: str, *, source: Path | None = None, into: Path | None = None) -> Path:
+def stage(package: str, *, source: Path | None = None, shared: Mapping[str, Path] | None = None,
+          into: Path | None = None) -> Path:
     """The folder holding ``package``'s asset files, written once per content (reused by later synths)."""
-    files = asset_files(package, source)
+    files = asset_files(package, source, shared)
     cache = into or Path(tempfile.gettempdir()) / "neuronfleet-assets"
     folder = cache / f"{package}-{digest(files)[:32]}"
     if folder.is_dir():

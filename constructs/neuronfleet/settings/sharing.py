@@ -1,5 +1,5 @@
 """A shared pool's settings as the fleet file gives them (``training_clusters[].eks.sharing``): the day/night schedule
-of one reserved Neuron node group. The rules are neuronfleet_contract.pool_sharing's (one home); the pool's devices
+of one reserved Neuron node group. The rules are neuronfleet_contract.pool_schedule's (one home); the pool's devices
 come from the node group, so a night floor above the pool is refused against what the group really has."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from neuronfleet_contract.pool_sharing import InvalidSchedule, PoolSchedule
+from neuronfleet_contract.pool_schedule import InvalidSchedule, PoolSchedule
 
 from ..core.problems import InvalidSettings, Problem
 from ._base import Settings

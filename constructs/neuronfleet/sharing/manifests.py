@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from neuronfleet_contract.pool_sharing import (
+from neuronfleet_contract.pool_schedule import (
     ANNOTATION_CHECKPOINT_BY,
     CHECKPOINT_FILE,
     LABEL_POOL,

@@ -23,7 +23,7 @@ from aws_cdk import aws_scheduler_targets as scheduler_targets
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet_contract.pool_sharing import (
+from neuronfleet_contract.pool_schedule import (
     MISSED_METRIC,
     POOL_NAMESPACE,
     UTILISATION_METRIC,

@@ -1,4 +1,4 @@
-"""A day of one shared pool, minute by minute, through the schedule's own rules (neuronfleet_contract.pool_sharing):
+"""A day of one shared pool, minute by minute, through the schedule's own rules (neuronfleet_contract.pool_schedule):
 chip-hours used by inference, by training and idle, against a pool that serves inference only; training work lost
 at the morning reclaim with and without the checkpoint signal; the reclaim's latency.
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from neuronfleet_contract.pool_sharing import Phase, PoolSchedule
+from neuronfleet_contract.pool_schedule import Phase, PoolSchedule
 
 SYNTHETIC_CURVE: tuple[float, ...] = (
     0.30, 0.24, 0.20, 0.18, 0.18, 0.21, 0.30, 0.45, 0.65, 0.82, 0.93, 0.98,

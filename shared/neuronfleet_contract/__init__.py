@@ -1,8 +1,9 @@
 """What the constructs and the Lambda handlers must agree on: the contract between the two sides.
 
 Pure: no boto3, no Powertools, no CDK. Both sides import it under this one path, ``neuronfleet_contract``: the
-construct library (installed from lambdas/neuronfleet_contract, pyproject.toml maps it) and every deployed function
-(its asset carries this folder at its code root), so the handlers import it the same way in tests and deployed.
+construct library and every deployed function (its asset carries this folder at its code root), so the handlers
+import it the same way in tests and deployed. It lives in shared/, a source folder of its own beside constructs/
+and lambdas/: both sides import it by its real path, and it imports neither (docs/layout.md).
 
 - ``tags``: the tag keys the constructs put on resources and the cost handlers read back;
 - ``variants``: the names of an endpoint's serving variants (``neuron``, ``gpu``);
@@ -18,8 +19,9 @@ construct library (installed from lambdas/neuronfleet_contract, pyproject.toml m
 - ``capacity_lifecycle``: Capacity Blocks' lifecycle facts (with sources), the capacity policy and its verdict, the
   lifecycle function's settings; shared by ``neuronfleet capacity`` and lambdas/capacity_lifecycle.
 - ``judge``: the pilot judge's tolerances (with their sources), settings, prompt-set format and verdict record.
-- ``pool_sharing``: a shared pool's day/night schedule (refused with field/value/allowed), its target split at an
-  instant, the pod labels and annotations of the checkpoint signal, the pool's metric names.
+- ``pool_schedule``: the sharing feature's schedule function: a shared pool's day/night schedule (refused with
+  field/value/allowed), its target split at an instant, the pod labels and annotations of the checkpoint signal, the
+  pool's metric names.
 
-A construct module never imports a handler's module (tests/unit/test_contract.py holds that).
+What may import what is in docs/layout.md; tests/unit/test_contract.py holds it.
 """

@@ -107,7 +107,7 @@ class CapacityAlertSettings:
     topic_arn: str
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
     ledger_table: str
-    """What has been announced (``ANNOUNCEMENTS_TABLE``, DynamoDB; see lambdas/neuronfleet_runtime/announcements.py)."""
+    """What has been announced (``ANNOUNCEMENTS_TABLE``, DynamoDB; see shared/neuronfleet_runtime/announcements.py)."""
     reservation_ids: tuple[str, ...] = ()
     """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list)."""
     resource_group_arns: tuple[str, ...] = ()
