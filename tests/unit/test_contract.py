@@ -21,7 +21,8 @@ SHARED = ROOT / "shared"
 CONTRACT = SHARED / "neuronfleet_contract"
 RUNTIME = SHARED / "neuronfleet_runtime"
 
-COMMAND_LINE = ("cli/", "preflight/", "capacity/cli.py", "judge/commands.py", "cost/estimate.py", "cost/exports.py")
+COMMAND_LINE = ("cli/", "preflight/", "verify/", "capacity/cli.py", "judge/commands.py", "cost/estimate.py",
+                "cost/exports.py")
 """The library's command-line modules (``neuronfleet ...`` on the user's machine, never synth): they run the
 functions' own logic and AWS readers where one home serves both (``neuronfleet estimate`` and ``report`` the cost
 report's estimate and page, ``prices refresh`` its Price List reader, ``capacity`` the lifecycle's Capacity Block

@@ -58,6 +58,7 @@ COMMANDS: dict[str, str] = {
     "judge": "neuronfleet.judge.commands:judge",
     "report": "neuronfleet.cli.report:report",
     "prices": "neuronfleet.cli.prices:prices",
+    "verify": "neuronfleet.verify.commands:verify",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 
