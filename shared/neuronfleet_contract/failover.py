@@ -7,16 +7,15 @@ Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its valu
 
 from __future__ import annotations
 
-import json
 import math
-import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Self
 
 from . import environment
 from .alarms import default_alarms
+from .environment import variable
 from .variants import GPU_VARIANT, NEURON_VARIANT
 
 SERVICE = "neuronfleet-failover"
@@ -140,25 +139,43 @@ def _whole(value: Any) -> int:
     return value
 
 
+_ENDPOINTS_ALLOWED = (
+    'a JSON object {endpoint name: {"alarms": [alarm name, ...] (default: <endpoint name>-latency-p99, '
+    '-errors-5xx, -model-errors), "latency_limit_ms": N, "neuron": {"min": N, "max": N}, "gpu": '
+    '{"min": N, "max": N}, "neuron_instances_per_gpu_instance": N, "gpu_alarms": [alarm name, ...] '
+    '(default: <endpoint name>-gpu-latency-p99, ...)}} of at least one endpoint')
+
+
+def _endpoints_document(endpoints: Mapping[str, WatchedEndpoint]) -> dict[str, Any]:
+    return {name: e.to_json(name) for name, e in endpoints.items()}
+
+
 @dataclass(frozen=True)
-class FailoverSettings:
-    endpoints: Mapping[str, WatchedEndpoint]
-    """Endpoint name -> what the failover knows of it (``FAILOVER_ENDPOINTS``, JSON)."""
-    topic_arn: str
+class FailoverSettings(environment.Configured):
+    endpoints: Mapping[str, WatchedEndpoint] = field(metadata=variable(
+        "FAILOVER_ENDPOINTS", allowed=_ENDPOINTS_ALLOWED, encode=_endpoints_document, decode=lambda d: _endpoints(d)))
+    """Endpoint name -> what the failover knows of it (``FAILOVER_ENDPOINTS``, JSON; an endpoint's alarms are left
+    out when they are the ones its name derives: WatchedEndpoint.to_json)."""
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
-    state_table: str
+    state_table: str = field(metadata=variable(
+        "FAILOVER_TABLE", allowed="the name of the failover's DynamoDB state table"))
     """The failover's DynamoDB table: one item per endpoint, its record and the step it owes (``FAILOVER_TABLE``)."""
-    min_dwell: timedelta = MIN_DWELL
+    min_dwell: timedelta = field(default=MIN_DWELL, metadata=variable("MIN_DWELL_MINUTES", unit="minutes"))
     """The least time on GPU before moving back starts (``MIN_DWELL_MINUTES``)."""
-    capacity_timeout: timedelta = CAPACITY_TIMEOUT
+    capacity_timeout: timedelta = field(default=CAPACITY_TIMEOUT, metadata=variable(
+        "CAPACITY_TIMEOUT_MINUTES", unit="minutes", minimum=1))
     """How long raised capacity may take to come into service (``CAPACITY_TIMEOUT_MINUTES``)."""
-    canary_window: timedelta = CANARY_WINDOW
+    canary_window: timedelta = field(default=CANARY_WINDOW, metadata=variable("CANARY_WINDOW_MINUTES", unit="minutes"))
     """How long the canary runs before its evidence is read (``CANARY_WINDOW_MINUTES``)."""
-    canary_weight: float = CANARY_WEIGHT
+    canary_weight: float = field(default=CANARY_WEIGHT, metadata=variable(
+        "CANARY_WEIGHT", above=0, at_most=MAX_CANARY_WEIGHT, unit="(share of traffic)"))
     """The Neuron variant's share of traffic during the canary (``CANARY_WEIGHT``)."""
-    canary_min_invocations: int = CANARY_MIN_INVOCATIONS
+    canary_min_invocations: int = field(default=CANARY_MIN_INVOCATIONS, metadata=variable(
+        "CANARY_MIN_INVOCATIONS", minimum=1, unit="invocations"))
     """The fewest canary invocations that count as evidence (``CANARY_MIN_INVOCATIONS``)."""
-    canary_max_error_percent: float = CANARY_MAX_ERROR_PERCENT
+    canary_max_error_percent: float = field(default=CANARY_MAX_ERROR_PERCENT, metadata=variable(
+        "CANARY_MAX_ERROR_PERCENT", above=0, at_most=MAX_CANARY_ERROR_PERCENT, unit="percent"))
     """The highest error share of the canary's invocations (``CANARY_MAX_ERROR_PERCENT``)."""
 
     def __post_init__(self) -> None:
@@ -186,44 +203,6 @@ class FailoverSettings:
                       canary_weight=self.canary_weight, canary_window=self.canary_window,
                       canary_min_invocations=self.canary_min_invocations,
                       canary_max_error_percent=self.canary_max_error_percent)
-
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when names are tokens."""
-        return {"FAILOVER_ENDPOINTS": to_json({name: e.to_json(name) for name, e in self.endpoints.items()}),
-                "ALERTS_TOPIC_ARN": str(self.topic_arn),
-                "FAILOVER_TABLE": str(self.state_table),
-                "MIN_DWELL_MINUTES": str(self.min_dwell // _MINUTE),
-                "CAPACITY_TIMEOUT_MINUTES": str(self.capacity_timeout // _MINUTE),
-                "CANARY_WINDOW_MINUTES": str(self.canary_window // _MINUTE),
-                "CANARY_WEIGHT": repr(self.canary_weight),
-                "CANARY_MIN_INVOCATIONS": str(self.canary_min_invocations),
-                "CANARY_MAX_ERROR_PERCENT": repr(self.canary_max_error_percent)}
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        read = environment.Variables(os.environ if env is None else env)
-
-        def minutes(name: str, default: timedelta, minimum: int = 0) -> timedelta:
-            return _MINUTE * read.whole(name, default=default // _MINUTE, minimum=minimum, unit="minutes")
-
-        return cls(
-            endpoints=read.json("FAILOVER_ENDPOINTS", _endpoints, allowed=(
-                'a JSON object {endpoint name: {"alarms": [alarm name, ...] (default: <endpoint name>-latency-p99, '
-                '-errors-5xx, -model-errors), "latency_limit_ms": N, "neuron": {"min": N, "max": N}, "gpu": '
-                '{"min": N, "max": N}, "neuron_instances_per_gpu_instance": N, "gpu_alarms": [alarm name, ...] '
-                '(default: <endpoint name>-gpu-latency-p99, ...)}} of at least one endpoint')),
-            topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
-            state_table=read.text("FAILOVER_TABLE", allowed="the name of the failover's DynamoDB state table"),
-            min_dwell=minutes("MIN_DWELL_MINUTES", MIN_DWELL),
-            capacity_timeout=minutes("CAPACITY_TIMEOUT_MINUTES", CAPACITY_TIMEOUT, minimum=1),
-            canary_window=minutes("CANARY_WINDOW_MINUTES", CANARY_WINDOW),
-            canary_weight=read.number("CANARY_WEIGHT", default=CANARY_WEIGHT, above=0, at_most=MAX_CANARY_WEIGHT,
-                                      unit="(share of traffic)"),
-            canary_min_invocations=read.whole("CANARY_MIN_INVOCATIONS", default=CANARY_MIN_INVOCATIONS, minimum=1,
-                                              unit="invocations"),
-            canary_max_error_percent=read.number("CANARY_MAX_ERROR_PERCENT", default=CANARY_MAX_ERROR_PERCENT,
-                                                 above=0, at_most=MAX_CANARY_ERROR_PERCENT, unit="percent"))
 
 
 def _endpoints(doc: Any) -> dict[str, WatchedEndpoint]:
