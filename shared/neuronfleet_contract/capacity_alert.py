@@ -30,14 +30,13 @@ Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its valu
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Self
+from typing import Any
 
 from . import environment
+from .environment import variable
 
 SERVICE = "neuronfleet-capacity"
 """The capacity alerts' Powertools service: the ``service`` dimension of its metrics in CAPACITY_NAMESPACE."""
@@ -100,48 +99,35 @@ _POOL_ALLOWED = ('a JSON object {"queue_arn": str, "max_vcpus": int, "cuda_only_
                  "least one type")
 
 
+def pool_document(pool: GpuPoolQueue) -> dict[str, Any]:
+    """``GPU_POOL``'s JSON document (what :func:`gpu_pool` reads)."""
+    return {"queue_arn": pool.queue_arn, "max_vcpus": pool.max_vcpus,
+            "cuda_only_workloads": list(pool.cuda_only_workloads),
+            "types": [{"instance_type": t.instance_type, "gpus": t.gpus, "gpu_name": t.gpu_name, "efa": t.efa,
+                       "vcpus": t.vcpus} for t in pool.types]}
+
+
+def gpu_pool_variable() -> dict[str, environment.Variable]:
+    """The ``GPU_POOL`` variable of a configuration (what the GPU fallback pool can take)."""
+    return variable("GPU_POOL", allowed=_POOL_ALLOWED, encode=pool_document, decode=lambda d: gpu_pool(d))
+
+
 @dataclass(frozen=True)
-class CapacityAlertSettings:
-    pool: GpuPoolQueue
+class CapacityAlertSettings(environment.Configured):
+    pool: GpuPoolQueue = field(metadata=gpu_pool_variable())
     """What the GPU fallback pool can take (``GPU_POOL``, JSON: GpuPool.describe() of the construct library)."""
-    topic_arn: str
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
-    ledger_table: str
+    ledger_table: str = field(metadata=variable("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"))
     """What has been announced (``ANNOUNCEMENTS_TABLE``, DynamoDB; see shared/neuronfleet_runtime/announcements.py)."""
-    reservation_ids: tuple[str, ...] = ()
+    reservation_ids: tuple[str, ...] = field(default=(), metadata=variable("FLEET_RESERVATIONS"))
     """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list)."""
-    resource_group_arns: tuple[str, ...] = ()
+    resource_group_arns: tuple[str, ...] = field(default=(), metadata=environment.arns(
+        "FLEET_RESERVATION_GROUPS", allowed="a JSON list of non-blank strings"))
     """Capacity-reservation resource groups whose members are the fleet's (``FLEET_RESERVATION_GROUPS``: their
     shared ARN prefix once, then the names, so that a fleet of many clusters fits Lambda's 4 KB)."""
-    ultraserver_types: tuple[str, ...] = ()
+    ultraserver_types: tuple[str, ...] = field(default=(), metadata=variable("ULTRASERVER_TYPES"))
     """Instance types sold as UltraServer blocks (``ULTRASERVER_TYPES``): their instances stop earlier."""
-
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
-        pool = self.pool
-        return {"GPU_POOL": to_json({
-                    "queue_arn": pool.queue_arn, "max_vcpus": pool.max_vcpus,
-                    "cuda_only_workloads": list(pool.cuda_only_workloads),
-                    "types": [{"instance_type": t.instance_type, "gpus": t.gpus, "gpu_name": t.gpu_name, "efa": t.efa,
-                               "vcpus": t.vcpus} for t in pool.types]}),
-                "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
-                "FLEET_RESERVATIONS": to_json(list(self.reservation_ids)),
-                "FLEET_RESERVATION_GROUPS": to_json(environment.shared_prefix(list(self.resource_group_arns))),
-                "ULTRASERVER_TYPES": to_json(list(self.ultraserver_types))}
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        read = environment.Variables(os.environ if env is None else env)
-        listed = "a JSON list of non-blank strings"
-        return cls(pool=read.json("GPU_POOL", gpu_pool, allowed=_POOL_ALLOWED),
-                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
-                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
-                   reservation_ids=read.json("FLEET_RESERVATIONS", environment.strings, allowed=listed, default=()),
-                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.prefixed_strings,
-                                                 allowed=listed + ', or {"prefix": "arn:...:group/", "names": [...]}',
-                                                 default=()),
-                   ultraserver_types=read.json("ULTRASERVER_TYPES", environment.strings, allowed=listed, default=()))
 
 
 def gpu_pool(doc: Mapping[str, Any]) -> GpuPoolQueue:

@@ -22,14 +22,12 @@ Pure: no boto3, no Powertools, no CDK.
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Self
+from dataclasses import dataclass, field
+from typing import Any
 
 from . import environment
-from .capacity_alert import _POOL_ALLOWED, GpuPoolQueue, gpu_pool
+from .capacity_alert import GpuPoolQueue, gpu_pool_variable
+from .environment import variable
 
 LAUNCH_ISSUES = {
     "AsgInstanceLaunchFailures": "its Auto Scaling group fails to launch instances",
@@ -56,41 +54,22 @@ group: announced when it starts and when it ends, once per episode)."""
 
 
 @dataclass(frozen=True)
-class NodegroupAlertSettings:
-    cluster_name: str
+class NodegroupAlertSettings(environment.Configured):
+    cluster_name: str = field(metadata=variable("EKS_CLUSTER_NAME", allowed="the EKS cluster's name"))
     """The EKS cluster (``EKS_CLUSTER_NAME``)."""
-    node_groups: tuple[str, ...]
+    node_groups: tuple[str, ...] = field(metadata=variable(
+        "EKS_NODE_GROUPS", allowed="a JSON list of node group names", decode=lambda d: _node_groups(d)))
     """The fleet's Neuron node groups of that cluster (``EKS_NODE_GROUPS``, JSON list of names)."""
-    topic_arn: str
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))
     """The fleet's SNS topic (``ALERTS_TOPIC_ARN``)."""
-    ledger_table: str
+    ledger_table: str = field(metadata=variable("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"))
     """What has been announced (``ANNOUNCEMENTS_TABLE``; neuronfleet_runtime.announcements)."""
-    pool: GpuPoolQueue | None = None
+    pool: GpuPoolQueue | None = field(default=None, metadata=gpu_pool_variable())
     """What the GPU fallback pool can take (``GPU_POOL``, as for the capacity alerts), when the fleet has one."""
 
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
-        env = {"EKS_CLUSTER_NAME": str(self.cluster_name), "EKS_NODE_GROUPS": to_json(list(self.node_groups)),
-               "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table)}
-        if self.pool is not None:
-            p = self.pool
-            env["GPU_POOL"] = to_json({
-                "queue_arn": p.queue_arn, "max_vcpus": p.max_vcpus, "cuda_only_workloads": list(p.cuda_only_workloads),
-                "types": [{"instance_type": t.instance_type, "gpus": t.gpus, "gpu_name": t.gpu_name, "efa": t.efa,
-                           "vcpus": t.vcpus} for t in p.types]})
-        return env
 
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        values = os.environ if env is None else env
-        read = environment.Variables(values)
-        groups = read.json("EKS_NODE_GROUPS", environment.strings, allowed="a JSON list of node group names")
-        if not groups:
-            raise environment.InvalidEnvironment("EKS_NODE_GROUPS", values.get("EKS_NODE_GROUPS"),
-                                                 "at least one node group name")
-        return cls(cluster_name=read.text("EKS_CLUSTER_NAME", allowed="the EKS cluster's name"),
-                   node_groups=tuple(groups),
-                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
-                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
-                   pool=read.json("GPU_POOL", gpu_pool, allowed=_POOL_ALLOWED) if "GPU_POOL" in values else None)
+def _node_groups(doc: Any) -> tuple[str, ...]:
+    groups = environment.strings(doc)
+    if not groups:
+        raise ValueError("at least one node group name")
+    return groups
