@@ -20,6 +20,7 @@ from typing import Any, Literal, Self
 
 from . import environment
 from .capacity_alert import TERMINATION
+from .environment import variable
 
 READ = "2026-11-23"
 EXTEND_GUIDE = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-extend.html"
@@ -643,18 +644,9 @@ PURCHASES_SERVICE = "neuronfleet-capacity-purchases"
 
 
 @dataclass(frozen=True)
-class PurchaseAnnouncerSettings:
+class PurchaseAnnouncerSettings(environment.Configured):
     """The purchase announcer's settings: the fleet's topic and its own announcements table (not the lifecycle's:
     the lifecycle role, which may buy, cannot write it, so cannot pre-claim and silence an announcement)."""
 
-    topic_arn: str
-    ledger_table: str
-
-    def to_environment(self) -> dict[str, str]:
-        return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table)}
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        read = environment.Variables(os.environ if env is None else env)
-        return cls(topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
-                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcer's own table"))
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))
+    ledger_table: str = field(metadata=variable("ANNOUNCEMENTS_TABLE", allowed="the name of the announcer's own table"))

@@ -21,12 +21,10 @@ Pure: no boto3, no Powertools, no CDK.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Self
+from dataclasses import dataclass, field
 
 from . import environment
+from .environment import variable
 
 FLEET_DIMENSION = "Fleet"
 """The dimension that names the fleet (as in the spend, unit-cost and judge metrics: neuronfleet_contract.namespaces)."""
@@ -43,20 +41,9 @@ def health_dimensions(service: str, fleet: str = "") -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Health:
+class Health(environment.Configured):
     """What a function needs to publish its health metrics per fleet: its fleet's name ("" for none)."""
 
-    fleet: str = ""
+    fleet: str = field(default="", metadata=variable(
+        FLEET_VARIABLE, allowed="the fleet's name", written=lambda h: bool(h.fleet)))
     """The fleet (``FLEET``; unset: none, the metrics carry ``service`` alone)."""
-
-    def to_environment(self) -> dict[str, str]:
-        """``{"FLEET": fleet}``, or nothing without a fleet."""
-        return {FLEET_VARIABLE: str(self.fleet)} if self.fleet else {}
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The fleet in ``env`` (the process environment by default); InvalidEnvironment if ``FLEET`` is set blank."""
-        source = os.environ if env is None else env
-        if FLEET_VARIABLE not in source:
-            return cls()
-        return cls(fleet=environment.Variables(source).text(FLEET_VARIABLE, allowed="the fleet's name"))
