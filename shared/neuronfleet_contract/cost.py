@@ -8,15 +8,15 @@ Pure: no boto3, no Powertools, no CDK. ``to_environment`` only encodes (its valu
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from . import accelerators as builtin_accelerators
 from . import environment, namespaces
 from . import overhead as overhead_wire
 from . import prices as builtin_prices
+from .environment import variable
 from .judge import latest_key
 
 Basis = Literal["net_amortized", "unblended"]
@@ -74,39 +74,66 @@ class EndpointModel:
 
 _TOPIC = "the ARN of the fleet's SNS topic"
 _TABLE = "the name of the cost ledger's DynamoDB table"
+_FLEET = "the fleet's name"
+_NAMESPACE = "a CloudWatch namespace"
+
+
+LOOKBACK_DAYS = 3
+"""Default: days collected per run at least."""
+MONTH_CLOSE_DAYS = 5
+"""Default: during the first this-many days of a month the previous month is re-read."""
+BASIS: Basis = "net_amortized"
+"""Default: the cost basis of the Spend metric and the report."""
+SOURCES = ("cost-explorer", "athena")
+"""Where the collector may read spend."""
+
+
+def _athena(c: Any) -> bool:
+    return bool(c.source == "athena")
+
+
+def _reservations(c: Any) -> bool:
+    return bool(c.reservation_ids or c.resource_group_arns)
 
 
 @dataclass(frozen=True)
-class CollectorSettings:
-    ledger_table: str
+class CollectorSettings(environment.Configured):
+    ledger_table: str = field(metadata=variable("LEDGER_TABLE", allowed=_TABLE))
     """The cost ledger (``LEDGER_TABLE``)."""
-    instance_types: Sequence[str]
+    instance_types: Sequence[str] = field(metadata=variable(
+        "INSTANCE_TYPES", decode=lambda d: _nonempty_strings(d),
+        allowed='a JSON list of instance types, e.g. ["trn2.48xlarge"]'))
     """The accelerator instance types to ask Cost Explorer for, EC2 and ``ml.`` names (``INSTANCE_TYPES``, JSON)."""
-    lookback_days: int = 3
+    lookback_days: int = field(default=LOOKBACK_DAYS, metadata=variable("LOOKBACK_DAYS", minimum=1, unit="days"))
     """Days collected per run at least (``LOOKBACK_DAYS``); the month Cost Explorer may still revise is added."""
-    metrics_namespace: str = namespaces.SPEND_NAMESPACE
+    metrics_namespace: str = field(default=namespaces.SPEND_NAMESPACE, metadata=variable(
+        "METRICS_NAMESPACE", allowed=_NAMESPACE))
     """Where the Spend metric goes (``METRICS_NAMESPACE``)."""
-    fleet: str | None = None
+    fleet: str | None = field(default=None, metadata=variable("FLEET", allowed=_FLEET))
     """The fleet whose rows this collector writes and publishes (``FLEET``; unset: every fleet's)."""
-    basis: str = "net_amortized"
+    basis: str = field(default=BASIS, metadata=variable("COST_BASIS", choices=BASES))
     """The cost basis the Spend metric uses: net_amortized | unblended (``COST_BASIS``)."""
-    backfill_days: int = 0
+    backfill_days: int = field(default=0, metadata=variable("BACKFILL_DAYS", unit="days"))
     """Days read on the first run, when the ledger holds no collector state (``BACKFILL_DAYS``; 0: none)."""
-    month_close_days: int = 5
+    month_close_days: int = field(default=MONTH_CLOSE_DAYS, metadata=variable("MONTH_CLOSE_DAYS", unit="days"))
     """During the first this-many days of a month the previous month is re-read (``MONTH_CLOSE_DAYS``)."""
-    capacity_blocks: bool = True
+    capacity_blocks: bool = field(default=True, metadata=variable("CAPACITY_BLOCKS"))
     """Read the account's Capacity Blocks (EC2 DescribeCapacityBlocks) to amortise their fees
     (``CAPACITY_BLOCKS``)."""
-    source: str = "cost-explorer"
+    source: str = field(default="cost-explorer", metadata=variable("SPEND_SOURCE", choices=SOURCES))
     """Where spend is read: cost-explorer | athena (the CUR 2.0 export) (``SPEND_SOURCE``)."""
-    athena_workgroup: str = ""
+    athena_workgroup: str = field(default="", metadata=variable(
+        "ATHENA_WORKGROUP", allowed="the Athena workgroup's name", written=_athena, required=_athena))
     """The Athena workgroup of the CUR queries (``ATHENA_WORKGROUP``; with source athena)."""
-    athena_table: str = ""
+    athena_table: str = field(default="", metadata=variable(
+        "ATHENA_TABLE", allowed="the CUR 2.0 table, database.table", written=_athena, required=_athena))
     """The CUR 2.0 table, database.table (``ATHENA_TABLE``; with source athena)."""
-    reservation_ids: Sequence[str] = ()
+    reservation_ids: Sequence[str] = field(default=(), metadata=variable(
+        "FLEET_RESERVATIONS", written=_reservations, allowed="a JSON list of capacity reservation ids"))
     """The fleet's capacity reservations by id (``FLEET_RESERVATIONS``, JSON list): their Capacity Blocks' fees
     are the fleet's even untagged."""
-    resource_group_arns: Sequence[str] = ()
+    resource_group_arns: Sequence[str] = field(default=(), metadata=environment.arns(
+        "FLEET_RESERVATION_GROUPS", written=_reservations, allowed="a JSON list of resource group ARNs"))
     """The capacity-reservation resource groups its clusters target (``FLEET_RESERVATION_GROUPS``: their shared ARN
     prefix once, then the names, as the capacity alerts' function has them)."""
 
@@ -114,57 +141,6 @@ class CollectorSettings:
         object.__setattr__(self, "instance_types", tuple(self.instance_types))
         object.__setattr__(self, "reservation_ids", tuple(self.reservation_ids))
         object.__setattr__(self, "resource_group_arns", tuple(self.resource_group_arns))
-
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
-        env = {"LEDGER_TABLE": str(self.ledger_table), "INSTANCE_TYPES": to_json(list(self.instance_types)),
-               "LOOKBACK_DAYS": str(self.lookback_days), "METRICS_NAMESPACE": str(self.metrics_namespace),
-               "COST_BASIS": str(self.basis), "BACKFILL_DAYS": str(self.backfill_days),
-               "MONTH_CLOSE_DAYS": str(self.month_close_days),
-               "CAPACITY_BLOCKS": "true" if self.capacity_blocks else "false", "SPEND_SOURCE": str(self.source)}
-        if self.reservation_ids or self.resource_group_arns:
-            env |= {"FLEET_RESERVATIONS": to_json(list(self.reservation_ids)),
-                    "FLEET_RESERVATION_GROUPS": to_json(environment.shared_prefix(list(self.resource_group_arns)))}
-        if self.source == "athena":
-            env |= {"ATHENA_WORKGROUP": str(self.athena_workgroup), "ATHENA_TABLE": str(self.athena_table)}
-        if self.fleet is not None:
-            env["FLEET"] = str(self.fleet)
-        return env
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        source = os.environ if env is None else env
-        read = environment.Variables(source)
-        basis = read.text("COST_BASIS", default=cls.basis, allowed=" | ".join(BASES))
-        if basis not in BASES:
-            raise environment.InvalidEnvironment("COST_BASIS", basis, " | ".join(BASES))
-        blocks = read.text("CAPACITY_BLOCKS", default="true", allowed="true | false")
-        if blocks not in ("true", "false"):
-            raise environment.InvalidEnvironment("CAPACITY_BLOCKS", blocks, "true | false")
-        spend = read.text("SPEND_SOURCE", default=cls.source, allowed="cost-explorer | athena")
-        if spend not in ("cost-explorer", "athena"):
-            raise environment.InvalidEnvironment("SPEND_SOURCE", spend, "cost-explorer | athena")
-        athena = spend == "athena"
-        return cls(ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE), source=spend,
-                   athena_workgroup=read.text("ATHENA_WORKGROUP", allowed="the Athena workgroup's name") if athena
-                   else "",
-                   athena_table=read.text("ATHENA_TABLE", allowed="the CUR 2.0 table, database.table") if athena else "",
-                   instance_types=read.json("INSTANCE_TYPES", _nonempty_strings,
-                                            allowed='a JSON list of instance types, e.g. ["trn2.48xlarge"]'),
-                   lookback_days=read.whole("LOOKBACK_DAYS", default=cls.lookback_days, minimum=1, unit="days"),
-                   metrics_namespace=read.namespace("METRICS_NAMESPACE", default=cls.metrics_namespace),
-                   fleet=read.text("FLEET", allowed="the fleet's name") if "FLEET" in source else None,
-                   basis=basis,
-                   backfill_days=read.whole("BACKFILL_DAYS", default=cls.backfill_days, minimum=0, unit="days"),
-                   month_close_days=read.whole("MONTH_CLOSE_DAYS", default=cls.month_close_days, minimum=0,
-                                               unit="days"),
-                   capacity_blocks=blocks == "true",
-                   reservation_ids=read.json("FLEET_RESERVATIONS", environment.strings, default=(),
-                                             allowed="a JSON list of capacity reservation ids"),
-                   resource_group_arns=read.json("FLEET_RESERVATION_GROUPS", environment.prefixed_strings, default=(),
-                                                 allowed='a JSON list of resource group ARNs, or {"prefix": '
-                                                         '"arn:...:group/", "names": [...]}'))
 
 
 @dataclass(frozen=True)
@@ -182,16 +158,18 @@ class JudgeRecords:
 
 
 @dataclass(frozen=True)
-class ReportSettings:
-    fleet: str
+class ReportSettings(environment.Configured):
+    fleet: str = field(metadata=variable("FLEET", allowed=_FLEET))
     """The fleet reported on (``FLEET``)."""
-    ledger_table: str
+    ledger_table: str = field(metadata=variable("LEDGER_TABLE", allowed=_TABLE))
     """The cost ledger (``LEDGER_TABLE``)."""
-    report_bucket: str
+    report_bucket: str = field(metadata=variable("REPORT_BUCKET", allowed="the name of the report bucket"))
     """Where the JSON and HTML reports go (``REPORT_BUCKET``)."""
-    topic_arn: str
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed=_TOPIC))
     """Where the summary goes (``ALERTS_TOPIC_ARN``)."""
-    prices: Mapping[str, Mapping[str, str]]
+    prices: Mapping[str, Mapping[str, str]] = field(metadata=variable(
+        "PRICES", encode=lambda r: _carried_prices(r), of_config=True, decode=lambda d: _prices(d),
+        allowed='a JSON object {instance type: {"usd_per_hour": "<decimal>", "source": ..., "as_of": ...}}'))
     """The price table: instance type -> usd_per_hour, source, as_of, region, sourced (neuronfleet.facts.prices.
     price_table). Always the whole table: the entries given are put on the kit's built-in table for
     :attr:`price_region`, which the function's code ships (neuronfleet_contract/data/prices.json;
@@ -199,36 +177,45 @@ class ReportSettings:
     (``PRICES``, JSON, packed: the fleet file's overrides; prices.carried): the whole table would not fit Lambda's
     4 KB. The fleet's
     endpoints are not configured: the report finds those tagged with the fleet when it runs (discovery.py)."""
-    price_region: str = ""
+    price_region: str = field(default="", metadata=variable(
+        "PRICE_REGION", allowed="an AWS region name", written=lambda r: bool(r.price_region)))
     """The fleet's region, which the built-in table's notes name (``PRICE_REGION``, only when set; "": not known at
     synthesis, no note)."""
-    period_days: int = 30
+    period_days: int = field(default=30, metadata=variable("PERIOD_DAYS", minimum=1, unit="days"))
     """Days per report (``PERIOD_DAYS``)."""
-    tokens_namespace: str = namespaces.WORKLOAD_NAMESPACE
+    tokens_namespace: str = field(default=namespaces.WORKLOAD_NAMESPACE, metadata=variable(
+        "TOKENS_NAMESPACE", allowed=_NAMESPACE))
     """Where the workloads publish Tokens (``TOKENS_NAMESPACE``)."""
-    basis: str = "net_amortized"
+    basis: str = field(default=BASIS, metadata=variable("COST_BASIS", choices=BASES))
     """The cost basis the report uses and names: net_amortized | unblended (``COST_BASIS``)."""
-    stale_after_days: int = 180
+    stale_after_days: int = field(default=180, metadata=variable("PRICE_STALE_DAYS", minimum=1, unit="days"))
     """A price read longer ago than this is flagged stale in the report (``PRICE_STALE_DAYS``)."""
-    accelerators: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    accelerators: Mapping[str, tuple[str, int]] = field(default_factory=dict, metadata=variable(
+        "ACCELERATORS", encode=lambda a: _carried_accelerators(a), decode=lambda d: _accelerators(d),
+        allowed='a JSON object {instance type: "<t|i|g><GiB>"} (trainium, inferentia, gpu; accelerator memory)'))
     """EC2 type -> (family, accelerator memory GiB) from the instance catalog: which of an endpoint's variants is
     Neuron and which GPU, and the evaluation estimate maps GPU work to Neuron types with enough accelerator memory.
     Always the whole map: the types given are put on the map the function's code ships
     (neuronfleet_contract/data/accelerators.json; neuronfleet_contract.accelerators.merged), and the environment
     carries only the types that differ from it (``ACCELERATORS``, JSON, ``{type: "<t|i|g><GiB>"}``: a catalog of the
     user's own)."""
-    live_prices: bool = True
+    live_prices: bool = field(default=True, metadata=variable("LIVE_PRICES"))
     """Read current On-Demand prices from the AWS Price List Query API when the report runs (``LIVE_PRICES``:
     true | false); the fleet file's overrides stay on top, the catalog is the fallback (pricelist.py)."""
-    price_cache_days: int = 7
+    price_cache_days: int = field(default=7, metadata=variable("PRICE_CACHE_DAYS", minimum=1, unit="days"))
     """A live price is read again after this many days (``PRICE_CACHE_DAYS``); until then the container's copy or
     the ledger's is used."""
-    judges: Sequence[JudgeRecords] = ()
+    judges: Sequence[JudgeRecords] = field(default=(), metadata=variable(
+        "JUDGE_RECORDS", encode=lambda j: _pack_judges(j), decode=lambda d: _judges(d),
+        written=lambda r: bool(r.judges),
+        allowed='a JSON list [[records bucket, key prefix, [endpoint name, ...]], ...]'))
     """The pilot judges whose latest verdict records the report reads (``JUDGE_RECORDS``, JSON, only when there are
     any: ``[[bucket, prefix, [endpoint, ...]], ...]``, one entry per bucket and prefix). Each judge adds its
     endpoint's name (and its bucket's, unless shared) to Lambda's 4 KB environment: about 110 bytes with a bucket of
     its own (docs/cost.md says how many fit)."""
-    overhead: str = ""
+    overhead: str = field(default="", metadata=variable(
+        overhead_wire.VARIABLE, allowed="the overhead bill", check=overhead_wire.decode,
+        written=lambda r: bool(r.overhead)))
     """The kit's own running cost as priced at synth (``OVERHEAD_BILL``: neuronfleet_contract.overhead's compact
     wire, written by CostMonitors from neuronfleet.cost.overhead.bill_of_materials; may be a CDK token); "" for none.
     The report counts it in the net as deployed (cost.logic.net)."""
@@ -243,106 +230,42 @@ class ReportSettings:
         """The decoded bill, or None when the function was given none."""
         return overhead_wire.decode(self.overhead) if self.overhead else None
 
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
-        return {"FLEET": str(self.fleet), "LEDGER_TABLE": str(self.ledger_table),
-                "LIVE_PRICES": "true" if self.live_prices else "false", "PRICE_CACHE_DAYS": str(self.price_cache_days),
-                "REPORT_BUCKET": str(self.report_bucket), "ALERTS_TOPIC_ARN": str(self.topic_arn),
-                "PRICES": to_json(_pack_prices(builtin_prices.carried(self.prices, self.price_region or None))),
-                "PERIOD_DAYS": str(self.period_days), "TOKENS_NAMESPACE": str(self.tokens_namespace),
-                "COST_BASIS": str(self.basis), "PRICE_STALE_DAYS": str(self.stale_after_days),
-                "ACCELERATORS": to_json({k: f"{f[0]}{gib}" for k, (f, gib) in
-                                         builtin_accelerators.carried(self.accelerators).items()})} \
-            | ({"PRICE_REGION": str(self.price_region)} if self.price_region else {}) \
-            | judges_environment(self.judges, to_json=to_json) \
-            | ({overhead_wire.VARIABLE: self.overhead} if self.overhead else {})
 
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        read = environment.Variables(os.environ if env is None else env)
-        basis = read.text("COST_BASIS", default=cls.basis, allowed=" | ".join(BASES))
-        if basis not in BASES:
-            raise environment.InvalidEnvironment("COST_BASIS", basis, " | ".join(BASES))
-        live = read.text("LIVE_PRICES", default="true", allowed="true | false")
-        if live not in ("true", "false"):
-            raise environment.InvalidEnvironment("LIVE_PRICES", live, "true | false")
-        region = read.text("PRICE_REGION", default="", allowed="an AWS region name")
-        return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
-                   live_prices=live == "true",
-                   price_cache_days=read.whole("PRICE_CACHE_DAYS", default=cls.price_cache_days, minimum=1,
-                                               unit="days"),
-                   ledger_table=read.text("LEDGER_TABLE", allowed=_TABLE),
-                   report_bucket=read.text("REPORT_BUCKET", allowed="the name of the report bucket"),
-                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
-                   prices=read.json("PRICES", _prices, allowed=(
-                       'a JSON object {instance type: {"usd_per_hour": "<decimal>", "source": ..., "as_of": ...}}')),
-                   price_region=region,
-                   period_days=read.whole("PERIOD_DAYS", default=cls.period_days, minimum=1, unit="days"),
-                   tokens_namespace=read.namespace("TOKENS_NAMESPACE", default=cls.tokens_namespace),
-                   basis=basis, stale_after_days=read.whole("PRICE_STALE_DAYS", default=cls.stale_after_days,
-                                                            minimum=1, unit="days"),
-                   accelerators=read.json("ACCELERATORS", _accelerators, default=dict[str, tuple[str, int]](), allowed=(
-                       'a JSON object {instance type: "<t|i|g><GiB>"} (trainium, inferentia, gpu; accelerator '
-                       'memory)')),
-                   judges=read.json("JUDGE_RECORDS", _judges, default=(), allowed=(
-                       'a JSON list [[records bucket, key prefix, [endpoint name, ...]], ...]')),
-                   overhead=_overhead(read.text(overhead_wire.VARIABLE, default="", allowed="the overhead bill")))
+def _carried_prices(report: ReportSettings) -> dict[str, Any]:
+    """``PRICES``: the entries that differ from the built-in table, packed."""
+    return _pack_prices(builtin_prices.carried(report.prices, report.price_region or None))
 
 
-def _overhead(text: str) -> str:
-    """``OVERHEAD_BILL`` as given, once it decodes (InvalidEnvironment naming the variable otherwise)."""
-    if text:
-        overhead_wire.decode(text)
-    return text
+def _carried_accelerators(accelerators: Mapping[str, tuple[str, int]]) -> dict[str, str]:
+    """``ACCELERATORS``: the types that differ from the built-in map, ``{type: "<t|i|g><GiB>"}``."""
+    return {k: f"{f[0]}{gib}" for k, (f, gib) in builtin_accelerators.carried(accelerators).items()}
 
 
 @dataclass(frozen=True)
-class WasteSettings:
-    topic_arn: str
+class WasteSettings(environment.Configured):
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed=_TOPIC))
     """Where the warnings go (``ALERTS_TOPIC_ARN``)."""
-    ledger_table: str
+    ledger_table: str = field(metadata=variable("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"))
     """Which idle instances are already announced (``ANNOUNCEMENTS_TABLE``, see neuronfleet_runtime.announcements)."""
-    neuron_namespace: str = namespaces.NEURON_NAMESPACE
+    neuron_namespace: str = field(default=namespaces.NEURON_NAMESPACE, metadata=variable(
+        "NEURON_NAMESPACE", allowed=_NAMESPACE))
     """Where neuron-monitor publishes utilisation (``NEURON_NAMESPACE``)."""
-    utilization_metric: str = namespaces.NEURON_CORE_UTILIZATION
+    utilization_metric: str = field(default=namespaces.NEURON_CORE_UTILIZATION, metadata=variable(
+        "UTILIZATION_METRIC", allowed="a CloudWatch metric name"))
     """Its metric, dimension InstanceId (``UTILIZATION_METRIC``)."""
-    idle_percent: float = 20
+    idle_percent: float = field(default=20, metadata=variable("IDLE_PERCENT", above=0, at_most=100, unit="percent"))
     """An instance is idle below this NeuronCore utilisation (``IDLE_PERCENT``)..."""
-    idle_hours: int = 6
+    idle_hours: int = field(default=6, metadata=variable("IDLE_HOURS", minimum=1, unit="hours"))
     """...in every one of the last this many hours (``IDLE_HOURS``)."""
-    fleet: str = ""
+    fleet: str = field(default="", metadata=variable("FLEET", allowed=_FLEET, required=lambda _: True))
     """The fleet whose instances, reservations and endpoints are judged: its ``neuronfleet:fleet`` tag (``FLEET``;
     the endpoints are found by it when the detector runs)."""
-    reservation_ids: Sequence[str] = ()
+    reservation_ids: Sequence[str] = field(default=(), metadata=variable(
+        "RESERVATION_IDS", allowed="a JSON list of capacity reservation ids"))
     """Capacity reservations of the fleet besides those tagged with it (``RESERVATION_IDS``, JSON list)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reservation_ids", tuple(self.reservation_ids))
-
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        """The function's environment. Pass ``to_json=Stack.of(scope).to_json_string`` when values are tokens."""
-        return {"ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
-                "NEURON_NAMESPACE": str(self.neuron_namespace),
-                "UTILIZATION_METRIC": str(self.utilization_metric), "IDLE_PERCENT": str(self.idle_percent),
-                "IDLE_HOURS": str(self.idle_hours), "FLEET": str(self.fleet),
-                "RESERVATION_IDS": to_json(list(self.reservation_ids))}
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        """The settings in ``env`` (the process environment by default); InvalidEnvironment if one is wrong."""
-        read = environment.Variables(os.environ if env is None else env)
-        return cls(topic_arn=read.text("ALERTS_TOPIC_ARN", allowed=_TOPIC),
-                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
-                   neuron_namespace=read.namespace("NEURON_NAMESPACE", default=cls.neuron_namespace),
-                   utilization_metric=read.text("UTILIZATION_METRIC", default=cls.utilization_metric,
-                                                allowed="a CloudWatch metric name"),
-                   idle_percent=read.number("IDLE_PERCENT", default=cls.idle_percent, above=0, at_most=100,
-                                            unit="percent"),
-                   idle_hours=read.whole("IDLE_HOURS", default=cls.idle_hours, minimum=1, unit="hours"),
-                   fleet=read.text("FLEET", allowed="the fleet's name"),
-                   reservation_ids=read.json("RESERVATION_IDS", environment.strings, default=(),
-                                             allowed="a JSON list of capacity reservation ids"))
 
 
 def judges_environment(judges: Sequence[JudgeRecords], *, to_json: Callable[[Any], str] = json.dumps
