@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, Self
 
 from . import environment
+from .environment import variable
 from .namespaces import JUDGE_NAMESPACE
 from .variants import GPU_VARIANT, NEURON_VARIANT
 
@@ -104,14 +104,11 @@ class Tolerances:
                 out.append((name, value, f"a number {what}"))
         return out
 
-    def to_json(self) -> dict[str, float]:
-        return asdict(self)
-
     @classmethod
     def from_json(cls, doc: Any) -> Self:
         if not isinstance(doc, dict):
             raise ValueError("expected an object of tolerances")
-        known = set(cls().to_json())
+        known = {f.name for f in fields(cls)}
         unknown = set(doc) - known
         if unknown:
             raise ValueError(f"unknown tolerances {sorted(unknown)}; known: {sorted(known)}")
@@ -147,58 +144,33 @@ TRANSIENT_CONTAINER_STATUSES = frozenset({429, 503})
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class JudgeSettings(environment.Configured):
     """What one judge function is told: the endpoint, its two variants, the prompt set, the records' place, the
     tolerances and each variant's hourly price (for cost per million)."""
 
-    endpoint_name: str
-    prompts_bucket: str
-    prompts_key: str
-    records_bucket: str
-    task: Task = "generation"
-    style: Style = "openai"
-    records_prefix: str = "judge/"
-    tolerances: Tolerances = Tolerances()
-    usd_per_hour: Mapping[str, float] = field(default_factory=dict)
+    endpoint_name: str = field(metadata=variable("JUDGE_ENDPOINT", allowed="a SageMaker endpoint name"))
+    prompts_bucket: str = field(metadata=variable("JUDGE_PROMPTS_BUCKET", allowed="an S3 bucket name"))
+    prompts_key: str = field(metadata=variable("JUDGE_PROMPTS_KEY", allowed="the prompt set's S3 key (JSONL)"))
+    records_bucket: str = field(metadata=variable("JUDGE_RECORDS_BUCKET", allowed="an S3 bucket name"))
+    task: Task = field(default="generation", metadata=variable("JUDGE_TASK", choices=TASKS,
+                                                               allowed=" or ".join(TASKS)))
+    style: Style = field(default="openai", metadata=variable("JUDGE_STYLE", choices=STYLES,
+                                                             allowed=" or ".join(STYLES)))
+    records_prefix: str = field(default="judge/", metadata=variable("JUDGE_RECORDS_PREFIX",
+                                                                    allowed="an S3 key prefix"))
+    tolerances: Tolerances = field(default=Tolerances(), metadata=variable(
+        "JUDGE_TOLERANCES", decode=Tolerances.from_json, allowed="a JSON object of tolerances"))
+    usd_per_hour: Mapping[str, float] = field(default_factory=dict, metadata=variable(
+        "JUDGE_USD_PER_HOUR", decode=lambda d: _prices(d), allowed='a JSON object {"neuron": usd, "gpu": usd}'))
     """Per variant (``neuron``, ``gpu``): what its instances cost per hour at the kit's prices."""
-    max_new_tokens: int = MAX_NEW_TOKENS
-    fleet: str = ""
-    namespace: str = JUDGE_NAMESPACE
+    max_new_tokens: int = field(default=MAX_NEW_TOKENS, metadata=variable("JUDGE_MAX_NEW_TOKENS", minimum=1,
+                                                                          unit="tokens"))
+    fleet: str = field(default="", metadata=variable("JUDGE_FLEET", allowed="the fleet's name",
+                                                     written=lambda j: bool(j.fleet)))
+    namespace: str = field(default=JUDGE_NAMESPACE, metadata=variable("JUDGE_NAMESPACE",
+                                                                      allowed="a CloudWatch namespace"))
     neuron_variant: str = NEURON_VARIANT
     gpu_variant: str = GPU_VARIANT
-
-    def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
-        return {"JUDGE_ENDPOINT": self.endpoint_name, "JUDGE_PROMPTS_BUCKET": self.prompts_bucket,
-                "JUDGE_PROMPTS_KEY": self.prompts_key, "JUDGE_RECORDS_BUCKET": self.records_bucket,
-                "JUDGE_RECORDS_PREFIX": self.records_prefix, "JUDGE_TASK": self.task, "JUDGE_STYLE": self.style,
-                "JUDGE_TOLERANCES": to_json(self.tolerances.to_json()),
-                "JUDGE_USD_PER_HOUR": to_json(dict(self.usd_per_hour)),
-                "JUDGE_MAX_NEW_TOKENS": str(self.max_new_tokens), "JUDGE_NAMESPACE": self.namespace} \
-            | ({"JUDGE_FLEET": self.fleet} if self.fleet else {})
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> Self:
-        read = environment.Variables(os.environ if env is None else env)
-        task = read.text("JUDGE_TASK", allowed=" or ".join(TASKS), default="generation")
-        style = read.text("JUDGE_STYLE", allowed=" or ".join(STYLES), default="openai")
-        if task not in TASKS:
-            raise environment.InvalidEnvironment("JUDGE_TASK", task, " or ".join(TASKS))
-        if style not in STYLES:
-            raise environment.InvalidEnvironment("JUDGE_STYLE", style, ", ".join(STYLES))
-        return cls(
-            endpoint_name=read.text("JUDGE_ENDPOINT", allowed="a SageMaker endpoint name"),
-            prompts_bucket=read.text("JUDGE_PROMPTS_BUCKET", allowed="an S3 bucket name"),
-            prompts_key=read.text("JUDGE_PROMPTS_KEY", allowed="the prompt set's S3 key (JSONL)"),
-            records_bucket=read.text("JUDGE_RECORDS_BUCKET", allowed="an S3 bucket name"),
-            records_prefix=read.text("JUDGE_RECORDS_PREFIX", allowed="an S3 key prefix", default="judge/"),
-            task=task, style=style,
-            tolerances=read.json("JUDGE_TOLERANCES", Tolerances.from_json, allowed="a JSON object of tolerances",
-                                 default=Tolerances()),
-            usd_per_hour=read.json("JUDGE_USD_PER_HOUR", _prices, allowed='a JSON object {"neuron": usd, "gpu": usd}',
-                                   default={}),
-            max_new_tokens=read.whole("JUDGE_MAX_NEW_TOKENS", default=MAX_NEW_TOKENS, minimum=1, unit="tokens"),
-            fleet=read.text("JUDGE_FLEET", allowed="the fleet's name", default=""),
-            namespace=read.namespace("JUDGE_NAMESPACE", default=JUDGE_NAMESPACE))
 
 
 def _prices(doc: Any) -> dict[str, float]:
