@@ -1,4 +1,4 @@
-"""Defects a first user met (the walkthrough of 2026-11-23, /tmp/notes25/newuser.md), each pinned: the help's own
+"""Defects a first user met (the walkthrough of 2026-11-23), each pinned: the help's own
 examples are accepted, a fix prints what a user can paste, numbers read the right way round."""
 
 from __future__ import annotations
