@@ -4,7 +4,6 @@ tag on the block or its reservations says otherwise. EC2 and Resource Groups stu
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,7 +13,6 @@ from botocore.stub import Stubber
 
 from neuronfleet.lambdas.cost.adapters.capacity_blocks import CapacityBlocks
 from neuronfleet_contract.cost import CollectorSettings
-from neuronfleet_contract.environment import prefixed_strings
 
 REGION = "us-east-2"
 GROUP = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2u-blocks"
@@ -84,20 +82,6 @@ def test_the_collector_settings_carry_the_fleets_reservations() -> None:
                                  reservation_ids=("cr-0000000000000000b",), resource_group_arns=(GROUP,))
     assert CollectorSettings.from_environment(settings.to_environment()) == settings
     assert "FLEET_RESERVATIONS" not in CollectorSettings(ledger_table="l", instance_types=("x",)).to_environment()
-
-
-def test_the_prod_collector_knows_the_pretrain_group_and_may_list_it(synth_fleet) -> None:
-    prod = synth_fleet("prod")
-    cost = prod.template_json("cost")["Resources"]
-    (env,) = [r["Properties"]["Environment"]["Variables"] for r in cost.values()
-              if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == "cost.collector.handler"]
-    groups = {c.capacity.resource_group_arn for c in prod.fleet.training_clusters if c.capacity.resource_group_arn}
-    assert groups and set(prefixed_strings(json.loads(env["FLEET_RESERVATION_GROUPS"]))) == groups
-    statements = [s for r in cost.values() if r["Type"] == "AWS::IAM::Policy"
-                  for s in r["Properties"]["PolicyDocument"]["Statement"]]
-    (listing,) = [s for s in statements if s["Action"] == "resource-groups:ListGroupResources"]
-    assert sorted([listing["Resource"]] if isinstance(listing["Resource"], str) else listing["Resource"]) == \
-        sorted(groups)
 
 
 def test_a_repeated_next_token_from_describe_capacity_blocks_stops_the_run_naming_it() -> None:
