@@ -158,13 +158,33 @@ def test_availability_zone_data_is_moto() -> None:
     assert list(rules.known_availability_zones("us-east-2")) == offered
 
 
-def test_refresh_data_check_passes() -> None:
-    import subprocess
+def test_refresh_data_check_refuses_a_stale_file(tmp_path, monkeypatch, capsys) -> None:
+    """--check itself runs once per `make test` (tests/unit/test_catalog.py, against the committed files); here it is
+    shown failing: on a copy of regions.json with one region dropped, or missing, and passing when only as_of moved."""
+    import json
     import sys
 
-    result = subprocess.run([sys.executable, "scripts/refresh_data.py", "--check"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    from scripts import refresh_data
+
+    committed = json.loads((refresh_data.DATA / "regions.json").read_text())
+    monkeypatch.setattr(refresh_data, "DATA", tmp_path)
+    monkeypatch.setattr(refresh_data, "FILES", {"regions.json": refresh_data.regions})
+    monkeypatch.setattr(sys, "argv", ["refresh_data.py", "--check"])
+    copy = tmp_path / "regions.json"
+
+    def check(doc: dict | None) -> tuple[int, str]:
+        if doc is not None:
+            copy.write_text(json.dumps(doc))
+        code = refresh_data.main()
+        return code, capsys.readouterr().err
+
+    assert check(committed | {"as_of": "1999-01-01"}) == (0, "")
+    stale = committed | {"regions": committed["regions"][1:]}
+    assert check(stale) == (1, "stale: regions.json: run python scripts/refresh_data.py\n")
+    assert json.loads(copy.read_text()) == stale  # --check writes nothing
+    copy.unlink()
+    assert check(None) == (1, "stale: regions.json: run python scripts/refresh_data.py\n")
+    assert not copy.exists()
 
 
 # ---------------------------------------------------------------------------------------------- e-mail
