@@ -25,6 +25,7 @@ from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .environment import Configured, variable
 from .namespaces import POOL_NAMESPACE
 from .problems import Problem
 
@@ -203,52 +204,16 @@ class PoolSchedule:
         day = tuple(day) if not isinstance(day, str) else (day,)
         if not isinstance(time_zone, str) or not zone_known(time_zone):
             problems.append(Problem(f"{p}time_zone", time_zone,
-                                            "an IANA time zone name, e.g. 'Europe/Berlin' or 'UTC'"))
-        if not day:
-            problems.append(Problem(f"{p}day", list(day), f"one window or more, {WINDOW_FORMAT}"))
-        windows, bad = parse_windows(f"{p}day", day)
+                                    "an IANA time zone name, e.g. 'Europe/Berlin' or 'UTC'"))
+        windows, bad = _day_windows(f"{p}day", day)
         problems += bad
-        by_day: dict[int, list[Window]] = {}
-        for w in windows:
-            by_day.setdefault(w.weekday, []).append(w)
-        overlaps = [(weekday, a, b) for weekday, ws in sorted(by_day.items())
-                    for a, b in pairwise(sorted(ws, key=lambda w: w.start)) if b.start < a.end]
-        if overlaps:  # the first one named: the same two specs overlap on every day they share
-            weekday, a, b = overlaps[0]
-            problems.append(Problem(f"{p}day", list(day), (
-                f"windows that do not overlap ({DAYS[weekday]} "
-                f"{a.start:%H:%M}-{a.end:%H:%M} and {b.start:%H:%M}-{b.end:%H:%M} do)")))
-        for name, value in (("pool_devices", pool_devices), ("replica_devices", replica_devices)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                problems.append(Problem(f"{p}{name}", value, "a whole number of Neuron devices, 1 or more"))
-        for name, value in (("day_replicas", day_replicas), ("night_floor", night_floor)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                problems.append(Problem(f"{p}{name}", value, "a whole number of replicas, 0 or more"))
+        problems += _count_problems(p, pool_devices=pool_devices, replica_devices=replica_devices,
+                                    day_replicas=day_replicas, night_floor=night_floor)
         if not problems:
-            if day_replicas * replica_devices > pool_devices:
-                problems.append(Problem(f"{p}day_replicas", day_replicas, (
-                    f"at most {pool_devices // replica_devices} ({pool_devices} devices in the pool, "
-                    f"{replica_devices} a replica)")))
-            if night_floor > day_replicas:
-                problems.append(Problem(f"{p}night_floor", night_floor,
-                                                f"at most day_replicas ({day_replicas})"))
-            elif night_floor * replica_devices > pool_devices:
-                problems.append(Problem(f"{p}night_floor", night_floor, (
-                    f"at most {pool_devices // replica_devices} replicas: a floor above the pool "
-                    f"({pool_devices} devices, {replica_devices} a replica)")))
+            problems += _fit_problems(p, pool_devices, replica_devices, day_replicas, night_floor)
         if isinstance(checkpoint_deadline, int) and not isinstance(checkpoint_deadline, bool):
             checkpoint_deadline = timedelta(minutes=checkpoint_deadline)
-        if not isinstance(checkpoint_deadline, timedelta) or checkpoint_deadline <= timedelta(0):
-            problems.append(Problem(f"{p}checkpoint_deadline_minutes", checkpoint_deadline,
-                                            "a deadline of 1 minute or more before each morning"))
-        elif windows and not problems:
-            for w, night in weekly_gaps(windows):
-                if checkpoint_deadline >= night:
-                    problems.append(Problem(
-                        f"{p}checkpoint_deadline_minutes", int(checkpoint_deadline.total_seconds() // 60), (
-                            f"shorter than the night before {DAYS[w.weekday]} {w.start:%H:%M} "
-                            f"({int(night.total_seconds() // 60)} minutes)")))
-                    break
+        problems += _deadline_problems(p, checkpoint_deadline, windows if not problems else [])
         if problems:
             raise InvalidSchedule(problems)
         assert isinstance(checkpoint_deadline, timedelta)
@@ -337,6 +302,65 @@ class PoolSchedule:
                          checkpoint_deadline=data["checkpoint_deadline_minutes"], field_prefix=field_prefix)
 
 
+def _day_windows(where: str, day: tuple[str, ...]) -> tuple[list[Window], list[Problem]]:
+    """The day windows of ``day`` and the problems with them: none given, a bad spec, two that overlap."""
+    problems = [] if day else [Problem(where, list(day), f"one window or more, {WINDOW_FORMAT}")]
+    windows, bad = parse_windows(where, day)
+    problems += bad
+    by_day: dict[int, list[Window]] = {}
+    for w in windows:
+        by_day.setdefault(w.weekday, []).append(w)
+    overlaps = [(weekday, a, b) for weekday, ws in sorted(by_day.items())
+                for a, b in pairwise(sorted(ws, key=lambda w: w.start)) if b.start < a.end]
+    if overlaps:  # the first one named: the same two specs overlap on every day they share
+        weekday, a, b = overlaps[0]
+        problems.append(Problem(where, list(day), (
+            f"windows that do not overlap ({DAYS[weekday]} "
+            f"{a.start:%H:%M}-{a.end:%H:%M} and {b.start:%H:%M}-{b.end:%H:%M} do)")))
+    return windows, problems
+
+
+def _count_problems(p: str, **counts: Any) -> list[Problem]:
+    """Devices are whole numbers of 1 or more, replicas of 0 or more."""
+    out = []
+    for name, value in counts.items():
+        least = 1 if name.endswith("_devices") else 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            what = "Neuron devices, 1 or more" if least else "replicas, 0 or more"
+            out.append(Problem(f"{p}{name}", value, f"a whole number of {what}"))
+    return out
+
+
+def _fit_problems(p: str, pool_devices: int, replica_devices: int, day_replicas: int,
+                  night_floor: int) -> list[Problem]:
+    """The day's replicas fit the pool; the night's floor is at most the day's and fits the pool."""
+    out = []
+    if day_replicas * replica_devices > pool_devices:
+        out.append(Problem(f"{p}day_replicas", day_replicas, (
+            f"at most {pool_devices // replica_devices} ({pool_devices} devices in the pool, "
+            f"{replica_devices} a replica)")))
+    if night_floor > day_replicas:
+        out.append(Problem(f"{p}night_floor", night_floor, f"at most day_replicas ({day_replicas})"))
+    elif night_floor * replica_devices > pool_devices:
+        out.append(Problem(f"{p}night_floor", night_floor, (
+            f"at most {pool_devices // replica_devices} replicas: a floor above the pool "
+            f"({pool_devices} devices, {replica_devices} a replica)")))
+    return out
+
+
+def _deadline_problems(p: str, deadline: Any, windows: Sequence[Window]) -> list[Problem]:
+    """The checkpoint deadline is 1 minute or more, and shorter than every night before a morning of ``windows``."""
+    if not isinstance(deadline, timedelta) or deadline <= timedelta(0):
+        return [Problem(f"{p}checkpoint_deadline_minutes", deadline,
+                        "a deadline of 1 minute or more before each morning")]
+    for w, night in weekly_gaps(windows) if windows else ():
+        if deadline >= night:
+            return [Problem(f"{p}checkpoint_deadline_minutes", int(deadline.total_seconds() // 60), (
+                f"shorter than the night before {DAYS[w.weekday]} {w.start:%H:%M} "
+                f"({int(night.total_seconds() // 60)} minutes)"))]
+    return []
+
+
 @dataclass(frozen=True)
 class Target:
     phase: Phase
@@ -392,64 +416,38 @@ def parse_iso(text: str | None) -> datetime | None:
 
 
 
+def _schedule(doc: Any) -> PoolSchedule:
+    try:
+        return PoolSchedule.from_mapping(doc)
+    except InvalidSchedule as error:
+        raise ValueError(str(error)) from None
+
+
+_KUBERNETES_NAMESPACE = "a Kubernetes namespace"
+
+
 @dataclass(frozen=True, kw_only=True)
-class PoolScheduleSettings:
+class PoolScheduleSettings(Configured):
     """What the schedule function needs: the schedule, the cluster's API, the objects it moves, where it announces."""
 
-    schedule: PoolSchedule
-    cluster_name: str
-    endpoint: str
+    schedule: PoolSchedule = field(metadata=variable(
+        "POOL_SCHEDULE", encode=PoolSchedule.to_mapping, decode=_schedule, allowed="the pool's schedule as a JSON object"))
+    cluster_name: str = field(metadata=variable("POOL_CLUSTER", allowed="the EKS cluster's name"))
+    endpoint: str = field(metadata=variable("POOL_ENDPOINT", allowed="the cluster's API server URL"))
     """The cluster's API server URL (https://...)."""
-    certificate_authority: str
+    certificate_authority: str = field(metadata=variable("POOL_CA", allowed="the cluster's CA data (base64)"))
     """The cluster's CA, base64 PEM as EKS gives it (``certificateAuthority.data``)."""
-    namespace: str
+    namespace: str = field(metadata=variable("POOL_NAMESPACE", allowed=_KUBERNETES_NAMESPACE))
     """Where the inference Deployment and its pods are (serving's namespace)."""
-    deployment: str
+    deployment: str = field(metadata=variable("POOL_DEPLOYMENT", allowed="the inference Deployment's name"))
     """The inference Deployment the schedule scales."""
-    training_queue: str
+    training_queue: str = field(metadata=variable("POOL_TRAINING_QUEUE", allowed="the training ClusterQueue's name"))
     """The training ClusterQueue whose ``stopPolicy`` the schedule sets."""
-    topic_arn: str
-    ledger_table: str
-    fleet: str = ""
-    metrics_namespace: str = POOL_NAMESPACE
-    training_namespace: str = "default"
+    topic_arn: str = field(metadata=variable("POOL_TOPIC_ARN", allowed="an SNS topic ARN"))
+    ledger_table: str = field(metadata=variable("POOL_LEDGER_TABLE", allowed="the announcement ledger's table name"))
+    fleet: str = field(default="", metadata=variable("POOL_FLEET", allowed="the fleet's name", blank=True))
+    metrics_namespace: str = field(default=POOL_NAMESPACE, metadata=variable(
+        "POOL_METRICS_NAMESPACE", allowed="a CloudWatch namespace"))
+    training_namespace: str = field(default="default", metadata=variable(
+        "POOL_TRAINING_NAMESPACE", allowed=_KUBERNETES_NAMESPACE))
     """Where the training pods are (training's namespace; the kit's construct sets it)."""
-
-    def to_environment(self, *, to_json: Any = None) -> dict[str, str]:
-        import json
-
-        dump = to_json or json.dumps
-        return {"POOL_SCHEDULE": dump(self.schedule.to_mapping()), "POOL_CLUSTER": self.cluster_name,
-                "POOL_ENDPOINT": self.endpoint, "POOL_CA": self.certificate_authority,
-                "POOL_NAMESPACE": self.namespace, "POOL_DEPLOYMENT": self.deployment,
-                "POOL_TRAINING_QUEUE": self.training_queue, "POOL_TOPIC_ARN": self.topic_arn,
-                "POOL_LEDGER_TABLE": self.ledger_table, "POOL_FLEET": self.fleet,
-                "POOL_METRICS_NAMESPACE": self.metrics_namespace, "POOL_TRAINING_NAMESPACE": self.training_namespace}
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> PoolScheduleSettings:
-        import os
-
-        from .environment import Variables
-
-        read = Variables(os.environ if env is None else env)
-
-        def parse(doc: Any) -> PoolSchedule:
-            try:
-                return PoolSchedule.from_mapping(doc)
-            except InvalidSchedule as error:
-                raise ValueError(str(error)) from None
-
-        return cls(
-            schedule=read.json("POOL_SCHEDULE", parse, allowed="the pool's schedule as a JSON object"),
-            cluster_name=read.text("POOL_CLUSTER", allowed="the EKS cluster's name"),
-            endpoint=read.text("POOL_ENDPOINT", allowed="the cluster's API server URL"),
-            certificate_authority=read.text("POOL_CA", allowed="the cluster's CA data (base64)"),
-            namespace=read.text("POOL_NAMESPACE", allowed="a Kubernetes namespace", default="default"),
-            deployment=read.text("POOL_DEPLOYMENT", allowed="the inference Deployment's name"),
-            training_queue=read.text("POOL_TRAINING_QUEUE", allowed="the training ClusterQueue's name"),
-            topic_arn=read.text("POOL_TOPIC_ARN", allowed="an SNS topic ARN"),
-            ledger_table=read.text("POOL_LEDGER_TABLE", allowed="the announcement ledger's table name"),
-            fleet=(env if env is not None else os.environ).get("POOL_FLEET", ""),
-            metrics_namespace=read.namespace("POOL_METRICS_NAMESPACE", default=POOL_NAMESPACE),
-            training_namespace=read.text("POOL_TRAINING_NAMESPACE", allowed="a Kubernetes namespace", default="default"))
