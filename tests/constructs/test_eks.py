@@ -13,8 +13,8 @@ from aws_cdk.assertions import Match, Template
 
 from neuronfleet import CATALOG, InvalidSettings
 from neuronfleet.eks import NeuronEksCluster
-from neuronfleet.eks.labels import NEURON_TAINT_KEY
-from neuronfleet.eks.pins import CHARTS, DEFAULT_CHART_VERSIONS, EFA_CHART, FSX_CSI_CHART, NEURON_CHART
+from neuronfleet.facts.eks_labels import NEURON_TAINT_KEY
+from neuronfleet.facts.eks_pins import CHARTS, DEFAULT_CHART_VERSIONS, EFA_CHART, FSX_CSI_CHART, NEURON_CHART
 from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from tests.conftest import ENV, AzStack, network, properties
 

@@ -14,8 +14,9 @@ import pytest
 import yaml
 from aws_cdk import aws_eks_v2 as eks
 
-from neuronfleet.eks import labels, pins
 from neuronfleet.eks.manifests import NEURON_SCHEDULER, efa_chart_values, fsx_csi_chart_values, neuron_chart_values
+from neuronfleet.facts import eks_labels as labels
+from neuronfleet.facts import eks_pins as pins
 from neuronfleet.settings.eks import NeuronEksClusterSettings
 
 ROOT = Path(__file__).resolve().parents[2]

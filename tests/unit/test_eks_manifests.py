@@ -13,8 +13,8 @@ import yaml
 
 from neuronfleet import CATALOG
 from neuronfleet.eks import manifests
-from neuronfleet.eks.labels import EFA_RESOURCE, NEURON_RESOURCE, NEURON_TAINT_KEY
-from neuronfleet.eks.pins import DEFAULT_KUBERNETES_VERSION
+from neuronfleet.facts.eks_labels import EFA_RESOURCE, NEURON_RESOURCE, NEURON_TAINT_KEY
+from neuronfleet.facts.eks_pins import DEFAULT_KUBERNETES_VERSION
 from neuronfleet.node import launch
 from neuronfleet.settings import Capacity
 from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
@@ -239,7 +239,7 @@ def test_training_and_serving_in_their_own_namespaces_with_their_own_accounts() 
 def test_the_privileged_publisher_image() -> None:
     """By the kit's pin (a tag: no digest is published offline, pins.NEURON_MONITOR_DIGEST says so) or by a digest
     reference the user gives; a tag given by the user is refused; the publisher mounts no API token."""
-    from neuronfleet.eks import pins
+    from neuronfleet.facts import eks_pins as pins
 
     [daemonset] = [o for o in manifests.utilisation_publisher([TRN1], namespace_metrics="N", region="us-east-2")
                    if o["kind"] == "DaemonSet"]

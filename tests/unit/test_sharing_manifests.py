@@ -14,8 +14,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from neuronfleet.eks.labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL
-from neuronfleet.eks.pins import DEFAULT_KUBERNETES_VERSION
+from neuronfleet.facts.eks_labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL
+from neuronfleet.facts.eks_pins import DEFAULT_KUBERNETES_VERSION
 from neuronfleet.settings.eks import NeuronNodegroupSettings
 from neuronfleet.sharing import manifests, pins
 from neuronfleet_contract.pool_schedule import ANNOTATION_CHECKPOINT_BY, CHECKPOINT_FILE, LABEL_ROLE, PoolSchedule

@@ -13,8 +13,8 @@ from constructs import Construct
 
 from neuronfleet_contract.health import Health, health_dimensions
 
-from ..settings import check_argument
-from ..settings._base import name_rule
+from ..core.args import check_argument
+from ..core.rules import name_rule
 
 
 def fleet_health(fleet: str) -> Health:

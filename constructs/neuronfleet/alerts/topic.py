@@ -14,9 +14,8 @@ from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
 from ..core import rules
-from ..core.args import string_list
+from ..core.args import check_argument, string_list
 from ..core.nag import acknowledge_wildcards
-from ..settings import check_argument
 
 ALARMS = "cloudwatch.amazonaws.com"
 BUDGETS = "budgets.amazonaws.com"

@@ -70,3 +70,12 @@ def duck(argument: str, value: Any, attribute: str, expected: str, *, what: str)
     if value is None or isinstance(value, str | Mapping | list | tuple) or not (
             hasattr(type(value), attribute) or hasattr(value, attribute)):  # a jsii class's property: no round trip
         raise wrong_type(argument, value, expected, what=what)
+
+
+def check_argument(field: str, value: Any, rule: Any) -> None:
+    """Check one construct argument that is not part of a settings object with a rule of ``neuronfleet.core.rules``
+    (raise :class:`InvalidSettings` naming the argument)."""
+    try:
+        rule(value)
+    except ValueError as exc:
+        raise InvalidSettings([Problem(field, value, str(exc))], what="argument") from None

@@ -24,6 +24,18 @@ from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
 
+NAME_RULE = "lower-case letters, digits and dashes, starting with a letter, at most 31 characters"
+
+
+def name_rule(value: str) -> str:
+    """A neuronfleet name (fleet, cluster, endpoint, scheduled action, workload)."""
+    if not (1 <= len(value) <= 31 and value[0].isascii() and value[0].islower()
+            and all(c.isascii() and (c.islower() or c.isdigit() or c == "-") for c in value)
+            and not value.endswith("-") and "--" not in value):
+        raise ValueError(NAME_RULE + " (no dash at the end, no double dash)")
+    return value
+
+
 # ------------------------------------------------------------------------------------------------ data
 
 

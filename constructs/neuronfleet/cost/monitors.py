@@ -56,17 +56,17 @@ from neuronfleet_contract.namespaces import (
 from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.health import health_alarm, health_metric
 from ..alerts.topic import grant_publish
-from ..core.args import duck, settings_argument
+from ..core.args import check_argument, duck, settings_argument
 from ..core.functions import FleetFunction
 from ..core.lookups import lazy_string
 from ..core.nag import acknowledge, acknowledge_wildcards
 from ..core.region import check_in_region
+from ..core.rules import name_rule
 from ..core.storage import secure_bucket
 from ..core.tagging import FLEET_TAG
 from ..facts.catalog import CATALOG, InstanceCatalog
 from ..facts.prices import price_table
-from ..settings import CostMonitorSettings, check_argument
-from ..settings._base import name_rule
+from ..settings import CostMonitorSettings
 from .cur import CurAnalytics
 from .estimate import accelerators_of
 from .overhead import OverheadBill, bill_of_materials

@@ -37,12 +37,12 @@ from ..core.region import check_in_region
 from ..core.s3_reads import owner_condition
 from ..core.tagging import tag_capacity, tag_family
 from ..core.trust import confine_pod_identity_role
+from ..facts.eks_labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
+from ..facts.eks_pins import CHARTS, EFA_CHART, FSX_CSI_CHART, KUBECTL_LAYERS, NEURON_CHART
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
 from ..training.lustre import LUSTRE_PORTS, grant_data
 from . import manifests
-from .labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
-from .pins import CHARTS, EFA_CHART, FSX_CSI_CHART, KUBECTL_LAYERS, NEURON_CHART
 
 __all__ = ["NODE_MANAGED_POLICIES", "NeuronEksCluster"]
 
@@ -62,7 +62,7 @@ template with ``InstanceMarketOptions.MarketType: capacity-block`` and the block
 
 
 def kubectl_layer(scope: Construct, kubernetes_version: str) -> Any:
-    """The pinned kubectl layer of ``kubernetes_version`` (neuronfleet.eks.pins.KUBECTL_LAYERS)."""
+    """The pinned kubectl layer of ``kubernetes_version`` (neuronfleet.facts.eks_pins.KUBECTL_LAYERS)."""
     pin = KUBECTL_LAYERS[kubernetes_version]
     try:
         module = importlib.import_module(pin.module)
@@ -104,7 +104,7 @@ class NeuronEksCluster(Construct):
         (a static PersistentVolume ``fsx`` and its claim; the Batch path's design: /fsx, /fsx/data linked to S3).
         ``service_account`` and ``serving_service_account``: training's (in ``neuronfleet-training``) and serving's
         (in ``neuronfleet-serving``), each with its own Pod Identity role. ``monitor_image``: the utilisation
-        publisher's image, pinned by digest (default: the kit's pin, neuronfleet.eks.pins.NEURON_MONITOR_DIGEST)."""
+        publisher's image, pinned by digest (default: the kit's pin, neuronfleet.facts.eks_pins.NEURON_MONITOR_DIGEST)."""
         super().__init__(scope, construct_id)
         settings = settings_argument(settings, NeuronEksClusterSettings, what="NeuronEksCluster")
         try:

@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..facts import neuron
-from ..node import HOST_DIR, script_text
-from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
-from .labels import (
+from ..facts.eks_labels import (
     CAPACITY_LABEL,
     DEVICE_PLUGIN,
     DEVICES_LABEL,
@@ -32,7 +30,9 @@ from .labels import (
     ULTRASERVER_SERVER_LABEL,
     ULTRASERVER_SIZE_LABEL,
 )
-from .pins import NEURON_MONITOR_BINARY, NEURON_MONITOR_DIGEST, NEURON_MONITOR_IMAGE
+from ..facts.eks_pins import NEURON_MONITOR_BINARY, NEURON_MONITOR_DIGEST, NEURON_MONITOR_IMAGE
+from ..node import HOST_DIR, script_text
+from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 
 Manifest = dict[str, Any]
 
@@ -62,7 +62,8 @@ FSX_CSI_DRIVER = "fsx.csi.aws.com"
 ``dnsname`` and ``mountname``)."""
 NEURON_SCHEDULER = "my-scheduler"
 """The scheduler the Neuron chart's scheduler extension runs beside the default one (``scheduler.customScheduler.
-fullnameOverride`` in the chart's values, neuronfleet.eks.pins): pods that take part of a node's NeuronCores name it."""
+fullnameOverride`` in the chart's values, neuronfleet.facts.eks_pins): pods that take part of a node's NeuronCores name
+it."""
 UTILISATION = "neuronfleet-utilisation"
 ULTRASERVER_JOB_LABEL = "neuronfleet/ultraserver-job"
 """On the pods of a job over whole UltraServers: its name (what keeps other jobs off its UltraServers)."""
@@ -85,7 +86,7 @@ DIGEST_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$")
 def monitor_image(image: str | None = None) -> str:
     """The utilisation publisher's image (it runs privileged in the host network): ``image`` when given, which must be
     pinned by digest (a tag can be moved to other content, a digest cannot); else the kit's pin, by digest when
-    :data:`neuronfleet.eks.pins.NEURON_MONITOR_DIGEST` is known, else by tag (no digest is published offline: the
+    :data:`neuronfleet.facts.eks_pins.NEURON_MONITOR_DIGEST` is known, else by tag (no digest is published offline: the
     pin says so and docs/checks.md names the check). Raises ValueError naming what was given."""
     if image is None:
         return f"{NEURON_MONITOR_IMAGE}@{NEURON_MONITOR_DIGEST}" if NEURON_MONITOR_DIGEST else NEURON_MONITOR_IMAGE
@@ -128,7 +129,7 @@ def efa_chart_values() -> dict[str, Any]:
 
 
 def fsx_csi_chart_values() -> dict[str, Any]:
-    """Nothing to change: the node plugin tolerates every taint by default (neuronfleet.eks.pins)."""
+    """Nothing to change: the node plugin tolerates every taint by default (neuronfleet.facts.eks_pins)."""
     return {}
 
 

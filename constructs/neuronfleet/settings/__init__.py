@@ -3,7 +3,7 @@
 The constructs take them (``settings=``), the fleet file parses YAML into them. No aws-cdk-lib import here.
 """
 
-from ._base import Name, Settings, check_argument
+from ._base import Name, Settings
 from .cost import BudgetThreshold, CostMonitorSettings
 from .cutover import CutoverSettings
 from .fallback import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
@@ -30,7 +30,6 @@ __all__ = [
     "ScheduledScaling",
     "Settings",
     "TrainiumClusterSettings",
-    "check_argument",
     "offered_in",
     "reservations",
 ]

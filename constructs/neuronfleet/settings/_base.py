@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from ..core.problems import MISSING, InvalidSettings, Problem
-from ..core.rules import close_matches
+from ..core.rules import close_matches, name_rule
 
 Int = Annotated[int, Strict()]
 """A whole number: ``yes``, ``4.0`` or ``"4"`` are refused, not converted."""
@@ -24,18 +24,6 @@ NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
 Number = Annotated[float, Strict()]
 """A finite number (the models refuse .inf and .nan)."""
 Bool = Annotated[bool, Strict()]
-
-NAME_RULE = "lower-case letters, digits and dashes, starting with a letter, at most 31 characters"
-
-
-def name_rule(value: str) -> str:
-    """A neuronfleet name (fleet, cluster, endpoint, scheduled action, workload)."""
-    if not (1 <= len(value) <= 31 and value[0].isascii() and value[0].islower()
-            and all(c.isascii() and (c.islower() or c.isdigit() or c == "-") for c in value)
-            and not value.endswith("-") and "--" not in value):
-        raise ValueError(NAME_RULE + " (no dash at the end, no double dash)")
-    return value
-
 
 Name = Annotated[str, AfterValidator(name_rule)]
 """A name that becomes part of stack names, construct ids and AWS resource names."""
@@ -235,12 +223,3 @@ def fields_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
     if isinstance(model, type) and issubclass(model, BaseModel):
         return list(model.model_fields)
     return []
-
-
-def check_argument(field: str, value: Any, rule: Any) -> None:
-    """Check one construct argument that is not part of a settings object with a rule of ``neuronfleet.core.rules``
-    (raise :class:`InvalidSettings` naming the argument)."""
-    try:
-        rule(value)
-    except ValueError as exc:
-        raise InvalidSettings([Problem(field, value, str(exc))], what="argument") from None

@@ -16,8 +16,9 @@ from pydantic import AfterValidator, Field
 
 from ..core import rules
 from ..core.problems import Problem
-from ..eks.labels import DEVICE_PLUGIN, DRA
-from ..eks.pins import (
+from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
+from ..facts.eks_labels import DEVICE_PLUGIN, DRA
+from ..facts.eks_pins import (
     CHARTS,
     DEFAULT_CHART_VERSIONS,
     DEFAULT_KUBERNETES_VERSION,
@@ -28,7 +29,6 @@ from ..eks.pins import (
     KUBECTL_LAYERS,
     NEURON_CHART,
 )
-from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, capacity_blocks
 from ._base import Bool, Int, Name, NonNegativeInt, PositiveInt, Settings
 from .training import Capacity, offered_in
 
@@ -56,7 +56,7 @@ def _chart_version(chart: str) -> AfterValidator:
     def check(value: str) -> str:
         if value not in CHARTS[chart]:
             raise ValueError(f"a {chart} chart version the kit has recorded (its values read): "
-                             + ", ".join(CHARTS[chart]) + " (neuronfleet/eks/pins.py)")
+                             + ", ".join(CHARTS[chart]) + " (neuronfleet/facts/eks_pins.py)")
         return value
     return AfterValidator(check)
 

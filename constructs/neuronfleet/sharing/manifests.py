@@ -27,7 +27,7 @@ from neuronfleet_contract.pool_schedule import (
 )
 
 from ..eks import manifests as eks_manifests
-from ..eks.labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL
+from ..facts.eks_labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL
 from ..settings.eks import NeuronNodegroupSettings
 from .pins import KUEUE_API, PRIORITY_LABEL, QUEUE_LABEL, RECLAIM, TRAINING_GRACE_SECONDS
 

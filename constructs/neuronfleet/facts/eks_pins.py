@@ -1,7 +1,7 @@
 """What the EKS path pins: the Kubernetes version and its kubectl layer, the Helm charts and their versions.
 
 No aws-cdk-lib import here (the settings read it). Every pin carries where it was read and when; a test pins each
-(tests/unit/test_eks_facts.py). A version the kit has not recorded is refused at synth, never passed through: a chart
+(tests/constructs/test_eks_facts.py). A version the kit has not recorded is refused at synth, never passed through: a chart
 version nobody read may have other values keys, and Helm ignores unknown keys silently.
 """
 
