@@ -46,6 +46,7 @@ def test_three_handlers_on_their_schedules(cost) -> None:
                  for r in properties(cost, "AWS::Events::Rule").values()}
     expected = {"cost.collector.handler": "cron(0 6 * * ? *)", "cost.report.handler": "cron(0 7 ? * MON *)",
                 "cost.waste.handler": "rate(1 hour)"}
+    assert len(schedules) >= len(expected), schedules
     for handler, expression in expected.items():
         logical, _ = _fn(cost, handler)
         (got,) = [e for arn, e in schedules.items() if logical in arn]
@@ -160,8 +161,8 @@ def test_the_report_reads_each_model_from_the_endpoint_configuration_as_the_sett
     """What the report finds at run time (discovery.endpoint_model on the deployed endpoint configuration, here the
     synthesised one: CloudFormation's properties are the API's) is what the fleet file says (cost.endpoint_model):
     chat on ml.inf2.48xlarge with its p5en pool and its warm p5 standby (the last pool) as capacity fallback."""
-    from neuronfleet.cost.monitors import accelerators_of, endpoint_model
-    from neuronfleet.facts.catalog import CATALOG
+    from neuronfleet.cost.monitors import endpoint_model
+    from neuronfleet.facts.catalog import CATALOG, accelerators_of
     from neuronfleet.lambdas.cost.logic.discovery import endpoint_model as discovered
 
     inference = prod.template_json("inference")["Resources"]
@@ -240,8 +241,7 @@ def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(c
 
 
 def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_price_table(cost, prod) -> None:
-    from neuronfleet.cost.estimate import accelerators_of
-    from neuronfleet.facts.catalog import CATALOG
+    from neuronfleet.facts.catalog import CATALOG, accelerators_of
     from neuronfleet.facts.prices import price_table
     from neuronfleet_contract.cost import ReportSettings
 

@@ -120,6 +120,7 @@ def test_pod_identity_in_aws_eks_v2() -> None:
 
 
 def test_every_chart_version_has_a_dated_source() -> None:
+    assert set(pins.CHARTS) == set(pins.DEFAULT_CHART_VERSIONS) and len(pins.CHARTS) >= 3, pins.CHARTS
     for chart, versions in pins.CHARTS.items():
         assert pins.DEFAULT_CHART_VERSIONS[chart] in versions
         for version, pin in versions.items():

@@ -22,6 +22,7 @@ FLEETS = EXAMPLE_FLEETS
 @pytest.mark.parametrize("name", FLEETS)
 def test_validation_report_is_clean_and_every_acknowledgement_has_a_reason(synth_fleet, name: str) -> None:
     report = synth_fleet(name).validation_report()
+    assert report["pluginReports"], report
     for plugin in report["pluginReports"]:
         assert plugin["conclusion"] == "success", plugin["pluginName"]
         assert plugin["violations"] == [], plugin["pluginName"]
@@ -44,6 +45,7 @@ def test_the_nag_gate_is_live() -> None:
 @pytest.mark.parametrize("name", FLEETS)
 def test_cfn_lint_finds_nothing(synth_fleet, name: str) -> None:
     fleet = synth_fleet(name)
+    assert fleet.stacks, name
     for short, stack in fleet.stacks.items():
         template = fleet.template_json(short)  # each stack in its own region (a CUR 2.0 export is in us-east-1)
         matches = lint(json.dumps(template), config=ManualArgs(regions=[stack.region]))

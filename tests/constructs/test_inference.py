@@ -532,6 +532,7 @@ def test_models_wait_for_the_execution_policies(templates) -> None:
 def test_the_endpoint_carries_its_model_name_for_the_report(templates) -> None:
     """The migration report names a model by the endpoint's neuronfleet:model tag (default: the construct id), never by
     the generated endpoint name; the reference app passes the fleet file's endpoint name."""
+    assert set(templates) == set(CASES)
     for t in templates.values():
         (endpoint,) = t.find_resources("AWS::SageMaker::Endpoint").values()
         tags = {tag["Key"]: tag["Value"] for tag in endpoint["Properties"]["Tags"]}

@@ -52,6 +52,7 @@ def test_compute_subnets_are_private(prod) -> None:
     t = prod.template("network")
     compute = t.find_resources("AWS::EC2::Subnet", {"Properties": {"Tags": Match.array_with(
         [{"Key": "aws-cdk:subnet-name", "Value": "compute"}])}})
+    assert compute
     assert all(s["Properties"]["MapPublicIpOnLaunch"] is False for s in compute.values())
 
 
@@ -76,7 +77,9 @@ def test_s3_gateway_and_interface_endpoints(prod, dev) -> None:
 
 def test_endpoint_security_group_is_not_open_to_the_world(prod) -> None:
     t = prod.template("network")
-    for sg in t.find_resources("AWS::EC2::SecurityGroup").values():
+    groups = t.find_resources("AWS::EC2::SecurityGroup").values()
+    assert [rule for sg in groups for rule in sg["Properties"].get("SecurityGroupIngress", [])]  # the HTTPS rule
+    for sg in groups:
         for rule in sg["Properties"].get("SecurityGroupIngress", []):
             assert rule.get("CidrIp") != "0.0.0.0/0", rule
 

@@ -197,6 +197,7 @@ def test_the_bucket_check_finds_a_read_by_name_without_its_owner() -> None:
 
 
 def test_every_trust_without_keys_says_why_and_every_trust_has_a_source() -> None:
+    assert trust.TRUSTS
     for fact in trust.TRUSTS.values():
         assert fact.source and (fact.keys or len(fact.why_none) > 40), fact.service
 

@@ -305,6 +305,7 @@ def test_batch_compute_environment_queue_and_mnp_job_definition(templates, name,
 
 
 def test_cfn_lint_suppression_only_on_the_capacity_block_only_type(templates) -> None:
+    assert set(templates) == set(CASES)
     for name, t in templates.items():
         (lt,) = t.find_resources("AWS::EC2::LaunchTemplate").values()
         ignored = lt.get("Metadata", {}).get("cfn-lint", {}).get("config", {}).get("ignore_checks", [])

@@ -89,6 +89,7 @@ def test_only_an_answer_that_sns_refused_is_certainly_not_sent(error, certain) -
 
 
 def test_every_example_the_capacity_alerts_subscribe_to_is_well_formed() -> None:
+    assert len(list(EVENTS.glob("*.json"))) > 1, EVENTS
     for path in sorted(EVENTS.glob("*.json")):
         if path.stem != "cloudwatch-alarm-state-change":  # the failover's
             assert capacity.malformed(event(path.stem)) is None, path.name
@@ -101,6 +102,7 @@ def test_the_fields_checked_are_the_ones_the_examples_carry() -> None:
                 capacity.CAPACITY_BLOCK_ENDING[0]: ["capacity-block-reservation-expiration-warning",
                                                     "ec2-capacity-reservation-scheduled"],
                 capacity.SCHEDULED: ["scheduled-event"]}
+    assert set(examples) <= set(capacity.EVENT_FIELDS)
     for kind, names in examples.items():
         required, optional = capacity.EVENT_FIELDS[kind]
         members = {m for name in names for m in event(name)["detail"]}

@@ -143,6 +143,7 @@ def test_design_facts() -> None:
 
 
 def test_capacity_block_only_types_are_sold_only_that_way() -> None:
+    assert [spec for spec in CATALOG if spec.capacity_block_only]
     for spec in CATALOG:
         usage = aws_types()[spec.instance_type]["SupportedUsageClasses"]
         if spec.capacity_block_only:

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from neuronfleet.core.assets import asset_files, handler_packages, stage
-from neuronfleet.cost.estimate import accelerators_of
-from neuronfleet.facts.catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price
+from neuronfleet.facts.catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price, accelerators_of
 from neuronfleet.facts.prices import price_table
 from neuronfleet_contract import accelerators, prices
 from neuronfleet_contract.cost import ReportSettings, _prices
@@ -101,6 +100,7 @@ def test_the_report_environment_carries_the_overrides_only_and_reads_back_the_wh
 
 
 def test_every_functions_asset_and_the_wheel_ship_the_data() -> None:
+    assert DATA and handler_packages()
     for package in handler_packages():
         assert set(DATA) <= set(asset_files(package)), package
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from neuronfleet import CATALOG
-from neuronfleet.cost.estimate import main as estimate_cli
-from neuronfleet.cost.estimate import price_table
+from neuronfleet.cli.main import main as cli
+from neuronfleet.facts.prices import price_table
 from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise, use_of
 from neuronfleet.lambdas.cost.logic.economics import Spend, verdict
 from neuronfleet.lambdas.cost.logic.evaluation import estimate
@@ -37,6 +37,7 @@ def test_family_of(instance_type: str, family: str | None) -> None:
 
 
 def test_every_catalog_type_has_its_catalog_family() -> None:
+    assert list(CATALOG)
     for spec in CATALOG:
         assert family_of(spec.instance_type) == spec.family.value
         assert family_of(f"ml.{spec.instance_type}") == spec.family.value
@@ -181,7 +182,7 @@ def test_training_verdict_only_with_gpu_training_spend() -> None:
 
 
 def test_estimate_uses_hours_and_names_its_prices() -> None:
-    from neuronfleet.cost.estimate import accelerators_of
+    from neuronfleet.facts.catalog import accelerators_of
     from neuronfleet.lambdas.cost.logic.evaluation import Declared
 
     prices = price_table()
@@ -213,26 +214,26 @@ def test_estimate_cli_reads_a_csv(tmp_path, capsys) -> None:
     csv = tmp_path / "gpu.csv"
     csv.write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n"
                    "g6e.48xlarge,301.31,10,inference\n")
-    assert estimate_cli(["--csv", str(csv), "--json"]) == 0
+    assert cli(["estimate", "--csv", str(csv), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["gpu_spend_usd"] == "5805.31"
     # inference to an inference type with enough memory (inf2.48xlarge 384 GiB >= 357), training to training
     assert [(line["neuron_type"], line["workload"]) for line in result["lines"]] == [
         ("inf2.48xlarge", "inference"), ("trn2.48xlarge", "training")]
-    assert estimate_cli(["--csv", str(csv)]) == 0
+    assert cli(["estimate", "--csv", str(csv)]) == 0
     assert "total of the declared lines: GPU $5805.31 -> Neuron $" in capsys.readouterr().out
 
 
 def test_estimate_cli_rejects_a_bad_csv_naming_line_field_and_value(tmp_path, capsys) -> None:
     csv = tmp_path / "gpu.csv"
     csv.write_text("instance_type,amount_usd,hours\ntrn2.48xlarge,1,1\n")  # not GPU spend: skipped and counted
-    assert estimate_cli(["--csv", str(csv)]) == 0
+    assert cli(["estimate", "--csv", str(csv)]) == 0
     assert "skipped 1 row(s), $1.00: already on Neuron" in capsys.readouterr().out
     csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,lots,1\n")
-    assert estimate_cli(["--csv", str(csv)]) == 2
+    assert cli(["estimate", "--csv", str(csv)]) == 2
     assert "gpu.csv: the spend CSV: line 2: amount_usd: got 'lots'; allowed: a decimal number" in capsys.readouterr().err
     csv.write_text("instance_type,amount_usd,hours\np5.48xlarge,10,NaN\n")  # used to end in a traceback
-    assert estimate_cli(["--csv", str(csv)]) == 2
+    assert cli(["estimate", "--csv", str(csv)]) == 2
     assert "gpu.csv: the spend CSV: line 2: hours: got 'NaN'; allowed: a decimal number" in capsys.readouterr().err
 
 
@@ -244,7 +245,7 @@ def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
                                                                       "as_of": "2026-10-01"}}}))
     csv = tmp_path / "gpu.csv"
     csv.write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n")
-    assert estimate_cli(["--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
+    assert cli(["estimate", "--csv", str(csv), "--fleet", str(fleet), "--json"]) == 0
     (line,) = json.loads(capsys.readouterr().out)["lines"]
     assert (line["neuron_estimate_usd"], line["neuron_price"]["source"]) == ("3000.00", "EDP")
 
@@ -275,7 +276,7 @@ def test_sagemaker_rows_are_never_priced_at_ec2_rates_and_any_type_can_be_overri
     # a SageMaker rate is built in for ml.inf2.xlarge (an AWS sample's, quoted), none for ml.g6e.xlarge: its row has
     # no price and no hours, so it cannot be estimated, and never at the EC2 rate of g6e.xlarge
     assert table["ml.inf2.xlarge"]["source"] != table["inf2.xlarge"]["source"] and "ml.g6e.xlarge" not in table
-    from neuronfleet.cost.estimate import accelerators_of
+    from neuronfleet.facts.catalog import accelerators_of
 
     acc = accelerators_of(CATALOG)
     result = estimate([row("ml.g6e.xlarge", "18.61", service="sagemaker")], table, accelerators=acc)

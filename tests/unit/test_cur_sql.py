@@ -131,6 +131,7 @@ def test_render_refuses_unsafe_identifiers(table: str, key: str) -> None:
 
 
 def test_every_named_query_runs(db) -> None:
+    assert QUERIES
     for name in QUERIES:
         assert run(db, name), name
 

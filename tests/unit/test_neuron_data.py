@@ -71,6 +71,7 @@ def test_the_default_training_image_runs_on_the_pinned_amis_driver(instance_type
     """Fails when the default image's runtime library cannot run on the driver the pinned ECS Neuron AMI installs."""
     default = nx.default_training_image(instance_type)
     needs = nx.runtime_window(default.runtime_lib, instance_type)
+    assert list(_pinned(instance_type)), instance_type
     for region, window in _pinned(instance_type):
         assert needs.runs_on(window), (region, window, needs)
         assert list(nx.driver_problems(instance_type, default.reference, None, window)) == []
@@ -80,6 +81,7 @@ def test_the_default_training_image_runs_on_the_pinned_amis_driver(instance_type
 def test_no_published_training_image_runs_on_trn1_with_the_pinned_amis_driver(instance_type) -> None:
     """The known gap: pytorch-training-neuronx ends at runtime 2.32 and TorchNeuron is Trn2/Trn3 only. When an image
     that runs is recorded this fails: make it the default then."""
+    assert list(_pinned(instance_type)), instance_type
     for region, window in _pinned(instance_type):
         runs = [i.reference for i in nx.training_images() if nx.family(instance_type) in i.families
                 and nx.runtime_window(i.runtime_lib, instance_type).runs_on(window)]
@@ -168,6 +170,7 @@ def test_the_ecs_neuron_ami_is_recorded_for_every_region_a_trainium_type_is_offe
 
 def test_every_serving_container_names_its_source_date_and_a_known_status() -> None:
     from neuronfleet.facts.neuron import SERVING_STATUSES, serving_images
+    assert serving_images()
     for name, image in serving_images().items():
         assert image.source and image.read == RAW["as_of"], name
         assert image.status in SERVING_STATUSES, name
@@ -181,6 +184,7 @@ def test_a_tag_that_names_its_sdk_agrees_with_the_recorded_one() -> None:
     import re
 
     from neuronfleet.facts.neuron import serving_images
+    assert [i for i in serving_images().values() if re.search(r"sdk(\d+\.\d+\.\d+)", i.tag or "")]
     for image in serving_images().values():
         m = re.search(r"sdk(\d+\.\d+\.\d+)", image.tag or "")
         if m:

@@ -371,6 +371,7 @@ def test_every_node_file_imports_on_the_hosts_python(python: str, tmp_path: Path
 def test_the_stripped_bootstrap_is_the_same_code_without_its_words() -> None:
     import ast
 
+    assert BOOTSTRAP
     for name in BOOTSTRAP:
         stripped, full = bootstrap_text(name), script_text(name)
         assert len(stripped) < len(full) * 0.7 and '"""' not in stripped and "\n#" not in stripped

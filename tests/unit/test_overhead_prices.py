@@ -71,6 +71,7 @@ def test_every_price_is_pinned_with_its_source_date_and_region() -> None:
 
 
 def test_quoted_prices_say_so_in_their_source_key() -> None:
+    assert {p.standing == "quoted" for p in overhead_prices().values()} == {True, False}  # both kinds checked
     for key, p in overhead_prices().items():
         assert p.source_key.endswith("-q") == (p.standing == "quoted"), key
 

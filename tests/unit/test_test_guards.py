@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
+import pytest
+
 from tests.conftest import ROOT
 
 TESTS = ROOT / "tests"
@@ -105,3 +107,95 @@ def test_the_machine_path_guard_refuses_each_kind() -> None:
     allowed = ["f'{tmp_path}/scripts/'", "'python3 /tmp/neuronfleet/utilisation.py'", f"'s3://b/{'home'}/x'",
                f"'https://example.com/{'work'}/x'", f"'~/{'work'}/x'", f"'./{'tmp'}/x'", f"'tests/data/{'home'}/x'"]
     assert [machine_paths(line) for line in allowed] == [[] for _ in allowed]
+
+
+# -------------------------------------------------------------------------------- no assertion only inside a loop
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _is_pytest_call(node: ast.AST, names: set[str]) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "pytest"
+
+
+def _runs_at_least_once(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    """A for loop over a written-out tuple, list, set or dict with an element that is not ``*unpacked``, or over a
+    non-empty string."""
+    items = getattr(loop, "iter", None)
+    if isinstance(items, ast.Constant):
+        return isinstance(items.value, str) and items.value != ""
+    elements = items.keys if isinstance(items, ast.Dict) else getattr(items, "elts", None) \
+        if isinstance(items, ast.Tuple | ast.List | ast.Set) else None
+    return bool(elements) and any(e is not None and not isinstance(e, ast.Starred) for e in elements)
+
+
+def _is_pytest_check(node: ast.AST) -> bool:
+    if isinstance(node, ast.With | ast.AsyncWith):
+        return any(_is_pytest_call(item.context_expr, {"raises", "warns"}) for item in node.items)
+    return isinstance(node, ast.Expr) and _is_pytest_call(node.value, {"fail"})
+
+
+def _checks(node: ast.AST, looped: bool = False) -> list[tuple[ast.AST, bool]]:
+    """Every check under node, with whether it may run zero times: inside a loop's body (a for loop's iterable and
+    else run whatever the count; a loop over a written-out non-empty display runs), or an ``assert all(... for ...)``,
+    true of an empty iterable. A check is an ``assert``, a ``with pytest.raises(...)``/``pytest.warns(...)`` block or
+    a ``pytest.fail(...)`` call."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        inside = looped or (isinstance(node, _LOOPS) and child in node.body and not _runs_at_least_once(node))
+        if isinstance(child, ast.Assert):
+            test = child.test
+            vacuous = isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "all" \
+                and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp | ast.ListComp | ast.SetComp)
+            found.append((child, inside or vacuous))
+        elif _is_pytest_check(child):
+            found.append((child, inside))
+        found += _checks(child, inside)
+    return found
+
+
+def loop_only_tests(source: str) -> list[str]:
+    """The test functions of a module that check something, but only where an empty loop skips every check."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            checks = _checks(node)
+            if checks and all(looped for _, looped in checks):
+                found.append(f"{node.lineno}: {node.name}")
+    return found
+
+
+def test_no_test_checks_only_inside_a_loop() -> None:
+    modules = sorted(TESTS.rglob("*.py"))
+    assert len(modules) > 100, modules
+    breaches = {str(p.relative_to(ROOT)): tests for p in modules if (tests := loop_only_tests(p.read_text()))}
+    assert breaches == {}, f"assert the loop ran (its iterable non-empty, or its count) before or after it: {breaches}"
+
+
+@pytest.mark.parametrize(("source", "flagged"), [
+    ("def test_a(xs):\n    for x in xs:\n        assert x\n", True),
+    ("def test_a(xs):\n    while xs:\n        assert xs.pop()\n", True),
+    ("async def test_a(xs):\n    async for x in xs:\n        assert x\n", True),
+    ("def test_a(xs):\n    for x in xs:\n        with pytest.raises(ValueError):\n            f(x)\n", True),
+    ("def test_a(xs):\n    for x in xs:\n        if not x:\n            pytest.fail(x)\n", True),
+    ("def test_a(xs):\n    assert all(x > 0 for x in xs)\n", True),
+    ("def test_a(xs):\n    for x in xs:\n        for y in x:\n            assert y\n", True),
+    ("class TestA:\n    def test_a(self, xs):\n        for x in xs:\n            assert x\n", True),
+    ("def test_a(xs):\n    assert xs\n    for x in xs:\n        assert x\n", False),
+    ("def test_a():\n    for x in (1, 2):\n        assert x\n", False),  # written out: it runs
+    ("def test_a(xs):\n    for x in [*xs, 1]:\n        assert x\n", False),
+    ("def test_a(xs):\n    for x in [*xs]:\n        assert x\n", True),
+    ("def test_a(xs):\n    for x in ():\n        assert x\n", True),
+    ("def test_a():\n    for az in 'abc':\n        assert az\n", False),
+    ("def test_a():\n    for az in '':\n        assert az\n", True),
+    ("def test_a(xs):\n    for k in {**xs}:\n        assert k\n", True),
+    ("def test_a(xs):\n    for x in xs:\n        assert x\n    assert len(xs) == 3\n", False),
+    ("def test_a(xs):\n    for x in xs:\n        assert x\n    else:\n        assert xs\n", False),
+    ("def test_a(xs):\n    assert xs and all(x > 0 for x in xs)\n", False),
+    ("def test_a(xs):\n    with pytest.raises(ValueError):\n        f(xs)\n", False),
+    ("def test_a(xs):\n    f(xs)\n", False),  # no check at all: not this guard's business
+    ("def helper(xs):\n    for x in xs:\n        assert x\n", False),  # not a test
+])
+def test_the_loop_guard_flags_a_test_an_empty_loop_passes(source: str, flagged: bool) -> None:
+    assert [found.split(": ")[1] for found in loop_only_tests(source)] == (["test_a"] if flagged else [])
