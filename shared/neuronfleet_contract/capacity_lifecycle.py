@@ -275,31 +275,47 @@ def sort_offers(offers: Iterable[Offer], key: str = "price") -> list[Offer]:
 # ---------------------------------------------------------------------------------------------------------- policy
 
 
-@dataclass(frozen=True)
-class CapacityPolicy:
-    """What the fleet lets the kit buy (built from the fleet file's ``capacity_policy``: neuronfleet.settings.
-    CapacityPolicySettings, which holds the defaults and the rules on its fields)."""
+EXTENSION_HOURS = 24
+"""Default: how long one extension asks for (hours)."""
+DECIDE_BEFORE_MINUTES = 360
+"""Default: how long before a block's end the lifecycle function decides, extend or drain (minutes)."""
+CHECKPOINT_LEAD_MINUTES = 45
+"""Default: how long before the block's instances stop the jobs are told to checkpoint (minutes)."""
 
-    max_upfront_fee_usd: Decimal
-    max_usd_per_instance_hour: Decimal
-    availability_zones: tuple[str, ...] = ()
+
+def _window(value: Any) -> datetime:
+    return _utc(value, "start window")
+
+
+@dataclass(frozen=True)
+class CapacityPolicy(environment.Configured):
+    """What the fleet lets the kit buy (built from the fleet file's ``capacity_policy``: neuronfleet.settings.
+    CapacityPolicySettings, which holds the rules on its fields; the defaults are here). Its document (the SSM
+    parameter's value: :meth:`to_json`) is written and read by the contract's codec, each field's key declared."""
+
+    max_upfront_fee_usd: Decimal = field(metadata=variable("max_upfront_fee_usd"))
+    max_usd_per_instance_hour: Decimal = field(metadata=variable("max_usd_per_instance_hour"))
+    availability_zones: tuple[str, ...] = field(default=(), metadata=variable("availability_zones"))
     """The AZs of the fleet's training subnets: an offer elsewhere cannot be used (an instance can't launch in a
     subnet of another AZ than its Capacity Block's: EC2 user guide, capacity-blocks-launch.html). Empty: any."""
-    start_after: datetime | None = None
-    start_before: datetime | None = None
-    allow_extension: bool = False
-    extension_budget_usd: Decimal = Decimal(0)
+    start_after: datetime | None = field(default=None, metadata=variable("start_after", decode=_window))
+    start_before: datetime | None = field(default=None, metadata=variable("start_before", decode=_window))
+    allow_extension: bool = field(default=False, metadata=variable("allow_extension"))
+    extension_budget_usd: Decimal = field(default=Decimal(0), metadata=variable("extension_budget_usd"))
     """The most the lifecycle function spends on extensions of one block, all its extensions together."""
-    extension_hours: int = 24
+    extension_hours: int = field(default=EXTENSION_HOURS, metadata=variable("extension_hours"))
     """How long one extension asks for (whole days up to 14 days, whole weeks after: DURATION_STEPS)."""
-    decide_before: timedelta = timedelta(hours=6)
+    decide_before: timedelta = field(default=timedelta(minutes=DECIDE_BEFORE_MINUTES), metadata=variable(
+        "decide_before_minutes", unit="minutes"))
     """How long before a block's end the lifecycle function decides: extend, or drain."""
-    checkpoint_lead: timedelta = timedelta(minutes=45)
+    checkpoint_lead: timedelta = field(default=timedelta(minutes=CHECKPOINT_LEAD_MINUTES), metadata=variable(
+        "checkpoint_lead_minutes", unit="minutes"))
     """How long before the block's instances stop the jobs are told to checkpoint (their deadline is
     :data:`DEADLINE_MARGIN` before the stop)."""
-    fallback_after: timedelta | None = None
+    fallback_after: timedelta | None = field(default=None, metadata=variable("fallback_after_minutes",
+                                                                             unit="minutes"))
     """A job held for Trainium capacity longer than this goes to the GPU pool, if it names a GPU job definition."""
-    fleet_extension_budget_usd: Decimal | None = None
+    fleet_extension_budget_usd: Decimal | None = field(default=None, metadata=variable("fleet_extension_budget_usd"))
     """The most all the fleet's lifecycle functions together spend on extensions in one calendar month (UTC), across
     every block: a fleet-wide total, kept atomically in the announcements table (lambdas/capacity_lifecycle
     adapters.FleetBudget). Unset: :attr:`extension_budget_usd`, so by default the whole fleet spends no more on
@@ -314,7 +330,7 @@ class CapacityPolicy:
 
     def to_json(self) -> str:
         """The policy document the stack writes to its SSM parameter (:data:`POLICY_PARAMETER`), compact JSON."""
-        return json.dumps(self.describe(), separators=(",", ":"), sort_keys=True)
+        return json.dumps(self.to_document(), separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str, *, where: str) -> Self:
@@ -323,46 +339,11 @@ class CapacityPolicy:
             doc = json.loads(text)
             if not isinstance(doc, dict):
                 raise TypeError(f"got a JSON {type(doc).__name__}")
-            return cls.parse(doc)
+            return cls.from_document(doc)
         except (ValueError, TypeError, KeyError, ArithmeticError) as e:
             raise PolicyUnreadable(f"{where}: got {text[:200]!r} ({type(e).__name__}: {e}); allowed: a JSON object "
-                                   "as CapacityPolicy.describe() writes it (max_upfront_fee_usd and "
+                                   "as CapacityPolicy.to_json() writes it (max_upfront_fee_usd and "
                                    "max_usd_per_instance_hour at least)") from None
-
-    def describe(self) -> dict[str, Any]:
-        def when(t: datetime | None) -> str | None:
-            return t.isoformat() if t else None
-
-        return {"max_upfront_fee_usd": str(self.max_upfront_fee_usd),
-                "max_usd_per_instance_hour": str(self.max_usd_per_instance_hour),
-                "availability_zones": list(self.availability_zones), "start_after": when(self.start_after),
-                "start_before": when(self.start_before), "allow_extension": self.allow_extension,
-                "extension_budget_usd": str(self.extension_budget_usd), "extension_hours": self.extension_hours,
-                "decide_before_minutes": int(self.decide_before.total_seconds() // 60),
-                "checkpoint_lead_minutes": int(self.checkpoint_lead.total_seconds() // 60),
-                "fallback_after_minutes": (None if self.fallback_after is None
-                                           else int(self.fallback_after.total_seconds() // 60)),
-                "fleet_extension_budget_usd": (None if self.fleet_extension_budget_usd is None
-                                               else str(self.fleet_extension_budget_usd))}
-
-    @classmethod
-    def parse(cls, doc: Mapping[str, Any]) -> Self:
-        def when(v: Any) -> datetime | None:
-            return None if v is None else _utc(v, "start window")
-
-        minutes = doc.get("fallback_after_minutes")
-        return cls(max_upfront_fee_usd=Decimal(str(doc["max_upfront_fee_usd"])),
-                   max_usd_per_instance_hour=Decimal(str(doc["max_usd_per_instance_hour"])),
-                   availability_zones=environment.strings(doc.get("availability_zones", [])),
-                   start_after=when(doc.get("start_after")), start_before=when(doc.get("start_before")),
-                   allow_extension=bool(doc.get("allow_extension", False)),
-                   extension_budget_usd=Decimal(str(doc.get("extension_budget_usd", "0"))),
-                   extension_hours=int(doc.get("extension_hours", 24)),
-                   decide_before=timedelta(minutes=int(doc.get("decide_before_minutes", 360))),
-                   checkpoint_lead=timedelta(minutes=int(doc.get("checkpoint_lead_minutes", 45))),
-                   fallback_after=None if minutes is None else timedelta(minutes=int(minutes)),
-                   fleet_extension_budget_usd=(None if doc.get("fleet_extension_budget_usd") is None
-                                               else Decimal(str(doc["fleet_extension_budget_usd"]))))
 
 
 class PolicyUnreadable(ValueError):
@@ -549,38 +530,40 @@ class LifecycleSettings:
     environment is split between several: neuronfleet.capacity.lifecycle.split_clusters); the rest is the fleet's,
     the same in each, and so is the announcements table, which keeps what is bought or said once, once across them."""
 
-    fleet: str
-    topic_arn: str
-    ledger_table: str
+    fleet: str = field(metadata=variable("FLEET", allowed="the fleet's name"))
+    topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))
+    ledger_table: str = field(metadata=variable("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"))
     policy: CapacityPolicy
-    clusters: tuple[ClusterRef, ...]
-    gpu_queue_arn: str = ""
-    gpu_instance_type: str = ""
+    """Read from the SSM parameter :attr:`policy_parameter` names, never from the environment."""
+    clusters: tuple[ClusterRef, ...] = field(metadata=variable("CLUSTERS", decode=lambda d: _clusters(d), allowed=(
+        'a non-empty JSON list of {"name", "queue_arn", "instance_type", "drain_bucket", "reservation_ids", '
+        '"group_arns"}, names distinct')))
+    gpu_queue_arn: str = field(default="", metadata=variable(
+        "GPU_QUEUE_ARN", allowed="the GPU pool's job queue ARN", written=lambda s: str(s.gpu_queue_arn) != ""))
+    gpu_instance_type: str = field(default="", metadata=variable(
+        "GPU_INSTANCE_TYPE", allowed="an instance type", written=lambda s: s.gpu_instance_type != ""))
     """The GPU pool's first instance type (its priority order): what a moved job is priced at."""
-    prices: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    prices: Mapping[str, Mapping[str, str]] = field(default_factory=dict, metadata=variable(
+        "PRICES", encode=lambda p: _carried_prices(p), decode=dict,
+        allowed="a JSON object: instance type -> {usd_per_hour, as_of}"))
     """The kit's price table (neuronfleet.facts.prices.price_table): the fallback's cost difference."""
-    policy_parameter: str = ""
+    policy_parameter: str = field(default="", metadata=variable(
+        POLICY_PARAMETER, allowed="the name of the SSM parameter holding the capacity policy"))
     """The SSM parameter holding :attr:`policy` (:func:`policy_parameter_name`): the environment carries its name,
     never the policy."""
-    gpu_job_definitions: tuple[str, ...] = ()
+    gpu_job_definitions: tuple[str, ...] = field(default=(), metadata=variable(
+        "GPU_JOB_DEFINITIONS", written=lambda s: bool(s.gpu_job_definitions),
+        allowed="a JSON list of the fleet's GPU job definition ARNs (with their revision)"))
     """The fleet's GPU job definitions, by revision ARN (``arn:...:job-definition/<name>:<revision>``: what
     CloudFormation's Ref of an AWS::Batch::JobDefinition returns): the only ones the function submits to the GPU queue,
     and the only ones its role may submit (neuronfleet.fallback.gpu_pool.GpuPool.grant_submit_jobs)."""
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
+        """The function's environment (the contract's codec), once the policy has its parameter."""
         if not self.policy_parameter:
             raise ValueError("policy_parameter: got nothing; allowed: the SSM parameter the stack writes the capacity "
                              "policy to (policy_parameter_name(fleet)): the policy never travels in the environment")
-        env = {"FLEET": self.fleet, "ALERTS_TOPIC_ARN": str(self.topic_arn), "ANNOUNCEMENTS_TABLE": str(self.ledger_table),
-                POLICY_PARAMETER: self.policy_parameter, "GPU_QUEUE_ARN": str(self.gpu_queue_arn),
-                "GPU_INSTANCE_TYPE": self.gpu_instance_type,
-                "GPU_JOB_DEFINITIONS": to_json(list(self.gpu_job_definitions)) if self.gpu_job_definitions else "",
-                "CLUSTERS": to_json([{"name": c.name, "queue_arn": c.queue_arn, "instance_type": c.instance_type,
-                                      "drain_bucket": c.drain_bucket, "reservation_ids": list(c.reservation_ids),
-                                      "group_arns": list(c.group_arns)} for c in self.clusters]),
-                "PRICES": to_json({k: {"usd_per_hour": v["usd_per_hour"], "as_of": v.get("as_of", "")}
-                                   for k, v in self.prices.items()})}
-        return {k: v for k, v in env.items() if v != ""}
+        return environment.to_environment(self, to_json=to_json)
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None, *,
@@ -588,44 +571,36 @@ class LifecycleSettings:
         """The settings from the environment, the policy from the SSM parameter it names (``read_parameter(name)``
         returns the parameter's value: the handler's SSM GetParameter; :class:`PolicyUnreadable` when it is not a
         policy)."""
-        read = environment.Variables(os.environ if env is None else env)
-        parameter = read.text(POLICY_PARAMETER, allowed="the name of the SSM parameter holding the capacity policy")
+        source = os.environ if env is None else env
+        parameter = environment.Variables(source).text(
+            POLICY_PARAMETER, allowed="the name of the SSM parameter holding the capacity policy")
+        policy = CapacityPolicy.from_json(read_parameter(parameter), where=f"SSM parameter {parameter}")
+        return environment.from_environment(cls, source, policy=policy)
 
-        def clusters(doc: Any) -> tuple[ClusterRef, ...]:
-            if not isinstance(doc, list) or not doc:
-                raise ValueError("expected a non-empty list: the clusters this function looks after")
-            out = []
-            for i, c in enumerate(doc):
-                if not isinstance(c, dict):
-                    raise ValueError(f"[{i}] is not an object")
-                texts = {}
-                for member in ("name", "queue_arn", "instance_type", "drain_bucket"):
-                    if not isinstance(c.get(member), str) or not c[member].strip():
-                        raise ValueError(f"[{i}].{member}: got {c.get(member)!r}, not a non-blank string")
-                    texts[member] = c[member]
-                out.append(ClusterRef(**texts, reservation_ids=environment.strings(c.get("reservation_ids", [])),
-                                      group_arns=environment.strings(c.get("group_arns", []))))
-            names = [c.name for c in out]
-            if len(set(names)) != len(names):
-                raise ValueError(f"cluster names {sorted({n for n in names if names.count(n) > 1})} repeat: each "
-                                 "cluster is looked after once")
-            return tuple(out)
 
-        return cls(fleet=read.text("FLEET", allowed="the fleet's name"),
-                   topic_arn=read.text("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"),
-                   ledger_table=read.text("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"),
-                   policy=CapacityPolicy.from_json(read_parameter(parameter), where=f"SSM parameter {parameter}"),
-                   policy_parameter=parameter,
-                   clusters=read.json("CLUSTERS", clusters, allowed='a non-empty JSON list of {"name", "queue_arn", '
-                                      '"instance_type", "drain_bucket", "reservation_ids", "group_arns"}, names '
-                                      'distinct'),
-                   gpu_queue_arn=read.text("GPU_QUEUE_ARN", allowed="the GPU pool's job queue ARN", default=""),
-                   gpu_instance_type=read.text("GPU_INSTANCE_TYPE", allowed="an instance type", default=""),
-                   gpu_job_definitions=read.json("GPU_JOB_DEFINITIONS", environment.strings, default=(),
-                                                 allowed="a JSON list of the fleet's GPU job definition ARNs (with "
-                                                         "their revision)"),
-                   prices=read.json("PRICES", dict, allowed="a JSON object: instance type -> {usd_per_hour, as_of}",
-                                    default={}))
+def _carried_prices(prices: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    return {k: {"usd_per_hour": v["usd_per_hour"], "as_of": v.get("as_of", "")} for k, v in prices.items()}
+
+
+def _clusters(doc: Any) -> tuple[ClusterRef, ...]:
+    if not isinstance(doc, list) or not doc:
+        raise ValueError("expected a non-empty list: the clusters this function looks after")
+    out = []
+    for i, c in enumerate(doc):
+        if not isinstance(c, dict):
+            raise ValueError(f"[{i}] is not an object")
+        texts = {}
+        for member in ("name", "queue_arn", "instance_type", "drain_bucket"):
+            if not isinstance(c.get(member), str) or not c[member].strip():
+                raise ValueError(f"[{i}].{member}: got {c.get(member)!r}, not a non-blank string")
+            texts[member] = c[member]
+        out.append(ClusterRef(**texts, reservation_ids=environment.strings(c.get("reservation_ids", [])),
+                              group_arns=environment.strings(c.get("group_arns", []))))
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"cluster names {sorted({n for n in names if names.count(n) > 1})} repeat: each "
+                         "cluster is looked after once")
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------------------- purchases

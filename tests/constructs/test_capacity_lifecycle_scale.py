@@ -213,7 +213,7 @@ def test_what_each_function_deploys_with_is_what_the_handler_reads():
 # ----------------------------------------------------------------------------------------- the split itself
 
 
-POLICY = CapacityPolicy.parse({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45"})
+POLICY = CapacityPolicy.from_document({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45"})
 
 
 def ref(i: int, *, token: bool = True) -> ClusterRef:

@@ -17,7 +17,7 @@ from neuronfleet_contract.capacity_lifecycle import (
 )
 from neuronfleet_contract.environment import InvalidEnvironment
 
-POLICY = CapacityPolicy.parse({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45",
+POLICY = CapacityPolicy.from_document({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45",
                                "allow_extension": True, "extension_budget_usd": "5000"})
 PART = LifecycleSettings(
     fleet="nf-rainier", topic_arn="arn:aws:sns:us-east-2:111111111111:alerts", ledger_table="announced",
@@ -51,7 +51,7 @@ def test_a_part_travels_through_the_environment_whole_and_its_policy_through_its
 def test_a_rewritten_environment_cannot_carry_a_policy():
     """Finding 1: whoever may UpdateFunctionConfiguration must not be able to raise the limits. A CAPACITY_POLICY
     variable is not read; the parameter's name is (and the role may read that one parameter only)."""
-    generous = CapacityPolicy.parse({"max_upfront_fee_usd": "1e9", "max_usd_per_instance_hour": "1e9"})
+    generous = CapacityPolicy.from_document({"max_upfront_fee_usd": "1e9", "max_usd_per_instance_hour": "1e9"})
     env = env_with(CAPACITY_POLICY=generous.to_json())
     assert LifecycleSettings.from_environment(env, read_parameter=PARAMETERS.__getitem__).policy == POLICY
 
