@@ -83,6 +83,52 @@ def _part(part: str, what: str, as_deployed: Decimal, gpu_only: Decimal | str | 
             "note": note}
 
 
+def _model_rows(m: Mapping[str, Any], name: str, s: Mapping[str, Any] | None, scale: Decimal, no_go: bool,
+                parts: list[dict[str, Any]], outside: list[dict[str, Any]]) -> tuple[Decimal, Decimal] | None:
+    """One model's rows of the net: its Neuron serving against its GPU figure ``s`` and what it keeps beside it
+    (appended to ``parts``), or, with no GPU figure, all its serving in ``outside``. Returns the compared (Neuron, GPU
+    alone) figures, None when there is no GPU figure."""
+    neuron = _dec(m.get("neuron_spend_usd")) * scale
+    gpu_variant = _dec(m.get("gpu_spend_usd")) * scale
+    pools = _dec((m.get("capacity_fallback") or {}).get("usd")) * scale
+    if s is None:
+        why = ("the pilot judge said no-go: Neuron does not serve the same answers" if no_go else
+               "no GPU figure for its work: no GPU baseline or shadow variant serving the same traffic and no "
+               "throughput ratio in the fleet file (gpu_variant.neuron_instances_per_gpu_instance)")
+        total = neuron + gpu_variant + pools
+        if total:
+            outside.append({"part": "model", "what": f"{name}: all its serving", "usd": show(total), "why": why,
+                            "_usd": total})
+        return None
+    types = ", ".join(m.get("neuron_types") or ()) or "Neuron"
+    gpu_figure = _dec(s["gpu_usd_month"])
+    parts.append(_part("neuron_serving", f"{name}: Neuron serving on {types}", neuron, gpu_figure,
+                       f"GPU alone: {s['basis']}"))
+    _gpu_variant_part(m, name, gpu_variant, gpu_figure, parts)
+    if pools:
+        pool_types = ", ".join((m.get("capacity_fallback") or {}).get("types") or ())
+        parts.append(_part("capacity_fallback", f"{name}: Neuron variant on its GPU instance pools ({pool_types})",
+                           pools, SAME, "served on GPU when Neuron capacity was refused: GPU in either setup"))
+    return neuron, gpu_figure
+
+
+def _gpu_variant_part(m: Mapping[str, Any], name: str, gpu_variant: Decimal, gpu_figure: Decimal,
+                      parts: list[dict[str, Any]]) -> None:
+    """The GPU variant kept beside a compared model's Neuron serving, by its role: standby, shadow or baseline."""
+    role = m.get("gpu_role")
+    if role == "standby" and gpu_variant:
+        parts.append(_part("gpu_standby", f"{name}: hot GPU standby on {m.get('gpu_type')}", gpu_variant, None,
+                           "insurance for the run-time failover, failover days included; GPU alone needs none"))
+    elif role == "shadow" and gpu_variant:
+        parts.append(_part("gpu_shadow", f"{name}: GPU shadow on {m.get('gpu_type')}", gpu_variant, None,
+                           "the pilot's copy of the traffic: it answers nobody; it ends with the pilot"))
+        if show(gpu_variant) == show(gpu_figure):  # the shadow served the same work: its cost is GPU alone's
+            parts[-2]["gpu_only_is"] = "gpu_shadow"
+    elif role == "baseline" and gpu_variant:
+        parts.append(_part("gpu_baseline", f"{name}: GPU baseline variant on {m.get('gpu_type')}", gpu_variant,
+                           SAME, "serves its share of the traffic on GPU in either setup"))
+
+
 def net(*, models: Sequence[Mapping[str, Any]], savings: Sequence[Mapping[str, Any]], names: Mapping[str, str],
         recorded_days: int, fleet_gpu_ec2_usd: Decimal, trainium_training_usd: Decimal, movable_gpu_usd: Decimal,
         total_usd: Decimal, overhead: Sequence[OverheadLine], overhead_not_priced: Sequence[str] = (),
@@ -103,42 +149,11 @@ def net(*, models: Sequence[Mapping[str, Any]], savings: Sequence[Mapping[str, A
     compared_neuron, compared_gpu = Decimal(0), Decimal(0)
     for m in models:
         endpoint = str(m["endpoint"])
-        name = names.get(endpoint, endpoint)
-        neuron = _dec(m.get("neuron_spend_usd")) * scale
-        gpu_variant = _dec(m.get("gpu_spend_usd")) * scale
-        pools = _dec((m.get("capacity_fallback") or {}).get("usd")) * scale
-        s = by_endpoint.get(endpoint)
-        if s is None:
-            why = ("the pilot judge said no-go: Neuron does not serve the same answers" if endpoint in no_go else
-                   "no GPU figure for its work: no GPU baseline or shadow variant serving the same traffic and no "
-                   "throughput ratio in the fleet file (gpu_variant.neuron_instances_per_gpu_instance)")
-            total = neuron + gpu_variant + pools
-            if total:
-                outside.append({"part": "model", "what": f"{name}: all its serving", "usd": show(total), "why": why,
-                                "_usd": total})
-            continue
-        types = ", ".join(m.get("neuron_types") or ()) or "Neuron"
-        gpu_figure = _dec(s["gpu_usd_month"])
-        compared_neuron += neuron
-        compared_gpu += gpu_figure
-        parts.append(_part("neuron_serving", f"{name}: Neuron serving on {types}", neuron, gpu_figure,
-                           f"GPU alone: {s['basis']}"))
-        role = m.get("gpu_role")
-        if role == "standby" and gpu_variant:
-            parts.append(_part("gpu_standby", f"{name}: hot GPU standby on {m.get('gpu_type')}", gpu_variant, None,
-                               "insurance for the run-time failover, failover days included; GPU alone needs none"))
-        elif role == "shadow" and gpu_variant:
-            parts.append(_part("gpu_shadow", f"{name}: GPU shadow on {m.get('gpu_type')}", gpu_variant, None,
-                               "the pilot's copy of the traffic: it answers nobody; it ends with the pilot"))
-            if show(gpu_variant) == show(gpu_figure):  # the shadow served the same work: its cost is GPU alone's
-                parts[-2]["gpu_only_is"] = "gpu_shadow"
-        elif role == "baseline" and gpu_variant:
-            parts.append(_part("gpu_baseline", f"{name}: GPU baseline variant on {m.get('gpu_type')}", gpu_variant,
-                               SAME, "serves its share of the traffic on GPU in either setup"))
-        if pools:
-            pool_types = ", ".join((m.get("capacity_fallback") or {}).get("types") or ())
-            parts.append(_part("capacity_fallback", f"{name}: Neuron variant on its GPU instance pools ({pool_types})",
-                               pools, SAME, "served on GPU when Neuron capacity was refused: GPU in either setup"))
+        compared = _model_rows(m, names.get(endpoint, endpoint), by_endpoint.get(endpoint), scale,
+                               endpoint in no_go, parts, outside)
+        if compared is not None:
+            compared_neuron += compared[0]
+            compared_gpu += compared[1]
     if fleet_gpu_ec2_usd:
         parts.append(_part("gpu_fallback_pool", "the fleet's GPU instances on EC2 (the GPU fallback pool)",
                            fleet_gpu_ec2_usd * scale, SAME, "work the fleet keeps on GPU (CUDA-only or moved there "
