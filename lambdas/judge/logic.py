@@ -252,50 +252,16 @@ def judge(*, endpoint: str, run_id: str, task: Task, prompts: Sequence[Prompt], 
                        reasons=tuple(r[:160] for r in reasons[:3]), **common)  # type: ignore[arg-type]
     failing: list[Failing] = []
     measures: dict[str, float] = {}
-    total = len(prompts)
-    for variant, outs in ((neuron, n_out), (gpu, g_out)):
-        rate = sum(1 for p in prompts if outs[p.id].answer is None) / total
-        measures[f"error_rate_{variant}"] = rate
-        if not at_most(rate, tolerances.max_error_rate):
-            failing.append(Failing("error rate", rate, tolerances.max_error_rate, variant))
+    _judge_error_rates(prompts, ((neuron, n_out), (gpu, g_out)), tolerances, measures, failing)
     both = [(p, n, g) for p in prompts if (n := n_out[p.id]).answer is not None and (g := g_out[p.id]).answer
             is not None]
     token_unit = "tokens"
     if not both:
         failing.append(Failing("answered prompts", 0, 1))
     elif task == "embeddings":
-        try:
-            low = min(cosine(n.answer.embedding or (), g.answer.embedding or ())  # type: ignore[union-attr]
-                      for _, n, g in both)
-        except AnswerError:
-            low = -1.0
-        measures["embedding_cosine"] = low
-        if not at_least(low, tolerances.min_embedding_cosine):
-            failing.append(Failing("embedding cosine", low, tolerances.min_embedding_cosine, neuron))
+        _judge_embeddings(both, tolerances, neuron, measures, failing)
     else:
-        agreements = []
-        for _, n, g in both:
-            na, ga = n.answer, g.answer
-            assert na is not None and ga is not None
-            if na.tokens is not None and ga.tokens is not None:
-                agreements.append(token_agreement(na.tokens, ga.tokens))
-            else:
-                token_unit = "words"
-                agreements.append(token_agreement((na.text or "").split(), (ga.text or "").split()))
-        agreement = math.fsum(agreements) / len(agreements)
-        measures["token_agreement"] = agreement
-        if not at_least(agreement, tolerances.min_token_agreement):
-            failing.append(Failing("token agreement", agreement, tolerances.min_token_agreement, neuron))
-        graded = [(p, n, g) for p, n, g in both if p.reference is not None]
-        if graded:
-            def score(outputs: Sequence[Outcome]) -> float:
-                return sum(1 for (p, _, _), o in zip(graded, outputs, strict=True)
-                           if o.answer is not None and matches_reference(o.answer.text or "", p.reference or "")
-                           ) / len(graded)
-            n_score, g_score = score([n for _, n, _ in graded]), score([g for _, _, g in graded])
-            measures.update(task_score_neuron=n_score, task_score_gpu=g_score, task_score_drop=g_score - n_score)
-            if not at_most(g_score - n_score, tolerances.max_task_score_drop):
-                failing.append(Failing("task score drop", g_score - n_score, tolerances.max_task_score_drop, neuron))
+        token_unit = _judge_generation(both, tolerances, neuron, measures, failing)
     n_p99, g_p99 = figures[neuron].p99_ms, figures[gpu].p99_ms
     if n_p99 is not None and g_p99:
         ratio = latency_ratio(n_p99, g_p99)
@@ -304,6 +270,65 @@ def judge(*, endpoint: str, run_id: str, task: Task, prompts: Sequence[Prompt], 
             failing.append(Failing("p99 latency ratio", ratio, tolerances.max_latency_p99_ratio, neuron))
     return Verdict(go=not failing, failing=tuple(failing), measures=measures, token_unit=token_unit,
                    **common)  # type: ignore[arg-type]
+
+
+_Answered = Sequence[tuple[Prompt, Outcome, Outcome]]
+"""The prompts both variants answered: (prompt, Neuron's outcome, GPU's outcome)."""
+
+
+def _judge_error_rates(prompts: Sequence[Prompt], variants: Sequence[tuple[str, Mapping[str, Outcome]]],
+                       tolerances: Tolerances, measures: dict[str, float], failing: list[Failing]) -> None:
+    """Each variant's error rate (the model's own errors) against its maximum."""
+    total = len(prompts)
+    for variant, outs in variants:
+        rate = sum(1 for p in prompts if outs[p.id].answer is None) / total
+        measures[f"error_rate_{variant}"] = rate
+        if not at_most(rate, tolerances.max_error_rate):
+            failing.append(Failing("error rate", rate, tolerances.max_error_rate, variant))
+
+
+def _judge_embeddings(both: _Answered, tolerances: Tolerances, neuron: str, measures: dict[str, float],
+                      failing: list[Failing]) -> None:
+    """The lowest cosine of the two variants' embeddings (-1 when they cannot be compared) against its minimum."""
+    try:
+        low = min(cosine(n.answer.embedding or (), g.answer.embedding or ())  # type: ignore[union-attr]
+                  for _, n, g in both)
+    except AnswerError:
+        low = -1.0
+    measures["embedding_cosine"] = low
+    if not at_least(low, tolerances.min_embedding_cosine):
+        failing.append(Failing("embedding cosine", low, tolerances.min_embedding_cosine, neuron))
+
+
+def _judge_generation(both: _Answered, tolerances: Tolerances, neuron: str, measures: dict[str, float],
+                      failing: list[Failing]) -> str:
+    """Token agreement (words when a variant gives no tokens) and, over the prompts with a reference, the task
+    score drop; returns the unit agreement was counted in."""
+    token_unit = "tokens"
+    agreements = []
+    for _, n, g in both:
+        na, ga = n.answer, g.answer
+        assert na is not None and ga is not None
+        if na.tokens is not None and ga.tokens is not None:
+            agreements.append(token_agreement(na.tokens, ga.tokens))
+        else:
+            token_unit = "words"
+            agreements.append(token_agreement((na.text or "").split(), (ga.text or "").split()))
+    agreement = math.fsum(agreements) / len(agreements)
+    measures["token_agreement"] = agreement
+    if not at_least(agreement, tolerances.min_token_agreement):
+        failing.append(Failing("token agreement", agreement, tolerances.min_token_agreement, neuron))
+    graded = [(p, n, g) for p, n, g in both if p.reference is not None]
+    if graded:
+        def score(outputs: Sequence[Outcome]) -> float:
+            return sum(1 for (p, _, _), o in zip(graded, outputs, strict=True)
+                       if o.answer is not None and matches_reference(o.answer.text or "", p.reference or "")
+                       ) / len(graded)
+        n_score, g_score = score([n for _, n, _ in graded]), score([g for _, _, g in graded])
+        measures.update(task_score_neuron=n_score, task_score_gpu=g_score, task_score_drop=g_score - n_score)
+        if not at_most(g_score - n_score, tolerances.max_task_score_drop):
+            failing.append(Failing("task score drop", g_score - n_score, tolerances.max_task_score_drop, neuron))
+    return token_unit
 
 
 def latency_ratio(neuron_p99_ms: float, gpu_p99_ms: float) -> float:
