@@ -161,36 +161,12 @@ def _capacity_policy(fleet: Fleet) -> Iterator[Problem]:
 
 def _check(fleet: Fleet) -> Iterator[Problem]:
     yield from (p.under("network") for p in fleet.network.region_problems(fleet.region))
-    for i, c in enumerate(fleet.training_clusters):
-        at = f"training_clusters[{i}]"
-        yield from (p.under(at) for p in c.region_problems(fleet.region))
-        yield from (p.under(at) for p in fleet.network.capacity_az_problems(c.capacity.availability_zone))
-        yield from _stack_name(fleet, f"{at}.name", c.name, f"train-{c.name}")
-        if c.scheduler == "eks":
-            yield from (p.under(at) for p in entry_problems(c, c.name, c.eks, fleet.network.training_az,
-                                                             region=fleet.region, network=fleet.network))
-        elif c.eks is not None:
-            yield Problem(f"{at}.eks", "(a section)", "nothing with scheduler: batch (set scheduler: eks to use it)")
+    yield from _cluster_problems(fleet)
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
     yield from _capacity_policy(fleet)
     yield from _unique("endpoints", [e.name for e in fleet.endpoints], construct_id)
-    for i, e in enumerate(fleet.endpoints):
-        gpu = e.gpu_variant
-        for at, hub in ((f"endpoints[{i}].hf_model_id", e.hf_model_id),
-                        (f"endpoints[{i}].gpu_variant.hf_model_id", gpu.hf_model_id if gpu else None)):
-            if hub and not fleet.network.has_egress:
-                yield Problem(at, hub, "unset when network.nat_gateways is 0: the endpoint's subnets cannot reach "
-                              "the model hub; package the model to S3 (model_data_url) or give the network a NAT "
-                              "gateway")
-    if not fleet.network.has_egress:
-        for i, c in enumerate(fleet.training_clusters):
-            ref = parse_image(c.image)
-            if not (ref.dlc or (ref.ecr_account_region or ("", ""))[1] == fleet.region):
-                yield Problem(f"training_clusters[{i}].training_image", c.training_image, (
-                    f"an image in an ECR repository of {fleet.region} (or an AWS DLC) when network.nat_gateways is 0: "
-                    f"{c.image}" + (" (the default for " + c.instance_type + ")" if c.training_image is None else "")
-                    + " is pulled from outside the region's private ECR, which isolated subnets reach only through "
-                    "the ECR interface endpoints; copy it into your ECR, or give the network a NAT gateway"))
+    yield from _hub_problems(fleet)
+    yield from _private_image_problems(fleet)
     if fleet.fallback.enabled:
         yield from (p.under("fallback") for p in fleet.fallback.region_problems(fleet.region))
     batch_users = [part for part, used in (("training clusters", fleet.training_clusters),
@@ -214,6 +190,46 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
              *((CUR_EXPORT_PART,) if export_region else ()), *(("capacity",) if fleet.capacity_policy else ()))
     for part in parts:
         yield from _stack_name(fleet, "name", fleet.name, part)
+
+
+def _cluster_problems(fleet: Fleet) -> Iterator[Problem]:
+    """Each training cluster against the region, its capacity's AZ, its stack name and its scheduler's section."""
+    for i, c in enumerate(fleet.training_clusters):
+        at = f"training_clusters[{i}]"
+        yield from (p.under(at) for p in c.region_problems(fleet.region))
+        yield from (p.under(at) for p in fleet.network.capacity_az_problems(c.capacity.availability_zone))
+        yield from _stack_name(fleet, f"{at}.name", c.name, f"train-{c.name}")
+        if c.scheduler == "eks":
+            yield from (p.under(at) for p in entry_problems(c, c.name, c.eks, fleet.network.training_az,
+                                                             region=fleet.region, network=fleet.network))
+        elif c.eks is not None:
+            yield Problem(f"{at}.eks", "(a section)", "nothing with scheduler: batch (set scheduler: eks to use it)")
+
+
+def _hub_problems(fleet: Fleet) -> Iterator[Problem]:
+    """A model from the hub needs a way out of the endpoint's subnets."""
+    for i, e in enumerate(fleet.endpoints):
+        gpu = e.gpu_variant
+        for at, hub in ((f"endpoints[{i}].hf_model_id", e.hf_model_id),
+                        (f"endpoints[{i}].gpu_variant.hf_model_id", gpu.hf_model_id if gpu else None)):
+            if hub and not fleet.network.has_egress:
+                yield Problem(at, hub, "unset when network.nat_gateways is 0: the endpoint's subnets cannot reach "
+                              "the model hub; package the model to S3 (model_data_url) or give the network a NAT "
+                              "gateway")
+
+
+def _private_image_problems(fleet: Fleet) -> Iterator[Problem]:
+    """Without a NAT gateway a training image comes from the region's private ECR (or is an AWS DLC)."""
+    if fleet.network.has_egress:
+        return
+    for i, c in enumerate(fleet.training_clusters):
+        ref = parse_image(c.image)
+        if not (ref.dlc or (ref.ecr_account_region or ("", ""))[1] == fleet.region):
+            yield Problem(f"training_clusters[{i}].training_image", c.training_image, (
+                f"an image in an ECR repository of {fleet.region} (or an AWS DLC) when network.nat_gateways is 0: "
+                f"{c.image}" + (" (the default for " + c.instance_type + ")" if c.training_image is None else "")
+                + " is pulled from outside the region's private ECR, which isolated subnets reach only through "
+                "the ECR interface endpoints; copy it into your ECR, or give the network a NAT gateway"))
 
 
 def _stack_name(fleet: Fleet, field: str, value: str, part: str) -> Iterator[Problem]:
