@@ -73,6 +73,13 @@ def output_shape(service: str, operation: str) -> Shape:
 def shape_errors(value: Any, shape: Shape, path: str = "") -> list[str]:
     """Everything botocore's ``shape`` says is wrong with ``value`` (empty: it fits)."""
     where = path or shape.name
+    if shape.type_name in ("structure", "list", "map"):
+        return _container_errors(value, shape, where)
+    return _scalar_errors(value, shape, where)
+
+
+def _container_errors(value: Any, shape: Shape, where: str) -> list[str]:
+    """A structure, a list or a map: the value's own kind, then each member against its shape."""
     kind = shape.type_name
     if kind == "structure":
         if not isinstance(value, dict):
@@ -88,11 +95,15 @@ def shape_errors(value: Any, shape: Shape, path: str = "") -> list[str]:
         if not isinstance(value, list):
             return [f"{where}: got {type(value).__name__}; the shape is a list"]
         return [e for i, item in enumerate(value) for e in shape_errors(item, shape.member, f"{where}[{i}]")]
-    if kind == "map":
-        if not isinstance(value, dict):
-            return [f"{where}: got {type(value).__name__}; the shape is a map"]
-        return [e for k, v in value.items() for e in shape_errors(k, shape.key, f"{where} key {k!r}")
-                + shape_errors(v, shape.value, f"{where}[{k!r}]")]
+    if not isinstance(value, dict):  # a map
+        return [f"{where}: got {type(value).__name__}; the shape is a map"]
+    return [e for k, v in value.items() for e in shape_errors(k, shape.key, f"{where} key {k!r}")
+            + shape_errors(v, shape.value, f"{where}[{k!r}]")]
+
+
+def _scalar_errors(value: Any, shape: Shape, where: str) -> list[str]:
+    """A string (and its enum), a number, a boolean or a timestamp; blobs and documents are not checked."""
+    kind = shape.type_name
     if kind == "string":
         if not isinstance(value, str):
             return [f"{where}: got {value!r}; the shape is a string"]
