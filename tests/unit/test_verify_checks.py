@@ -1,0 +1,238 @@
+"""``neuronfleet verify``'s read-only checks of the Capacity Block, IAM, inference and cost rows: each judge on the
+AWS CLI's own example answer of its operation (tests/data/aws_cli, verbatim, checked against botocore's output shape
+first) and on variations of it for each outcome; where the CLI has no example, a fixture built from botocore's shape
+(said in the test's docstring). The run functions on a stub of the reads: what they ask and what they make of it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from neuronfleet.preflight.checks import Failed
+from neuronfleet.verify import CHECKS, capacity
+from neuronfleet.verify.capacity import block_requests, offerings_answered, trail_covers
+from neuronfleet.verify.registry import Context
+from neuronfleet.verify.roles import HANDLERS, LIFECYCLE_HANDLER, arn_parts, bound_right, with_handler
+from tests.conftest import ROOT
+from tests.publisher_examples import AWS_CLI, output_blocks, response
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+
+def example(name: str, service: str, operation: str, index: int = 0) -> Any:
+    """The ``index``-th JSON output of the AWS CLI's example page, checked against botocore's shape, as boto3 gives
+    it."""
+    blocks = output_blocks((AWS_CLI / f"{name}.rst").read_text().expandtabs(8))
+    return response(service, operation, json.loads(blocks[index]))
+
+
+def fleet(name: str = "prod") -> Any:
+    from neuronfleet import load_fleet
+
+    return load_fleet(ROOT / "config" / f"{name}.yaml")
+
+
+def by_id(check_id: str) -> Any:
+    return next(c for c in CHECKS if c.id == check_id)
+
+
+class Reads:
+    """verify's reads answered from a table; a Failed in the table answers that read; calls are recorded."""
+
+    def __init__(self, **answers: Any) -> None:
+        self.answers = answers
+        self.calls: list[tuple[str, Any]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self.answers:
+            raise AttributeError(name)
+
+        def read(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, args or kwargs))
+            answer = self.answers[name]
+            return answer(*args, **kwargs) if callable(answer) else answer
+        return read
+
+
+def run(check_id: str, reads: Reads, name: str = "prod") -> Any:
+    return by_id(check_id).check(Context(fleet=fleet(name), reads=reads, now=NOW))
+
+
+# ------------------------------------------------------------------------------ capacity-block-offerings
+
+
+def offering_page(**extra: Any) -> dict[str, Any]:
+    """EC2 DescribeCapacityBlockOfferings has no AWS CLI example page and no botocore example (tests/data/aws_cli/
+    README.md): this answer is built from botocore's output shape, which :func:`response` checks; its values are
+    not confirmed by a publisher."""
+    offer = {"CapacityBlockOfferingId": "cb-0123456789abcdef0", "InstanceType": "trn2.3xlarge",
+             "AvailabilityZone": "us-east-2b", "InstanceCount": 1, "StartDate": "2026-12-01T11:30:00Z",
+             "EndDate": "2026-12-02T11:30:00Z", "CapacityBlockDurationHours": 24, "UpfrontFee": "48.00",
+             "CurrencyCode": "USD", "Tenancy": "default", **extra}
+    return response("ec2", "DescribeCapacityBlockOfferings", {"CapacityBlockOfferings": [offer]})  # type: ignore[no-any-return]
+
+
+def test_offerings_hold_when_ec2_answers_for_each_type_and_break_when_it_refuses_the_name() -> None:
+    offers = offering_page()["CapacityBlockOfferings"]
+    ultra = offering_page(InstanceType="trn2u.48xlarge", UltraserverType="u-trn2x64", UltraserverCount=1,
+                          InstanceCount=4)["CapacityBlockOfferings"]
+    found = offerings_answered({"trn2.3xlarge": offers, "UltraServer u-trn2x64": ultra})
+    assert found.outcome == "holds"
+    assert "trn2.3xlarge: 1 offerings for 24 h (trn2.3xlarge)" in found.seen and "(u-trn2x64)" in found.seen
+    none_now = offerings_answered({"trn2.3xlarge": []})
+    assert none_now.outcome == "holds" and "none on sale now" in none_now.seen
+    refused = Failed("InvalidParameterValue", "The value 'u-trn2x64' for parameter UltraserverType is invalid.")
+    found = offerings_answered({"trn2.3xlarge": offers, "UltraServer u-trn2x64": refused})
+    assert found.outcome == "broken" and "EC2 refuses UltraServer u-trn2x64" in found.seen
+    assert "capacity_blocks.json" in found.fix
+    with pytest.raises(ValueError, match="answers: got none"):
+        offerings_answered({})
+
+
+def test_offerings_ask_the_ultraserver_name_for_ultraserver_types_and_stop_on_a_denied_read() -> None:
+    prod = fleet("prod")
+    asked = block_requests(prod)
+    blocks = [c for c in prod.training_clusters if c.capacity.type == "capacity-block"]
+    assert blocks and len(asked) >= 1
+    from neuronfleet.facts.catalog import capacity_blocks
+
+    for cluster in blocks:
+        ultra = capacity_blocks().ultraserver_types.get(cluster.instance_type)
+        key = f"UltraServer {next(iter(ultra))}" if ultra else cluster.instance_type
+        assert key in asked
+    reads = Reads(block_offerings=offering_page()["CapacityBlockOfferings"])
+    assert run("capacity-block-offerings", reads).outcome == "holds"
+    assert all(call[1]["hours"] == 24 for call in reads.calls)
+    denied = run("capacity-block-offerings", Reads(block_offerings=Failed("UnauthorizedOperation", "no")))
+    assert denied.outcome == "unchecked" and "ec2:DescribeCapacityBlockOfferings" in denied.fix
+    refused = run("capacity-block-offerings", Reads(block_offerings=Failed("InvalidParameterValue", "bad")))
+    assert refused.outcome == "broken"
+    assert by_id("capacity-block-offerings").not_applying(fleet("dev")) != ""
+
+
+# ------------------------------------------------------------------------------ purchase-trail
+
+
+def trails() -> list[dict[str, Any]]:
+    found = example("cloudtrail-describe-trails", "cloudtrail", "DescribeTrails")["trailList"]
+    assert [t["HomeRegion"] for t in found] == ["us-east-1", "us-east-1"]
+    return found  # type: ignore[no-any-return]
+
+
+def trail_status() -> dict[str, Any]:
+    return example("cloudtrail-get-trail-status", "cloudtrail", "GetTrailStatus")  # type: ignore[no-any-return]
+
+
+def test_the_examples_logging_trail_covers_its_home_region_and_not_another() -> None:
+    listed, status = trails(), trail_status()
+    assert status["IsLogging"] is True
+    statuses = {t["TrailARN"]: status for t in listed}
+    found = trail_covers(listed, statuses, "us-east-1")
+    assert found.outcome == "holds" and found.seen.startswith("Trail1 logs us-east-1's API calls")
+    elsewhere = trail_covers(listed, statuses, "us-east-2")  # single-region trails of us-east-1
+    assert elsewhere.outcome == "broken" and "no CloudTrail trail covers us-east-2" in elsewhere.seen
+    multi = [{**copy.deepcopy(listed[0]), "IsMultiRegionTrail": True}]
+    assert trail_covers(multi, statuses, "us-east-2").outcome == "holds"
+    stopped = {t["TrailARN"]: {**status, "IsLogging": False} for t in listed}
+    found = trail_covers(listed, stopped, "us-east-1")
+    assert found.outcome == "broken" and "start-logging" in found.fix
+    assert trail_covers(listed, {}, "us-east-1").outcome == "broken"  # no status read: not shown logging
+
+
+def test_the_trail_check_reads_the_status_of_the_covering_trails_only() -> None:
+    listed = [{**t, "HomeRegion": "us-east-2"} for t in trails()][:1] + trails()[1:]
+    reads = Reads(trails=listed, trail_status=trail_status())
+    assert run("purchase-trail", reads).outcome == "holds"
+    assert [c[0] for c in reads.calls] == ["trails", "trail_status"]
+    assert by_id("purchase-trail").not_applying(fleet("dev")) != ""
+
+
+# ------------------------------------------------------------------------------ the IAM simulator's rights
+
+
+def simulation(decision: str | None = None, resource: str | None = None) -> list[dict[str, Any]]:
+    """The CLI's first simulate-principal-policy example (allowed), its decision and resource varied."""
+    results = copy.deepcopy(example("iam-simulate-principal-policy", "iam", "SimulatePrincipalPolicy")
+                            ["EvaluationResults"])
+    for r in results:
+        r["EvalDecision"] = decision or r["EvalDecision"]
+        r["EvalResourceName"] = resource or r["EvalResourceName"]
+    return results  # type: ignore[no-any-return]
+
+
+def test_a_right_holds_when_allowed_on_the_fleets_own_and_denied_on_another() -> None:
+    assert simulation()[0]["EvalDecision"] == "allowed"
+    denied = example("iam-simulate-principal-policy", "iam", "SimulatePrincipalPolicy", 1)["EvaluationResults"]
+    assert denied[0]["EvalDecision"] == "implicitDeny"
+    args = {"role": "arn:aws:iam::123456789012:role/r", "right": "x", "breaks": "it breaks", "widens": "it widens"}
+    found = bound_right(simulation(), denied, **args)
+    assert found.outcome == "holds" and "codecommit:ListRepositories on *: allowed" in found.seen
+    assert "dynamodb:CreateBackup on *: implicitDeny" in found.seen
+    refused = bound_right(denied, denied, **args)
+    assert refused.outcome == "broken" and refused.fix.startswith("it breaks")
+    wide = bound_right(simulation(), simulation(), **args)
+    assert wide.outcome == "broken" and wide.fix.startswith("it widens") and "expected implicitDeny" in wide.seen
+    missing = [{**denied[0], "MissingContextValues": ["aws:ResourceTag/neuronfleet:fleet"]}]
+    assert "aws:ResourceTag/neuronfleet:fleet" in bound_right(missing, [], **args).seen
+    with pytest.raises(ValueError, match="allowed: got no simulation result"):
+        bound_right([], denied, **args)
+
+
+def functions(handler: str = LIFECYCLE_HANDLER, **environment: str) -> list[dict[str, Any]]:
+    """The CLI's list-functions example, its first function given the kit's handler (and environment)."""
+    listed = copy.deepcopy(example("lambda-list-functions", "lambda", "ListFunctions")["Functions"])
+    listed[0]["Handler"] = handler
+    if environment:
+        listed[0]["Environment"] = {"Variables": environment}
+    return listed  # type: ignore[no-any-return]
+
+
+def test_the_lifecycle_role_is_found_by_its_handler_and_simulated_with_and_without_the_fleets_tag() -> None:
+    listed = functions()
+    assert [f["Handler"] for f in with_handler(listed, LIFECYCLE_HANDLER)] == [LIFECYCLE_HANDLER]
+    assert with_handler(functions("index.handler"), LIFECYCLE_HANDLER) == []
+    assert arn_parts(listed[0]["Role"]) == ("aws", "123456789012")
+    with pytest.raises(ValueError, match="ARN: got 'role'"):
+        arn_parts("role")
+
+    name = fleet("prod").name
+
+    def simulate(role: str, actions: list[str], resources: list[str], context: dict[str, str]) -> Any:
+        own = context["aws:ResourceTag/neuronfleet:fleet"] == name
+        return simulation("allowed" if own else "implicitDeny", resources[0])
+
+    reads = Reads(functions=listed, simulate=simulate)
+    found = run("lifecycle-extension-right", reads)
+    assert found.outcome == "holds", found
+    (_, first), (_, second) = [c for c in reads.calls if c[0] == "simulate"]
+    role, actions, resources, context = first
+    assert role == listed[0]["Role"] and actions == ["ec2:PurchaseCapacityBlockExtension"]
+    assert resources == ["arn:aws:ec2:us-east-2:123456789012:capacity-reservation/cr-00000000000000000"]
+    assert context == {"aws:ResourceTag/neuronfleet:fleet": name}
+    assert second[3] == {"aws:ResourceTag/neuronfleet:fleet": f"{name}-not-this-fleet"}
+    everyone = run("lifecycle-extension-right", Reads(functions=listed, simulate=simulation()))
+    assert everyone.outcome == "broken" and "not the fleet's" in everyone.fix
+    nobody = run("lifecycle-extension-right", Reads(functions=listed, simulate=simulation("implicitDeny")))
+    assert nobody.outcome == "broken" and "AccessDenied" in nobody.fix
+    assert run("lifecycle-extension-right", Reads(functions=functions("index.handler"))).outcome == "not yet"
+    denied = run("lifecycle-extension-right", Reads(functions=listed, simulate=Failed("AccessDenied", "no")))
+    assert denied.outcome == "unchecked" and "iam:SimulatePrincipalPolicy" in denied.fix
+    assert by_id("lifecycle-extension-right").not_applying(fleet("dev")) != ""
+    assert by_id("lifecycle-extension-right").not_applying(fleet("prod")) == ""
+
+
+def test_every_handler_verify_looks_for_is_one_a_construct_deploys() -> None:
+    sources = "\n".join(p.read_text() for p in (ROOT / "constructs" / "neuronfleet").rglob("*.py")
+                        if "verify" not in p.parts)
+    for handler in HANDLERS:
+        assert re.search(rf'handler="{re.escape(handler)}"', sources), handler
+
+
+def test_capacity_checks_read_the_account_now() -> None:
+    assert all(c.run is not None for c in (capacity.BLOCK_OFFERINGS, capacity.LIFECYCLE_EXTENSION_RIGHT,
+                                            capacity.PURCHASE_TRAIL))
