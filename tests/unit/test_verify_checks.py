@@ -74,7 +74,7 @@ def offering_page(**extra: Any) -> dict[str, Any]:
              "AvailabilityZone": "us-east-2b", "InstanceCount": 1, "StartDate": "2026-12-01T11:30:00Z",
              "EndDate": "2026-12-02T11:30:00Z", "CapacityBlockDurationHours": 24, "UpfrontFee": "48.00",
              "CurrencyCode": "USD", "Tenancy": "default", **extra}
-    return response("ec2", "DescribeCapacityBlockOfferings", {"CapacityBlockOfferings": [offer]})  # type: ignore[no-any-return]
+    return response("ec2", "DescribeCapacityBlockOfferings", {"CapacityBlockOfferings": [offer]})
 
 
 def test_offerings_hold_when_ec2_answers_for_each_type_and_break_when_it_refuses_the_name() -> None:
@@ -121,11 +121,11 @@ def test_offerings_ask_the_ultraserver_name_for_ultraserver_types_and_stop_on_a_
 def trails() -> list[dict[str, Any]]:
     found = example("cloudtrail-describe-trails", "cloudtrail", "DescribeTrails")["trailList"]
     assert [t["HomeRegion"] for t in found] == ["us-east-1", "us-east-1"]
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def trail_status() -> dict[str, Any]:
-    return example("cloudtrail-get-trail-status", "cloudtrail", "GetTrailStatus")  # type: ignore[no-any-return]
+    return example("cloudtrail-get-trail-status", "cloudtrail", "GetTrailStatus")
 
 
 def test_the_examples_logging_trail_covers_its_home_region_and_not_another() -> None:
@@ -162,7 +162,7 @@ def simulation(decision: str | None = None, resource: str | None = None) -> list
     for r in results:
         r["EvalDecision"] = decision or r["EvalDecision"]
         r["EvalResourceName"] = resource or r["EvalResourceName"]
-    return results  # type: ignore[no-any-return]
+    return results
 
 
 def test_a_right_holds_when_allowed_on_the_fleets_own_and_denied_on_another() -> None:
@@ -189,7 +189,7 @@ def functions(handler: str = LIFECYCLE_HANDLER, **environment: str) -> list[dict
     listed[0]["Handler"] = handler
     if environment:
         listed[0]["Environment"] = {"Variables": environment}
-    return listed  # type: ignore[no-any-return]
+    return listed
 
 
 def test_the_lifecycle_role_is_found_by_its_handler_and_simulated_with_and_without_the_fleets_tag() -> None:
