@@ -179,6 +179,69 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
     return pages, points, story
 
 
+def _print_deployed(result: Any) -> None:
+    """What the CDK CLI deployed, as moto holds it: each stack, what moto skips, the stand-ins for its gaps."""
+    step("what the CLI deployed, as moto holds it")
+    for s in result.stacks:
+        kinds = Counter({k: v for k, v in s.resources.items()})
+        top = ", ".join(f"{n} {k.removeprefix('AWS::')}" for k, n in kinds.most_common(5))
+        print(f"    {s.name:28s} {s.status:16s} {sum(s.resources.values()):3d} resources ({top}, ...)")
+        if s.status != "CREATE_COMPLETE":
+            print(f"      reason: {s.reason}")
+    where = sorted({f"account {s.account}, {s.region}" for s in result.stacks})
+    print(f"    {len(result.stacks)} stacks, {result.resource_count()} resources in moto, deployed into "
+          f"{'; '.join(where)}")
+    skipped = sorted(set().union(*(s.skipped for s in result.stacks)))
+    print(f"    moto skips (covered by template tests): {', '.join(skipped)}")
+    print(f"    stand-ins for moto's gaps: {len(result.stand_ins)} (neuronfleet.offline, server side)")
+    for text in result.stand_ins:
+        print(f"      - {text}")
+    print(f"    moto's warnings during the deploy: {len(result.warnings)} (in the result, not printed)")
+
+
+def _print_report(fleet: Any, rep: dict[str, Any], verdicts: list[Any], out: Path, local: Path,
+                  judge_files: list[Path]) -> None:
+    """The migration report of the demo's month, line by line, and where its page and records were copied."""
+    from neuronfleet.lambdas.cost.logic.economics import model_line
+
+    step(f"migration report of {fleet.name} (SYNTHETIC usage: {SYNTHETIC})")
+    spend = rep["spend_usd"]
+    print(f"    period {rep['period']['start']} to {rep['period']['end']} ({rep['period']['recorded_days']} days "
+          f"recorded); synthetic total ${spend['total']}")
+    for family, value in spend["by_family"].items():
+        print(f"    synthetic spend {family:11s} ${value}")
+    for key, value in spend["by_usage"].items():
+        print(f"    synthetic spend by usage {key:18s} ${value}")
+    for m in rep["unit_economics"]["models"]:
+        for unit in ("inferences", "tokens"):
+            print(f"    per model: {model_line(m, unit)}")
+    for line in rep["verdict"]:
+        print(f"    verdict: {line}")
+    est = rep["evaluation_estimate"]
+    for line in est["lines"]:
+        target = line["neuron_type"] or " or ".join(f"{t.get('neuron_type')} ({k})" for k, t in line["targets"].items())
+        print(f"    evaluation estimate: {line['gpu_type']} ({line['workload']}) -> {target}: "
+              f"${line['gpu_spend_usd']} -> ${line['neuron_estimate_usd'] or '?'} ({line['throughput']})")
+    for gpu, why in est["not_estimated_why"].items():
+        print(f"    not estimated: {gpu}: {why}")
+    for v in verdicts:
+        print(f"    pilot judge: {v.line()}")
+    for b in rep["break_even"]:
+        print(f"    break-even: {b['text']}")
+    for s in rep["gpu_standby"]["models"]:
+        print(f"    GPU standby: {s['model']}: {s['mode']} on {s['gpu_type']}, {s['standby_share_percent']}% of the "
+              "model's monthly cost")
+    n = rep["net"]
+    for p in n["parts"]:
+        gpu = "the same" if p["gpu_only_usd"] == "same" else f"${p['gpu_only_usd']}" if p["gpu_only_usd"] else "-"
+        print(f"    net part: {p['what']}: ${p['as_deployed_usd']}/month as deployed, GPU alone {gpu}")
+    for o in n["outside"]:
+        print(f"    left out of the net: {o['what']}: ${o['usd']}/month ({o['why']})")
+    print(f"    full report: {rep['published']['html']} (copy at {local.relative_to(ROOT)})")
+    print(f"    offline: neuronfleet report {(out / 'report.json').relative_to(ROOT)}"
+          + "".join(f"; neuronfleet judge verdict {p.relative_to(ROOT)}" for p in judge_files))
+
+
 def main() -> int:
     env_name = os.environ.get("ENV", "dev")
     from neuronfleet import load_fleet
@@ -206,7 +269,6 @@ def main() -> int:
     from neuronfleet.lambdas.cost.adapters.judge_records import JudgeRecordStore
     from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
     from neuronfleet.lambdas.cost.adapters.work import Work
-    from neuronfleet.lambdas.cost.logic.economics import model_line
     from neuronfleet.lambdas.cost.logic.net import overhead_of
     from neuronfleet.offline import moto_server
     from neuronfleet_contract.cost import ReportSettings
@@ -222,22 +284,7 @@ def main() -> int:
         step("cdk deploy --all (the CLI's own output)")
         cdk("deploy", "--app", str(out), "--all", "--require-approval", "never", env=cli)
         result = server.deployed()
-        step("what the CLI deployed, as moto holds it")
-        for s in result.stacks:
-            kinds = Counter({k: v for k, v in s.resources.items()})
-            top = ", ".join(f"{n} {k.removeprefix('AWS::')}" for k, n in kinds.most_common(5))
-            print(f"    {s.name:28s} {s.status:16s} {sum(s.resources.values()):3d} resources ({top}, ...)")
-            if s.status != "CREATE_COMPLETE":
-                print(f"      reason: {s.reason}")
-        where = sorted({f"account {s.account}, {s.region}" for s in result.stacks})
-        print(f"    {len(result.stacks)} stacks, {result.resource_count()} resources in moto, deployed into "
-              f"{'; '.join(where)}")
-        skipped = sorted(set().union(*(s.skipped for s in result.stacks)))
-        print(f"    moto skips (covered by template tests): {', '.join(skipped)}")
-        print(f"    stand-ins for moto's gaps: {len(result.stand_ins)} (neuronfleet.offline, server side)")
-        for text in result.stand_ins:
-            print(f"      - {text}")
-        print(f"    moto's warnings during the deploy: {len(result.warnings)} (in the result, not printed)")
+        _print_deployed(result)
         if not result.ok:
             return 1
         # moto's warnings after the deploy (the handlers below run against it) are not the demo's subject
@@ -318,42 +365,7 @@ def main() -> int:
     local = out / "migration-report.html"
     local.write_bytes(page)
 
-    step(f"migration report of {fleet.name} (SYNTHETIC usage: {SYNTHETIC})")
-    spend = rep["spend_usd"]
-    print(f"    period {rep['period']['start']} to {rep['period']['end']} ({rep['period']['recorded_days']} days "
-          f"recorded); synthetic total ${spend['total']}")
-    for family, value in spend["by_family"].items():
-        print(f"    synthetic spend {family:11s} ${value}")
-    for key, value in spend["by_usage"].items():
-        print(f"    synthetic spend by usage {key:18s} ${value}")
-    for m in rep["unit_economics"]["models"]:
-        for unit in ("inferences", "tokens"):
-            print(f"    per model: {model_line(m, unit)}")
-    for line in rep["verdict"]:
-        print(f"    verdict: {line}")
-    est = rep["evaluation_estimate"]
-    for line in est["lines"]:
-        target = line["neuron_type"] or " or ".join(f"{t.get('neuron_type')} ({k})" for k, t in line["targets"].items())
-        print(f"    evaluation estimate: {line['gpu_type']} ({line['workload']}) -> {target}: "
-              f"${line['gpu_spend_usd']} -> ${line['neuron_estimate_usd'] or '?'} ({line['throughput']})")
-    for gpu, why in est["not_estimated_why"].items():
-        print(f"    not estimated: {gpu}: {why}")
-    for v in verdicts:
-        print(f"    pilot judge: {v.line()}")
-    for b in rep["break_even"]:
-        print(f"    break-even: {b['text']}")
-    for s in rep["gpu_standby"]["models"]:
-        print(f"    GPU standby: {s['model']}: {s['mode']} on {s['gpu_type']}, {s['standby_share_percent']}% of the "
-              "model's monthly cost")
-    n = rep["net"]
-    for p in n["parts"]:
-        gpu = "the same" if p["gpu_only_usd"] == "same" else f"${p['gpu_only_usd']}" if p["gpu_only_usd"] else "-"
-        print(f"    net part: {p['what']}: ${p['as_deployed_usd']}/month as deployed, GPU alone {gpu}")
-    for o in n["outside"]:
-        print(f"    left out of the net: {o['what']}: ${o['usd']}/month ({o['why']})")
-    print(f"    full report: {rep['published']['html']} (copy at {local.relative_to(ROOT)})")
-    print(f"    offline: neuronfleet report {(out / 'report.json').relative_to(ROOT)}"
-          + "".join(f"; neuronfleet judge verdict {p.relative_to(ROOT)}" for p in judge_files))
+    _print_report(fleet, rep, verdicts, out, local, judge_files)
     step(f"the story of {fleet.name} ({fleet.phase}), SYNTHETIC figures: {rep['story'] or 'nothing to tell'}")
     step("done")
     return 0
