@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.cost import ReportSettings
+from neuronfleet_contract.cost import BASIS, PRICE_STALE_DAYS, ReportSettings
 from neuronfleet_contract.judge import VERDICT_METRIC, Verdict
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 from neuronfleet_contract.tags import FLEET_TAG
@@ -233,8 +233,8 @@ def publish(report: dict[str, Any], *, store: ReportStore, topic: Topic, metrics
 
 
 def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any], ledger: SpendLedger, usage: Work,
-        s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = "net_amortized",
-        stale_after_days: int = 180, synthetic: str = "", accelerators: Accelerators | None = None,
+        s3: Any, bucket: str, sns: Any, topic_arn: str, endpoints: Discovered, basis: Basis = BASIS,
+        stale_after_days: int = PRICE_STALE_DAYS, synthetic: str = "", accelerators: Accelerators | None = None,
         live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = (),
         judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
         overhead: Overhead | None = None) -> dict[str, Any]:

@@ -275,6 +275,8 @@ def sort_offers(offers: Iterable[Offer], key: str = "price") -> list[Offer]:
 # ---------------------------------------------------------------------------------------------------------- policy
 
 
+EXTENSION_BUDGET_USD = Decimal(0)
+"""Default: no extension budget (nothing is extended until the fleet file gives one)."""
 EXTENSION_HOURS = 24
 """Default: how long one extension asks for (hours)."""
 DECIDE_BEFORE_MINUTES = 360
@@ -301,7 +303,7 @@ class CapacityPolicy(environment.Configured):
     start_after: datetime | None = field(default=None, metadata=variable("start_after", decode=_window))
     start_before: datetime | None = field(default=None, metadata=variable("start_before", decode=_window))
     allow_extension: bool = field(default=False, metadata=variable("allow_extension"))
-    extension_budget_usd: Decimal = field(default=Decimal(0), metadata=variable("extension_budget_usd"))
+    extension_budget_usd: Decimal = field(default=EXTENSION_BUDGET_USD, metadata=variable("extension_budget_usd"))
     """The most the lifecycle function spends on extensions of one block, all its extensions together."""
     extension_hours: int = field(default=EXTENSION_HOURS, metadata=variable("extension_hours"))
     """How long one extension asks for (whole days up to 14 days, whole weeks after: DURATION_STEPS)."""
@@ -572,8 +574,7 @@ class LifecycleSettings:
         returns the parameter's value: the handler's SSM GetParameter; :class:`PolicyUnreadable` when it is not a
         policy)."""
         source = os.environ if env is None else env
-        parameter = environment.Variables(source).text(
-            POLICY_PARAMETER, allowed="the name of the SSM parameter holding the capacity policy")
+        parameter = environment.read(cls, "policy_parameter", source)
         policy = CapacityPolicy.from_json(read_parameter(parameter), where=f"SSM parameter {parameter}")
         return environment.from_environment(cls, source, policy=policy)
 

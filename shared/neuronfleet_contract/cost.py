@@ -84,8 +84,23 @@ MONTH_CLOSE_DAYS = 5
 """Default: during the first this-many days of a month the previous month is re-read."""
 BASIS: Basis = "net_amortized"
 """Default: the cost basis of the Spend metric and the report."""
-SOURCES = ("cost-explorer", "athena")
+Source = Literal["cost-explorer", "athena"]
+SOURCES: tuple[Source, ...] = ("cost-explorer", "athena")
 """Where the collector may read spend."""
+SPEND_SOURCE: Source = "cost-explorer"
+"""Default: where the collector reads spend."""
+PERIOD_DAYS = 30
+"""Default: days per report."""
+PRICE_STALE_DAYS = 180
+"""Default: a price read longer ago than this is flagged stale in the report."""
+PRICE_CACHE_DAYS = 7
+"""Default: a live price is read again after this many days."""
+LIVE_PRICES = True
+"""Default: the report reads current On-Demand prices from the AWS Price List Query API."""
+IDLE_PERCENT = 20
+"""Default: an instance is idle below this NeuronCore utilisation (percent)..."""
+IDLE_HOURS = 6
+"""...in every one of the last this many hours."""
 
 
 def _athena(c: Any) -> bool:
@@ -120,7 +135,7 @@ class CollectorSettings(environment.Configured):
     capacity_blocks: bool = field(default=True, metadata=variable("CAPACITY_BLOCKS"))
     """Read the account's Capacity Blocks (EC2 DescribeCapacityBlocks) to amortise their fees
     (``CAPACITY_BLOCKS``)."""
-    source: str = field(default="cost-explorer", metadata=variable("SPEND_SOURCE", choices=SOURCES))
+    source: str = field(default=SPEND_SOURCE, metadata=variable("SPEND_SOURCE", choices=SOURCES))
     """Where spend is read: cost-explorer | athena (the CUR 2.0 export) (``SPEND_SOURCE``)."""
     athena_workgroup: str = field(default="", metadata=variable(
         "ATHENA_WORKGROUP", allowed="the Athena workgroup's name", written=_athena, required=_athena))
@@ -181,14 +196,15 @@ class ReportSettings(environment.Configured):
         "PRICE_REGION", allowed="an AWS region name", written=lambda r: bool(r.price_region)))
     """The fleet's region, which the built-in table's notes name (``PRICE_REGION``, only when set; "": not known at
     synthesis, no note)."""
-    period_days: int = field(default=30, metadata=variable("PERIOD_DAYS", minimum=1, unit="days"))
+    period_days: int = field(default=PERIOD_DAYS, metadata=variable("PERIOD_DAYS", minimum=1, unit="days"))
     """Days per report (``PERIOD_DAYS``)."""
     tokens_namespace: str = field(default=namespaces.WORKLOAD_NAMESPACE, metadata=variable(
         "TOKENS_NAMESPACE", allowed=_NAMESPACE))
     """Where the workloads publish Tokens (``TOKENS_NAMESPACE``)."""
     basis: str = field(default=BASIS, metadata=variable("COST_BASIS", choices=BASES))
     """The cost basis the report uses and names: net_amortized | unblended (``COST_BASIS``)."""
-    stale_after_days: int = field(default=180, metadata=variable("PRICE_STALE_DAYS", minimum=1, unit="days"))
+    stale_after_days: int = field(default=PRICE_STALE_DAYS, metadata=variable(
+        "PRICE_STALE_DAYS", minimum=1, unit="days"))
     """A price read longer ago than this is flagged stale in the report (``PRICE_STALE_DAYS``)."""
     accelerators: Mapping[str, tuple[str, int]] = field(default_factory=dict, metadata=variable(
         "ACCELERATORS", encode=lambda a: _carried_accelerators(a), decode=lambda d: _accelerators(d),
@@ -199,10 +215,11 @@ class ReportSettings(environment.Configured):
     (neuronfleet_contract/data/accelerators.json; neuronfleet_contract.accelerators.merged), and the environment
     carries only the types that differ from it (``ACCELERATORS``, JSON, ``{type: "<t|i|g><GiB>"}``: a catalog of the
     user's own)."""
-    live_prices: bool = field(default=True, metadata=variable("LIVE_PRICES"))
+    live_prices: bool = field(default=LIVE_PRICES, metadata=variable("LIVE_PRICES"))
     """Read current On-Demand prices from the AWS Price List Query API when the report runs (``LIVE_PRICES``:
     true | false); the fleet file's overrides stay on top, the catalog is the fallback (pricelist.py)."""
-    price_cache_days: int = field(default=7, metadata=variable("PRICE_CACHE_DAYS", minimum=1, unit="days"))
+    price_cache_days: int = field(default=PRICE_CACHE_DAYS, metadata=variable(
+        "PRICE_CACHE_DAYS", minimum=1, unit="days"))
     """A live price is read again after this many days (``PRICE_CACHE_DAYS``); until then the container's copy or
     the ledger's is used."""
     judges: Sequence[JudgeRecords] = field(default=(), metadata=variable(
@@ -253,9 +270,10 @@ class WasteSettings(environment.Configured):
     utilization_metric: str = field(default=namespaces.NEURON_CORE_UTILIZATION, metadata=variable(
         "UTILIZATION_METRIC", allowed="a CloudWatch metric name"))
     """Its metric, dimension InstanceId (``UTILIZATION_METRIC``)."""
-    idle_percent: float = field(default=20, metadata=variable("IDLE_PERCENT", above=0, at_most=100, unit="percent"))
+    idle_percent: float = field(default=IDLE_PERCENT, metadata=variable(
+        "IDLE_PERCENT", above=0, at_most=100, unit="percent"))
     """An instance is idle below this NeuronCore utilisation (``IDLE_PERCENT``)..."""
-    idle_hours: int = field(default=6, metadata=variable("IDLE_HOURS", minimum=1, unit="hours"))
+    idle_hours: int = field(default=IDLE_HOURS, metadata=variable("IDLE_HOURS", minimum=1, unit="hours"))
     """...in every one of the last this many hours (``IDLE_HOURS``)."""
     fleet: str = field(default="", metadata=variable("FLEET", allowed=_FLEET, required=lambda _: True))
     """The fleet whose instances, reservations and endpoints are judged: its ``neuronfleet:fleet`` tag (``FLEET``;

@@ -14,7 +14,14 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, duration_refusal
+from neuronfleet_contract.capacity_lifecycle import (
+    CHECKPOINT_LEAD_MINUTES,
+    DECIDE_BEFORE_MINUTES,
+    EXTENSION_BUDGET_USD,
+    EXTENSION_HOURS,
+    CapacityPolicy,
+    duration_refusal,
+)
 
 from ..core.problems import Problem
 from ._base import Bool, Settings
@@ -46,11 +53,11 @@ class CapacityPolicySettings(Settings):
     start_after: datetime | None = None
     start_before: datetime | None = None
     allow_extension: Bool = False
-    extension_budget_usd: Usd = Decimal(0)
+    extension_budget_usd: Usd = EXTENSION_BUDGET_USD
     fleet_extension_budget_usd: Usd | None = None
-    extension_hours: Annotated[int, Field(strict=True, ge=24)] = 24
-    decide_before_minutes: Minutes = 360
-    checkpoint_lead_minutes: Minutes = 45
+    extension_hours: Annotated[int, Field(strict=True, ge=24)] = EXTENSION_HOURS
+    decide_before_minutes: Minutes = DECIDE_BEFORE_MINUTES
+    checkpoint_lead_minutes: Minutes = CHECKPOINT_LEAD_MINUTES
     fallback_after_minutes: Minutes | None = None
 
     def _problems(self) -> Iterator[Problem]:

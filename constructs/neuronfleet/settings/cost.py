@@ -8,7 +8,18 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
+from neuronfleet_contract.cost import (
+    BASIS,
+    IDLE_HOURS,
+    IDLE_PERCENT,
+    LIVE_PRICES,
+    LOOKBACK_DAYS,
+    MONTH_CLOSE_DAYS,
+    PERIOD_DAYS,
+    PRICE_CACHE_DAYS,
+    PRICE_STALE_DAYS,
+    SPEND_SOURCE,
+)
 
 from ..core import rules
 from ..core.problems import Problem
@@ -56,33 +67,33 @@ class CostMonitorSettings(Settings):
     what: ClassVar[str] = "cost monitors"
     monthly_budget_usd: Number | None = Field(default=None, gt=0, le=1e12)
     """An AWS Budget on the fleet's tag, alerting on the fleet topic (none: no budget)."""
-    idle_utilisation_percent: Number = Field(default=WasteSettings.idle_percent, ge=0, le=100)
-    idle_hours: Int = Field(default=WasteSettings.idle_hours, ge=1, le=72)
-    lookback_days: Int = Field(default=CollectorSettings.lookback_days, ge=1, le=90)
+    idle_utilisation_percent: Number = Field(default=IDLE_PERCENT, ge=0, le=100)
+    idle_hours: Int = Field(default=IDLE_HOURS, ge=1, le=72)
+    lookback_days: Int = Field(default=LOOKBACK_DAYS, ge=1, le=90)
     """Days the daily collector re-reads at least (Cost Explorer revises recent days); the current month, and the
     previous one during the first ``month_close_days`` of a month, are always re-read."""
-    month_close_days: Int = Field(default=CollectorSettings.month_close_days, ge=0, le=15)
+    month_close_days: Int = Field(default=MONTH_CLOSE_DAYS, ge=0, le=15)
     """Days into a month during which the previous month is still re-read (month-end Savings Plan and credit
     application; AWS documents no fixed day, 5 is an assumption)."""
     backfill_days: Int = Field(default=60, ge=0, le=365)
     """Days the first run reads (Cost Explorer's daily data goes back about 13 months); CloudWatch takes the last
     14 of them, the ledger and the report all."""
-    basis: Literal["net_amortized", "unblended"] = "net_amortized"
+    basis: Literal["net_amortized", "unblended"] = BASIS
     """The cost the dashboard and the report use: net_amortized (what finance reports: Savings Plans and
     reservations at their effective cost) or unblended (as billed). Both are in the ledger."""
-    source: Literal["cost-explorer", "athena"] = "cost-explorer"
+    source: Literal["cost-explorer", "athena"] = SPEND_SOURCE
     """Where the collector reads spend: cost-explorer (one account, $0.01 a page) or athena (a CUR 2.0 Data Export
     queried with Athena, for an organisation: deploy in the payer account)."""
     athena_bytes_scanned_cutoff: Int = Field(default=10 * 2**30, ge=rules.ATHENA_MIN_BYTES_SCANNED_CUTOFF, le=2**50)
     """With source athena: the workgroup stops any query that would scan more bytes than this."""
-    price_stale_days: Int = Field(default=ReportSettings.stale_after_days, ge=1, le=3650)
+    price_stale_days: Int = Field(default=PRICE_STALE_DAYS, ge=1, le=3650)
     """A price read longer ago than this is flagged stale in the report."""
-    live_prices: Bool = ReportSettings.live_prices
+    live_prices: Bool = LIVE_PRICES
     """The report reads current On-Demand prices (EC2 and SageMaker hosting) from the AWS Price List Query API
     (pricing:GetProducts) when it runs; the fleet file's prices override them, the catalog is the fallback."""
-    price_cache_days: Int = Field(default=ReportSettings.price_cache_days, ge=1, le=90)
+    price_cache_days: Int = Field(default=PRICE_CACHE_DAYS, ge=1, le=90)
     """Days a live price is kept (in the function's container and the cost ledger) before it is read again."""
-    report_period_days: Int = Field(default=ReportSettings.period_days, ge=1, le=366)
+    report_period_days: Int = Field(default=PERIOD_DAYS, ge=1, le=366)
     budget_thresholds: tuple[BudgetThreshold, ...] = (
         BudgetThreshold(kind="FORECASTED", percent=80), BudgetThreshold(kind="FORECASTED", percent=100),
         BudgetThreshold(kind="ACTUAL", percent=100))
