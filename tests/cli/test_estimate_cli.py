@@ -16,8 +16,8 @@ import pytest
 from neuronfleet import CATALOG
 from neuronfleet.cli.main import main
 from neuronfleet.cli.output import BAD_INPUT, OK
-from neuronfleet.cost.estimate import price_table
 from neuronfleet.cost.exports import ALREADY_NEURON, NOT_INSTANCE_TIME, NOT_USAGE, detect, read_export
+from neuronfleet.facts.prices import price_table
 from tests.publisher_examples import cli_outputs, response_errors
 from tests.unit import test_cur_sql
 
@@ -192,15 +192,6 @@ def test_a_parquet_export_is_refused_with_the_format_to_choose(tmp_path, capsys)
     assert "got 'a Parquet file'; allowed: CSV or gzip CSV" in capsys.readouterr().err
 
 
-def test_neuronfleet_estimate_is_the_old_command_too(tmp_path, capsys) -> None:
-    from neuronfleet.cost.estimate import main as old
-
-    path = tmp_path / "gpu.csv"
-    path.write_text("instance_type,amount_usd,hours,workload\np5.48xlarge,5504.00,100,training\n")
-    assert old(["--csv", str(path), "--json"]) == OK
-    assert json.loads(capsys.readouterr().out)["lines"][0]["neuron_type"] == "trn2.48xlarge"
-
-
 def test_usage_type_beside_another_grouping_is_found_by_its_definition(tmp_path, capsys) -> None:
     doc = by_usage_type(("USE2-BoxUsage:p5.48xlarge", "5504.00", "100"))
     doc["GroupDefinitions"] = [{"Type": "TAG", "Key": "Environment"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}]
@@ -215,7 +206,7 @@ def test_usage_type_beside_another_grouping_is_found_by_its_definition(tmp_path,
 def test_live_cost_explorer_without_credentials_is_one_line_exit_2(monkeypatch, capsys) -> None:
     from botocore.exceptions import NoCredentialsError
 
-    import neuronfleet.cost.estimate as estimate_module
+    import neuronfleet.cli.estimate as estimate_module
 
     def no_credentials(days: int) -> list:
         raise NoCredentialsError()

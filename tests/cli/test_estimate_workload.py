@@ -15,9 +15,9 @@ from neuronfleet import CATALOG
 from neuronfleet.cli.estimate import PRICE_REGION
 from neuronfleet.cli.main import main
 from neuronfleet.cli.output import BAD_INPUT, OK
-from neuronfleet.cost.estimate import accelerators_of, price_table
 from neuronfleet.cost.exports import read_export
-from neuronfleet.facts.catalog import AcceleratorFamily
+from neuronfleet.facts.catalog import AcceleratorFamily, accelerators_of
+from neuronfleet.facts.prices import price_table
 from neuronfleet.lambdas.cost.logic.evaluation import (
     NEURON_CORES,
     Declared,

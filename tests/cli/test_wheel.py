@@ -45,7 +45,7 @@ def test_wheel_contains_the_library_its_data_and_the_lambda_sources(wheel: Path)
     assert {"neuronfleet/cli/main.py", "neuronfleet/cli/estimate.py", "neuronfleet/preflight/checks.py"} <= names
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "neuronfleet = neuronfleet.cli.main:main" in scripts and "neuronfleet-estimate = " in scripts
+    assert [line for line in scripts.splitlines() if " = " in line] == ["neuronfleet = neuronfleet.cli.main:main"]
 
 
 def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_installs_in_a_fresh_venv_outside_the_repo(wheel: Path, tmp_path: Path) 
     assert subprocess.run([str(bin_dir / "neuronfleet"), "--help"], **run).returncode == 0  # type: ignore[call-overload]
     validated = subprocess.run([str(bin_dir / "neuronfleet"), "validate", "-c", "fleet.yaml"], **run)  # type: ignore[call-overload]
     assert validated.returncode == 0 and "ok, fleet 'nf-prod'" in validated.stdout, validated.stderr
-    estimated = subprocess.run([str(bin_dir / "neuronfleet-estimate"), "gpu.csv", "--json"], **run)  # type: ignore[call-overload]
+    estimated = subprocess.run([str(bin_dir / "neuronfleet"), "estimate", "gpu.csv", "--json"], **run)  # type: ignore[call-overload]
     assert estimated.returncode == 0, estimated.stderr
     assert json.loads(estimated.stdout)["lines"][0]["neuron_type"] == "trn2.48xlarge"
     synth = subprocess.run([str(bin_dir / "neuronfleet"), "synth", "-c", "fleet.yaml"], **run)  # type: ignore[call-overload]

@@ -11,8 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from neuronfleet.cost.monitors import accelerators_of
-from neuronfleet.facts.catalog import CATALOG
+from neuronfleet.facts.catalog import CATALOG, accelerators_of
 from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints
 from neuronfleet.lambdas.cost.logic.discovery import endpoint_model, endpoint_name, fleet_endpoints, gone, variant_types
 from neuronfleet.lambdas.cost.logic.economics import EndpointModel

@@ -128,7 +128,7 @@ def test_a_type_two_endpoints_share_is_not_split_by_invocations() -> None:
 
 def _acc() -> dict:
     from neuronfleet import CATALOG
-    from neuronfleet.cost.monitors import accelerators_of
+    from neuronfleet.facts.catalog import accelerators_of
 
     return accelerators_of(CATALOG)
 

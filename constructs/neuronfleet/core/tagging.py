@@ -7,8 +7,6 @@ from constructs import IConstruct
 
 from neuronfleet_contract.tags import CAPACITY_TAG, FAMILY_TAG, FLEET_TAG, PHASE_TAG
 
-from ..facts.catalog import AcceleratorFamily
-
 __all__ = ["CAPACITY_TAG", "FAMILY_TAG", "FLEET_TAG", "PHASE_TAG", "tag_capacity", "tag_family", "tag_fleet"]
 
 
@@ -21,9 +19,10 @@ def tag_fleet(scope: IConstruct, *, fleet: str, phase: str, extra: dict[str, str
         tags.add(key, value)
 
 
-def tag_family(scope: IConstruct, family: AcceleratorFamily) -> None:
-    """Tag everything below ``scope`` with its accelerator family (trainium | inferentia | gpu)."""
-    Tags.of(scope).add(FAMILY_TAG, family.value)
+def tag_family(scope: IConstruct, family: str) -> None:
+    """Tag everything below ``scope`` with its accelerator family (trainium | inferentia | gpu: an
+    ``neuronfleet.facts.catalog.AcceleratorFamily``, a str; core sits below facts and does not import it)."""
+    Tags.of(scope).add(FAMILY_TAG, str(family))
 
 
 def tag_capacity(scope: IConstruct, capacity_type: str) -> None:

@@ -346,6 +346,12 @@ class InstanceCatalog:
         return region in self.regions(instance_type)
 
 
+def accelerators_of(catalog: InstanceCatalog) -> dict[str, tuple[str, int]]:
+    """Instance type -> (family, accelerator memory GiB): what the evaluation estimate maps GPU work by (``neuronfleet
+    estimate`` and the weekly report)."""
+    return {s.instance_type: (s.family.value, s.accelerator_memory_gib) for s in catalog}
+
+
 @cache
 def _offerings() -> dict[str, frozenset[str]]:
     raw = json.loads(resources.files("neuronfleet.facts.data").joinpath("instance_type_offerings.json").read_text())
