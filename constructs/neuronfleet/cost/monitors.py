@@ -33,14 +33,14 @@ from neuronfleet_contract.cost import (
     ENDPOINT_RESOURCE_TYPE,
     WASTE_MALFORMED_METRIC,
     WASTE_SERVICE,
-    CollectorConfig,
+    CollectorSettings,
     EndpointModel,
     JudgeRecords,
-    ReportConfig,
-    WasteConfig,
+    ReportSettings,
+    WasteSettings,
     judges_environment,
 )
-from neuronfleet_contract.health import HealthConfig
+from neuronfleet_contract.health import Health
 from neuronfleet_contract.namespaces import (
     COST_MONITORS_NAMESPACE,
     COST_PER_MILLION_METRICS,
@@ -204,7 +204,7 @@ class CostMonitors(Construct):
             raise InvalidSettings([Problem("name", name, f"one of {', '.join(COLLECTOR_METRICS)}")],
                                   what="CostMonitors.metric_collector")
         return health_metric(COST_MONITORS_NAMESPACE, name, service=COLLECTOR_SERVICE,
-                             health=HealthConfig(fleet=self.fleet_name), options=options)
+                             health=Health(fleet=self.fleet_name), options=options)
 
     def overhead_bill(self) -> OverheadBill:
         """What :attr:`overhead_from` deploys besides accelerator instances, priced a month with its sources
@@ -216,7 +216,7 @@ class CostMonitors(Construct):
         """Events the waste detector refused (``MalformedEvents`` in ``NeuronFleet/Waste``) of this fleet only (hourly
         sums by default)."""
         return health_metric(WASTE_NAMESPACE, WASTE_MALFORMED_METRIC, service=WASTE_SERVICE,
-                             health=HealthConfig(fleet=self.fleet_name), options=options)
+                             health=Health(fleet=self.fleet_name), options=options)
 
     def _storage(self) -> None:
         """The ledger (DynamoDB) and the report bucket."""
@@ -240,7 +240,7 @@ class CostMonitors(Construct):
         self.collector = FleetFunction(
             self, "Collector", handler="cost.collector.handler", topic=topic, timeout=Duration.minutes(10),
             memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
-            environment=CollectorConfig(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
+            environment=CollectorSettings(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
                                           lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
                                           fleet=fleet_name, basis=settings.basis,
                                           backfill_days=settings.backfill_days,
@@ -253,7 +253,7 @@ class CostMonitors(Construct):
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
-            environment=ReportConfig(fleet=fleet_name, ledger_table=self.ledger.table_name,
+            environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
                                        report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
                                        prices=self.prices, period_days=settings.report_period_days,
                                        price_region="" if Token.is_unresolved(Stack.of(self).region)
@@ -268,7 +268,7 @@ class CostMonitors(Construct):
             self, "Waste", handler="cost.waste.handler", topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: waste (idle/silent instances, free reservation slots, idle "
                         "endpoints, GPU standbys)",
-            environment=WasteConfig(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
+            environment=WasteSettings(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
                                       neuron_namespace=NEURON_NAMESPACE,
                                       utilization_metric=NEURON_CORE_UTILIZATION,
                                       idle_percent=settings.idle_utilisation_percent,
