@@ -321,7 +321,20 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
 
     patch = _Patch()
     note = server.result.stand_in
-    backend_cls, response_cls = models.CloudFormationBackend, responses.CloudFormationResponse
+    _templates_as_sent(patch, server, note_types, models.CloudFormationBackend, responses.CloudFormationResponse)
+    _change_sets_in_their_stack(patch, note, responses.CloudFormationResponse)
+    _failures_and_updates(patch, note, parsing)
+    _deletion(patch, note, models, parsing)
+    try:
+        yield
+    finally:
+        patch.restore()
+
+
+def _templates_as_sent(patch: _Patch, server: MotoServer, note_types: Callable[[], None], backend_cls: Any,
+                       response_cls: Any) -> None:
+    """Templates prepared as in process; GetTemplate answers the template as sent; UsePreviousValue kept."""
+    note = server.result.stand_in
 
     def prepare(backend: Any, stack_name: str, template: str) -> str:
         try:
@@ -336,7 +349,6 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
         note_types()
         return json.dumps(body)
 
-    # --- templates: prepared as in process; GetTemplate answers the template as sent -------------------------
     own_create_change_set = backend_cls.__dict__["create_change_set"]
 
     previous = threading.local()  # the parameters a CreateChangeSet request asks to keep (UsePreviousValue)
@@ -390,7 +402,10 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
 
     patch.set(backend_cls, "get_template", get_template)
 
-    # --- change sets: found within their stack; a missing one deletes while the stack exists ----------------
+
+def _change_sets_in_their_stack(patch: _Patch, note: Callable[[str], None], response_cls: Any) -> None:
+    """Change sets: found within their stack; a missing one deletes while the stack exists."""
+
     def find(backend: Any, name: str, stack_name: str | None) -> Any:
         if name in backend.change_sets:
             return backend.change_sets[name]
@@ -436,7 +451,10 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
     patch.set(response_cls, "delete_change_set", delete_change_set)
     patch.set(response_cls, "execute_change_set", execute_change_set)
 
-    # --- failures: remember which resource moto failed on ----------------------------------------------------
+
+def _failures_and_updates(patch: _Patch, note: Callable[[str], None], parsing: Any) -> None:
+    """Failures: remember which resource moto failed on; updates moto cannot make: reported, never passed off as
+    made."""
     own_parse_and_create = parsing.__dict__["parse_and_create_resource"]
 
     def parse_and_create_resource(logical_id: str, resource_json: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
@@ -471,7 +489,9 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
 
     patch.set(parsing, "parse_and_update_resource", parse_and_update_resource)
 
-    # --- a deleted stack keeps its outputs' values, never re-evaluates them --------------------------------------
+
+def _deletion(patch: _Patch, note: Callable[[str], None], models: Any, parsing: Any) -> None:
+    """A deleted stack keeps its outputs' values, never re-evaluates them; deletion: dependents first."""
     own_stack_delete = models.Stack.__dict__["delete"]
 
     def stack_delete(self: Any) -> None:
@@ -490,10 +510,6 @@ def _server_side_stand_ins(server: MotoServer, note_types: Callable[[], None]) -
         _delete_dependents_first(self, own_delete, note)
 
     patch.set(parsing.ResourceMap, "delete", delete)
-    try:
-        yield
-    finally:
-        patch.restore()
 
 
 def _forget_change_set(backend: Any, name: str, stack_name: str) -> None:
