@@ -321,50 +321,22 @@ def bill_of_materials(*scopes: IConstruct, region: str | None = None,
         priced.setdefault(key, _Tally()).miss(r.node.path)
 
     listed = not_priced()
+    # a resource billed by the hour or the month whatever it is configured to do: its price keys and quantities
+    flat = {"AWS::EC2::NatGateway": (("nat-gateway-hour", hours), ("nat-gateway-gb", Decimal(0))),
+            "AWS::EC2::EIP": (("public-ipv4-hour", hours),), "AWS::KMS::Key": (("kms-key-month", Decimal(1)),),
+            "AWS::CloudWatch::Dashboard": (("dashboard-month", Decimal(1)),),
+            "AWS::EKS::Cluster": (("eks-cluster-hour", hours),)}
     for r, kind in resources:
         try:
-            if kind == "AWS::EC2::NatGateway":
-                put("nat-gateway-hour", r, hours)
-                put("nat-gateway-gb", r, Decimal(0))
-            elif kind == "AWS::EC2::EIP":
-                put("public-ipv4-hour", r, hours)
+            if kind in flat:
+                for key, quantity in flat[kind]:
+                    put(key, r, quantity)
             elif kind == "AWS::EC2::VPCEndpoint":
-                kind_of = _known(r, "vpc_endpoint_type", "Gateway")
-                if kind_of == "Interface":
-                    subnets = _known(r, "subnet_ids")
-                    if not isinstance(subnets, list) or not subnets:
-                        raise _Unknown("subnet_ids")
-                    put("interface-endpoint-az-hour", r, hours * len(subnets))
-                elif kind_of == "Gateway":
-                    skip("AWS::EC2::VPCEndpoint:Gateway", r, listed["AWS::EC2::VPCEndpoint:Gateway"][0])
-                else:
-                    skip(f"AWS::EC2::VPCEndpoint:{kind_of}", r, "unpriced")
+                _vpc_endpoint(r, hours, listed, put, skip)
             elif kind == "AWS::FSx::FileSystem":
-                system = _known(r, "file_system_type")
-                if system != "LUSTRE":
-                    skip(f"AWS::FSx::FileSystem:{system}", r, "unpriced")
-                    continue
-                config = _known(r, "lustre_configuration") or {}
-                deployment = _get(config, "deploymentType", "DeploymentType")
-                throughput = _get(config, "perUnitStorageThroughput", "PerUnitStorageThroughput")
-                storage = _known(r, "storage_type", "SSD")
-                capacity = _known(r, "storage_capacity")
-                if capacity is None or any(_unresolved(v) for v in (deployment, throughput) if v is not None):
-                    raise _Unknown("storage_capacity")
-                fsx.setdefault(f"fsx-lustre:{deployment}:{storage}:{throughput}", _Tally()).add(
-                    r.node.path, Decimal(capacity))
-            elif kind == "AWS::KMS::Key":
-                put("kms-key-month", r, Decimal(1))
+                _file_system(r, fsx, skip)
             elif kind == "AWS::CloudWatch::Alarm":
-                metrics = _alarm_metrics(r)
-                if metrics is None:
-                    skip("AWS::CloudWatch::Alarm:high-resolution", r, "unpriced")
-                else:
-                    put("alarm-metric-month", r, metrics)
-            elif kind == "AWS::CloudWatch::Dashboard":
-                put("dashboard-month", r, Decimal(1))
-            elif kind == "AWS::EKS::Cluster":
-                put("eks-cluster-hour", r, hours)
+                _alarm(r, put, skip)
             elif kind == "AWS::Lambda::Function":
                 _function(r, schedules.get(r.node.path, []), hours, put, skip, unknown)
             elif kind in listed:
@@ -374,6 +346,15 @@ def bill_of_materials(*scopes: IConstruct, region: str | None = None,
                    "AWS::CloudWatch::Alarm": "alarm-metric-month"}.get(kind, kind)
             unknown(key, r)
 
+    items = _items(priced, fsx, skipped, reasons, table, fleet_region, listed)
+    return OverheadBill(items=tuple(sorted(items, key=lambda i: (not i.priced, i.key))), region=fleet_region,
+                        read=read_on())
+
+
+def _items(priced: dict[str, _Tally], fsx: dict[str, _Tally], skipped: dict[str, _Tally], reasons: dict[str, str],
+           table: Mapping[str, OverheadPrice], fleet_region: str, listed: Any) -> list[OverheadItem]:
+    """The bill's items: each priced key at its price, each FSx for Lustre configuration at its own (or skipped for
+    want of one), each skipped key with its reason."""
     items: list[OverheadItem] = []
     for key, tally in priced.items():
         items.extend(_priced_items(key, tally, table.get(key), fleet_region))
@@ -390,8 +371,45 @@ def bill_of_materials(*scopes: IConstruct, region: str | None = None,
         reason = reasons[key]
         why = listed[key][1] if key in listed else wire.REASONS[reason]
         items.append(_skipped(key, tally, reason, why, ""))
-    return OverheadBill(items=tuple(sorted(items, key=lambda i: (not i.priced, i.key))), region=fleet_region,
-                        read=read_on())
+    return items
+
+
+def _vpc_endpoint(r: CfnResource, hours: Decimal, listed: Any, put: Any, skip: Any) -> None:
+    """An interface endpoint is billed per AZ (subnet) hour; a gateway endpoint is free; another kind is unpriced."""
+    kind_of = _known(r, "vpc_endpoint_type", "Gateway")
+    if kind_of == "Interface":
+        subnets = _known(r, "subnet_ids")
+        if not isinstance(subnets, list) or not subnets:
+            raise _Unknown("subnet_ids")
+        put("interface-endpoint-az-hour", r, hours * len(subnets))
+    elif kind_of == "Gateway":
+        skip("AWS::EC2::VPCEndpoint:Gateway", r, listed["AWS::EC2::VPCEndpoint:Gateway"][0])
+    else:
+        skip(f"AWS::EC2::VPCEndpoint:{kind_of}", r, "unpriced")
+
+
+def _file_system(r: CfnResource, fsx: dict[str, _Tally], skip: Any) -> None:
+    """An FSx for Lustre file system's GB, tallied under its deployment type, storage type and throughput."""
+    system = _known(r, "file_system_type")
+    if system != "LUSTRE":
+        skip(f"AWS::FSx::FileSystem:{system}", r, "unpriced")
+        return
+    config = _known(r, "lustre_configuration") or {}
+    deployment = _get(config, "deploymentType", "DeploymentType")
+    throughput = _get(config, "perUnitStorageThroughput", "PerUnitStorageThroughput")
+    storage = _known(r, "storage_type", "SSD")
+    capacity = _known(r, "storage_capacity")
+    if capacity is None or any(_unresolved(v) for v in (deployment, throughput) if v is not None):
+        raise _Unknown("storage_capacity")
+    fsx.setdefault(f"fsx-lustre:{deployment}:{storage}:{throughput}", _Tally()).add(r.node.path, Decimal(capacity))
+
+
+def _alarm(r: CfnResource, put: Any, skip: Any) -> None:
+    metrics = _alarm_metrics(r)
+    if metrics is None:
+        skip("AWS::CloudWatch::Alarm:high-resolution", r, "unpriced")
+    else:
+        put("alarm-metric-month", r, metrics)
 
 
 def _function(r: CfnResource, expressions: list[str], hours: Decimal, put: Any, skip: Any, unknown: Any) -> None:
