@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -236,3 +236,218 @@ def test_every_handler_verify_looks_for_is_one_a_construct_deploys() -> None:
 def test_capacity_checks_read_the_account_now() -> None:
     assert all(c.run is not None for c in (capacity.BLOCK_OFFERINGS, capacity.LIFECYCLE_EXTENSION_RIGHT,
                                             capacity.PURCHASE_TRAIL))
+
+
+# ------------------------------------------------------------------------------ gpu-move-submit
+
+
+QUEUE = "arn:aws:batch:us-east-2:123456789012:job-queue/prod-gpu"
+DEFINITION = "arn:aws:batch:us-east-2:123456789012:job-definition/prod-gpu-train:3"
+
+
+def test_the_gpu_move_is_simulated_on_the_queue_and_definitions_the_function_names_and_not_another() -> None:
+    from neuronfleet.verify.training import another_definition, moves_to
+
+    listed = functions(GPU_QUEUE_ARN=QUEUE, GPU_JOB_DEFINITIONS=json.dumps([DEFINITION]))
+    assert moves_to(listed[0]) == (QUEUE, [DEFINITION])
+    assert moves_to(functions()[0]) == ("", [])
+    with pytest.raises(ValueError, match="GPU_JOB_DEFINITIONS: got 'x'"):
+        moves_to(functions(GPU_JOB_DEFINITIONS="x")[0])
+    other = another_definition(DEFINITION)
+    assert other == "arn:aws:batch:us-east-2:123456789012:job-definition/neuronfleet-verify-not-the-pools:1"
+
+    def simulate(role: str, actions: list[str], resources: list[str], context: dict[str, str]) -> Any:
+        return simulation("implicitDeny" if resources == [other] else "allowed", resources[0])
+
+    reads = Reads(functions=listed, simulate=simulate)
+    found = run("gpu-move-submit", reads)
+    assert found.outcome == "holds" and f"{QUEUE}: allowed" in found.seen and f"{other}: implicitDeny" in found.seen
+    assert "moved" in found.seen
+    assert [c[1][2] for c in reads.calls if c[0] == "simulate"] == [[QUEUE], [DEFINITION], [other]]
+    assert {tuple(c[1][1]) for c in reads.calls if c[0] == "simulate"} == {("batch:SubmitJob",)}
+    refused = run("gpu-move-submit", Reads(functions=listed, simulate=simulation("implicitDeny")))
+    assert refused.outcome == "broken" and "Batch refused the resubmission" in refused.fix
+    wide = run("gpu-move-submit", Reads(functions=listed, simulate=simulation()))
+    assert wide.outcome == "broken" and "not the pool's" in wide.fix
+    assert run("gpu-move-submit", Reads(functions=functions())).outcome == "not yet"
+    assert by_id("gpu-move-submit").not_applying(fleet("dev")) != ""
+
+
+# ------------------------------------------------------------------------------ scalable-target-right
+
+
+def scalable_targets(resource_id: str = "endpoint/prod-chat/variant/gpu") -> list[dict[str, Any]]:
+    """The CLI's describe-scalable-targets example (an ECS service), given a SageMaker variant's resource id."""
+    found = copy.deepcopy(example("application-autoscaling-describe-scalable-targets", "application-autoscaling",
+                                  "DescribeScalableTargets")["ScalableTargets"])
+    assert found[0]["ResourceId"] == "service/default/web-app"
+    found[0]["ResourceId"] = resource_id
+    return found
+
+
+def test_the_failover_right_is_simulated_on_the_fleets_gpu_target_with_its_tag_and_another() -> None:
+    from neuronfleet.verify.inference import fleet_targets
+
+    example_targets = scalable_targets("service/default/web-app")
+    assert fleet_targets(example_targets, ["prod-chat"]) == []  # the example's ECS service is no variant of ours
+    targets = scalable_targets()
+    assert fleet_targets(targets, ["prod-chat"]) == targets
+    assert fleet_targets(scalable_targets("endpoint/prod-chat/variant/neuron"), ["prod-chat"]) == []
+    arn = targets[0]["ScalableTargetARN"]
+    endpoint = "arn:aws:sagemaker:us-east-2:123456789012:endpoint/prod-chat"
+
+    def simulate(role: str, actions: list[str], resources: list[str], context: dict[str, str]) -> Any:
+        own = context["aws:ResourceTag/neuronfleet:failover"] == "c8abc"
+        return simulation("allowed" if own else "implicitDeny", resources[0])
+
+    answers: dict[str, Any] = {"functions": functions("failover.handler.handler"), "tagged": [endpoint],
+               "scalable_targets": targets,
+               "target_tags": {"neuronfleet:failover": "c8abc"}, "simulate": simulate}
+    reads = Reads(**answers)
+    assert run("scalable-target-right", reads).outcome == "holds"
+    _, (role, actions, resources, context) = next(c for c in reads.calls if c[0] == "simulate")
+    assert role == answers["functions"][0]["Role"]
+    assert actions == ["application-autoscaling:RegisterScalableTarget"] and resources == [arn]
+    assert context == {"application-autoscaling:service-namespace": "sagemaker",
+                       "application-autoscaling:scalable-dimension": "sagemaker:variant:DesiredInstanceCount",
+                       "aws:ResourceTag/neuronfleet:failover": "c8abc"}
+    untagged = run("scalable-target-right", Reads(**{**answers, "target_tags": {}}))
+    assert untagged.outcome == "broken" and "no neuronfleet:failover tag" in untagged.seen
+    refused = run("scalable-target-right", Reads(**{**answers, "simulate": simulation("implicitDeny")}))
+    assert refused.outcome == "broken" and "FailoverErrors" in refused.fix
+    assert run("scalable-target-right", Reads(**{**answers, "scalable_targets": []})).outcome == "not yet"
+    assert run("scalable-target-right", Reads(**{**answers, "functions": functions()})).outcome == "not yet"
+
+
+def test_the_failover_constants_are_scaling_iams() -> None:
+    """verify repeats inference/scaling_iam.py's constants (it does not load aws-cdk-lib): read them from its
+    source."""
+    import ast
+
+    from neuronfleet.verify import inference
+
+    tree = ast.parse((ROOT / "constructs" / "neuronfleet" / "inference" / "scaling_iam.py").read_text())
+    values = {t.id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant)}
+    for name in ("FAILOVER_TAG", "SAGEMAKER_NAMESPACE", "VARIANT_INSTANCES"):
+        assert getattr(inference, name) == values[name], name
+
+
+# ------------------------------------------------------------------------------ the endpoints
+
+
+def endpoint(status: str = "InService", reason: str | None = None, shadow: bool = False) -> dict[str, Any]:
+    """SageMaker DescribeEndpoint has no AWS CLI example page and no botocore example (tests/data/aws_cli/README.md):
+    this answer is built from botocore's output shape, which :func:`response` checks; the values are the kit's
+    (variants neuron and gpu), not a publisher's."""
+    doc: dict[str, Any] = {
+        "EndpointName": "prod-chat", "EndpointArn": "arn:aws:sagemaker:us-east-2:123456789012:endpoint/prod-chat",
+        "EndpointConfigName": "prod-chat-config-1", "EndpointStatus": status,
+        "CreationTime": "2026-11-28T10:00:00Z", "LastModifiedTime": "2026-11-28T10:20:00Z",
+        "ProductionVariants": [{"VariantName": "neuron", "CurrentInstanceCount": 1}]}
+    if reason:
+        doc["FailureReason"] = reason
+    if shadow:
+        doc["ShadowProductionVariants"] = [{"VariantName": "gpu", "CurrentInstanceCount": 1}]
+    return response("sagemaker", "DescribeEndpoint", doc)
+
+
+def test_endpoints_in_service_hold_and_a_failure_naming_the_role_is_broken() -> None:
+    from neuronfleet.verify.inference import endpoints_in_service
+
+    assert endpoints_in_service([endpoint()]).outcome == "holds"
+    role = endpoint("Failed", "The execution role ARN arn:aws:iam::123456789012:role/x could not be assumed.")
+    found = endpoints_in_service([endpoint(), role])
+    assert found.outcome == "broken" and "could not be assumed" in found.seen and "aws:SourceArn" in found.fix
+    other = endpoints_in_service([endpoint("Failed", "The primary container for production variant neuron did not "
+                                                     "pass the ping health check.")])
+    assert other.outcome == "unchecked" and "names no role" in other.seen
+    assert endpoints_in_service([endpoint("Creating")]).outcome == "not yet"
+    assert endpoints_in_service([]).outcome == "not yet"
+    assert run("execution-role-source-arn", Reads(endpoints=[endpoint()])).outcome == "holds"
+    denied = run("execution-role-source-arn", Reads(endpoints=Failed("AccessDeniedException", "no")))
+    assert denied.outcome == "unchecked" and "sagemaker:DescribeEndpoint" in denied.fix
+    assert by_id("execution-role-source-arn").not_applying(fleet("dev")) == ""
+
+
+def test_the_shadow_share_is_read_from_the_examples_statistics_and_judged() -> None:
+    from neuronfleet.verify.inference import shadow_share, total
+
+    points = example("cloudwatch-get-metric-statistics", "cloudwatch", "GetMetricStatistics")["Datapoints"]
+    assert total(points) == 0  # the example asks Maximum: no Sum in its points
+    maximum = total(points, "Maximum")
+    assert maximum == pytest.approx(sum(p["Maximum"] for p in points)) and maximum > 1000
+    assert shadow_share({"prod-chat": (maximum, maximum)}).outcome == "holds"
+    found = shadow_share({"prod-chat": (1000.0, 500.0)})
+    assert found.outcome == "broken" and "50% of 1,000 requests copied" in found.seen
+    assert shadow_share({"prod-chat": (0.0, 0.0)}).outcome == "not yet"
+    assert shadow_share({}).outcome == "not yet"
+    sums = {"neuron": [{"Sum": 1000.0}], "gpu": [{"Sum": 990.0}]}
+    reads = Reads(endpoints=[endpoint(shadow=True)],
+                  metric_sum=lambda ns, metric, dims, start, end: sums[dims["VariantName"]])
+    found = run("shadow-sampling", reads, "pilot")
+    assert found.outcome == "holds" and "99% of 1,000" in found.seen
+    _, (ns, metric, dims, start, end) = reads.calls[1]
+    assert (ns, metric, end - start) == ("AWS/SageMaker", "Invocations", timedelta(days=1))
+    assert dims == {"EndpointName": "prod-chat", "VariantName": "neuron"}
+    assert run("shadow-sampling", Reads(endpoints=[endpoint()]), "pilot").outcome == "not yet"
+
+
+def log_events(*messages: str) -> list[dict[str, Any]]:
+    """CloudWatch Logs FilterLogEvents has no AWS CLI example page (awscli/examples/logs at 07c4fe36 has none): the
+    answer is built from botocore's output shape, which :func:`response` checks; the message is the copier's own
+    Powertools line (lambdas/hub_staging/handler.py logs "copied" with s3_uri, files and bytes)."""
+    page = {"events": [{"logStreamName": "2026/11/28/[$LATEST]abc", "timestamp": 1764324000000 + i,
+                        "message": m, "ingestionTime": 1764324000500 + i, "eventId": str(i)}
+                       for i, m in enumerate(messages)], "searchedLogStreams": []}
+    return response("logs", "FilterLogEvents", page)["events"]
+
+
+COPIED = json.dumps({"level": "INFO", "location": "handler:99", "message": "copied", "timestamp":
+                     "2026-11-28 10:05:00,000+0000", "service": "hub_staging", "s3_uri": "s3://b/hub/m/",
+                     "files": 7, "bytes": 16_000_000_000})
+
+
+def model(env: dict[str, str] | None = None, staged: bool = True) -> dict[str, Any]:
+    """SageMaker DescribeModel has no AWS CLI example page: built from botocore's output shape (checked)."""
+    container: dict[str, Any] = {"Image": "763104351884.dkr.ecr.us-east-2.amazonaws.com/vllm:0.1",
+                                 "Environment": env or {"HF_MODEL_ID": "/opt/ml/model"}}
+    if staged:
+        container["ModelDataSource"] = {"S3DataSource": {"S3Uri": "s3://b/hub/m/", "S3DataType": "S3Prefix",
+                                                         "CompressionType": "None"}}
+    return response("sagemaker", "DescribeModel", {
+        "ModelName": "prod-chat-gpu", "PrimaryContainer": container, "CreationTime": "2026-11-28T10:00:00Z",
+        "ModelArn": "arn:aws:sagemaker:us-east-2:123456789012:model/prod-chat-gpu", "EnableNetworkIsolation": True})
+
+
+def test_the_hub_copy_holds_when_a_model_serves_the_copy_without_the_token() -> None:
+    from neuronfleet.verify.inference import copier_lines, hub_copies
+
+    events = log_events("START RequestId: 1 Version: $LATEST", COPIED, "not json")
+    copied = copier_lines(events)
+    assert [c["bytes"] for c in copied] == [16_000_000_000]
+    found = hub_copies(copied, [model()])
+    assert found.outcome == "holds" and "16,000,000,000 bytes" in found.seen
+    assert "kept a month" in hub_copies([], [model()]).seen
+    token = hub_copies(copied, [model({"HF_TOKEN": "hf_x"})])
+    assert token.outcome == "broken" and "HF_TOKEN" in token.seen and "rotate" in token.fix
+    assert hub_copies(copied, [model(staged=False)]).outcome == "broken"
+    assert hub_copies([], [model(staged=False)]).outcome == "not yet"
+    config = {"ProductionVariants": [{"ModelName": "prod-chat-neuron"}],
+              "ShadowProductionVariants": [{"ModelName": "prod-chat-gpu"}]}
+    reads = Reads(functions=functions("hub_staging.handler.handler"), log_events=events, endpoints=[endpoint()],
+                  endpoint_config=config, model=model())
+    assert run("hub-copy", reads, "pilot").outcome == "holds"
+    group = next(c for c in reads.calls if c[0] == "log_events")[1][0]
+    assert group == "/aws/lambda/helloworld"  # the example function has no LoggingConfig: Lambda's default group
+    assert [c[1][0] for c in reads.calls if c[0] == "model"] == ["prod-chat-neuron", "prod-chat-gpu"]
+
+
+def test_each_check_applies_to_the_fleets_with_the_part() -> None:
+    applying = {name: {c.id for c in CHECKS if c.run and not c.not_applying(fleet(name))}
+                for name in ("dev", "prod", "pilot")}
+    assert {"hub-copy", "shadow-sampling", "execution-role-source-arn"} <= applying["pilot"]
+    assert {"scalable-target-right", "gpu-move-submit", "lifecycle-extension-right", "capacity-block-offerings",
+            "purchase-trail"} <= applying["prod"]
+    assert not {"hub-copy", "shadow-sampling", "scalable-target-right", "gpu-move-submit",
+                "lifecycle-extension-right", "capacity-block-offerings", "purchase-trail"} & applying["dev"]

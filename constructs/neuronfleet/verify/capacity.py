@@ -16,7 +16,7 @@ from ..facts.catalog import capacity_blocks
 from ..preflight.checks import Failed
 from .outcomes import Finding, broken, holds
 from .registry import Check, Context, unreadable
-from .roles import LIFECYCLE_HANDLER, arn_parts, bound_right, no_function, with_handler
+from .roles import LIFECYCLE_HANDLER, arn_parts, bound_right, deployed, simulate_pair
 
 REFUSED_TYPE = ("InvalidParameterValue", "InvalidParameterCombination", "InvalidParameter")
 """EC2's error codes for a request value it does not take (EC2 API Reference, "Error codes": client errors)."""
@@ -131,16 +131,8 @@ PLACEHOLDER_RESERVATION = "cr-00000000000000000"
 a well-formed id of the account stands for any of the fleet's tagged blocks."""
 
 
-def _lifecycle_roles(context: Context, check: Check) -> list[Mapping[str, Any]] | Finding:
-    functions = context.reads.functions()
-    if isinstance(functions, Failed):
-        return unreadable(functions, check)
-    found = with_handler(functions, LIFECYCLE_HANDLER)
-    return found or no_function(LIFECYCLE_HANDLER, context.fleet.stack_name("capacity"))
-
-
 def _run_extension_right(context: Context) -> Finding:
-    found = _lifecycle_roles(context, LIFECYCLE_EXTENSION_RIGHT)
+    found = deployed(context.reads, LIFECYCLE_HANDLER, context.fleet.stack_name("capacity"), LIFECYCLE_EXTENSION_RIGHT)
     if isinstance(found, Finding):
         return found
     key = f"aws:ResourceTag/{FLEET_TAG}"
@@ -150,12 +142,11 @@ def _run_extension_right(context: Context) -> Finding:
         partition, account = arn_parts(role)
         reservation = f"arn:{partition}:ec2:{context.fleet.region}:{account}:capacity-reservation/" \
                       f"{PLACEHOLDER_RESERVATION}"
-        action = ["ec2:PurchaseCapacityBlockExtension"]
-        allowed = context.reads.simulate(role, action, [reservation], {key: context.fleet.name})
-        refused = context.reads.simulate(role, action, [reservation], {key: context.fleet.name + OTHER})
-        for answer in (allowed, refused):
-            if isinstance(answer, Failed):
-                return unreadable(answer, LIFECYCLE_EXTENSION_RIGHT)
+        pair = simulate_pair(context.reads, role, ["ec2:PurchaseCapacityBlockExtension"], reservation,
+                             {key: context.fleet.name}, {key: context.fleet.name + OTHER})
+        if isinstance(pair, Failed):
+            return unreadable(pair, LIFECYCLE_EXTENSION_RIGHT)
+        allowed, refused = pair
         finding = bound_right(allowed, refused, role=role, right="capacity/iam.py's extension_statements",
                               breaks="the lifecycle function cannot extend the fleet's tagged blocks (AccessDenied "
                                      "in its log, the drain follows)",

@@ -38,6 +38,17 @@ def no_function(handler: str, stack: str) -> Finding:
                    f"run again after {stack} is deployed (the function carries the fleet's tag neuronfleet:fleet)")
 
 
+def deployed(reads: Any, handler: str, stack: str, check: Any) -> list[Mapping[str, Any]] | Finding:
+    """The fleet's functions with ``handler`` (a read), or the finding when there are none or the read failed."""
+    from ..preflight.checks import Failed
+    from .registry import unreadable
+
+    functions = reads.functions()
+    if isinstance(functions, Failed):
+        return unreadable(functions, check)
+    return with_handler(functions, handler) or no_function(handler, stack)
+
+
 def arn_parts(arn: str) -> tuple[str, str]:
     """(partition, account) of an ARN (``arn:<partition>:<service>:<region>:<account>:...``)."""
     parts = arn.split(":")
@@ -72,3 +83,14 @@ def bound_right(allowed: Sequence[Mapping[str, Any]], refused: Sequence[Mapping[
                       "MatchedStatements) and remove it")
     return holds(f"{role}: {'; '.join(_decisions(allowed))}; "
                  + ("; ".join(_decisions(refused)) if refused else "nothing else simulated"))
+
+
+def simulate_pair(reads: Any, role: str, actions: Sequence[str], resource: str, own: Mapping[str, str],
+                  other: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | Any:
+    """The simulator's results for ``resource`` with the ``own`` context and with the ``other`` one (a read, not a
+    judge: the first Failed answer is returned as it is)."""
+    allowed = reads.simulate(role, actions, [resource], own)
+    if not isinstance(allowed, list):
+        return allowed
+    refused = reads.simulate(role, actions, [resource], other)
+    return refused if not isinstance(refused, list) else (allowed, refused)

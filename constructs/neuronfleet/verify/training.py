@@ -8,6 +8,7 @@ judge; :data:`CHECKS` lists the rows in the document's order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -219,6 +220,62 @@ def _run_fetch(context: Context, check_id: str, part_ran: bool) -> Finding:
 
 UTILISATION = NEURON_CORE_UTILIZATION
 
+
+def moves_to(function: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """(GPU queue ARN, GPU job definition revision ARNs) a lifecycle function moves held jobs to: its environment's
+    ``GPU_QUEUE_ARN`` and ``GPU_JOB_DEFINITIONS`` (the contract's names: neuronfleet_contract.capacity_lifecycle),
+    what its role was granted SubmitJob on."""
+    variables = (function.get("Environment") or {}).get("Variables") or {}
+    try:
+        definitions = json.loads(variables.get("GPU_JOB_DEFINITIONS") or "[]")
+    except ValueError as exc:
+        raise ValueError(f"GPU_JOB_DEFINITIONS: got {variables.get('GPU_JOB_DEFINITIONS')!r}; allowed: a JSON list "
+                         "of job definition ARNs") from exc
+    return str(variables.get("GPU_QUEUE_ARN") or ""), [str(d) for d in definitions]
+
+
+def another_definition(definition: str) -> str:
+    """A job definition ARN of the same account that is none of the fleet's (the role must not submit it)."""
+    return definition.rsplit("/", 1)[0] + "/neuronfleet-verify-not-the-pools:1"
+
+
+def _gpu_move(fleet: Any) -> str:
+    policy = fleet.capacity_policy
+    if policy is None or policy.fallback_after_minutes is None or not fleet.fallback.enabled:
+        return "the fleet moves no held job to the GPU pool (capacity_policy.fallback_after_minutes and fallback)"
+    return ""
+
+
+def _run_gpu_move(context: Context) -> Finding:
+    from .roles import LIFECYCLE_HANDLER, bound_right, deployed
+
+    found = deployed(context.reads, LIFECYCLE_HANDLER, context.fleet.stack_name("capacity"), GPU_MOVE_SUBMIT)
+    if isinstance(found, Finding):
+        return found
+    finding = not_yet("no lifecycle function names a GPU queue", "run again after the capacity stack is deployed")
+    for function in found:
+        queue, definitions = moves_to(function)
+        if not queue or not definitions:
+            continue
+        results: dict[str, list[dict[str, Any]]] = {}
+        for arn in (queue, *definitions, another_definition(definitions[0])):
+            answer = context.reads.simulate(str(function["Role"]), ["batch:SubmitJob"], [arn], {})
+            if isinstance(answer, Failed):
+                return unreadable(answer, GPU_MOVE_SUBMIT)
+            results[arn] = answer
+        other = results.pop(another_definition(definitions[0]))
+        finding = bound_right([r for v in results.values() for r in v], other, role=str(function["Role"]),
+                              right="fallback/gpu_pool.py's grant_submit_jobs",
+                              breaks="every move to the GPU pool is refused by Batch (announced as 'Batch refused "
+                                     "the resubmission: ... AccessDenied'); the held job stays",
+                              widens="the lifecycle role may submit a job definition that is not the pool's")
+        if finding.outcome != "holds":
+            return finding
+    if finding.outcome == "holds":
+        return holds(f"{finding.seen} (whether Batch asks for job/* too shows only in a real move: its announcement "
+                     "says 'moved')")
+    return finding
+
 BATCH_CAPACITY_BLOCK = Check(
     "batch-capacity-block", "AWS Batch launches into a Capacity Block through the launch template",
     "aws ec2 describe-instances --filters Name=tag:neuronfleet:capacity,Values=capacity-block --query "
@@ -277,7 +334,8 @@ GPU_MOVE_SUBMIT = Check(
     "without job/*",
     "aws iam simulate-principal-policy --policy-source-arn <lifecycle role ARN> --action-names batch:SubmitJob "
     "--resource-arns <GPU queue ARN> <the pool's job definition ARN with revision>",
-    manual="not automated yet: the policy simulator call is listed for you to run")
+    run=lambda c: _run_gpu_move(c), permission="tag:GetResources, lambda:ListFunctions, iam:SimulatePrincipalPolicy",
+    applies=lambda f: _gpu_move(f))
 ONE_NODE_MNP = Check(
     "one-node-mnp-awsvpc", "a one-node multi-node parallel job runs on the GPU pool in awsvpc without IMDS",
     "aws batch submit-job --job-queue <GPU queue> --job-definition <its ARN>; inside it, the IMDSv2 token request "
