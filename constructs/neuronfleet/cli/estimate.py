@@ -325,12 +325,34 @@ def _how(target: dict[str, Any]) -> str:
 def render(result: dict[str, Any], got: ExportRows) -> str:
     """The estimate as text: one line per GPU type and workload (an unknown one with both targets), the totals, what
     was left out and why, what was skipped, and the prices used (an unsourced one said once)."""
+    out = _render_read(got)
+    out += _render_lines(result)
+    out += _render_totals(result)
+    out += _render_prices(result) if result["lines"] else ["no GPU line could be estimated"]
+    if result["not_estimated"]:
+        out.append("not estimated:")
+        for gpu_type, usd in result["not_estimated"].items():
+            out.append(f"  {gpu_type} ${usd}: {result['not_estimated_why'][gpu_type]}")
+        out += [f"  ({hint})" for hint in _hints(result["not_estimated_why"].values())]
+    if result["lines"]:
+        out.append(f"assumption: {result['assumption']}")
+    return "\n".join(out)
+
+
+def _render_read(got: ExportRows) -> list[str]:
+    """What was read from the export, what was skipped and the tag values that declared nothing."""
     out = [f"{got.source} ({got.format}): {len(got.rows)} GPU row(s) read"]
     for reason, n in sorted(got.skipped.items()):
         out.append(f"  skipped {n} row(s), ${got.skipped_usd.get(reason, Decimal(0)):.2f}: {reason}")
     if got.other_labels:
         out.append("  tag values that say neither inference nor training (taken as undeclared): "
                    + ", ".join(f"{k} ({n} row(s))" for k, n in sorted(got.other_labels.items())))
+    return out
+
+
+def _render_lines(result: dict[str, Any]) -> list[str]:
+    """The table: a line per GPU type and workload, both targets of an unknown workload, each with how it was chosen."""
+    out: list[str] = []
     head = (f"{'GPU type':18} {'workload':9} {'decided by':22} {'GPU hours':>10} {'GPU spend':>12}  {'-> Neuron':18} "
             f"{'Neuron est.':>12} {'saving':>12} {'break-even':>10}  Neuron/GPU used")
     if result["lines"]:
@@ -347,6 +369,12 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
         else:
             out.append(f"{start}{_target_cells(line)}{used}")
             out.append(f"{'':20}{_how(line)}")
+    return out
+
+
+def _render_totals(result: dict[str, Any]) -> list[str]:
+    """The declared lines' total and verdict, and what an undeclared workload left out of it."""
+    out = []
     known = [x for x in result["lines"] if x["workload"] != UNKNOWN]
     if known:
         out.append(f"total of the declared lines: GPU ${result['gpu_spend_usd']} -> Neuron "
@@ -359,42 +387,38 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
                    f"whose workload nobody declared ({', '.join(unknown['gpu_types'])}); both Neuron targets are "
                    "shown: declare it with --workload inference|training, --workload GPU_TYPE=inference|training or "
                    "--workload-tag KEY")
-    if result["lines"]:
-        out.append("break-even: the Neuron instances per GPU instance at which a line's Neuron estimate equals its GPU "
-                   "spend (GPU hourly price / Neuron hourly price); a measured ratio above it means the move costs "
-                   "more.")
-        used_prices: dict[str, dict[str, Any]] = {}
-        for line in result["lines"]:
-            for t in (line["targets"].values() if line["workload"] == UNKNOWN else [line]):
-                if t.get("neuron_type"):
-                    used_prices[t["neuron_type"]] = t["neuron_price"]
-        out.append("prices used: " + "; ".join(f"{t} ${p['usd_per_hour']}/h ({p['as_of']})"
-                                               for t, p in sorted(used_prices.items())))
-        if result.get("unsourced_prices"):
-            out.append(f"no public source for the price of {', '.join(result['unsourced_prices'])}: those figures "
-                       "rest on an unsourced rate (give one with --price or a fleet file's prices:)")
-        if any(t.get("sizing") == MEMORY_MATCHED for line in result["lines"]
-               for t in (line["targets"].values() if line["workload"] == UNKNOWN else [line])):
-            out.append("memory-matched lines had no model size: give one with --model-gib, --params with --dtype, or "
-                       "a fleet file's endpoints' model_size_gib, to size inference by the model")
-        if result.get("sizing"):
-            out.append(result["sizing"])
-        sources = sorted({p["source"] for p in used_prices.values() if p["source"] and
-                          not str(p["source"]).lower().startswith("unsourced")})
-        if sources:
-            out.append("price sources: " + "; ".join(sources))
-        if result.get("price_cache"):
-            out.append(f"prices: {result['price_cache']}")
-    else:
-        out.append("no GPU line could be estimated")
-    if result["not_estimated"]:
-        out.append("not estimated:")
-        for gpu_type, usd in result["not_estimated"].items():
-            out.append(f"  {gpu_type} ${usd}: {result['not_estimated_why'][gpu_type]}")
-        out += [f"  ({hint})" for hint in _hints(result["not_estimated_why"].values())]
-    if result["lines"]:
-        out.append(f"assumption: {result['assumption']}")
-    return "\n".join(out)
+    return out
+
+
+def _render_prices(result: dict[str, Any]) -> list[str]:
+    """Under a table: break-even explained, the Neuron prices used with their sources, what rests on an unsourced or
+    memory-matched figure, and the price cache."""
+    out = ["break-even: the Neuron instances per GPU instance at which a line's Neuron estimate equals its GPU "
+           "spend (GPU hourly price / Neuron hourly price); a measured ratio above it means the move costs "
+           "more."]
+    targets = [t for line in result["lines"]
+               for t in (line["targets"].values() if line["workload"] == UNKNOWN else [line])]
+    used_prices: dict[str, dict[str, Any]] = {}
+    for t in targets:
+        if t.get("neuron_type"):
+            used_prices[t["neuron_type"]] = t["neuron_price"]
+    out.append("prices used: " + "; ".join(f"{t} ${p['usd_per_hour']}/h ({p['as_of']})"
+                                           for t, p in sorted(used_prices.items())))
+    if result.get("unsourced_prices"):
+        out.append(f"no public source for the price of {', '.join(result['unsourced_prices'])}: those figures "
+                   "rest on an unsourced rate (give one with --price or a fleet file's prices:)")
+    if any(t.get("sizing") == MEMORY_MATCHED for t in targets):
+        out.append("memory-matched lines had no model size: give one with --model-gib, --params with --dtype, or "
+                   "a fleet file's endpoints' model_size_gib, to size inference by the model")
+    if result.get("sizing"):
+        out.append(result["sizing"])
+    sources = sorted({p["source"] for p in used_prices.values() if p["source"] and
+                      not str(p["source"]).lower().startswith("unsourced")})
+    if sources:
+        out.append("price sources: " + "; ".join(sources))
+    if result.get("price_cache"):
+        out.append(f"prices: {result['price_cache']}")
+    return out
 
 
 def _verdict(result: dict[str, Any]) -> str:
