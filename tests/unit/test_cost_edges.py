@@ -11,7 +11,7 @@ from neuronfleet.lambdas.cost.logic.economics import unit_costs
 from neuronfleet.lambdas.cost.logic.evaluation import neuron_equivalent
 from neuronfleet.lambdas.cost.logic.ledger import item, plan
 from neuronfleet.lambdas.cost.logic.rows import CostRow, parse
-from neuronfleet.lambdas.neuronfleet_contract.cost import EndpointModel
+from neuronfleet_contract.cost import EndpointModel
 from tests.unit.test_publisher_examples import derived_ce_page
 
 DAY = "2026-11-01"
