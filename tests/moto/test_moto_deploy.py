@@ -413,3 +413,21 @@ def test_eval_deploys_a_single_chip_trn2_cluster_and_an_inf2_endpoint_in_sa_east
     assert [(i["NetworkCardIndex"], i["DeviceIndex"], i.get("InterfaceType", "interface"))
             for i in lt["NetworkInterfaces"]] == [(0, 0, "interface"), (0, 1, "efa-only")]
     assert list(seen["endpoints"]) and seen["leaked"]["warnings"] == []
+
+
+# --- config/smoke.yaml: the smoke run of docs/day-one.md, in sa-east-1 ------------------------------------------------
+
+
+def test_smoke_deploys_its_node_its_endpoint_with_the_failover_and_the_cost_monitors(synth_fleet) -> None:
+    result, seen = _deploy(synth_fleet, "smoke")
+    assert [(s.name, s.status, s.region) for s in result.stacks] == [
+        (f"nf-smoke-{part}", "CREATE_COMPLETE", "sa-east-1") for part in
+        ("network", "alerts", "train-smoke", "inference", "cost")]
+    (lt,) = seen["launch_templates"]
+    assert lt["InstanceType"] == "trn2.3xlarge"
+    (endpoint,) = seen["endpoints"].values()
+    assert sorted(v["VariantName"] for v in endpoint["ProductionVariants"]) == ["gpu", "neuron"]
+    # the run-time failover watches the endpoint; the cost monitors collect, report and detect waste
+    assert "failover.handler.handler" in seen["functions"]
+    assert {"cost.collector.handler", "cost.waste.handler"} <= set(seen["functions"])
+    assert seen["leaked"] == {"warnings": [], "stdout": [], "stderr": [], "logs": []}
