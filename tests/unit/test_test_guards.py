@@ -119,15 +119,19 @@ def _is_pytest_call(node: ast.AST, names: set[str]) -> bool:
         and isinstance(node.func.value, ast.Name) and node.func.value.id == "pytest"
 
 
-def _runs_at_least_once(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
-    """A for loop over a written-out tuple, list, set or dict with an element that is not ``*unpacked``, or over a
-    non-empty string."""
-    items = getattr(loop, "iter", None)
+def _runs_at_least_once(loop: ast.AST) -> bool:
+    """A for loop (or a comprehension's first ``for``) over a written-out tuple, list, set or dict with an element that
+    is not ``*unpacked``, or over a non-empty string."""
+    items = loop.generators[0].iter if isinstance(loop, ast.GeneratorExp | ast.ListComp | ast.SetComp) else \
+        getattr(loop, "iter", None)
     if isinstance(items, ast.Constant):
         return isinstance(items.value, str) and items.value != ""
-    elements = items.keys if isinstance(items, ast.Dict) else getattr(items, "elts", None) \
-        if isinstance(items, ast.Tuple | ast.List | ast.Set) else None
-    return bool(elements) and any(e is not None and not isinstance(e, ast.Starred) for e in elements)
+    elements: list[ast.expr | None] = []
+    if isinstance(items, ast.Dict):
+        elements = list(items.keys)  # None: a **mapping unpacked
+    elif isinstance(items, ast.Tuple | ast.List | ast.Set):
+        elements = list(items.elts)
+    return any(e is not None and not isinstance(e, ast.Starred) for e in elements)
 
 
 def _is_pytest_check(node: ast.AST) -> bool:
@@ -141,13 +145,14 @@ def _checks(node: ast.AST, looped: bool = False) -> list[tuple[ast.AST, bool]]:
     else run whatever the count; a loop over a written-out non-empty display runs), or an ``assert all(... for ...)``,
     true of an empty iterable. A check is an ``assert``, a ``with pytest.raises(...)``/``pytest.warns(...)`` block or
     a ``pytest.fail(...)`` call."""
-    found = []
+    found: list[tuple[ast.AST, bool]] = []
     for child in ast.iter_child_nodes(node):
         inside = looped or (isinstance(node, _LOOPS) and child in node.body and not _runs_at_least_once(node))
         if isinstance(child, ast.Assert):
             test = child.test
             vacuous = isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "all" \
-                and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp | ast.ListComp | ast.SetComp)
+                and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp | ast.ListComp | ast.SetComp) \
+                and not _runs_at_least_once(test.args[0])
             found.append((child, inside or vacuous))
         elif _is_pytest_check(child):
             found.append((child, inside))
@@ -180,6 +185,8 @@ def test_no_test_checks_only_inside_a_loop() -> None:
     ("def test_a(xs):\n    for x in xs:\n        with pytest.raises(ValueError):\n            f(x)\n", True),
     ("def test_a(xs):\n    for x in xs:\n        if not x:\n            pytest.fail(x)\n", True),
     ("def test_a(xs):\n    assert all(x > 0 for x in xs)\n", True),
+    ("def test_a(a, b):\n    assert all(x > 0 for x in (a, b))\n", False),  # written out: two values checked
+    ("def test_a(a, b):\n    assert all([x > 0 for x in [*a]])\n", True),
     ("def test_a(xs):\n    for x in xs:\n        for y in x:\n            assert y\n", True),
     ("class TestA:\n    def test_a(self, xs):\n        for x in xs:\n            assert x\n", True),
     ("def test_a(xs):\n    assert xs\n    for x in xs:\n        assert x\n", False),
