@@ -9,6 +9,7 @@ import copy
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -451,3 +452,237 @@ def test_each_check_applies_to_the_fleets_with_the_part() -> None:
             "purchase-trail"} <= applying["prod"]
     assert not {"hub-copy", "shadow-sampling", "scalable-target-right", "gpu-move-submit",
                 "lifecycle-extension-right", "capacity-block-offerings", "purchase-trail"} & applying["dev"]
+
+
+# ------------------------------------------------------------------------------ capacity-block-fee
+
+
+def cost_results(usage_type: str | None = None, fleet_tag: str = "neuronfleet:fleet$nf-prod") -> list[dict[str, Any]]:
+    """The CLI's get-cost-and-usage example (S3 grouped by SERVICE and a tag), its groups' first key replaced by a
+    usage type when given (the shape Cost Explorer answers for GroupBy USAGE_TYPE and the fleet tag)."""
+    page = copy.deepcopy(example("ce-get-cost-and-usage", "ce", "GetCostAndUsage"))
+    if usage_type:
+        for period in page["ResultsByTime"]:
+            for group in period["Groups"]:
+                group["Keys"] = [usage_type, fleet_tag]
+    return page["ResultsByTime"]
+
+
+def block(instance_type: str = "trn2.48xlarge", bought: timedelta = timedelta(days=10)) -> dict[str, Any]:
+    """A Capacity Block as DescribeCapacityReservations answers it: the CLI's example reservation with the block's
+    members (ReservationType, InstanceType, CreateDate: tests/data/aws_cli/README.md says why)."""
+    (reservation, *_) = example("ec2-describe-capacity-reservations", "ec2", "DescribeCapacityReservations")[
+        "CapacityReservations"]
+    return {**reservation, "ReservationType": "capacity-block", "InstanceType": instance_type,
+            "CreateDate": NOW - bought}
+
+
+def test_the_fee_holds_when_booked_as_capacity_block_fee_and_waits_or_breaks_otherwise() -> None:
+    from neuronfleet.verify.cost import block_fee, capacity_blocks_of
+
+    fee = cost_results("USE2-CapacityBlockFee:trn2.48xlarge")
+    found = block_fee(fee, [block()], NOW)
+    assert found.outcome == "holds", found
+    assert "USE2-CapacityBlockFee:trn2.48xlarge" in found.seen and "nf-prod" in found.seen
+    plain = cost_results()  # the example as published: S3's service name, not a usage type the parser reads
+    found = block_fee(plain, [block()], NOW)
+    assert found.outcome == "broken" and "Amazon Simple Storage Service" in found.seen
+    assert "unmatched" in found.fix
+    upfront_usage = block_fee(cost_results("USE2-BoxUsage:trn2.48xlarge"), [block()], NOW)  # instance time, no fee
+    assert upfront_usage.outcome == "broken" and "USE2-BoxUsage:trn2.48xlarge" in upfront_usage.seen
+    other = block_fee(cost_results("USE2-CapacityBlock:trn2.48xlarge"), [block()], NOW)
+    assert other.outcome == "broken" and "USE2-CapacityBlock:trn2.48xlarge" in other.seen
+    assert block_fee(plain, [block(bought=timedelta(days=1))], NOW).outcome == "not yet"
+    assert block_fee(fee, [], NOW).outcome == "not yet"
+    assert block_fee(fee, [block("trn1.32xlarge")], NOW).outcome == "broken"  # a fee, but not for this type
+    odcr = example("ec2-describe-capacity-reservations", "ec2", "DescribeCapacityReservations")["CapacityReservations"]
+    assert capacity_blocks_of(odcr) == [] and capacity_blocks_of([block()]) == [block()]
+    reads = Reads(fleet_reservations=[block()], costs_by_usage_type=fee)
+    assert run("capacity-block-fee", reads).outcome == "holds"
+    _, (start, end, record_types) = reads.calls[1]
+    assert (start, end, tuple(record_types)) == ("2026-11-18", "2026-11-30", ("Upfront", "Refund"))
+    assert run("capacity-block-fee", Reads(fleet_reservations=odcr)).outcome == "not yet"
+
+
+# ------------------------------------------------------------------------------ data-exports-delivery
+
+
+def get_export(created: datetime = NOW - timedelta(days=3)) -> dict[str, Any]:
+    """Data Exports GetExport has no AWS CLI example page (awscli/examples has no bcm-data-exports folder at
+    07c4fe36) and no botocore example: built from botocore's output shape (checked), with the kit's export's
+    settings (cost/cur.py: CUR 2.0, Parquet, overwrite, prefix cur2)."""
+    return response("bcm-data-exports", "GetExport", {
+        "Export": {"ExportArn": "arn:aws:bcm-data-exports:us-east-1:123456789012:export/nf-org-cur2-abc",
+                   "Name": "nf-org-cur2", "DataQuery": {"QueryStatement": "SELECT resource_tags FROM "
+                                                                          "COST_AND_USAGE_REPORT"},
+                   "DestinationConfigurations": {"S3Destination": {
+                       "S3Bucket": "nf-org-exports", "S3Prefix": "cur2", "S3Region": "us-west-2",
+                       "S3OutputConfigurations": {"OutputType": "CUSTOM", "Format": "PARQUET",
+                                                  "Compression": "PARQUET", "Overwrite": "OVERWRITE_REPORT"}}},
+                   "RefreshCadence": {"Frequency": "SYNCHRONOUS"}},
+        "ExportStatus": {"StatusCode": "HEALTHY", "CreatedAt": created.isoformat()}})
+
+
+def listed_objects(key: str | None = None) -> list[dict[str, Any]]:
+    """The CLI's list-objects-v2 example (four .rtf documents), with an export object's key when given."""
+    found = copy.deepcopy(example("s3api-list-objects-v2", "s3", "ListObjectsV2")["Contents"])
+    if key:
+        found[0]["Key"] = key
+    return found
+
+
+def test_the_export_holds_with_its_objects_and_waits_a_day_before_breaking() -> None:
+    from neuronfleet.verify.cost import export_delivered
+
+    documents = listed_objects()
+    assert [o["Key"] for o in documents] == ["doc1.rtf", "doc2.rtf", "doc3.rtf", "doc4.rtf"]
+    data = listed_objects("cur2/nf-org-cur2/data/BILLING_PERIOD=2026-11/nf-org-cur2-00001.snappy.parquet")
+    found = export_delivered(get_export(), data, NOW)
+    assert found.outcome == "holds" and "1 export objects under s3://nf-org-exports/cur2 (us-west-2)" in found.seen
+    late = export_delivered(get_export(), documents, NOW)
+    assert late.outcome == "broken" and "HEALTHY" in late.seen and "bucket policy" in late.fix
+    early = export_delivered(get_export(NOW - timedelta(hours=5)), [], NOW)
+    assert early.outcome == "not yet" and "2026-11-30 07:00" in early.fix
+    reads = Reads(export=get_export(), objects=data)
+    assert run("data-exports-delivery", reads, "org").outcome == "holds"
+    assert reads.calls == [("export", ("nf-org-cur2",)), ("objects", ("nf-org-exports", "cur2", "us-west-2"))]
+    missing = run("data-exports-delivery", Reads(export=Failed("NotFound", "none")), "org")
+    assert missing.outcome == "not yet"
+    assert by_id("data-exports-delivery").not_applying(fleet("org")) == ""
+    assert by_id("data-exports-delivery").not_applying(fleet("dev")) != ""
+
+
+# ------------------------------------------------------------------------------ the Price List
+
+
+def price_list(**attributes: str) -> list[str]:
+    """The CLI's get-products example (an EBS volume, per GB-Mo), its attributes, unit and price varied."""
+    (text,) = example("pricing-get-products", "pricing", "GetProducts")["PriceList"]
+    if not attributes:
+        return [text]
+    doc = json.loads(text)
+    unit = attributes.pop("unit", None)
+    usd = attributes.pop("usd", None)
+    doc["product"]["attributes"].update(attributes)
+    for term in doc["terms"]["OnDemand"].values():
+        for dimension in term["priceDimensions"].values():
+            dimension["unit"] = unit or dimension["unit"]
+            dimension["pricePerUnit"]["USD"] = usd or dimension["pricePerUnit"]["USD"]
+    return [json.dumps(doc)]
+
+
+def test_one_product_per_type_holds_and_none_or_an_unpriced_one_is_broken() -> None:
+    from neuronfleet.verify.cost import one_product
+
+    ebs = one_product("trn1.32xlarge", "us-east-2", price_list(), NOW.date())
+    assert ebs.outcome == "broken" and "no hourly (Hrs) On-Demand price" in ebs.seen  # the example is per GB-Mo
+    instance = price_list(instanceType="trn1.32xlarge", regionCode="us-east-2", unit="Hrs", usd="21.50")
+    found = one_product("trn1.32xlarge", "us-east-2", instance, NOW.date())
+    assert found.outcome == "holds" and "one price 21.5 USD/h" in found.seen
+    other = price_list(instanceType="trn1.32xlarge", regionCode="us-east-2", unit="Hrs", usd="24.00")
+    other[0] = other[0].replace("3MKHN58N7RDDVGKJ", "3MKHN58N7RDDVGKK")
+    assert one_product("trn1.32xlarge", "us-east-2", [*instance, *other], NOW.date()).outcome == "broken"
+    assert one_product("trn1.32xlarge", "us-east-2", [], NOW.date()).outcome == "broken"
+    from neuronfleet.lambdas.cost.logic.pricelist import wanted_attributes
+    from neuronfleet.verify.cost import priced_types
+
+    dev = fleet("dev")
+    reads = Reads(products=lambda service, wanted: price_list(**wanted, unit="Hrs", usd="1.25"))
+    found = run("price-list-filters", reads, "dev")
+    assert found.outcome == "holds" and found.seen.count("one price 1.25") == len(priced_types(dev))
+    assert [c[1][1] for c in reads.calls] == [wanted_attributes(t, dev.region) for t in priced_types(dev)]
+    assert all(c[1][1].get("marketoption") == "OnDemand" for c in reads.calls if c[1][0] == "AmazonEC2")
+    assert run("price-list-filters", Reads(products=[])).outcome == "broken"
+
+
+def test_fsx_and_overhead_rates_are_read_from_the_examples_gb_month_price() -> None:
+    from neuronfleet.verify.cost import fsx_rates, rate_matches, rates
+
+    (sku, unit, usd, usage), = rates(price_list())
+    assert (sku, unit, usd, usage) == ("3MKHN58N7RDDVGKJ", "GB-Mo", Decimal("0.1380000000"),
+                                       "APS1-EBS:VolumeUsage.piops")
+    found = fsx_rates(price_list(), "us-east-2")
+    assert found.outcome == "holds" and "0.1380000000 USD/GB-Mo" in found.seen and "overhead_prices.json" in found.seen
+    assert fsx_rates(price_list(unit="Hrs"), "us-east-2").outcome == "unchecked"
+    assert rate_matches("x", Decimal("0.138"), price_list(), "us-east-2").outcome == "holds"
+    off = rate_matches("x", Decimal("0.10"), price_list(), "us-east-2")
+    assert off.outcome == "broken" and "0.1380000000" in off.seen and "0.10" in off.seen
+    assert rate_matches("x", Decimal("0.10"), [], "us-east-2").outcome == "unchecked"
+    assert rate_matches("x", Decimal("0.10"), price_list(usd="0.0000000000"), "us-east-2").outcome == "unchecked"
+    reads = Reads(products=price_list(usd="0.01"))
+    assert run("region-overhead-rates", reads).outcome == "broken"  # 0.01 matches the endpoint rate, not EKS's 0.10
+    assert [c[1][2] for c in reads.calls] == [{"usagetype": "VpcEndpoint-Hours"},
+                                             {"usagetype": "AmazonEKS-Hours:perCluster"}]
+    assert run("quoted-rates", Reads(products=[])).outcome == "unchecked"
+
+
+# ------------------------------------------------------------------------------ function-durations
+
+
+def lambda_log_events() -> list[dict[str, Any]]:
+    """The get-log-events output in AWS Lambda's own Python logging page (tests/data/lambda, verbatim), checked
+    against botocore's GetLogEvents shape."""
+    from tests.publisher_examples import git_blob_sha
+
+    path = ROOT / "tests" / "data" / "lambda" / "python-logging.md"
+    assert git_blob_sha(path) in (path.parent / "README.md").read_text()
+    text = path.read_text()
+    doc, _ = json.JSONDecoder().raw_decode(text, text.index('{\n    "events"'))
+    return response("logs", "GetLogEvents", doc)["events"]
+
+
+def test_durations_are_read_from_lambdas_own_report_line_and_judged_against_the_timeout() -> None:
+    from neuronfleet.verify.cost import billed_ms, durations
+
+    messages = [e["message"] for e in lambda_log_events()]
+    assert billed_ms(messages) == [27.0]
+    text = (ROOT / "tests" / "data" / "lambda" / "python-logging.md").read_text()
+    plain = [line for line in text.splitlines() if line.startswith("REPORT RequestId")]
+    assert billed_ms(plain) == [16.0, 80.0, 3.0]  # the page's other REPORT lines (spaces, not tabs)
+    found = durations({"collector": (600, [27.0, 60_000.0])})
+    assert found.outcome == "holds" and "mean 30.0 s, max 60.0 s of 600 s" in found.seen and "5%" in found.seen
+    timed_out = durations({"collector": (600, [600_000.0])})
+    assert timed_out.outcome == "broken" and "its whole timeout (600 s)" in timed_out.seen
+    assert durations({"collector": (600, [])}).outcome == "not yet"
+    listed = functions("cost.collector.handler")
+    reads = Reads(functions=listed, log_events=lambda_log_events())
+    assert run("function-durations", reads).outcome == "holds"
+    assert next(c for c in reads.calls if c[0] == "log_events")[1][1] == '"REPORT RequestId"'
+
+
+# ------------------------------------------------------------------------------ service-source-keys
+
+
+def assume_role(service: str = "ecs-tasks.amazonaws.com", role: str = "nf-prod-train-a-JobRole1234",
+                **extra: Any) -> list[dict[str, Any]]:
+    """The CLI's lookup-events example (a ConsoleLogin), its CloudTrailEvent turned into a service's AssumeRole of
+    the fleet's role (``extra``: its requestParameters/additionalEventData members)."""
+    (event,) = copy.deepcopy(example("cloudtrail-lookup-events", "cloudtrail", "LookupEvents")["Events"])
+    record = json.loads(event["CloudTrailEvent"])
+    record.update({"eventName": "AssumeRole", "eventSource": "sts.amazonaws.com", "sourceIPAddress": service,
+                   "userIdentity": {"type": "AWSService", "invokedBy": service},
+                   "requestParameters": {"roleArn": f"arn:aws:iam::123456789012:role/{role}",
+                                         "roleSessionName": "x", **extra.get("request", {})},
+                   "additionalEventData": extra.get("additional")})
+    event.update({"EventName": "AssumeRole", "CloudTrailEvent": json.dumps(record)})
+    return [event]
+
+
+def test_source_keys_are_looked_for_in_the_services_assume_role_records() -> None:
+    from neuronfleet.verify.cost import source_keys
+
+    (login,) = example("cloudtrail-lookup-events", "cloudtrail", "LookupEvents")["Events"]
+    assert source_keys([login], "nf-prod").outcome == "not yet"  # a console sign-in: no service's AssumeRole
+    keys = {"sourceAccount": "123456789012", "sourceArn": "arn:aws:ecs:us-east-2:123456789012:task/x"}
+    found = source_keys(assume_role(request=keys), "nf-prod")
+    assert found.outcome == "holds" and "ecs-tasks.amazonaws.com: 1 of 1" in found.seen
+    bare = source_keys(assume_role(), "nf-prod")
+    assert bare.outcome == "broken" and "0 of 1" in bare.seen and "do not add" in bare.fix
+    flow = source_keys(assume_role("vpc-flow-logs.amazonaws.com", "nf-prod-network-FlowLogRole",
+                                   additional={"SourceAccount": "1", "SourceArn": "a"}), "nf-prod")
+    assert flow.outcome == "holds"
+    assert source_keys(assume_role(role="other-JobRole"), "nf-prod").outcome == "not yet"  # not this fleet's role
+    reads = Reads(assume_role_events=assume_role(request=keys))
+    assert run("service-source-keys", reads).outcome == "holds"
+    _, (start, end) = reads.calls[0]
+    assert end - start == timedelta(days=7)

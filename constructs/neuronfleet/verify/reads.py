@@ -149,12 +149,14 @@ class Reads(Account):
         return self._answer(lambda: self.client("cloudtrail").get_trail_status(Name=trail_arn))
 
     def costs_by_usage_type(self, start: str, end: str, record_types: Sequence[str]) -> list[dict[str, Any]] | Failed:
-        """Cost Explorer's daily UnblendedCost grouped by usage type, for ``record_types`` (``ResultsByTime``; every
-        page: Cost Explorer has no paginator in botocore, it pages with NextPageToken)."""
+        """Cost Explorer's daily UnblendedCost and UsageQuantity grouped by usage type and the fleet tag (the cost
+        collector's grouping, so its row parser reads them), for ``record_types`` (``ResultsByTime``; every page:
+        Cost Explorer has no paginator in botocore, it pages with NextPageToken)."""
         def run() -> list[dict[str, Any]]:
             args: dict[str, Any] = {
-                "TimePeriod": {"Start": start, "End": end}, "Granularity": "DAILY", "Metrics": ["UnblendedCost"],
-                "GroupBy": [{"Type": "DIMENSION", "Key": "USAGE_TYPE"}],
+                "TimePeriod": {"Start": start, "End": end}, "Granularity": "DAILY",
+                "Metrics": ["UnblendedCost", "UsageQuantity"],
+                "GroupBy": [{"Type": "DIMENSION", "Key": "USAGE_TYPE"}, {"Type": "TAG", "Key": FLEET_TAG}],
                 "Filter": {"Dimensions": {"Key": "RECORD_TYPE", "Values": list(record_types)}}}
             out: list[dict[str, Any]] = []
             while True:
@@ -190,12 +192,15 @@ class Reads(Account):
         result: bytes | Failed = self._call(run)
         return result
 
-    def products(self, service_code: str, filters: Mapping[str, str]) -> list[str] | Failed:
-        """The Price List's products for ``filters`` (GetProducts, TERM_MATCH on each, every page): JSON texts."""
+    def products(self, service_code: str, filters: Mapping[str, str],
+                 contains: Mapping[str, str] | None = None) -> list[str] | Failed:
+        """The Price List's products for ``filters`` (GetProducts, TERM_MATCH on each) and ``contains`` (CONTAINS:
+        an attribute holding the text, e.g. a usage type without its region prefix), every page: JSON texts."""
         def run() -> list[str]:
             pages = self.client("pricing", US_EAST_1).get_paginator("get_products").paginate(
-                ServiceCode=service_code, Filters=[{"Type": "TERM_MATCH", "Field": k, "Value": v}
-                                                   for k, v in filters.items()])
+                ServiceCode=service_code, Filters=[
+                    *({"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()),
+                    *({"Type": "CONTAINS", "Field": k, "Value": v} for k, v in (contains or {}).items())])
             return [str(p) for page in pages for p in page.get("PriceList", [])]
         result: list[str] | Failed = self._call(run)
         return result
