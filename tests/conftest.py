@@ -44,8 +44,8 @@ def fleet_file(name: str) -> Fleet:
 
 HOT_PROD = "prod-hot"
 """config/prod.yaml as it was until 2026-11-28: chat with a hot GPU standby (1 x ml.p5.48xlarge running, the run-time
-failover's target). No example fleet keeps one now (it cost more than GPU alone: docs/fallback.md); the failover's
-template tests synthesise this one (``synth_fleet("prod-hot")``)."""
+failover's target). prod keeps a warm one now (the hot one cost more than GPU alone: docs/fallback.md; config/smoke.yaml
+keeps a small hot one for its one run); the failover's template tests synthesise this one (``synth_fleet("prod-hot")``)."""
 
 
 def hot_prod() -> Fleet:
