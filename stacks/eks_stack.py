@@ -10,8 +10,8 @@ from neuronfleet import FleetNetwork, GpuPool, StaticAzStack, TrainiumClusterSet
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.eks.capacity_alerts import NodegroupCapacityAlerts
 from neuronfleet.settings.eks import NeuronEksClusterSettings
-from neuronfleet.settings.sharing import PoolSharingSettings
-from neuronfleet.sharing.pool import SharedNeuronPool
+from neuronfleet.settings.sharing import SharingSettings
+from neuronfleet.sharing.pool import SharingPool
 from neuronfleet.training.lustre import lustre_storage
 
 
@@ -23,7 +23,7 @@ class EksTrainingStack(StaticAzStack):
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  cluster: NeuronEksClusterSettings, storage: TrainiumClusterSettings,
-                 sharing: PoolSharingSettings | None = None, alerts_topic: sns.ITopic | None = None,
+                 sharing: SharingSettings | None = None, alerts_topic: sns.ITopic | None = None,
                  fleet: str = "", gpu_pool: GpuPool | None = None, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("an EKS cluster")
@@ -52,9 +52,9 @@ class EksTrainingStack(StaticAzStack):
         if alerts_topic is not None:  # a Neuron node group that cannot get nodes: announced once (docs/eks.md)
             self.capacity_alerts = NodegroupCapacityAlerts(self, "NodegroupCapacity", cluster=c, topic=alerts_topic,
                                                            pool=gpu_pool, fleet=fleet)
-        self.pool: SharedNeuronPool | None = None
+        self.pool: SharingPool | None = None
         if sharing is not None and alerts_topic is not None:
             schedule = sharing.pool_schedule(cluster, cluster.node_groups[0].name)  # the entry's name
-            self.pool = SharedNeuronPool(self, "Pool", cluster=c, node_group=sharing.node_group or
+            self.pool = SharingPool(self, "Pool", cluster=c, node_group=sharing.node_group or
                                          cluster.node_groups[0].name, schedule=schedule, topic=alerts_topic,
                                          deployment=sharing.deployment, fleet=fleet)

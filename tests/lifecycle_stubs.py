@@ -13,7 +13,7 @@ from typing import Any, Self
 import boto3
 from botocore.stub import Stubber
 from moto import mock_aws
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
 from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, FleetBudget, GpuQueue, Intents, Ledger, Topic
 from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .inference.failover import EndpointFailover
     from .judge.pilot_judge import PilotJudge
     from .network.fleet_network import FleetNetwork
-    from .sharing.pool import SharedNeuronPool
+    from .sharing.pool import SharingPool
     from .training.cluster import TrainiumCluster
 
 _LAZY = {
@@ -55,7 +55,7 @@ _LAZY = {
     "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
     "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
     "FleetNetwork": ".network.fleet_network", "StaticAzStack": ".core.stack", "TrainiumCluster": ".training.cluster",
-    "NeuronEksCluster": ".eks.cluster", "PilotJudge": ".judge.pilot_judge", "SharedNeuronPool": ".sharing.pool",
+    "NeuronEksCluster": ".eks.cluster", "PilotJudge": ".judge.pilot_judge", "SharingPool": ".sharing.pool",
     "FAMILY_TAG": ".core.tagging", "FLEET_TAG": ".core.tagging", "PHASE_TAG": ".core.tagging",
     "tag_family": ".core.tagging", "tag_fleet": ".core.tagging",
 }
@@ -107,7 +107,7 @@ __all__ = [
     "Price",
     "Problem",
     "ScheduledScaling",
-    "SharedNeuronPool",
+    "SharingPool",
     "StaticAzStack",
     "TrainiumCluster",
     "TrainiumClusterSettings",

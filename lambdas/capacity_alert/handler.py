@@ -22,7 +22,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neuronfleet_runtime.health import per_fleet
+from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.capacity_alert import (

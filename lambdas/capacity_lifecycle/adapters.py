@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from neuronfleet_runtime import announcements, reservations, topic
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
 from neuronfleet_contract.capacity_lifecycle import FALLBACK_OF_TAG, GPU_JOB_DEFINITION_TAG, ClusterRef, drain_key
 from neuronfleet_contract.tags import FLEET_TAG

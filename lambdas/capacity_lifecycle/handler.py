@@ -2,7 +2,7 @@
 EC2's Capacity Block events (any of them starts the same idempotent pass).
 
 Per cluster: extend a block whose jobs still run when the policy allows (bought once: an intent lease, and every
-source EC2 offers looked at before buying: runtime capacity_blocks.extension_found; after a purchase whose answer was
+source EC2 offers looked at before buying: runtime capacity_block_calls.extension_found; after a purchase whose answer was
 lost, no second attempt inside EC2's consistency window, across runs too: the intent carries the attempt's time),
 else tell the jobs to checkpoint (S3 flag) and announce the drain; announce an impaired interconnect once (until it
 is ok again); move jobs held for capacity past the policy's limit to the GPU pool when they name a GPU job
@@ -44,7 +44,7 @@ from aws_lambda_powertools import Logger
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from neuronfleet_runtime.announcements import Unfinished
-from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES, CapacityBlocksApi, Refused
+from neuronfleet_runtime.capacity_block_calls import NO_SDK_RETRIES, CapacityBlocksApi, Refused
 
 from neuronfleet_contract.capacity_lifecycle import (
     ClusterRef,
@@ -66,8 +66,8 @@ from .logic import (
     budget_text,
     choose_extension,
     cost_difference,
+    drain_announcement_key,
     drain_deadline,
-    drain_key,
     drain_text,
     extended_text,
     extension_key,
@@ -172,7 +172,7 @@ def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime, patience
             logger.exception("drain flag not written", extra={"cluster": cluster.name})
             flag_error = f"{type(e).__name__}: {e}"
             problems.append(f"{cluster.name}: drain flag: {flag_error}")
-        box.once(drain_key(cluster.name, ends), expires=max(b.end for b in ends) + timedelta(days=1),
+        box.once(drain_announcement_key(cluster.name, ends), expires=max(b.end for b in ends) + timedelta(days=1),
                  say=drain_text(cluster.name, ends, deadline, Flag.where(cluster), draining[0][1],
                                 flag_error=flag_error))
         did.append(f"drain by {deadline.isoformat()}" + (f" (flag not written: {flag_error})" if flag_error else ""))

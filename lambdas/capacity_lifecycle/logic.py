@@ -180,7 +180,9 @@ def refused_text(cluster: str, block: Block, choice: Choice, *, offers: int) -> 
     return (f"neuronfleet: Capacity Block {block.reservation_id} not extended"[:100], "\n".join(lines))
 
 
-def drain_key(cluster: str, blocks: Sequence[Block]) -> str:
+def drain_announcement_key(cluster: str, blocks: Sequence[Block]) -> str:
+    """The announcement ledger's key of the drain notice for ``cluster``'s blocks ending first (not the S3 key of the
+    checkpoint flag: that is neuronfleet_contract.capacity_lifecycle.drain_key)."""
     return f"drain#{cluster}#{min(b.end for b in blocks).isoformat()}"
 
 

@@ -31,7 +31,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neuronfleet_runtime.announcements import Ledger
-from neuronfleet_runtime.health import per_fleet
+from neuronfleet_runtime.fleet_metrics import per_fleet
 from neuronfleet_runtime.topic import Topic
 
 from neuronfleet_contract import namespaces

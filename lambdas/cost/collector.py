@@ -33,19 +33,19 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
-from neuronfleet_runtime.health import per_fleet
+from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.cost import COLLECTOR_METRICS, COLLECTOR_SERVICE, CollectorSettings
 
 from .adapters import cost_explorer
 from .adapters.athena import AthenaSpend
-from .adapters.capacity_blocks import CapacityBlocks
+from .adapters.block_reservations import CapacityBlocks
 from .adapters.cost_explorer import CostExplorer
 from .adapters.outputs import SpendMetrics
 from .adapters.spend_ledger import SpendLedger
+from .logic.block_amortisation import amortise
 from .logic.block_fees import extension_blocks, in_sight, reconcile
-from .logic.capacity_blocks import amortise
 from .logic.ledger import TRANSACTION_ITEMS, Busy, plan
 from .logic.rows import BadRow, Basis, CostRow, parse, publishable, totals
 

@@ -47,7 +47,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
-from neuronfleet_runtime.health import per_fleet
+from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import failover as contract
 from neuronfleet_contract import namespaces

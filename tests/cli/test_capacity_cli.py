@@ -47,7 +47,7 @@ def aws(monkeypatch) -> dict[str, Any]:
     monkeypatch.setattr(capacity_cli, "clients", lambda region: (ec2, ec2, rg))
     monkeypatch.setattr(capacity_cli, "identity_clients", lambda region: (sts, iam))
     monkeypatch.setattr(capacity_cli, "now", lambda: NOW)
-    monkeypatch.setattr("neuronfleet_runtime.capacity_blocks.time.sleep", lambda s: None)
+    monkeypatch.setattr("neuronfleet_runtime.capacity_block_calls.time.sleep", lambda s: None)
     for s in stubs.values():
         s.activate()
     yield stubs

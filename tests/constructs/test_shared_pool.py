@@ -1,4 +1,4 @@
-"""SharedNeuronPool on its template: config/eks.yaml's pool (its Capacity Block group of two trn2.48xlarge, the
+"""SharingPool on its template: config/eks.yaml's pool (its Capacity Block group of two trn2.48xlarge, the
 session's one synth of that fleet; cdk-nag as the gate there, cfn-lint in test_gates): Kueue's chart pinned, the queues
 and priorities applied after it, the schedule function in the VPC every minute with the fleet file's schedule, the
 access entry's Kubernetes group, the cluster API open to the function only, the dashboard; and what the construct
@@ -20,7 +20,7 @@ from neuronfleet.settings import Capacity
 from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from neuronfleet.sharing import manifests
 from neuronfleet.sharing.pins import KUEUE_CHART, KUEUE_VERSION
-from neuronfleet.sharing.pool import SharedNeuronPool
+from neuronfleet.sharing.pool import SharingPool
 from neuronfleet_contract.pool_schedule import POOL_NAMESPACE, PoolSchedule, PoolScheduleSettings, Role
 from tests.conftest import ENV, AzStack, network, properties
 
@@ -41,7 +41,7 @@ def _cluster(stack: cdk.Stack) -> NeuronEksCluster:
 
 
 @pytest.fixture(scope="module")
-def built(synth_fleet) -> tuple[SharedNeuronPool, dict[str, Any], cdk.Stack]:
+def built(synth_fleet) -> tuple[SharingPool, dict[str, Any], cdk.Stack]:
     fleet = synth_fleet("eks")
     stack = fleet.stacks["train-pretrain"]
     assert stack.pool is not None
@@ -160,7 +160,7 @@ def test_refusals(node_group: str, schedule: PoolSchedule, field: str, allowed: 
     stack = AzStack(app, "S", env=ENV)
     topic = sns.Topic(stack, "Alerts")
     with pytest.raises(InvalidSettings) as caught:
-        SharedNeuronPool(stack, "Pool", cluster=_cluster(stack), node_group=node_group, schedule=schedule,
+        SharingPool(stack, "Pool", cluster=_cluster(stack), node_group=node_group, schedule=schedule,
                          topic=topic)
     [problem] = caught.value.problems
     assert problem.path == field and allowed in problem.allowed

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from neuronfleet.lambdas.cost.adapters.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.adapters.block_reservations import CapacityBlocks
 from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PURCHASE_TAG
 from neuronfleet_contract.tags import FLEET_TAG
 from tests import capacity_fixtures

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ReadTimeoutError
 from neuronfleet_runtime.announcements import REPEAT_NOTE, Unfinished
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
 from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, FleetBudget, Intents, Ledger, Topic
 from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run

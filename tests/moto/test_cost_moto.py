@@ -22,7 +22,7 @@ from neuronfleet_runtime.announcements import Unfinished
 
 from neuronfleet.lambdas.cost import collector, report, waste
 from neuronfleet.lambdas.cost.adapters.athena import AthenaSpend
-from neuronfleet.lambdas.cost.adapters.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.adapters.block_reservations import CapacityBlocks
 from neuronfleet.lambdas.cost.adapters.cost_explorer import CostExplorer
 from neuronfleet.lambdas.cost.adapters.inventory import FleetEndpoints, FleetInventory
 from neuronfleet.lambdas.cost.adapters.outputs import Ledger, SpendMetrics, Topic

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from neuronfleet.lambdas.cost.adapters.capacity_blocks import CapacityBlocks
+from neuronfleet.lambdas.cost.adapters.block_reservations import CapacityBlocks
 from neuronfleet_contract.cost import CollectorSettings
 
 REGION = "us-east-2"

@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from neuronfleet.lambdas.cost.logic.block_amortisation import Block, amortise
 from neuronfleet.lambdas.cost.logic.block_fees import (
     bought_blocks,
     bought_extensions,
@@ -17,7 +18,6 @@ from neuronfleet.lambdas.cost.logic.block_fees import (
     in_sight,
     reconcile,
 )
-from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise
 from neuronfleet.lambdas.cost.logic.rows import parse
 from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PURCHASE_TAG
 from neuronfleet_contract.tags import FLEET_TAG

@@ -13,7 +13,7 @@ import botocore.session
 import pytest
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 from botocore.stub import Stubber
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi, Refused, Unclear
+from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi, Refused, Unclear
 
 from neuronfleet_contract import capacity_lifecycle as cl
 from neuronfleet_contract.capacity_lifecycle import (
@@ -472,7 +472,7 @@ def test_the_purchase_client_never_lets_the_sdk_resend_a_purchase():
     """botocore would retry a timed-out call by itself (its standard mode retries connection errors): the purchase
     client's retries are off (NO_SDK_RETRIES), so only the kit retries, and only after looking."""
     from botocore.config import Config
-    from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES
+    from neuronfleet_runtime.capacity_block_calls import NO_SDK_RETRIES
 
     assert Config(**NO_SDK_RETRIES).retries == {"total_max_attempts": 1, "mode": "standard"}
 

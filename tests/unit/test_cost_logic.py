@@ -14,7 +14,7 @@ import pytest
 from neuronfleet import CATALOG
 from neuronfleet.cli.main import main as cli
 from neuronfleet.facts.prices import price_table
-from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise, use_of
+from neuronfleet.lambdas.cost.logic.block_amortisation import Block, amortise, use_of
 from neuronfleet.lambdas.cost.logic.economics import Spend, verdict
 from neuronfleet.lambdas.cost.logic.evaluation import estimate
 from neuronfleet.lambdas.cost.logic.ledger import plan

@@ -22,7 +22,7 @@ from neuronfleet.lambdas.capacity_alert import logic as capacity
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks
 from neuronfleet.lambdas.cost.adapters.athena import AthenaSpend, pages_of
 from neuronfleet.lambdas.cost.adapters.cost_explorer import adjustments_query, usage_query
-from neuronfleet.lambdas.cost.logic.capacity_blocks import Block, amortise
+from neuronfleet.lambdas.cost.logic.block_amortisation import Block, amortise
 from neuronfleet.lambdas.cost.logic.rows import CostRow, parse
 from neuronfleet.lambdas.failover.handler import watched
 from neuronfleet.lambdas.failover.logic import EndpointBounds

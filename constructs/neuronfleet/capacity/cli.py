@@ -2,7 +2,7 @@
 with the user's AWS credentials (boto3's usual chain), bought only within the fleet file's ``capacity_policy``.
 
 No aws-cdk-lib here. The rules and facts live in :mod:`neuronfleet_contract.capacity_lifecycle`; the EC2 calls (and
-the idempotent purchase) in :mod:`neuronfleet_runtime.capacity_blocks`, shared with the lifecycle function.
+the idempotent purchase) in :mod:`neuronfleet_runtime.capacity_block_calls`, shared with the lifecycle function.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def clients(region: str) -> tuple[Any, Any, Any]:
         raise BadInput.of("boto3", MISSING, "installed (pip install boto3): `neuronfleet capacity` calls EC2 with "
                                             "your AWS credentials") from None
     from botocore.config import Config
-    from neuronfleet_runtime.capacity_blocks import NO_SDK_RETRIES
+    from neuronfleet_runtime.capacity_block_calls import NO_SDK_RETRIES
 
     session = boto3.Session(region_name=region)
     return (session.client("ec2"), session.client("ec2", config=Config(**NO_SDK_RETRIES)),
@@ -54,7 +54,7 @@ def clients(region: str) -> tuple[Any, Any, Any]:
 def _api(fleet: Fleet) -> Any:
     import time
 
-    from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+    from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
     def wait(seconds: float) -> None:   # a purchase whose answer was lost is looked for again, for up to 5 minutes
         progress(f"waiting {seconds:.0f} s, then looking again for what the purchase made (EC2 may take minutes to "
@@ -289,7 +289,7 @@ def _aws_errors(f: Any) -> Any:
     @functools.wraps(f)
     def run(*args: Any, **kwargs: Any) -> Any:
         from botocore.exceptions import BotoCoreError, ClientError
-        from neuronfleet_runtime.capacity_blocks import Refused, Unclear
+        from neuronfleet_runtime.capacity_block_calls import Refused, Unclear
 
         try:
             return f(*args, **kwargs)

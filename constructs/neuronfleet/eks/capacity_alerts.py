@@ -17,7 +17,7 @@ from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertSettings
 
 from ..alerts.announcement_ledger import AnnouncementLedger
-from ..alerts.health import fleet_health, health_metric
+from ..alerts.health_alarms import fleet_health, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction

@@ -18,7 +18,7 @@ from ..core.problems import InvalidSettings, Problem
 from ..settings import NetworkSettings, TrainiumClusterSettings
 from ..settings._base import Bool, Settings
 from ..settings.eks import ChartVersions, NeuronEksClusterSettings, NeuronNodegroupSettings
-from ..settings.sharing import PoolSharingSettings
+from ..settings.sharing import SharingSettings
 
 Scheduler = Literal["batch", "eks"]
 
@@ -40,7 +40,7 @@ class EksSection(Settings):
     dra: Bool = False
     """The entry's own node group uses Neuron's DRA driver instead of the device plugin."""
     node_groups: tuple[NeuronNodegroupSettings, ...] = Field(default=(), max_length=20)
-    sharing: PoolSharingSettings | None = None
+    sharing: SharingSettings | None = None
     """One reserved node group shared by day (inference) and night (training): docs/sharing.md."""
 
 

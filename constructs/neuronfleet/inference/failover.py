@@ -30,7 +30,7 @@ from neuronfleet_contract.failover import (
 )
 from neuronfleet_contract.namespaces import FAILOVER_NAMESPACE
 
-from ..alerts.health import fleet_health, health_alarm, health_metric
+from ..alerts.health_alarms import fleet_health, health_alarm, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction

@@ -15,10 +15,10 @@ from ._base import Settings
 from .eks import NeuronEksClusterSettings
 
 
-class PoolSharingSettings(Settings):
+class SharingSettings(Settings):
     """``eks.sharing``: inference by day, training by night on one node group (docs/sharing.md)."""
 
-    what: ClassVar[str] = "pool sharing"
+    what: ClassVar[str] = "sharing"
     node_group: str | None = None
     """The shared node group (default: the entry's own, the cluster's first)."""
     time_zone: str

@@ -1,4 +1,4 @@
-"""SharedNeuronPool: one node group of reserved Neuron capacity on a NeuronEksCluster, serving inference by day and
+"""SharingPool: one node group of reserved Neuron capacity on a NeuronEksCluster, serving inference by day and
 lent to training at night, with training told to checkpoint before each morning (docs/sharing.md).
 
 Kueue installed pinned (its chart at 0.19.2), the pool's Kueue objects (an inference ClusterQueue owning the quota and
@@ -43,18 +43,18 @@ from ..eks.manifests import SERVING_NAMESPACE, TRAINING_NAMESPACE
 from . import manifests
 from .pins import KUEUE_CHART, KUEUE_NAMESPACE, KUEUE_VERSION, SCHEDULE_EXPRESSION
 
-__all__ = ["SharedNeuronPool"]
+__all__ = ["SharingPool"]
 
 TIMEOUT = Duration.seconds(50)
 """Shorter than the minute between runs: two runs overlap only when one is retried (each converges anyway)."""
 
 
-class SharedNeuronPool(Construct):
+class SharingPool(Construct):
     """A node group of ``cluster`` shared by day and night on ``schedule``.
 
     Example::
 
-        pool = SharedNeuronPool(self, "Pool", cluster=eks_cluster, node_group="pool", topic=alerts.topic,
+        pool = SharingPool(self, "Pool", cluster=eks_cluster, node_group="pool", topic=alerts.topic,
             schedule=PoolSchedule.build(pool="rainier", time_zone="America/New_York", day=["07:00-23:00"],
                                         pool_devices=64, replica_devices=4, day_replicas=16, night_floor=4,
                                         checkpoint_deadline=30))
@@ -85,7 +85,7 @@ class SharedNeuronPool(Construct):
                 f"the node group's Neuron devices: {group.count * group.spec.accelerators} "
                 f"({group.count} x {group.instance_type})")))
         if problems:
-            raise InvalidSettings(problems, what="SharedNeuronPool")
+            raise InvalidSettings(problems, what="SharingPool")
         assert group is not None
         self.schedule = schedule
         self.names = manifests.names(schedule.pool)

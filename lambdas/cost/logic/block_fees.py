@@ -15,7 +15,7 @@ The record of a purchase is AWS's and the kit's own, written as it is bought:
   $0.
 
 Cost Explorer books a fee once, as ``<region>-CapacityBlockFee:<type>`` (lambdas/cost/logic/rows.py), a day or more
-later, on the block's start day or its purchase day (neither documented: capacity_blocks.FEE_DAY). :func:`reconcile`
+later, on the block's start day or its purchase day (neither documented: block_amortisation.FEE_DAY). :func:`reconcile`
 lets Cost Explorer's row win: a purchase whose fee a booked row of its type covers, on one of its days, is booked;
 the others are returned as estimated fee rows on their start day (``estimated=True``, ``detail`` naming the
 purchase). The collector reports them (RunSummary ``unbilled_fees_usd``) and never writes them as spend: a pending
@@ -27,7 +27,7 @@ unbilled there (the extension history lists every extension a block ever had).
 
 An extension's booked fee is spread over the extension's own hours, for the block's fleet: :func:`extension_blocks`
 gives each extension :func:`reconcile` found booked as a block of its own (start, end, purchase day) to
-``capacity_blocks.amortise``, so a fee row Cost Explorer books untagged on the extension's start day lands in the
+``block_amortisation.amortise``, so a fee row Cost Explorer books untagged on the extension's start day lands in the
 fleet's ledger once, like a block's (an unbooked extension takes no share of a booked row).
 """
 
@@ -42,7 +42,7 @@ from typing import Any
 from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PURCHASE_TAG
 from neuronfleet_contract.tags import FLEET_TAG
 
-from .capacity_blocks import Block
+from .block_amortisation import Block
 from .rows import UNTAGGED, CostRow, family_of
 
 CENT = Decimal("0.01")

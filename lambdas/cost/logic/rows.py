@@ -33,7 +33,7 @@ that keeps the last (:attr:`CostRow.key`).
 
 Capacity Block fees are read on UnblendedCost for both bases (``FEE_METRIC``): an upfront fee may read 0 on
 NetAmortizedCost (as Reserved Instance upfront fees do, amortised into usage that a block's $0 instances never
-carry), and the kit amortises the fee itself over the block's hours (capacity_blocks.py). A refund of a cancelled
+carry), and the kit amortises the fee itself over the block's hours (block_amortisation.py). A refund of a cancelled
 block carries the fee's usage type with a negative amount and is netted into the fee's group (grafana/cloudcost-
 exporter pkg/aws/client/billing.go at 68b7680f, getCapacityBlockCosts: RECORD_TYPE Upfront and Refund, UnblendedCost,
 summed per usage type "so summing nets out cancelled reservations"; read 2026-11-23). Not documented by AWS: see

@@ -1,5 +1,5 @@
 """EC2 adapter of the cost functions for Capacity Blocks: the account's blocks and their reservations, each tagged
-with the fleet it belongs to (what a block is and how its fee is spread: :mod:`cost.logic.capacity_blocks`)."""
+with the fleet it belongs to (what a block is and how its fee is spread: :mod:`cost.logic.block_amortisation`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 from neuronfleet_runtime import reservations
-from neuronfleet_runtime.capacity_blocks import CapacityBlocksApi
+from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
 from neuronfleet_contract.tags import FLEET_TAG
 
+from ..logic.block_amortisation import Block, utc
 from ..logic.block_fees import Bought, bought_blocks, bought_extensions
-from ..logic.capacity_blocks import Block, utc
 from ..logic.paging import PageGuard
 from ..logic.rows import UNTAGGED
 
@@ -79,7 +79,7 @@ class CapacityBlocks:
     def extensions(self, since: date | None = None) -> Extensions:
         """The extensions of the blocks :meth:`describe` read (the fleet's when given one; those ending on or after
         ``since``), from DescribeCapacityBlockExtensionHistory through the lifecycle's own reader
-        (neuronfleet_runtime.capacity_blocks, its pager), each with its block's fleet. A failure to read it
+        (neuronfleet_runtime.capacity_block_calls, its pager), each with its block's fleet. A failure to read it
         (:data:`UNREADABLE`) is returned as ``unknown``, so the run still writes Cost Explorer's rows."""
         ids = sorted(r for r, f in self._fleets.items() if (not self._fleet or f == self._fleet)
                      and (since is None or self._ends[r].date() >= since))
