@@ -686,3 +686,51 @@ def test_source_keys_are_looked_for_in_the_services_assume_role_records() -> Non
     assert run("service-source-keys", reads).outcome == "holds"
     _, (start, end) = reads.calls[0]
     assert end - start == timedelta(days=7)
+
+
+# ------------------------------------------------------------------------------ cur-resource-tags
+
+
+CUR2_CSV = (
+    "bill_payer_account_id,line_item_usage_account_id,line_item_usage_type,line_item_unblended_cost,resource_tags\n"
+    '123456789012,123456789012,USE2-BoxUsage:g6e.12xlarge,10.5,"{""user_team"": ""ml""}"\n'
+    "123456789012,123456789012,USE2-DataTransfer-Out-Bytes,0.01,\n")
+"""No AWS-published CUR 2.0 CSV example was found (docs/checks.md's row): this text follows the column names of
+CUR 2.0's table dictionary (cost/cur.py CUR2_COLUMNS) and writes the map cell as JSON, the form under check."""
+
+
+def csv_export() -> dict[str, Any]:
+    """GetExport (no CLI example; botocore's shape, checked) of a team's CUR 2.0 CSV export."""
+    answer = copy.deepcopy(get_export())
+    answer["Export"]["DestinationConfigurations"]["S3Destination"]["S3OutputConfigurations"].update(
+        Format="TEXT_OR_CSV", Compression="GZIP")
+    answer["Export"]["DataQuery"]["QueryStatement"] = "SELECT resource_tags FROM COST_AND_USAGE_REPORT"
+    return response("bcm-data-exports", "GetExport", json.loads(json.dumps(answer, default=str)))
+
+
+def test_the_tags_cell_of_a_csv_exports_first_bytes_is_read_as_json() -> None:
+    import gzip
+
+    from neuronfleet.verify.cost import csv_exports, first_lines, tags_cells
+
+    header, tagged, untagged_line, _ = CUR2_CSV.split("\n")
+    rows = [(tagged if i % 2 else untagged_line).replace("10.5", f"{i * 7919 % 10007}.{i:04d}") for i in range(400)]
+    whole = gzip.compress("\n".join([header, *rows, ""]).encode())
+    lines = first_lines(whole[: len(whole) // 2])  # a Range GET cuts the stream anywhere: whole lines only
+    assert lines[0] == header and 20 < len(lines) < 400 and all(line.count(",") >= 4 for line in lines)
+    found = tags_cells(lines, "s3://b/k.csv.gz")
+    assert found.outcome == "holds" and '{"user_team": "ml"}' in found.seen
+    assert first_lines(CUR2_CSV.encode()) == CUR2_CSV.split("\n")[:-1]  # not gzipped
+    cut = CUR2_CSV.replace('"{""user_team"": ""ml""}"', "user_team=ml")
+    bad = tags_cells(cut.split("\n"), "s3://b/k.csv")
+    assert bad.outcome == "broken" and "'user_team=ml'" in bad.seen and "--workload-tag" in bad.fix
+    untagged = CUR2_CSV.replace('"{""user_team"": ""ml""}"', "{}")
+    assert tags_cells(untagged.split("\n"), "k").outcome == "not yet"
+    no_column = CUR2_CSV.replace(",resource_tags", ",other")
+    assert tags_cells(no_column.split("\n"), "k").outcome == "unchecked"
+    assert csv_exports([get_export()]) == [] and csv_exports([csv_export()]) == [csv_export()]
+    key = "cur2/team/data/BILLING_PERIOD=2026-11/team-00001.csv.gz"
+    reads = Reads(exports=[get_export(), csv_export()], objects=listed_objects(key), object_start=whole[:4096])
+    assert run("cur-resource-tags", reads, "dev").outcome == "holds"
+    assert reads.calls[-1] == ("object_start", ("nf-org-exports", key, "us-west-2"))
+    assert run("cur-resource-tags", Reads(exports=[get_export()]), "dev").outcome == "not yet"

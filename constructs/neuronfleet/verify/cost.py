@@ -8,8 +8,11 @@ the report's (``lambdas.cost.logic.pricelist``), so verify judges what the kit r
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -97,6 +100,58 @@ def export_delivered(export: Mapping[str, Any], objects: Sequence[Mapping[str, A
                   "the Athena path reads nothing: Data Exports does not deliver to this bucket. Check the bucket "
                   "policy (bcm-data-exports.amazonaws.com, aws:SourceArn of the export) and, if it is right, put the "
                   "fleet in us-east-1 or use cost_monitors.source: cost-explorer")
+
+
+# ------------------------------------------------------------------------------------------------ cur-resource-tags
+
+TAGS_COLUMN = "resource_tags"
+"""The CUR 2.0 column ``neuronfleet estimate --workload-tag`` reads (cost/exports.py CUR2_COLUMNS["tags"])."""
+
+
+def csv_exports(exports: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The account's CUR 2.0 exports written as CSV (GetExport answers): the files ``neuronfleet estimate`` reads."""
+    out = []
+    for answer in exports:
+        export = answer.get("Export") or {}
+        s3 = (export.get("DestinationConfigurations") or {}).get("S3Destination") or {}
+        output = s3.get("S3OutputConfigurations") or {}
+        query = str((export.get("DataQuery") or {}).get("QueryStatement") or "")
+        if output.get("Format") == "TEXT_OR_CSV" and "COST_AND_USAGE_REPORT" in query.upper():
+            out.append(answer)
+    return out
+
+
+def first_lines(head: bytes) -> list[str]:
+    """The whole lines at the start of an object's first bytes (gzip inflated as far as the bytes go; the last,
+    cut line dropped)."""
+    if head[:2] == b"\x1f\x8b":
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
+    lines = head.decode("utf-8", errors="replace").split("\n")
+    return [line.rstrip("\r") for line in lines[:-1]]
+
+
+def tags_cells(lines: Sequence[str], where: str) -> Finding:
+    """``cur-resource-tags``: the ``resource_tags`` cells of a CUR 2.0 CSV's first rows are JSON objects (as
+    ``neuronfleet estimate --workload-tag`` reads them); a cell that is not is broken."""
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    if TAGS_COLUMN not in (reader.fieldnames or []):
+        return unchecked(f"{where} has no {TAGS_COLUMN} column ({len(reader.fieldnames or [])} columns)",
+                         f"add {TAGS_COLUMN} to the export's query (neuronfleet estimate --workload-tag needs it)")
+    cells = [str(row.get(TAGS_COLUMN) or "").strip() for row in reader]
+    tagged = [c for c in cells if c and c != "{}"]
+    if not tagged:
+        return not_yet(f"no tagged line among the first {len(cells)} rows of {where}",
+                       "run again when the export holds tagged resources' lines, or check a later object by hand")
+    for cell in tagged:
+        try:
+            value = json.loads(cell)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            return broken(f"{where}: a {TAGS_COLUMN} cell reads {cell[:120]!r}, not a JSON object",
+                          "neuronfleet estimate --workload-tag finds no tag and leaves the rows unknown: report the "
+                          "cell (cost/exports.py reads the column as JSON)")
+    return holds(f"{where}: {len(tagged)} {TAGS_COLUMN} cells are JSON objects, e.g. {tagged[0][:80]}")
 
 
 # ------------------------------------------------------------------------------------------------ the Price List
@@ -280,6 +335,33 @@ def _run_export(context: Context) -> Finding:
         export_delivered(export, objects, context.now)
 
 
+def _run_tags(context: Context) -> Finding:
+    exports = context.reads.exports()
+    if isinstance(exports, Failed):
+        return unreadable(exports, CUR_RESOURCE_TAGS)
+    found = csv_exports(exports)
+    if not found:
+        return not_yet(f"no CUR 2.0 CSV Data Export in the account ({len(exports)} exports; the kit's own is "
+                       "Parquet)", "run again after the team creates the CSV export it gives neuronfleet estimate, "
+                       f"or check that file by hand: {CUR_RESOURCE_TAGS.by_hand}")
+    for answer in found:
+        s3 = answer["Export"]["DestinationConfigurations"]["S3Destination"]
+        objects = context.reads.objects(s3["S3Bucket"], s3["S3Prefix"], s3["S3Region"])
+        if isinstance(objects, Failed):
+            return unreadable(objects, CUR_RESOURCE_TAGS)
+        data = sorted((o for o in objects if str(o.get("Key", "")).endswith((".csv", ".csv.gz"))),
+                      key=lambda o: o["LastModified"])
+        if not data:
+            continue
+        key = str(data[-1]["Key"])
+        head = context.reads.object_start(s3["S3Bucket"], key, s3["S3Region"])
+        if isinstance(head, Failed):
+            return unreadable(head, CUR_RESOURCE_TAGS)
+        return tags_cells(first_lines(head), f"s3://{s3['S3Bucket']}/{key}")
+    return not_yet(f"{len(found)} CSV exports, no CSV object delivered yet",
+                   "run again a day after the export's creation (Data Exports delivers within 24 hours)")
+
+
 def priced_types(fleet: Any) -> list[str]:
     """The accelerator types the fleet's report prices: its training clusters' and endpoints' (and GPU variants')."""
     types = {c.instance_type for c in fleet.training_clusters}
@@ -412,8 +494,8 @@ PRICE_LIST_FILTERS = Check(
 CUR_RESOURCE_TAGS = Check(
     "cur-resource-tags", "a CUR 2.0 CSV export writes resource_tags as a JSON object in its cell",
     "aws s3 cp s3://<bucket>/<prefix>/data/... - | zcat | head -2 shows the resource_tags cell",
-    manual="the CSV is one the team exports itself and gives neuronfleet estimate: the kit's own export is Parquet "
-           "(cost/cur.py), so the fleet has no CSV export verify could find")
+    run=_run_tags, permission="bcm-data-exports:ListExports, bcm-data-exports:GetExport, s3:ListBucket, "
+    "s3:GetObject")
 FSX_PRICE = Check(
     "fsx-price", "FSx for Lustre PERSISTENT_2 SSD rates per GB-month",
     "aws pricing get-products --region us-east-1 --service-code AmazonFSx --filters "

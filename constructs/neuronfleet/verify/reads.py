@@ -177,7 +177,24 @@ class Reads(Account):
         arns = [e["ExportArn"] for e in listed if e.get("ExportName") == name]
         if not arns:
             return Failed(NOT_FOUND, f"no Data Export named {name}")
-        return self._answer(lambda: self.client("bcm-data-exports", US_EAST_1).get_export(ExportArn=arns[0]))
+        return self.export_at(arns[0])
+
+    def export_at(self, arn: str) -> dict[str, Any] | Failed:
+        return self._answer(lambda: self.client("bcm-data-exports", US_EAST_1).get_export(ExportArn=arn))
+
+    def exports(self) -> list[dict[str, Any]] | Failed:
+        """Every Data Export of the account, as GetExport answers it (ListExports, then GetExport each)."""
+        listed = self._paged(lambda: self.client("bcm-data-exports", US_EAST_1).get_paginator("list_exports").paginate(),
+                             "Exports")
+        if isinstance(listed, Failed):
+            return listed
+        out = []
+        for arn in [str(e["ExportArn"]) for e in listed]:
+            found = self.export_at(arn)
+            if isinstance(found, Failed):
+                return found
+            out.append(found)
+        return out
 
     def objects(self, bucket: str, prefix: str, region: str | None = None) -> list[dict[str, Any]] | Failed:
         """The objects under ``prefix`` (ListObjectsV2, every page)."""
