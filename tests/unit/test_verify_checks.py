@@ -734,3 +734,22 @@ def test_the_tags_cell_of_a_csv_exports_first_bytes_is_read_as_json() -> None:
     assert run("cur-resource-tags", reads, "dev").outcome == "holds"
     assert reads.calls[-1] == ("object_start", ("nf-org-exports", key, "us-west-2"))
     assert run("cur-resource-tags", Reads(exports=[get_export()]), "dev").outcome == "not yet"
+
+
+def test_a_denied_read_leaves_each_of_these_checks_unchecked_naming_its_permission() -> None:
+    """Every read answering AccessDenied: each read-only check of these rows says unchecked and names the IAM
+    actions to allow (never a traceback, never a pass)."""
+
+    class Denied:
+        def __getattr__(self, name: str) -> Any:
+            return lambda *args, **kwargs: Failed("AccessDenied", f"not allowed: {name}")
+
+    ours = ("capacity-block-offerings", "lifecycle-extension-right", "purchase-trail", "gpu-move-submit",
+            "scalable-target-right", "execution-role-source-arn", "shadow-sampling", "hub-copy", "capacity-block-fee",
+            "data-exports-delivery", "price-list-filters", "cur-resource-tags", "fsx-price", "region-overhead-rates",
+            "quoted-rates", "function-durations", "service-source-keys")
+    for check_id in ours:
+        check = by_id(check_id)
+        assert check.run is not None and check.permission, check_id
+        found = check.check(Context(fleet=fleet("prod"), reads=Denied(), now=NOW))
+        assert found.outcome == "unchecked" and f"allow {check.permission} to the caller" in found.fix, check_id

@@ -170,8 +170,6 @@ def _run_trail(context: Context) -> Finding:
     return trail_covers(trails, statuses, context.fleet.region)
 
 
-NOT_YET_AUTOMATED = "not automated yet (a read-only check is possible: the command is listed for you to run)"
-
 BLOCK_OFFERINGS = Check(
     "capacity-block-offerings", "Capacity Blocks are sold for trn2.3xlarge, and u-trn2x64 is EC2's UltraServer type "
     "name", "aws ec2 describe-capacity-block-offerings --instance-type trn2.3xlarge --instance-count 1 "
