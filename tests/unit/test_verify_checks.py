@@ -230,7 +230,10 @@ def test_the_lifecycle_role_is_found_by_its_handler_and_simulated_with_and_witho
 def test_every_handler_verify_looks_for_is_one_a_construct_deploys() -> None:
     sources = "\n".join(p.read_text() for p in (ROOT / "constructs" / "neuronfleet").rglob("*.py")
                         if "verify" not in p.parts)
-    for handler in HANDLERS:
+    from neuronfleet.verify.cost import SCHEDULED_HANDLERS
+
+    assert len(HANDLERS) == 3 and len(SCHEDULED_HANDLERS) == 9
+    for handler in (*HANDLERS, *SCHEDULED_HANDLERS):
         assert re.search(rf'handler="{re.escape(handler)}"', sources), handler
 
 
@@ -748,6 +751,7 @@ def test_a_denied_read_leaves_each_of_these_checks_unchecked_naming_its_permissi
             "scalable-target-right", "execution-role-source-arn", "shadow-sampling", "hub-copy", "capacity-block-fee",
             "data-exports-delivery", "price-list-filters", "cur-resource-tags", "fsx-price", "region-overhead-rates",
             "quoted-rates", "function-durations", "service-source-keys")
+    assert len(ours) == 17
     for check_id in ours:
         check = by_id(check_id)
         assert check.run is not None and check.permission, check_id
