@@ -227,25 +227,18 @@ def test_the_adapter_makes_read_only_calls_only() -> None:
 
 
 class Stub:
-    """The reads verify's checks ask, answered from a table (a Failed answers every read)."""
+    """The reads verify's checks ask: a Failed answers every read; else nothing is found (empty lists), and consoles
+    come from a table."""
 
     def __init__(self, answers: dict[str, Any] | Failed) -> None:
         self.answers = answers
 
-    def _answer(self, name: str) -> Any:
-        return self.answers if isinstance(self.answers, Failed) else self.answers.get(name, [])
-
-    def instances(self, extra: Any = ()) -> Any:
-        return self._answer("instances")
-
-    def compute_environments(self) -> Any:
-        return self._answer("compute_environments")
-
-    def metrics(self, namespace: str, metric: str) -> Any:
-        return self._answer("metrics")
-
     def console_output(self, instance_id: str) -> Any:
-        return self._answer("console") if isinstance(self.answers, Failed) else self.answers["console"][instance_id]
+        return self.answers if isinstance(self.answers, Failed) else self.answers["console"][instance_id]
+
+    def __getattr__(self, name: str) -> Any:
+        answers = self.answers
+        return lambda *args, **kwargs: answers if isinstance(answers, Failed) else answers.get(name, [])
 
 
 def fleet(name: str = "prod") -> Any:
@@ -260,7 +253,11 @@ def test_a_denied_read_is_unchecked_naming_the_permission_and_the_others_still_r
     by_id = {c.id: f for c, f in found}
     assert by_id["batch-compute-environment"].outcome == "unchecked"
     assert "allow batch:DescribeComputeEnvironments to the caller" in by_id["batch-compute-environment"].fix
-    assert all(f.outcome == "unchecked" for f in by_id.values())
+    assert len(by_id) >= 30 and all(f.outcome == "unchecked" for f in by_id.values())
+    for check, finding in found:  # every read-only check names its permission; none failed as a bug
+        assert "the check failed" not in finding.seen, (check.id, finding.seen)
+        if check.run is not None:
+            assert f"allow {check.permission} to the caller" in finding.fix, check.id
     assert len(found) + len(skipped) == len(CHECKS)
 
 
@@ -284,11 +281,25 @@ def test_checks_that_do_not_apply_to_the_fleet_are_not_run() -> None:
     assert {c.id for c, _ in found} | skipped_ids == {c.id for c in CHECKS}
 
 
+def test_every_check_applies_to_some_example_fleet_and_smoke_runs_only_its_own() -> None:
+    fleets = {p.stem: fleet(p.stem) for p in sorted((ROOT / "config").glob("*.yaml"))}
+    never = [c.id for c in CHECKS if all(c.not_applying(f) for f in fleets.values())]
+    assert never == []
+    smoke = {c.id for c in CHECKS if not c.not_applying(fleets["smoke"])}
+    # smoke: one Batch node on demand, one endpoint with a hot GPU variant and its failover, the cost monitors
+    assert {"batch-compute-environment", "node-fetch", "utilisation-metric", "failover-timing",
+            "scalable-target-right", "execution-role-source-arn"} <= smoke
+    assert not smoke & {"batch-capacity-block", "capacity-block-fee", "eks-pins", "pool-rbac", "invocations-shape",
+                        "shadow-sampling", "standing-alarm-rollback", "mnp-interface-card", "gpu-move-submit",
+                        "data-exports-delivery", "hub-copy"}
+
+
 def test_list_json_names_every_check_without_credentials(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", "--list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["checks"]
     assert sorted(c["id"] for c in listed) == sorted(doc_ids())
     assert {c["id"] for c in listed if c["read_only"]} == {c.id for c in CHECKS if c.run}
+    assert all(c["permission"] for c in listed if c["read_only"])  # what the caller needs, before a run
 
 
 def test_an_unknown_check_is_refused_naming_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:

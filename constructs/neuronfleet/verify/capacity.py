@@ -14,6 +14,7 @@ from neuronfleet_contract.tags import FLEET_TAG
 
 from ..facts.catalog import capacity_blocks
 from ..preflight.checks import Failed
+from . import applies
 from .outcomes import Finding, broken, holds
 from .registry import Check, Context, unreadable
 from .roles import LIFECYCLE_HANDLER, arn_parts, bound_right, deployed, simulate_pair
@@ -92,26 +93,10 @@ def _logging(status: Mapping[str, Any] | Failed | None) -> bool:
 
 # ------------------------------------------------------------------------------------------------ the checks
 
-def _blocks(fleet: Any) -> str:
-    return "" if block_requests(fleet) else "the fleet has no training cluster on a Capacity Block"
 
 
-def _lifecycle(fleet: Any) -> str:
-    if fleet.capacity_policy is None or not fleet.training_clusters:
-        return "the fleet has no capacity_policy (no capacity stack, no lifecycle function)"
-    return ""
 
 
-def _extension_by_tag(fleet: Any) -> str:
-    if _lifecycle(fleet):
-        return _lifecycle(fleet)
-    if not fleet.capacity_policy.allow_extension:
-        return "the capacity_policy does not allow extensions (the lifecycle role has no extension right)"
-    if not any(c.capacity.type == "capacity-block" and c.capacity.resource_group_arn
-               for c in fleet.training_clusters):
-        return ("no Capacity Block cluster draws from a resource group: the extension right names the reservations "
-                "by ARN, with no tag condition")
-    return ""
 
 
 def _run_offerings(context: Context) -> Finding:
@@ -174,30 +159,31 @@ BLOCK_OFFERINGS = Check(
     "capacity-block-offerings", "Capacity Blocks are sold for trn2.3xlarge, and u-trn2x64 is EC2's UltraServer type "
     "name", "aws ec2 describe-capacity-block-offerings --instance-type trn2.3xlarge --instance-count 1 "
     "--capacity-duration-hours 24 (and --ultraserver-type u-trn2x64 --ultraserver-count 1)", run=_run_offerings,
-    permission="ec2:DescribeCapacityBlockOfferings", applies=_blocks)
+    permission="ec2:DescribeCapacityBlockOfferings", applies=applies.blocks)
 ULTRASERVER_BLOCK = Check(
     "ultraserver-block", "a Trn2 UltraServer block's instances stop 60 min before its end; 182 days bound a block with "
     "its extensions; PurchaseCapacityBlock's tags apply to capacity-reservation",
     "describe-capacity-blocks and the expiration warning of a real UltraServer block; purchase-capacity-block "
     "--dry-run --tag-specifications ... (docs/capacity-blocks.md)", manual="it needs a real UltraServer block and a "
-    "dry-run purchase")
+    "dry-run purchase", applies=applies.ultraserver_blocks)
 EXTENSION_VISIBLE = Check(
     "extension-visible", "EC2 shows a Capacity Block extension in its describes within 5 minutes",
     "after an extension: time how long aws ec2 describe-capacity-block-extension-history --capacity-reservation-ids "
     "<id> and aws ec2 describe-capacity-reservations --capacity-reservation-ids <id> --query "
-    "'CapacityReservations[].EndDate' take to show it", manual="it times an extension (a purchase)")
+    "'CapacityReservations[].EndDate' take to show it", manual="it times an extension (a purchase)",
+    applies=applies.extensions)
 LIFECYCLE_EXTENSION_RIGHT = Check(
     "lifecycle-extension-right", "the lifecycle role's extension right is bound by aws:ResourceTag/neuronfleet:fleet",
     "aws iam simulate-principal-policy --policy-source-arn <role> --action-names ec2:PurchaseCapacityBlockExtension "
     "--resource-arns <reservation arn> --context-entries ContextKeyName=aws:ResourceTag/neuronfleet:fleet,"
     "ContextKeyValues=<fleet>,ContextKeyType=string", run=_run_extension_right,
-    permission="tag:GetResources, lambda:ListFunctions, iam:SimulatePrincipalPolicy", applies=_extension_by_tag)
+    permission="tag:GetResources, lambda:ListFunctions, iam:SimulatePrincipalPolicy", applies=applies.extension_by_tag)
 PURCHASE_TRAIL = Check(
     "purchase-trail", "a logging trail feeds EventBridge the purchase calls, and their records carry the offering, "
     "reservation and fee members", "aws cloudtrail describe-trails lists a logging trail covering the region; after "
     "the first extension, aws cloudtrail lookup-events --lookup-attributes AttributeKey=EventName,"
     "AttributeValue=PurchaseCapacityBlockExtension --max-results 1", run=_run_trail,
-    permission="cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus", applies=_lifecycle)
+    permission="cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus", applies=applies.lifecycle)
 
 CHECKS: tuple[Check, ...] = (BLOCK_OFFERINGS, ULTRASERVER_BLOCK, EXTENSION_VISIBLE, LIFECYCLE_EXTENSION_RIGHT,
                              PURCHASE_TRAIL)

@@ -44,7 +44,7 @@ def run_checks(checks: Sequence[Check], context: Context) -> tuple[list[tuple[Ch
 
 def listing(checks: Sequence[Check]) -> list[dict[str, Any]]:
     return [{"id": c.id, "fact": c.fact, "read_only": c.run is not None, "by_hand": c.by_hand,
-             **({"manual": c.manual} if c.manual else {})} for c in checks]
+             **({"permission": c.permission} if c.run else {"manual": c.manual})} for c in checks]
 
 
 def text_of(found: Sequence[tuple[Check, Finding]], skipped: Sequence[tuple[Check, str]]) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from ..lambdas.cost.logic.pricelist import MalformedProduct, choose, parse_product, wanted_attributes
 from ..lambdas.cost.logic.rows import FEE_RECORD_TYPES, parse
 from ..preflight.checks import Failed
+from . import applies
 from .outcomes import Finding, broken, holds, not_yet, unchecked
 from .registry import Check, Context, unreadable
 
@@ -290,10 +291,6 @@ def source_keys(events: Sequence[Mapping[str, Any]], fleet: str) -> Finding:
 
 # ------------------------------------------------------------------------------------------------ the checks
 
-def _blocks(fleet: Any) -> str:
-    if fleet.capacity_policy is None and not any(c.capacity.type == "capacity-block" for c in fleet.training_clusters):
-        return "the fleet has no capacity_policy and no Capacity Block cluster"
-    return ""
 
 
 def _run_fee(context: Context) -> Finding:
@@ -310,11 +307,6 @@ def _run_fee(context: Context) -> Finding:
     return unreadable(results, BLOCK_FEE) if isinstance(results, Failed) else block_fee(results, blocks, context.now)
 
 
-def _athena(fleet: Any) -> str:
-    monitors = fleet.cost_monitors
-    if not monitors.enabled or monitors.source != "athena":
-        return "the fleet reads spend from Cost Explorer (no Data Export)"
-    return ""
 
 
 def export_name(fleet: Any) -> str:
@@ -392,9 +384,6 @@ def _worst(findings: Sequence[Finding], none: str) -> Finding:
     return holds("; ".join(f.seen for f in findings)) if findings else not_yet(none, "nothing to check")
 
 
-def _batch(fleet: Any) -> str:
-    return "" if any(c.scheduler == "batch" for c in fleet.training_clusters) else \
-        "the fleet has no AWS Batch cluster (no FSx for Lustre file system)"
 
 
 def _run_fsx(context: Context) -> Finding:
@@ -479,20 +468,22 @@ def _run_source_keys(context: Context) -> Finding:
 BLOCK_FEE = Check(
     "capacity-block-fee", "a Capacity Block fee reads as <region>-CapacityBlockFee:<type>, record type Upfront, on "
     "UnblendedCost", "Cost Explorer: record types Upfront and Refund, group by usage type, daily, Unblended",
-    run=_run_fee, permission="ec2:DescribeCapacityReservations, ce:GetCostAndUsage", applies=_blocks)
+    run=_run_fee, permission="ec2:DescribeCapacityReservations, ce:GetCostAndUsage", applies=applies.blocks)
 EXPORT_DELIVERY = Check(
     "data-exports-delivery", "Data Exports delivers into a bucket outside us-east-1",
     "a day after deploy, aws s3 ls s3://<bucket>/cur2/", run=_run_export,
-    permission="bcm-data-exports:ListExports, bcm-data-exports:GetExport, s3:ListBucket", applies=_athena)
+    permission="bcm-data-exports:ListExports, bcm-data-exports:GetExport, s3:ListBucket", applies=applies.athena)
 PRICE_LIST_FILTERS = Check(
     "price-list-filters", "the Price List filters single out one product per type",
     "aws pricing get-products --region us-east-1 --service-code AmazonEC2 --filters "
     "Type=TERM_MATCH,Field=instanceType,Value=trn1.32xlarge Type=TERM_MATCH,Field=regionCode,Value=us-east-2 "
     "Type=TERM_MATCH,Field=operatingSystem,Value=Linux Type=TERM_MATCH,Field=tenancy,Value=Shared "
-    "Type=TERM_MATCH,Field=preInstalledSw,Value=NA Type=TERM_MATCH,Field=capacitystatus,Value=Used returns one "
-    "product", run=_run_price_filters, permission="pricing:GetProducts")
+    "Type=TERM_MATCH,Field=preInstalledSw,Value=NA Type=TERM_MATCH,Field=capacitystatus,Value=Used "
+    "Type=TERM_MATCH,Field=marketoption,Value=OnDemand returns one product", run=_run_price_filters,
+    permission="pricing:GetProducts")
 CUR_RESOURCE_TAGS = Check(
-    "cur-resource-tags", "a CUR 2.0 CSV export writes resource_tags as a JSON object in its cell",
+    "cur-resource-tags", "a CUR 2.0 CSV export (a team's own, for neuronfleet estimate; the kit's export is Parquet) "
+    "writes resource_tags as a JSON object in its cell",
     "aws s3 cp s3://<bucket>/<prefix>/data/... - | zcat | head -2 shows the resource_tags cell",
     run=_run_tags, permission="bcm-data-exports:ListExports, bcm-data-exports:GetExport, s3:ListBucket, "
     "s3:GetObject")
@@ -500,10 +491,10 @@ FSX_PRICE = Check(
     "fsx-price", "FSx for Lustre PERSISTENT_2 SSD rates per GB-month",
     "aws pricing get-products --region us-east-1 --service-code AmazonFSx --filters "
     "Type=TERM_MATCH,Field=regionCode,Value=us-east-2 Type=TERM_MATCH,Field=deploymentOption,Value=Persistent_2",
-    run=_run_fsx, permission="pricing:GetProducts", applies=_batch)
+    run=_run_fsx, permission="pricing:GetProducts", applies=applies.batch)
 REGION_RATES = Check(
     "region-overhead-rates", "the us-east-2 rates of interface endpoints, public IPv4 and EKS clusters",
-    "aws pricing get-products --service-code AmazonVPC --filters "
+    "aws pricing get-products --region us-east-1 --service-code AmazonVPC --filters "
     "Type=TERM_MATCH,Field=usagetype,Value=USE2-VpcEndpoint-Hours",
     run=lambda c: _run_region_rates(c), permission="pricing:GetProducts")
 QUOTED_RATES = Check(
@@ -512,7 +503,8 @@ QUOTED_RATES = Check(
     run=lambda c: _run_quoted_rates(c), permission="pricing:GetProducts")
 FUNCTION_DURATIONS = Check(
     "function-durations", "how long the scheduled functions run",
-    "aws logs insights on the functions' REPORT lines (Billed Duration)", run=_run_durations,
+    "aws logs filter-log-events --log-group-name <each scheduled function's log group> --filter-pattern "
+    "'\"REPORT RequestId\"' (Billed Duration)", run=_run_durations,
     permission="tag:GetResources, lambda:ListFunctions, logs:FilterLogEvents")
 SERVICE_SOURCE_KEYS = Check(
     "service-source-keys", "ECS and VPC Flow Logs send aws:SourceAccount/aws:SourceArn when they assume their roles",

@@ -17,6 +17,7 @@ from typing import Any
 from neuronfleet_contract.variants import GPU_VARIANT
 
 from ..preflight.checks import Failed
+from . import applies
 from .outcomes import Finding, broken, holds, not_yet, unchecked
 from .registry import VERIFY_AGAIN, Check, Context, unreadable
 from .roles import COPIER_HANDLER, FAILOVER_HANDLER, bound_right, deployed, no_function, simulate_pair, with_handler
@@ -140,23 +141,12 @@ def hub_copies(copied: Sequence[Mapping[str, Any]], models: Sequence[Mapping[str
 
 # ------------------------------------------------------------------------------------------------ the checks
 
-def _endpoints(fleet: Any) -> str:
-    return "" if fleet.endpoints else "the fleet has no endpoint"
 
 
-def _shadowed(fleet: Any) -> str:
-    shadowed = [e for e in fleet.endpoints if e.gpu_variant is not None and e.gpu_variant.shadow]
-    return "" if shadowed else "no endpoint of the fleet has a shadow GPU variant"
 
 
-def _staged(fleet: Any) -> str:
-    return "" if any(e.stages_hub_models for e in fleet.endpoints) else \
-        "no endpoint copies a gated hub model (hf_token_secret_arn with a named container)"
 
 
-def _failover(fleet: Any) -> str:
-    live = [e for e in fleet.endpoints if e.gpu_variant is not None and not e.gpu_variant.shadow and e.failover]
-    return "" if live else "no endpoint has a failover (a live GPU variant with failover on)"
 
 
 def _run_in_service(context: Context) -> Finding:
@@ -281,53 +271,57 @@ INVOKES = "it invokes the endpoint (a billed request)"
 OPTIMUM_CACHE = Check(
     "optimum-cache", "optimum-neuron's public cache holds the example models' shapes; the pinned revisions exist",
     "optimum-cli neuron cache lookup <model>; huggingface_hub.HfApi().model_info(<model>, revision=<sha>)",
-    manual="it reads the Hugging Face Hub, outside the account")
+    manual="it reads the Hugging Face Hub, outside the account", applies=applies.endpoints)
 INVOCATIONS_SHAPE = Check(
     "invocations-shape", "vLLM's /invocations on SageMaker answers a completion in OpenAI's shape",
     "aws sagemaker-runtime invoke-endpoint --endpoint-name <name> --target-variant neuron --content-type "
     "application/json --cli-binary-format raw-in-base64-out --body "
-    "'{\"prompt\":\"Say this is a test\",\"max_tokens\":7,\"temperature\":0,\"logprobs\":1}' out.json", manual=INVOKES)
+    "'{\"prompt\":\"Say this is a test\",\"max_tokens\":7,\"temperature\":0,\"logprobs\":1}' out.json", manual=INVOKES,
+    applies=applies.judged)
 JUDGE_TRANSIENT = Check(
     "judge-transient-codes", "the pilot judge takes a container's 429 or 503 as transient",
     "during a load test, aws logs filter-log-events --log-group-name /aws/sagemaker/Endpoints/<endpoint> "
-    "--filter-pattern '\" 503 \"' against the judge's record for that run", manual="it needs a load test")
+    "--filter-pattern '\" 503 \"' against the judge's record for that run", manual="it needs a load test",
+    applies=applies.judged)
 SHADOW_TARGET = Check(
     "shadow-target-variant", "TargetVariant reaches a shadow GPU variant",
-    "the same command as invocations-shape with --target-variant gpu", manual=INVOKES)
+    "the same command as invocations-shape with --target-variant gpu", manual=INVOKES, applies=applies.shadowed)
 STANDING_ALARM_ROLLBACK = Check(
     "standing-alarm-rollback", "a rollback alarm already in ALARM when an update starts rolls the update back",
     "aws cloudwatch set-alarm-state --alarm-name <endpoint>-judge-verdict --state-value ALARM --state-reason test, "
-    "deploy a change, watch aws sagemaker describe-endpoint", manual="it sets an alarm and deploys a change")
+    "deploy a change, watch aws sagemaker describe-endpoint", manual="it sets an alarm and deploys a change",
+    applies=applies.cutover)
 SHADOW_SAMPLING = Check(
     "shadow-sampling", "what share of an endpoint's requests SageMaker copies to a shadow variant",
-    "aws cloudwatch get-metric-statistics --namespace AWS/SageMaker --metric-name Invocations for the neuron and gpu "
-    "variants over a day: the ratio is the share", run=_run_sampling,
-    permission="tag:GetResources, sagemaker:DescribeEndpoint, cloudwatch:GetMetricStatistics", applies=_shadowed)
+    "aws cloudwatch get-metric-statistics --namespace AWS/SageMaker --metric-name Invocations --dimensions "
+    "Name=EndpointName,Value=<endpoint> Name=VariantName,Value=neuron (then gpu) --statistics Sum --period 86400 over a "
+    "day: the ratio is the share", run=_run_sampling,
+    permission="tag:GetResources, sagemaker:DescribeEndpoint, cloudwatch:GetMetricStatistics", applies=applies.shadowed)
 WEIGHTS_TIMING = Check(
     "failover-timing", "how long SageMaker takes to apply UpdateEndpointWeightsAndCapacities and to bring a pool "
     "instance into service", "time aws sagemaker update-endpoint-weights-and-capacities ... until describe-endpoint "
-    "reads InService", manual="it moves traffic (a change)")
+    "reads InService", manual="it moves traffic (a change)", applies=applies.gpu_standby)
 CANARY_ROUNDING = Check(
     "canary-rounding", "how SageMaker rounds a CAPACITY_PERCENT step on a variant of one or two instances",
     "aws sagemaker describe-endpoint during an update (PendingDeploymentSummary)", manual="it needs an update "
-    "under way (a change)")
+    "under way (a change)", applies=applies.cutover)
 SCALABLE_TARGET_RIGHT = Check(
     "scalable-target-right", "IAM evaluates aws:ResourceTag/neuronfleet:failover on an existing scalable target for "
     "RegisterScalableTarget", "aws iam simulate-principal-policy --policy-source-arn <failover role> --action-names "
     "application-autoscaling:RegisterScalableTarget --resource-arns <target ARN> --context-entries ...",
     run=_run_scalable_target, permission="tag:GetResources, lambda:ListFunctions, "
     "application-autoscaling:DescribeScalableTargets, application-autoscaling:ListTagsForResource, "
-    "iam:SimulatePrincipalPolicy", applies=_failover)
+    "iam:SimulatePrincipalPolicy", applies=applies.failover)
 EXECUTION_ROLE_SOURCE = Check(
     "execution-role-source-arn", "SageMaker sends aws:SourceArn when it assumes an endpoint's execution role",
     "the first deploy's endpoints reach InService", run=_run_in_service,
-    permission="tag:GetResources, sagemaker:DescribeEndpoint", applies=_endpoints)
+    permission="tag:GetResources, sagemaker:DescribeEndpoint", applies=applies.endpoints)
 HUB_COPY = Check(
     "hub-copy", "SageMaker serves a gated hub model's copy from its S3 prefix, and the copier finishes within "
     "CloudFormation's hour", "aws logs filter-log-events --log-group-name <copier log group> --filter-pattern "
     "'\"copied\"'; aws sagemaker describe-model --model-name <gpu model> shows ModelDataSource and no HF_TOKEN",
     run=_run_hub_copy, permission="tag:GetResources, lambda:ListFunctions, logs:FilterLogEvents, "
-    "sagemaker:DescribeEndpoint, sagemaker:DescribeEndpointConfig, sagemaker:DescribeModel", applies=_staged)
+    "sagemaker:DescribeEndpoint, sagemaker:DescribeEndpointConfig, sagemaker:DescribeModel", applies=applies.staged)
 
 CHECKS: tuple[Check, ...] = (OPTIMUM_CACHE, INVOCATIONS_SHAPE, JUDGE_TRANSIENT, SHADOW_TARGET, STANDING_ALARM_ROLLBACK,
                              SHADOW_SAMPLING, WEIGHTS_TIMING, CANARY_ROUNDING, SCALABLE_TARGET_RIGHT,

@@ -18,6 +18,7 @@ from neuronfleet_contract.tags import CAPACITY_TAG
 
 from ..node.fetch import PREFIX as FETCH_PREFIX
 from ..preflight.checks import Failed
+from . import applies
 from .outcomes import Finding, broken, holds, not_yet
 from .registry import Check, Context, unreadable
 
@@ -155,13 +156,8 @@ def capacity_of(instance: Mapping[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------------------ the checks
 
-def _batch_clusters(fleet: Any) -> str:
-    return "" if any(c.scheduler == "batch" for c in fleet.training_clusters) else "the fleet has no AWS Batch cluster"
 
 
-def _block_clusters(fleet: Any) -> str:
-    blocks = [c for c in fleet.training_clusters if c.scheduler == "batch" and c.capacity.type == "capacity-block"]
-    return "" if blocks else "the fleet has no AWS Batch cluster on a Capacity Block"
 
 
 def _run_block(context: Context) -> Finding:
@@ -239,11 +235,6 @@ def another_definition(definition: str) -> str:
     return definition.rsplit("/", 1)[0] + "/neuronfleet-verify-not-the-pools:1"
 
 
-def _gpu_move(fleet: Any) -> str:
-    policy = fleet.capacity_policy
-    if policy is None or policy.fallback_after_minutes is None or not fleet.fallback.enabled:
-        return "the fleet moves no held job to the GPU pool (capacity_policy.fallback_after_minutes and fallback)"
-    return ""
 
 
 def _run_gpu_move(context: Context) -> Finding:
@@ -280,24 +271,24 @@ BATCH_CAPACITY_BLOCK = Check(
     "batch-capacity-block", "AWS Batch launches into a Capacity Block through the launch template",
     "aws ec2 describe-instances --filters Name=tag:neuronfleet:capacity,Values=capacity-block --query "
     "'Reservations[].Instances[].[InstanceId,CapacityReservationId,InstanceLifecycle]'",
-    run=_run_block, permission="ec2:DescribeInstances", applies=_block_clusters)
+    run=_run_block, permission="ec2:DescribeInstances", applies=applies.batch_blocks)
 NEURON_DRIVER = Check(
     "neuron-driver", "the pinned ECS Neuron AMI carries Neuron driver 2.30",
     "cat /sys/module/neuron/version on one training instance",
-    manual="it needs a shell on an instance", applies=_batch_clusters)
+    manual="it needs a shell on an instance", applies=applies.batch)
 TRAINING_IMAGE = Check(
     "training-image", "the trn2/trn2u default training image exists",
     "docker manifest inspect <the image reference synth prints>",
-    manual="the image lives in Neuron's public registry, outside the account", applies=_batch_clusters)
+    manual="the image lives in Neuron's public registry, outside the account", applies=applies.batch_default_image)
 MNP_INTERFACE_CARD = Check(
     "mnp-interface-card", "ECS places a multi-node task's interface on a card with a free slot",
     "the first 2-node job reaches RUNNING; aws ec2 describe-network-interfaces --filters "
     "Name=attachment.instance-id,Values=<id>",
-    manual="it needs a multi-node job to run (a change)", applies=_batch_clusters)
+    manual="it needs a multi-node job to run (a change)", applies=applies.batch_multinode)
 BATCH_COMPUTE_ENVIRONMENT = Check(
     "batch-compute-environment", "Batch takes the compute environment's security group beside a launch template "
     "with interfaces", "aws batch describe-compute-environments shows VALID",
-    run=_run_environments, permission="batch:DescribeComputeEnvironments", applies=_batch_clusters)
+    run=_run_environments, permission="batch:DescribeComputeEnvironments", applies=applies.batch)
 UTILISATION_METRIC = Check(
     "utilisation-metric", "CloudWatch accepts the utilisation publisher's PutMetricData",
     "aws cloudwatch list-metrics --namespace NeuronFleet/Neuron lists NeuronCoreUtilization for the instance within "
@@ -306,40 +297,40 @@ NODE_FETCH = Check(
     "node-fetch", "S3 accepts the node-script fetcher's signed GetObject",
     "aws ec2 get-console-output --instance-id <id> --latest --output text | grep 'neuronfleet fetch'",
     run=lambda c: _run_fetch(c, "node-fetch", part_ran=False), permission="ec2:DescribeInstances, "
-    "ec2:GetConsoleOutput", applies=_batch_clusters)
+    "ec2:GetConsoleOutput", applies=applies.batch)
 NODE_USER_DATA = Check(
     "node-user-data", "AWS Batch runs the launch template's plain-text shell part",
     "the same console-output line as node-fetch (aws ec2 get-console-output --instance-id <id> --latest --output "
     "text | grep 'neuronfleet fetch'); none at all means the part did not run",
     run=lambda c: _run_fetch(c, "node-user-data", part_ran=True),
-    permission="ec2:DescribeInstances, ec2:GetConsoleOutput", applies=_batch_clusters)
+    permission="ec2:DescribeInstances, ec2:GetConsoleOutput", applies=applies.batch)
 JOB_IMDS_BLOCKED = Check(
     "job-imds-blocked", "job containers cannot reach the instance role",
     "inside a running multi-node job: curl -X PUT http://169.254.169.254/latest/api/token -H "
     "'X-aws-ec2-metadata-token-ttl-seconds: 60' times out and aws sts get-caller-identity names the job role",
-    manual="it runs inside a job's container", applies=_batch_clusters)
+    manual="it runs inside a job's container", applies=applies.batch)
 AL2023_REPOS = Check(
     "al2023-repos", "Amazon Linux 2023 packages come from buckets named al2023-repos-<region>-*",
     "dnf repolist -v on a host shows baseurl under al2023-repos-<region>-", manual="it needs a shell on a host",
-    applies=_batch_clusters)
+    applies=applies.batch)
 SESSION_MANAGER = Check(
     "session-manager", "the Session Manager set (5 actions) is all the SSM Agent needs on a Batch host",
-    "aws ssm start-session --target <instance-id>", manual="it opens a session on a host", applies=_batch_clusters)
+    "aws ssm start-session --target <instance-id>", manual="it opens a session on a host", applies=applies.batch)
 DRAIN_FLAGS_READ_ONLY = Check(
     "drain-flags-read-only", "a Batch job sees the drain flags' directory read-only over its read-write /fsx",
     "in a running job: touch /fsx/data/neuronfleet/drain/x fails with 'Read-only file system' and touch /fsx/data/x "
-    "succeeds", manual="it runs inside a job's container", applies=_batch_clusters)
+    "succeeds", manual="it runs inside a job's container", applies=applies.batch)
 GPU_MOVE_SUBMIT = Check(
     "gpu-move-submit", "the GPU-queue move's batch:SubmitJob on the queue and the job definitions' revision ARNs, "
     "without job/*",
     "aws iam simulate-principal-policy --policy-source-arn <lifecycle role ARN> --action-names batch:SubmitJob "
     "--resource-arns <GPU queue ARN> <the pool's job definition ARN with revision>",
     run=lambda c: _run_gpu_move(c), permission="tag:GetResources, lambda:ListFunctions, iam:SimulatePrincipalPolicy",
-    applies=lambda f: _gpu_move(f))
+    applies=applies.gpu_move)
 ONE_NODE_MNP = Check(
     "one-node-mnp-awsvpc", "a one-node multi-node parallel job runs on the GPU pool in awsvpc without IMDS",
     "aws batch submit-job --job-queue <GPU queue> --job-definition <its ARN>; inside it, the IMDSv2 token request "
-    "times out", manual="it submits a job (a change)")
+    "times out", manual="it submits a job (a change)", applies=applies.gpu_pool)
 
 CHECKS: tuple[Check, ...] = (BATCH_CAPACITY_BLOCK, NEURON_DRIVER, TRAINING_IMAGE, MNP_INTERFACE_CARD,
                              BATCH_COMPUTE_ENVIRONMENT, UTILISATION_METRIC, NODE_FETCH, NODE_USER_DATA, JOB_IMDS_BLOCKED,
