@@ -141,6 +141,7 @@ class StandIn:
     """What CapacityLifecycle reads of a TrainiumCluster, its queue and bucket imported from a training stack."""
 
     settings: TrainiumClusterSettings
+    drain_name: str
     job_queue: batch.IJobQueue
     data_bucket: s3.IBucket
 
@@ -150,7 +151,7 @@ def stand_ins(scope: Construct, count: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for c in fleet.training_clusters:
         stack = f"nf-rainier-train-{c.name}"
-        out[c.name] = StandIn(settings=c, job_queue=batch.JobQueue.from_job_queue_arn(
+        out[c.name] = StandIn(settings=c, drain_name=c.name, job_queue=batch.JobQueue.from_job_queue_arn(
             scope, f"{c.name}Queue", Fn.import_value(f"{stack}:JobQueueArn")),
             data_bucket=s3.Bucket.from_bucket_name(scope, f"{c.name}Data", Fn.import_value(f"{stack}:DataBucket")))
     return out

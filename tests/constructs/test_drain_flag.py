@@ -81,16 +81,29 @@ def test_only_the_lifecycle_writes_a_flag() -> None:
 
 
 def test_a_cluster_named_otherwise_by_a_mapping_watches_the_flag_of_that_name() -> None:
-    """CapacityLifecycle names each cluster's drain_name as it writes its flag; the job definition's variable is
-    produced at synthesis, so the name given after the cluster was built is the one it watches."""
+    """A cluster's drain_name is given when it is built (TrainiumCluster(drain_name=...)) and never set after: the
+    lifecycle's mapping must name it so, and its job watches the flag of that name."""
     stack, net, alerts = _stack("DrainMapped")
-    c = TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=SETTINGS)
-    assert c.drain_name == "cluster"
+    c = TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=SETTINGS,
+                        drain_name="pretrain-a")
+    assert c.drain_name == "pretrain-a"
     lifecycle = CapacityLifecycle(stack, "Lifecycle", fleet="nf-test", clusters={"pretrain-a": c},
                                   topic=alerts.topic, policy=POLICY)
     assert lifecycle.cluster_names == ("pretrain-a",) and c.drain_name == "pretrain-a"
     env = _job_environment(Template.from_stack(stack))
     assert env[drain.DRAIN_FLAG_ENV] == "/fsx/data/neuronfleet/drain/pretrain-a.json"
+
+
+def test_a_mapping_that_names_a_cluster_otherwise_is_refused_and_changes_nothing() -> None:
+    stack, net, alerts = _stack("DrainMismatch")
+    c = TrainiumCluster(stack, "Cluster", vpc=net.vpc, subnet=net.training_subnet, settings=SETTINGS)
+    with pytest.raises(ValueError, match=r"clusters\['pretrain-a'\]: got .*Cluster, built with drain_name 'cluster'; "
+                                         r"allowed: a cluster built with drain_name='pretrain-a'"):
+        CapacityLifecycle(stack, "Lifecycle", fleet="nf-test", clusters={"pretrain-a": c}, topic=alerts.topic,
+                          policy=POLICY)
+    assert c.drain_name == "cluster"
+    with pytest.raises(AttributeError):
+        c.drain_name = "other"  # type: ignore[misc]
 
 
 def test_no_flag_path_for_a_cluster_whose_association_does_not_import_it(monkeypatch) -> None:

@@ -131,20 +131,24 @@ docs/capacity-blocks.md.
                  clusters: Mapping[str, TrainiumCluster] | Sequence[TrainiumCluster], topic: sns.ITopic,
                  policy: CapacityPolicySettings, pool: GpuPool | None = None,
                  prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = ()) -> None:
-        """``clusters``: by name (the name in announcements and in the drain flag's key), or a list (named by their
-        construct ids). ``training_azs``: where the fleet's training subnets are, when the clusters' capacities name
-        no AZ (the policy's ``availability_zones`` win when set). ``prices``: the kit's price table by default. The
-        fleet-wide monthly extension budget is the policy's ``fleet_extension_budget_usd`` (one home, checked there:
-        the same message from the construct API and from a fleet file)."""
+        """``clusters``: by name (the name in announcements and in the drain flag's key: each cluster's
+        ``drain_name``, given when it was built), or a list (named by their ``drain_name``). ``training_azs``: where
+        the fleet's training subnets are, when the clusters' capacities name no AZ (the policy's ``availability_zones``
+        win when set). ``prices``: the kit's price table by default. The fleet-wide monthly extension budget is the
+        policy's ``fleet_extension_budget_usd`` (one home, checked there: the same message from the construct API and
+        from a fleet file)."""
         super().__init__(scope, construct_id)
         if not isinstance(policy, CapacityPolicySettings):
             raise TypeError(f"policy: got {type(policy).__name__}; allowed: CapacityPolicySettings")
-        named = dict(clusters) if isinstance(clusters, Mapping) else {c.node.id.lower(): c for c in clusters}
+        named = dict(clusters) if isinstance(clusters, Mapping) else {c.drain_name: c for c in clusters}
         if not isinstance(clusters, Mapping) and len(named) != len(clusters):
-            raise ValueError(f"clusters: got construct ids {[c.node.id for c in clusters]}; allowed: distinct ids, or "
-                             "a mapping of names to clusters")
-        for name, cluster in named.items():
-            cluster.drain_name = name  # its jobs watch the flag this lifecycle writes (read at synthesis)
+            raise ValueError(f"clusters: got drain names {[c.drain_name for c in clusters]}; allowed: distinct names "
+                             "(TrainiumCluster(..., drain_name=...))")
+        for name, cluster in named.items():  # its jobs watch the flag this lifecycle writes: the same name
+            if cluster.drain_name != name:
+                raise ValueError(f"clusters[{name!r}]: got {cluster.node.path}, built with drain_name "
+                                 f"{cluster.drain_name!r}; allowed: a cluster built with drain_name={name!r} (its "
+                                 "jobs watch the drain flag of that name)")
         if not named:
             raise ValueError("clusters: got none; allowed: at least one TrainiumCluster (the lifecycle looks after "
                              "their Capacity Blocks)")

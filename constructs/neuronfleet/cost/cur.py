@@ -95,8 +95,7 @@ class CurAnalytics(Construct):
         self.results = secure_bucket(self, "Results", access_logs=logs, log_prefix="results/",
                                      removal_policy=removal_policy)
         self._bucket_policy()
-        self.export: CurExport | None = None
-        """The export that writes here (set by :class:`CurExport`)."""
+        self._export: CurExport | None = None
         region = Stack.of(self).region
         if export_here if export_here is not None else (Token.is_unresolved(region) or region == CUR_EXPORT_REGION):
             CurExport(self, "Export", analytics=self)
@@ -125,6 +124,16 @@ class CurAnalytics(Construct):
             query_string=_last_30_days(render(name, table="cur_table", start=_START, end=_END,
                                               fleet_tag_key=FLEET_TAG_COLUMN)).replace(
                 "cur_table", self.table_name)) for name in QUERIES}
+
+    @property
+    def export(self) -> CurExport | None:
+        """The export that writes here (:meth:`attach_export`), or None."""
+        return self._export
+
+    def attach_export(self, export: CurExport) -> None:
+        """Record ``export`` as the one export writing here (:class:`CurExport` calls it as it is built, once it has
+        refused analytics that already have one)."""
+        self._export = export
 
     def _bucket_policy(self) -> None:
         account, partition = Aws.ACCOUNT_ID, Aws.PARTITION
@@ -234,7 +243,7 @@ class CurExport(Construct):
             refresh_cadence=bcm.CfnExport.RefreshCadenceProperty(frequency="SYNCHRONOUS")))
         if same_stack:
             self.resource.node.add_dependency(analytics.bucket.policy or analytics.bucket)
-        analytics.export = self
+        analytics.attach_export(self)
 
 
 @jsii.implements(IValidation)

@@ -106,14 +106,16 @@ class TrainiumCluster(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnet: ec2.ISubnet,
                  settings: TrainiumClusterSettings, metrics_namespace: str = NEURON_NAMESPACE,
-                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
+                 removal_policy: RemovalPolicy = RemovalPolicy.RETAIN, drain_name: str | None = None) -> None:
         """Raises :class:`InvalidSettings` for a subnet outside the reservation's AZ, a type not offered in the
         stack's region, or a region without a recorded ECS Neuron AMI when the AMI is not pinned or followed.
 
         ``subnet`` is one ``ec2.ISubnet``, not a selection: reserved capacity (Capacity Blocks, ODCRs) lives in one
         AZ, and every instance of the cluster launches there (``net.training_subnet_for(capacity)``).
         ``removal_policy``: what deleting the stack does to the data (the FSx file system, the data and access-log
-        buckets): RETAIN unless asked."""
+        buckets): RETAIN unless asked. ``drain_name``: the name CapacityLifecycle knows this cluster by (its key in
+        ``clusters=``), which ends the job's drain flag path; default: a fleet-file entry's ``name``, else the
+        construct id in lower case."""
         super().__init__(scope, construct_id)
         in_stack(self, stack_of(scope))
         settings = settings_argument(settings, TrainiumClusterSettings, what="TrainiumCluster")
@@ -127,11 +129,7 @@ class TrainiumCluster(Construct):
         self.count = settings.count
         self.metrics_namespace = metrics_namespace
         self.removal_policy = removal_policy
-        self.drain_name: str = getattr(settings, "name", None) or construct_id.lower()
-        """The name CapacityLifecycle knows this cluster by (its key in ``clusters=``; a list names a cluster by its
-        construct id in lower case; the fleet file's entries by their ``name``): the job's drain flag path
-        (``NEURONFLEET_DRAIN_FLAG``, training.drain) ends with it. Read at synthesis: set it when a mapping names
-        the cluster otherwise."""
+        self._drain_name: str = drain_name or getattr(settings, "name", None) or construct_id.lower()
         tag_family(self, AcceleratorFamily.TRAINIUM)
         # EFA needs all traffic from and to the group itself; nothing from the internet
         self.security_group = efa_security_group(
@@ -140,6 +138,12 @@ class TrainiumCluster(Construct):
         self._storage(vpc, subnet)
         self._host(subnet)
         self._scheduler(subnet)
+
+    @property
+    def drain_name(self) -> str:
+        """The name CapacityLifecycle knows this cluster by: the job's drain flag path (``NEURONFLEET_DRAIN_FLAG``,
+        training.drain) ends with it. Set once, at construction (``drain_name=``)."""
+        return self._drain_name
 
     def _storage(self, vpc: ec2.IVpc, subnet: ec2.ISubnet) -> None:
         """S3 for data and checkpoints, FSx for Lustre linked to it (:func:`neuronfleet.training.lustre.

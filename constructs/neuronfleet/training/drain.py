@@ -35,7 +35,6 @@ from aws_cdk import aws_s3 as s3
 
 from neuronfleet_contract.capacity_lifecycle import drain_key
 
-from ..core.lookups import lazy_string
 from ..node.launch import DRAIN_FLAG_ENV  # the variable launch.py reads
 
 FSX_MOUNT = "/fsx"
@@ -74,15 +73,17 @@ def drain_flag_path(association: fsx.CfnDataRepositoryAssociation | None, cluste
 
 class _Cluster(Protocol):
     data_repository: fsx.CfnDataRepositoryAssociation
-    drain_name: str
+
+    @property
+    def drain_name(self) -> str: ...
 
 
 def drain_environment(cluster: _Cluster) -> dict[str, str]:
     """The job definition's ``NEURONFLEET_DRAIN_FLAG`` for a cluster whose association imports the flag (nothing
-    otherwise). The cluster's ``drain_name`` is read at synthesis, so it may be set after the cluster is built."""
+    otherwise): the flag of the cluster's ``drain_name``, set when the cluster was built."""
     if drain_flag_path(cluster.data_repository, "x") is None:
         return {}
-    return {DRAIN_FLAG_ENV: lazy_string(lambda: str(drain_flag_path(cluster.data_repository, cluster.drain_name)))}
+    return {DRAIN_FLAG_ENV: str(drain_flag_path(cluster.data_repository, cluster.drain_name))}
 
 
 
