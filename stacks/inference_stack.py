@@ -7,19 +7,20 @@ from aws_cdk import CfnOutput
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet import EndpointFailover, EndpointSettings, FleetNetwork, NeuronEndpoint, StaticAzStack
+from neuronfleet import EndpointFailover, FleetNetwork, NeuronEndpoint, StaticAzStack
 from neuronfleet.core.storage import secure_bucket
+from neuronfleet.fleetfile.schema import EndpointEntry
 from neuronfleet.judge import PilotJudge
 
 
 class InferenceStack(StaticAzStack):
     """The fleet's Inferentia2 endpoints (NeuronEndpoint), in the private compute subnets.
 
-    ``endpoints`` maps each endpoint's construct id to its settings; ``fleet``: the fleet's name, a dimension of its
-    judges' metrics and of its failover's health metrics."""
+    ``endpoints`` maps each endpoint's construct id to its fleet-file entry (its settings, ``name`` and ``failover``);
+    ``fleet``: the fleet's name, a dimension of its judges' metrics and of its failover's health metrics."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
-                 endpoints: Mapping[str, EndpointSettings], alerts_topic: sns.ITopic, fleet: str = "",
+                 endpoints: Mapping[str, EndpointEntry], alerts_topic: sns.ITopic, fleet: str = "",
                  **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         capture_bucket = None
@@ -34,14 +35,13 @@ class InferenceStack(StaticAzStack):
             # a fleet file's entry carries its name: the migration report calls the model by it (neuronfleet:model)
             endpoint = NeuronEndpoint(self, cid, vpc=network.vpc, vpc_subnets=network.compute_subnets, settings=settings,
                                       topic=alerts_topic, data_capture_bucket=capture_bucket,
-                                      model_name=getattr(settings, "name", None))
+                                      model_name=settings.name)
             self.endpoints[cid] = endpoint
             CfnOutput(self, f"{cid}EndpointName", value=endpoint.endpoint_name)
         self.judges: dict[str, PilotJudge] = {  # the pilot judge of each endpoint that asks for one
             cid: PilotJudge(self, f"{cid}Judge", endpoint=e, topic=alerts_topic, fleet=fleet)
             for cid, e in self.endpoints.items() if e.settings.judge is not None}
         # The failover watches each endpoint with a live GPU variant (unless its fleet-file entry says failover: false)
-        live_gpu = [e for cid, e in self.endpoints.items() if e.gpu_variant and not e.gpu_variant.shadow
-                    and getattr(endpoints[cid], "failover", True)]
+        live_gpu = [e for cid, e in self.endpoints.items() if e.has_live_gpu and endpoints[cid].failover]
         self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic,
                                          fleet=fleet) if live_gpu else None

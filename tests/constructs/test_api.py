@@ -60,22 +60,18 @@ def _pool_subnets(stack: cdk.Stack) -> list[str]:
     return [stack.resolve(s)["Ref"] for s in env["ComputeResources"]["Subnets"]]
 
 
-def test_gpu_pool_takes_a_subnet_selection_and_its_old_list_with_a_warning() -> None:
+def test_gpu_pool_takes_a_subnet_selection_and_no_old_name() -> None:
     new = _stack()
     net = network(new)
     GpuPool(new, "P", vpc=net.vpc, vpc_subnets=net.compute_subnets)
-    old = _stack()
-    old_net = network(old)
-    with pytest.warns(DeprecationWarning, match=r"GpuPool: subnets= is deprecated .* use vpc_subnets="):
-        GpuPool(old, "P", vpc=old_net.vpc, subnets=old_net.vpc.select_subnets(subnet_group_name="compute").subnets)
-    assert _pool_subnets(new) == _pool_subnets(old) and len(_pool_subnets(new)) == 2
+    assert len(_pool_subnets(new)) == 2
     with pytest.raises(InvalidSettings, match=r"GpuPool: vpc_subnets: .*an ec2.SubnetSelection .*got a list"):
         GpuPool(_stack(), "P", vpc=net.vpc, vpc_subnets=net.vpc.private_subnets)  # type: ignore[arg-type]
-    with pytest.raises(InvalidSettings, match=r"subnets: .*give vpc_subnets only"):
-        GpuPool(_stack(), "P", vpc=net.vpc, vpc_subnets=net.compute_subnets, subnets=net.vpc.private_subnets)
+    with pytest.raises(TypeError, match="subnets"):  # the old name of the unreleased 0.1.0 is gone
+        GpuPool(_stack(), "P", vpc=net.vpc, subnets=net.vpc.private_subnets)  # type: ignore[call-arg]
 
 
-def test_the_topic_is_topic_and_alarm_topic_still_works_with_a_warning() -> None:
+def test_the_topic_is_topic_and_alarm_topic_is_gone() -> None:
     def function(**topic: object) -> dict[str, object]:
         stack = _stack()
         alerts = FleetAlerts(stack, "Alerts")
@@ -86,13 +82,9 @@ def test_the_topic_is_topic_and_alarm_topic_still_works_with_a_warning() -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         new = function(topic=True)
-    with pytest.warns(DeprecationWarning, match="FleetFunction: alarm_topic= is deprecated"):
-        old = function(alarm_topic=True)
-    assert new == old and len(new) == 2
-    stack = _stack()
-    alerts = FleetAlerts(stack, "Alerts")
-    with pytest.raises(InvalidSettings, match=r"alarm_topic: .*give topic only"):
-        FleetFunction(stack, "Fn", handler="h.h", description="d", topic=alerts.topic, alarm_topic=alerts.topic)
+    assert len(new) == 2
+    with pytest.raises(TypeError, match="alarm_topic"):  # the old name of the unreleased 0.1.0 is gone
+        function(alarm_topic=True)
 
 
 def test_fleet_alerts_grant_publish_returns_the_grant() -> None:

@@ -44,7 +44,7 @@ def _settings() -> object:
                             allow_non_cached_model=False)
 
 
-def test_endpoint_takes_vpc_subnets_and_topic_and_its_old_names_with_a_warning() -> None:
+def test_endpoint_takes_vpc_subnets_and_topic_and_not_their_old_names() -> None:
     from aws_cdk import aws_sns as sns
     from aws_cdk.assertions import Template
 
@@ -59,12 +59,10 @@ def test_endpoint_takes_vpc_subnets_and_topic_and_its_old_names_with_a_warning()
         return Template.from_stack(stack).to_json()  # type: ignore[no-any-return]
 
     new = build(vpc_subnets=True, topic=True)
-    with pytest.warns(DeprecationWarning) as caught:
-        old = build(subnets=True, alarm_topic=True)
-    assert sorted(str(w.message).split(" is ")[0] for w in caught) == ["NeuronEndpoint: alarm_topic=",
-                                                                      "NeuronEndpoint: subnets="]
-    assert {w.filename for w in caught} == {__file__}  # pointed at the caller's line
-    assert new == old
+    assert any(r.get("Type") == "AWS::CloudWatch::Alarm" for r in new["Resources"].values())  # type: ignore[attr-defined]
+    for old in ("subnets", "alarm_topic"):  # the old names of the unreleased 0.1.0 are gone
+        with pytest.raises(TypeError, match=old):
+            build(**{old: True})
     stack = _stack()
     net = network(stack)
     with pytest.raises(InvalidSettings, match=r"NeuronEndpoint: vpc_subnets: .*an ec2.SubnetSelection .*got a list"):

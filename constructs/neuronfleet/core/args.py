@@ -2,8 +2,8 @@
 
 The kit's conventions (aws-cdk-lib's own, where it has one):
 
-- the alerts topic is ``topic: sns.ITopic`` (``alarm_topic`` is its deprecated spelling, kept one release);
-- several subnets are ``vpc_subnets: ec2.SubnetSelection`` (``subnets`` is its deprecated spelling); a construct
+- the alerts topic is ``topic: sns.ITopic``;
+- several subnets are ``vpc_subnets: ec2.SubnetSelection``; a construct
   that launches into exactly one subnet (a training cluster on reserved capacity, which lives in one AZ) takes
   ``subnet: ec2.ISubnet``;
 - a length of time is a ``Duration``; settings objects, which a fleet file fills, keep seconds (``*_s``);
@@ -13,7 +13,6 @@ The kit's conventions (aws-cdk-lib's own, where it has one):
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -36,19 +35,6 @@ def settings_argument(value: Any, cls: type[S], *, what: str, argument: str = "s
     if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
         return cls(**value)
     raise wrong_type(argument, value, f"a {cls.__name__} (or a dict of its fields)", what=what)
-
-
-def renamed(old: str, old_value: Any, new: str, new_value: Any, *, what: str) -> Any:
-    """The value of an argument that had another name: ``new`` wins; ``old`` still works for one release, with a
-    DeprecationWarning; both together are refused."""
-    if old_value is None:
-        return new_value
-    if new_value is not None:
-        raise InvalidSettings([Problem(old, old_value, f"nothing: give {new} only ({old} is its deprecated name)")],
-                              what=what)
-    warnings.warn(f"{what}: {old}= is deprecated and will be removed in the next release; use {new}=",
-                  DeprecationWarning, stacklevel=4)  # the caller of the construct (through jsii's metaclass)
-    return old_value
 
 
 def string_list(argument: str, value: Any, *, what: str) -> list[str]:

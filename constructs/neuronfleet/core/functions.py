@@ -16,7 +16,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from .args import duck, renamed
+from .args import duck
 from .assets import lambda_source_dir as lambda_source_dir  # re-exported: where the handler sources are
 from .assets import stage
 from .lookups import days, minutes, service_principal
@@ -53,15 +53,14 @@ class FleetFunction(Construct):
                  environment: Mapping[str, str] | None = None, timeout: Duration | None = None,
                  memory_size: int = 256, topic: sns.ITopic | None = None,
                  log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
-                 reserved_concurrent_executions: int | None = None, alarm_topic: sns.ITopic | None = None,
+                 reserved_concurrent_executions: int | None = None,
                  log_removal_policy: RemovalPolicy = RemovalPolicy.DESTROY, vpc: ec2.IVpc | None = None,
                  vpc_subnets: ec2.SubnetSelection | None = None,
                  security_groups: list[ec2.ISecurityGroup] | None = None) -> None:
-        """``topic``: where the error and dead-letter alarms notify (``alarm_topic`` is its deprecated name).
+        """``topic``: where the error and dead-letter alarms notify.
         ``vpc``: run in the VPC (``vpc_subnets``, ``security_groups``), for a function that calls a private
         endpoint; the role then gets AWS's Lambda VPC access policy (its network interfaces), acknowledged."""
         super().__init__(scope, construct_id)
-        topic = renamed("alarm_topic", alarm_topic, "topic", topic, what="FleetFunction")
         if topic is not None:
             duck("topic", topic, "topic_arn", "an sns.ITopic", what="FleetFunction")
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=log_removal_policy)

@@ -14,7 +14,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from ..capacity.iam import ActionAuthorization
-from ..core.args import renamed, settings_argument, wrong_type
+from ..core.args import settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import acknowledge_wildcard_groups
 from ..core.problems import InvalidSettings, Problem
@@ -109,18 +109,14 @@ class GpuPool(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc,
-                 vpc_subnets: ec2.SubnetSelection | None = None, settings: GpuPoolSettings | None = None,
-                 subnets: Sequence[ec2.ISubnet] | ec2.SubnetSelection | None = None) -> None:
+                 vpc_subnets: ec2.SubnetSelection | None = None, settings: GpuPoolSettings | None = None) -> None:
         """``vpc_subnets``: where the pool's instances launch (default: the VPC's private subnets, aws-cdk-lib's
-        default selection); ``subnets`` is its deprecated name (a list of subnets or a selection)."""
+        default selection)."""
         super().__init__(scope, construct_id)
         settings = GpuPoolSettings() if settings is None else settings_argument(settings, GpuPoolSettings,
                                                                                 what="GpuPool")
         check_in_region(self, settings.what, settings.region_problems)
-        selection = renamed("subnets", subnets, "vpc_subnets", vpc_subnets, what="GpuPool")
-        if subnets is not None and not isinstance(selection, ec2.SubnetSelection) and \
-                not isinstance(selection, str | dict) and hasattr(selection, "__iter__"):
-            selection = ec2.SubnetSelection(subnets=list(selection))  # the deprecated form: a list of subnets
+        selection = vpc_subnets
         if selection is not None and not isinstance(selection, ec2.SubnetSelection):
             raise wrong_type("vpc_subnets", selection, "an ec2.SubnetSelection (e.g. net.compute_subnets, or "
                              "ec2.SubnetSelection(subnets=[...]))", what="GpuPool")

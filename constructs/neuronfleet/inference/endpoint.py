@@ -34,7 +34,7 @@ from neuronfleet_contract.tags import MODEL_TAG, THROUGHPUT_TAG
 from neuronfleet_contract.variants import GPU_VARIANT, NEURON_VARIANT
 
 from ..core import rules
-from ..core.args import duck, renamed, settings_argument, wrong_type
+from ..core.args import duck, settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.lookups import any_ipv4, arn_in, in_stack, minutes, seconds, stack_of, tcp
 from ..core.lookups import days as lookup_days
@@ -92,23 +92,20 @@ class NeuronEndpoint(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EndpointSettings,
                  vpc_subnets: ec2.SubnetSelection | None = None, topic: sns.ITopic | None = None,
-                 data_capture_bucket: s3.IBucket | None = None, subnets: ec2.SubnetSelection | None = None,
-                 alarm_topic: sns.ITopic | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+                 data_capture_bucket: s3.IBucket | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
                  model_name: str | None = None) -> None:
         """``vpc_subnets``: where the endpoint's instances run (default: the VPC's private subnets with egress);
         ``model_name``: what the migration report calls the model (tag ``neuronfleet:model``; default: the construct
         id); the reference app passes the fleet file's endpoint name.
-        ``topic``: where its alarms notify. ``subnets`` and ``alarm_topic`` are their deprecated names.
+        ``topic``: where its alarms notify.
         ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
         super().__init__(scope, construct_id)
         in_stack(self, stack_of(scope))  # Stack.of(self) is its scope's stack: asked once per stack, not per endpoint
         what = "NeuronEndpoint"
         settings = settings_argument(settings, EndpointSettings, what=what)
-        vpc_subnets = renamed("subnets", subnets, "vpc_subnets", vpc_subnets, what=what)
         if vpc_subnets is not None and not isinstance(vpc_subnets, ec2.SubnetSelection):
             raise wrong_type("vpc_subnets", vpc_subnets, "an ec2.SubnetSelection (e.g. net.compute_subnets, or "
                              "ec2.SubnetSelection(subnets=[...]))", what=what)
-        topic = renamed("alarm_topic", alarm_topic, "topic", topic, what=what)
         if topic is not None:
             duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what=what)
         self.settings = settings
@@ -290,6 +287,12 @@ class NeuronEndpoint(Construct):
         return self.models[key]
 
     @property
+    def has_live_gpu(self) -> bool:
+        """Whether a live GPU variant runs beside the Neuron one (hot, sharing traffic by weight, not a shadow): what
+        the failover moves traffic to, what the GPU variant's scaling and alarms are for."""
+        return self.gpu_variant is not None and not self.gpu_variant.shadow
+
+    @property
     def standby(self) -> str:
         """The GPU standby: ``hot`` (running GPU instances), ``warm`` (a GPU instance pool, nothing running) or
         ``none``."""
@@ -396,10 +399,10 @@ class NeuronEndpoint(Construct):
                 scalable.scale_on_schedule(
                     action.name, schedule=appscaling.Schedule.expression(action.schedule),
                     min_capacity=action.min_instances, max_capacity=action.max_instances)
-        gpu = s.live_gpu_variant
+        gpu = self.gpu_variant if self.has_live_gpu else None
         # The GPU variant scales on its own traffic, between its own bounds: at weight 0 it sits at min_instances;
         # the failover raises its floor to carry the Neuron load before moving traffic (EndpointFailover).
-        self.gpu_scalable_target: appscaling.ScalableTarget | None = None if gpu is None or gpu.shadow else \
+        self.gpu_scalable_target: appscaling.ScalableTarget | None = None if gpu is None else \
             self._track(GPU_VARIANT, "GpuScaling", gpu.min_instances, gpu.max_instances,
                         gpu.target_invocations_per_instance
                         or s.target_invocations_per_instance * gpu.neuron_instances_per_gpu_instance)
@@ -494,9 +497,8 @@ class NeuronEndpoint(Construct):
         self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS}
         """The Neuron variant's alarms by kind -> their names (set, not generated: ``<endpoint name>-<suffix>``)."""
         self.alarms: dict[str, cloudwatch.Alarm] = self._variant_alarms(NEURON_VARIANT, "", self.alarm_names)
-        gpu = self.gpu_variant
-        self.gpu_alarm_names: dict[str, str] = {} if gpu is None or gpu.shadow else {
-            kind: alarm_name(self.endpoint_name, kind, gpu=True) for kind in NEURON_ALARMS}
+        self.gpu_alarm_names: dict[str, str] = {
+            kind: alarm_name(self.endpoint_name, kind, gpu=True) for kind in NEURON_ALARMS} if self.has_live_gpu else {}
         """The live GPU variant's alarms by kind -> their names (``<endpoint name>-gpu-<suffix>``); none without one."""
         self.gpu_alarms: dict[str, cloudwatch.Alarm] = \
             self._variant_alarms(GPU_VARIANT, "Gpu", self.gpu_alarm_names) if self.gpu_alarm_names else {}

@@ -101,7 +101,7 @@ class EndpointFailover(Construct):
         super().__init__(scope, construct_id)
         self.health = fleet_health(fleet)
         duck("topic", topic, "topic_arn", "an sns.ITopic (e.g. alerts.topic)", what="EndpointFailover")
-        no_gpu = [e.node.id for e in endpoints if e.gpu_variant is None or e.gpu_variant.shadow]
+        no_gpu = [e.node.id for e in endpoints if not e.has_live_gpu]
         if not endpoints or no_gpu:
             raise InvalidSettings([Problem("endpoints", no_gpu or [], f"endpoints that each have a live "
                                            f"'{GPU_VARIANT}' variant (GpuVariant(shadow=False)): those listed have "
