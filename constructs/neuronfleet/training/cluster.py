@@ -114,8 +114,8 @@ class TrainiumCluster(Construct):
         AZ, and every instance of the cluster launches there (``net.training_subnet_for(capacity)``).
         ``removal_policy``: what deleting the stack does to the data (the FSx file system, the data and access-log
         buckets): RETAIN unless asked. ``drain_name``: the name CapacityLifecycle knows this cluster by (its key in
-        ``clusters=``), which ends the job's drain flag path; default: a fleet-file entry's ``name``, else the
-        construct id in lower case."""
+        ``clusters=``), which ends the job's drain flag path; default: the construct id in lower case (the reference
+        app passes the fleet file's ``name``)."""
         super().__init__(scope, construct_id)
         in_stack(self, stack_of(scope))
         settings = settings_argument(settings, TrainiumClusterSettings, what="TrainiumCluster")
@@ -129,7 +129,7 @@ class TrainiumCluster(Construct):
         self.count = settings.count
         self.metrics_namespace = metrics_namespace
         self.removal_policy = removal_policy
-        self._drain_name: str = drain_name or getattr(settings, "name", None) or construct_id.lower()
+        self._drain_name: str = drain_name or construct_id.lower()
         tag_family(self, AcceleratorFamily.TRAINIUM)
         # EFA needs all traffic from and to the group itself; nothing from the internet
         self.security_group = efa_security_group(
