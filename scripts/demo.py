@@ -271,7 +271,7 @@ def main() -> int:
     from neuronfleet.lambdas.cost.adapters.work import Work
     from neuronfleet.lambdas.cost.logic.net import overhead_of
     from neuronfleet.offline import moto_server
-    from neuronfleet_contract.cost import ReportSettings
+    from neuronfleet_contract.cost import ReportConfig
     from scripts.demo_judge import judge_on_fixtures
     from scripts.demo_story import fixture_verdicts, gpu_baseline, with_sagemaker_prices
 
@@ -295,7 +295,7 @@ def main() -> int:
 
         functions = {f["Handler"]: f for f in server.client("lambda").list_functions()["Functions"]}
         cfg = functions["cost.report.handler"]["Environment"]["Variables"]
-        rs = ReportSettings.from_environment(cfg)  # the deployed function's configuration, read as it reads it
+        rs = ReportConfig.from_environment(cfg)  # the deployed function's configuration, read as it reads it
         # the report's own discovery: the endpoints tagged with the fleet, each modelled from its configuration
         found = FleetEndpoints(tagging=server.client("resourcegroupstaggingapi"), sagemaker=server.client("sagemaker"),
                                fleet=rs.fleet).models(rs.accelerators)

@@ -67,14 +67,14 @@ def judge_on_fixtures(server: Any) -> list[Any]:
     """Run each deployed judge once on the fixtures; its verdicts (as the report reads them)."""
     from neuronfleet.lambdas.judge.adapters import Store, Variants, VerdictMetrics
     from neuronfleet.lambdas.judge.handler import run
-    from neuronfleet_contract.judge import JudgeSettings, Verdict, latest_key
+    from neuronfleet_contract.judge import JudgeConfig, Verdict, latest_key
 
     out = []
     s3, cloudwatch = server.client("s3"), server.client("cloudwatch")
     for fn in server.client("lambda").list_functions()["Functions"]:
         if fn["Handler"] != "judge.handler.handler":
             continue
-        settings = JudgeSettings.from_environment(fn["Environment"]["Variables"])
+        settings = JudgeConfig.from_environment(fn["Environment"]["Variables"])
         try:
             s3.head_bucket(Bucket=settings.prompts_bucket)
         except Exception:  # the team's own bucket: not deployed by the kit

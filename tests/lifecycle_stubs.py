@@ -17,7 +17,7 @@ from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
 from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, FleetBudget, GpuQueue, Intents, Ledger, Topic
 from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run
-from neuronfleet_contract.capacity_lifecycle import LifecycleSettings
+from neuronfleet_contract.capacity_lifecycle import LifecycleConfig
 from tests.capacity_fixtures import extension_offering, reservation
 from tests.moto_support import alerts_inbox, announcements_table
 
@@ -54,7 +54,7 @@ class LifecycleRun:
     """One run of one lifecycle function (its own clients, as each Lambda has) with ``settings``: the stubbed EC2 and
     Batch answers the subclasses queue, then :meth:`go`."""
 
-    def __init__(self, aws: dict[str, Any], settings: LifecycleSettings, *, intents: type[Intents] = Intents) -> None:
+    def __init__(self, aws: dict[str, Any], settings: LifecycleConfig, *, intents: type[Intents] = Intents) -> None:
         self.aws = aws
         self.ec2 = boto3.client("ec2", region_name=REGION)
         self.rg = boto3.client("resource-groups", region_name=REGION)

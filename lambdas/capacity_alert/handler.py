@@ -1,7 +1,7 @@
 """Lambda entry point for Trainium capacity: EventBridge events of the fleet's capacity, and a scheduled scan of its
 Capacity Blocks (the safety net for AWS's own warning event).
 
-Configuration: :class:`neuronfleet_contract.capacity_alert.CapacityAlertSettings` (read once per container).
+Configuration: :class:`neuronfleet_contract.capacity_alert.CapacityAlertConfig` (read once per container).
 Metrics: ``CAPACITY_NAMESPACE``, per fleet (neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 Every announcement goes through the announcements ledger's outbox (neuronfleet_runtime.announcements): once per block and
 warning point, once per start and end of a lasting condition, whatever EventBridge retries or however runs overlap;
@@ -30,7 +30,7 @@ from neuronfleet_contract.capacity_alert import (
     MALFORMED_METRIC,
     SERVICE,
     UNPUBLISHABLE_METRIC,
-    CapacityAlertSettings,
+    CapacityAlertConfig,
 )
 
 from .adapters import FleetBlocks, Ledger, Outbox, Outcome, Topic
@@ -113,7 +113,7 @@ def _carry_out(action: Once | Start | End, box: Outbox) -> Outcome:
 class Container:
     """What one Lambda container builds once: its settings and its adapters."""
 
-    settings: CapacityAlertSettings
+    settings: CapacityAlertConfig
     alerts: Topic
     ledger: Ledger
     blocks: FleetBlocks
@@ -121,7 +121,7 @@ class Container:
 
 @cache
 def container() -> Container:
-    s = CapacityAlertSettings.from_environment()
+    s = CapacityAlertConfig.from_environment()
     return Container(settings=s, alerts=Topic(boto3.client("sns"), s.topic_arn),
                      ledger=Ledger(boto3.client("dynamodb"), s.ledger_table),
                      blocks=FleetBlocks(boto3.client("ec2"), boto3.client("resource-groups"),

@@ -2,7 +2,7 @@
 Neuron node groups is described; a node group that cannot get its nodes is announced once per episode, and once
 more when it can again.
 
-Configuration: :class:`neuronfleet_contract.nodegroup_capacity.NodegroupAlertSettings` (read once per container).
+Configuration: :class:`neuronfleet_contract.nodegroup_capacity.NodegroupAlertConfig` (read once per container).
 Metrics: ``CapacityAnnouncements``, ``UnreadableNodegroups`` (node groups whose description is not of botocore's
 shape: each announced once per episode, the others still checked) and ``UnpublishableAnnouncements`` (messages SNS
 refused as such, set aside by the outbox) in ``CAPACITY_NAMESPACE`` under the capacity alerts' service, per fleet
@@ -28,7 +28,7 @@ from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import namespaces
 from neuronfleet_contract.capacity_alert import ANNOUNCEMENTS_METRIC, SERVICE, UNPUBLISHABLE_METRIC
-from neuronfleet_contract.nodegroup_capacity import UNREADABLE_METRIC, NodegroupAlertSettings
+from neuronfleet_contract.nodegroup_capacity import UNREADABLE_METRIC, NodegroupAlertConfig
 
 from .adapters import FleetNodegroups, Ledger, Outbox, Outcome, Topic
 from .handler import _carry_out
@@ -97,7 +97,7 @@ def _check(name: str, groups: FleetNodegroups, *, pool: GpuPoolQueue | None, box
 
 @dataclass(frozen=True)
 class Container:
-    settings: NodegroupAlertSettings
+    settings: NodegroupAlertConfig
     alerts: Topic
     ledger: Ledger
     groups: FleetNodegroups
@@ -105,7 +105,7 @@ class Container:
 
 @cache
 def container() -> Container:
-    s = NodegroupAlertSettings.from_environment()
+    s = NodegroupAlertConfig.from_environment()
     return Container(settings=s, alerts=Topic(boto3.client("sns"), s.topic_arn),
                      ledger=Ledger(boto3.client("dynamodb"), s.ledger_table),
                      groups=FleetNodegroups(boto3.client("eks"), cluster=s.cluster_name, names=s.node_groups))

@@ -27,7 +27,7 @@ The limits are not the function's to rewrite: the capacity policy is read each r
 writes (its role may only GetParameter that one), never from the environment; a policy it cannot read stops the run
 before anything is bought.
 
-Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleSettings`.
+Configuration: :class:`neuronfleet_contract.capacity_lifecycle.LifecycleConfig`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from neuronfleet_runtime.capacity_block_calls import NO_SDK_RETRIES, CapacityBlo
 from neuronfleet_contract.capacity_lifecycle import (
     ClusterRef,
     ExtensionOffer,
-    LifecycleSettings,
+    LifecycleConfig,
     MalformedOffer,
     extension_offer,
 )
@@ -93,7 +93,7 @@ logger = Logger(service=SERVICE)
 
 @dataclass
 class Tools:
-    settings: LifecycleSettings
+    settings: LifecycleConfig
     api: CapacityBlocksApi
     fleet: Fleet
     flag: Flag
@@ -361,7 +361,7 @@ def tools() -> Tools:
     environment): a policy the stack changed is in force at the next run, and one nobody can read stops the run
     before anything is bought."""
     c = clients()
-    s = LifecycleSettings.from_environment(read_parameter=PolicyParameter(c["ssm"]).read)
+    s = LifecycleConfig.from_environment(read_parameter=PolicyParameter(c["ssm"]).read)
     api = CapacityBlocksApi(c["ec2"], purchases=c["purchases"], groups=c["resource-groups"])
     dynamodb = c["dynamodb"]
     return Tools(settings=s, api=api, fleet=Fleet(api, c["batch"]), flag=Flag(c["s3"]),

@@ -42,7 +42,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     FEE_TAG,
     PURCHASE_EVENTS,
     PURCHASES_SERVICE,
-    PurchaseAnnouncerSettings,
+    PurchaseAnnouncerConfig,
 )
 
 logger = Logger(service=PURCHASES_SERVICE)
@@ -223,7 +223,7 @@ def run(event: Any, *, ledger: Ledger, alerts: Topic, now: datetime, deadline: f
 
 @cache
 def container() -> tuple[Ledger, Topic]:
-    s = PurchaseAnnouncerSettings.from_environment()
+    s = PurchaseAnnouncerConfig.from_environment()
     return Ledger(boto3.client("dynamodb"), s.ledger_table), Topic(boto3.client("sns"), s.topic_arn)
 
 

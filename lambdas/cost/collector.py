@@ -12,7 +12,7 @@ pages than the cap stop the run before anything is written (cost_explorer.MAX_PA
 made idempotent by the ledger: each run publishes the change of each day's total since what the ledger records
 CloudWatch holds, claiming the new totals before PutMetricData and confirming them after (ledger.py), so neither a
 retry nor a failed record sends a day twice; the dashboard reads the day's Sum of those changes. Configuration:
-:class:`~.settings.CollectorSettings` (read once per container). Spend goes to its ``metrics_namespace``
+:class:`~.settings.CollectorConfig` (read once per container). Spend goes to its ``metrics_namespace``
 (``SPEND_NAMESPACE`` by default); the run's own metrics to ``COST_MONITORS_NAMESPACE``, per fleet
 (neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 """
@@ -36,7 +36,7 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnec
 from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.cost import COLLECTOR_METRICS, COLLECTOR_SERVICE, CollectorSettings
+from neuronfleet_contract.cost import COLLECTOR_METRICS, COLLECTOR_SERVICE, CollectorConfig
 
 from .adapters import cost_explorer
 from .adapters.athena import AthenaSpend
@@ -271,7 +271,7 @@ class Container:
     """What one Lambda container builds once: its settings and the clients of its adapters (a CostExplorer
     adapter counts one run's requests, so each run gets a new one)."""
 
-    settings: CollectorSettings
+    settings: CollectorConfig
     ce_client: Any
     ledger: SpendLedger
     spend: SpendMetrics
@@ -280,7 +280,7 @@ class Container:
 
 @cache
 def container() -> Container:
-    settings = CollectorSettings.from_environment()
+    settings = CollectorConfig.from_environment()
     return Container(settings=settings, ce_client=boto3.client("athena") if settings.source == "athena"
                      else boto3.client("ce", region_name=cost_explorer.REGION),
                      ledger=SpendLedger(boto3.resource("dynamodb").Table(settings.ledger_table)),

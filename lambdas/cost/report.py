@@ -1,6 +1,6 @@
 """Weekly unit economics and migration report: ledger + SageMaker invocations + token metrics -> S3, SNS.
 
-Configuration: :class:`~.settings.ReportSettings` (read once per container). Tokens are read from its
+Configuration: :class:`~.settings.ReportConfig` (read once per container). Tokens are read from its
 ``tokens_namespace`` (``WORKLOAD_NAMESPACE`` by default: metric Tokens, dimensions Fleet and Variant neuron|gpu).
 The fleet's endpoints are found when the report runs: those tagged ``neuronfleet:fleet`` = the fleet, each modelled
 from its endpoint configuration (discovery.py; the calls in inventory.FleetEndpoints).
@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.cost import BASIS, PRICE_STALE_DAYS, ReportSettings
+from neuronfleet_contract.cost import BASIS, PRICE_STALE_DAYS, ReportConfig
 from neuronfleet_contract.judge import VERDICT_METRIC, Verdict
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 from neuronfleet_contract.tags import FLEET_TAG
@@ -274,7 +274,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
 class Container:
     """What one Lambda container builds once: its settings, clients and adapters."""
 
-    settings: ReportSettings
+    settings: ReportConfig
     endpoints: FleetEndpoints
     ledger: SpendLedger
     usage: Work
@@ -284,7 +284,7 @@ class Container:
     judges: JudgeRecordStore | None = None
 
 
-def live_prices(settings: ReportSettings, table: Any) -> LivePrices | None:
+def live_prices(settings: ReportConfig, table: Any) -> LivePrices | None:
     """The Price List lookup of this container (None when the settings turn it off): the endpoint nearest the
     function's region (botocore's list), botocore's standard retries for throttling, the ledger as its cache."""
     if not settings.live_prices:
@@ -304,7 +304,7 @@ def live_prices(settings: ReportSettings, table: Any) -> LivePrices | None:
 
 @cache
 def container() -> Container:
-    settings = ReportSettings.from_environment()
+    settings = ReportConfig.from_environment()
     endpoints = FleetEndpoints(tagging=boto3.client("resourcegroupstaggingapi"), sagemaker=boto3.client("sagemaker"),
                                fleet=settings.fleet, on_skip=lambda name, reason: logger.warning(
                                    "endpoint skipped", extra={"endpoint": name, "reason": reason}))

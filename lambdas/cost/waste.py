@@ -4,7 +4,7 @@ is), each announced when it starts and when it ends (the announcements ledger re
 hourly in between. The fleet's endpoints are found at run time by their ``neuronfleet:fleet`` tag
 (inventory.FleetEndpoints), not listed in the environment.
 
-Configuration: :class:`~.settings.WasteSettings` (read once per container): utilisation is read from its
+Configuration: :class:`~.settings.WasteConfig` (read once per container): utilisation is read from its
 ``neuron_namespace`` (``NEURON_NAMESPACE`` by default). The decisions are in idle.py, the AWS calls in adapters.py.
 """
 
@@ -25,7 +25,7 @@ from neuronfleet_runtime import announcements
 from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.cost import WASTE_MALFORMED_METRIC, WASTE_SERVICE, WasteSettings
+from neuronfleet_contract.cost import WASTE_MALFORMED_METRIC, WASTE_SERVICE, WasteConfig
 
 from .adapters.inventory import FleetInventory
 from .adapters.outputs import Ledger, Topic
@@ -115,7 +115,7 @@ def _say_ended(kind: str, fleet: str) -> Callable[[list[str]], tuple[str, str]]:
 class Container:
     """What one Lambda container builds once: its settings and its adapters."""
 
-    settings: WasteSettings
+    settings: WasteConfig
     inventory: FleetInventory
     topic: Topic
     ledger: Ledger
@@ -123,7 +123,7 @@ class Container:
 
 @cache
 def container() -> Container:
-    s = WasteSettings.from_environment()
+    s = WasteConfig.from_environment()
     return Container(settings=s, inventory=FleetInventory(
                          ec2=boto3.client("ec2"), sagemaker=boto3.client("sagemaker"), cloudwatch=boto3.client("cloudwatch"),
                          tagging=boto3.client("resourcegroupstaggingapi"), fleet=s.fleet, namespace=s.neuron_namespace,

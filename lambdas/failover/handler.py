@@ -1,6 +1,6 @@
 """Lambda entry point: on an alarm state change of a watched endpoint, or on the schedule, decide one step and take it.
 
-Configuration: :class:`neuronfleet_contract.failover.FailoverSettings` (read once per container).
+Configuration: :class:`neuronfleet_contract.failover.FailoverConfig` (read once per container).
 Metrics: ``FAILOVER_NAMESPACE``; the health counts (``FailoverErrors``, ``MalformedEvents``) per fleet
 (neuronfleet_contract.health: ``service`` and, given ``FLEET``, ``Fleet``).
 The function runs with reserved concurrency 1; overlapping runs (a retry, a second invocation) are kept apart by the
@@ -51,7 +51,7 @@ from neuronfleet_runtime.fleet_metrics import per_fleet
 
 from neuronfleet_contract import failover as contract
 from neuronfleet_contract import namespaces
-from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
+from neuronfleet_contract.failover import FailoverConfig, WatchedEndpoint
 
 from .adapters import Alarms, CanaryMetrics, SageMakerEndpoints, Scaling, States, Stored, Topic
 from .logic import (
@@ -401,13 +401,13 @@ def _act(decision: Decision, aws: Adapters) -> None:
 class Container:
     """What one Lambda container builds once: its settings and its adapters."""
 
-    settings: FailoverSettings
+    settings: FailoverConfig
     aws: Adapters
 
 
 @cache
 def container() -> Container:
-    settings = FailoverSettings.from_environment()
+    settings = FailoverConfig.from_environment()
     sagemaker, cloudwatch = boto3.client("sagemaker"), boto3.client("cloudwatch")
     return Container(settings=settings, aws=Adapters(
         endpoints=SageMakerEndpoints(sagemaker), alarms=Alarms(cloudwatch),

@@ -1,7 +1,7 @@
 """Lambda entry point of the pilot judge: one invocation judges one batch of a run; the run's last batch writes the
 verdict.
 
-Configuration: :class:`neuronfleet_contract.judge.JudgeSettings` (read once per container). Event: ``{}`` or an
+Configuration: :class:`neuronfleet_contract.judge.JudgeConfig` (read once per container). Event: ``{}`` or an
 EventBridge scheduled event (the run id is derived: the endpoint's configuration name and the prompt set's ETag, so
 the same deployment on the same prompt set is one run), or ``{"run_id": "..."}`` to name a run.
 
@@ -39,7 +39,7 @@ from neuronfleet_contract.judge import (
     MEASURE_METRICS,
     NO_VERDICT_METRIC,
     VERDICT_METRIC,
-    JudgeSettings,
+    JudgeConfig,
     PromptSetError,
     Verdict,
     latest_key,
@@ -61,11 +61,11 @@ SAVE_EVERY = 10
 """Outcomes between two saves of the run's state (a run cut short loses at most these)."""
 
 
-def state_key(settings: JudgeSettings, run_id: str) -> str:
+def state_key(settings: JudgeConfig, run_id: str) -> str:
     return f"{settings.records_prefix}{settings.endpoint_name}/state/{run_id}.json"
 
 
-def run(event: Mapping[str, Any], *, settings: JudgeSettings, variants: Variants, endpoint: Endpoint | None,
+def run(event: Mapping[str, Any], *, settings: JudgeConfig, variants: Variants, endpoint: Endpoint | None,
         store: Store, metrics: VerdictMetrics, remaining_ms: Callable[[], int],
         now: Callable[[], datetime] = lambda: datetime.now(UTC), synthetic: bool = False) -> dict[str, Any]:
     """One batch of a run (see the module's docstring). Returns the status: ``refused`` (with field, value,
@@ -143,7 +143,7 @@ def derived_run_id(config: str, etag: str) -> str:
     return f"{config}-{etag[:12] or 'noetag'}"[-128:].lstrip("-._")
 
 
-def _refused(field: str, value: Any, allowed: str, message: str, *, settings: JudgeSettings, metrics: VerdictMetrics,
+def _refused(field: str, value: Any, allowed: str, message: str, *, settings: JudgeConfig, metrics: VerdictMetrics,
              now: Callable[[], datetime]) -> dict[str, Any]:
     """A run that refuses its input: ``NoVerdict`` published (its alarm tells the topic), nothing else touched."""
     metrics.publish(endpoint=settings.endpoint_name, at=now(), values={NO_VERDICT_METRIC: 1.0}, fleet=settings.fleet)
@@ -151,13 +151,13 @@ def _refused(field: str, value: Any, allowed: str, message: str, *, settings: Ju
 
 
 @cache
-def _wired() -> tuple[JudgeSettings, Variants, Endpoint, Store, VerdictMetrics]:
+def _wired() -> tuple[JudgeConfig, Variants, Endpoint, Store, VerdictMetrics]:
     import boto3
     from botocore.config import Config
 
     from .adapters import INVOKE_CONNECT_TIMEOUT_S, INVOKE_READ_TIMEOUT_S, RETRY_CONFIG
 
-    settings = JudgeSettings.from_environment()
+    settings = JudgeConfig.from_environment()
     config = Config(retries=RETRY_CONFIG)
     runtime = boto3.client("sagemaker-runtime", config=Config(retries=RETRY_CONFIG, read_timeout=INVOKE_READ_TIMEOUT_S,
                                                                connect_timeout=INVOKE_CONNECT_TIMEOUT_S))

@@ -10,7 +10,7 @@ fails is named; the others still run, except the pods' notices, which wait for t
 and the next minute's run converges again (nothing it did is undone or repeated: every step compares with what the
 cluster shows).
 
-Configuration: :class:`neuronfleet_contract.pool_schedule.PoolScheduleSettings`.
+Configuration: :class:`neuronfleet_contract.pool_schedule.PoolScheduleConfig`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from neuronfleet_contract.pool_schedule import (
     UNNOTIFIED_METRIC,
     UNPUBLISHABLE_METRIC,
     UTILISATION_METRIC,
-    PoolScheduleSettings,
+    PoolScheduleConfig,
     Role,
     iso,
 )
@@ -45,7 +45,7 @@ logger = Logger(service=SERVICE)
 
 @dataclass
 class Tools:
-    settings: PoolScheduleSettings
+    settings: PoolScheduleConfig
     pool: Pool
     ledger: Ledger
     topic: Topic
@@ -136,7 +136,7 @@ def run(t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, 
     return {"phase": str(plan.target.phase), "done": done, "waiting_until": waiting, "announced": box.sent}
 
 
-def metric_data(settings: PoolScheduleSettings, plan: Plan, now: datetime, *, set_aside: int = 0
+def metric_data(settings: PoolScheduleConfig, plan: Plan, now: datetime, *, set_aside: int = 0
                 ) -> list[dict[str, Any]]:
     pool = settings.schedule.pool
     data = [{"MetricName": UTILISATION_METRIC, "Timestamp": now, "Unit": "Count", "Value": float(value),
@@ -154,7 +154,7 @@ def metric_data(settings: PoolScheduleSettings, plan: Plan, now: datetime, *, se
 
 @cache
 def tools() -> Tools:
-    settings = PoolScheduleSettings.from_environment()
+    settings = PoolScheduleConfig.from_environment()
     sts = boto3.client("sts")
     api = KubeApi(endpoint=settings.endpoint, token=lambda: eks_token(sts, settings.cluster_name),
                   send=https_sender(settings.certificate_authority))

@@ -113,7 +113,7 @@ def gpu_pool_variable() -> dict[str, environment.Variable]:
 
 
 @dataclass(frozen=True)
-class CapacityAlertSettings(environment.Configured):
+class CapacityAlertConfig(environment.Configured):
     pool: GpuPoolQueue = field(metadata=gpu_pool_variable())
     """What the GPU fallback pool can take (``GPU_POOL``, JSON: GpuPool.describe() of the construct library)."""
     topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed="the ARN of the fleet's SNS topic"))

@@ -496,7 +496,7 @@ GPU_JOB_DEFINITION_TAG = "neuronfleet:gpu-job-definition"
 """A Batch job tag naming the job definition (name, name:revision or ARN) that runs the same work on the GPU pool.
 Batch's SubmitJob cannot change a job's image (botocore 1.44.5 batch ContainerOverrides has no image member), so
 "declaring a GPU image" is declaring a job definition that carries it. Only one of the fleet's GPU job definitions
-(:attr:`LifecycleSettings.gpu_job_definitions`, the pool's own, by revision ARN) is ever submitted: a tag naming any
+(:attr:`LifecycleConfig.gpu_job_definitions`, the pool's own, by revision ARN) is ever submitted: a tag naming any
 other is refused and announced (whoever may tag a Trainium job does not choose which role the GPU job runs with)."""
 FALLBACK_OF_TAG = "neuronfleet:fallback-of"
 """Tagged on a GPU job the lifecycle function submitted: the Trainium job it replaces."""
@@ -527,7 +527,7 @@ def drain_key(cluster: str) -> str:
 
 
 @dataclass(frozen=True)
-class LifecycleSettings:
+class LifecycleConfig:
     """One lifecycle function's settings: ``clusters`` are the ones it looks after (a fleet too big for one function's
     environment is split between several: neuronfleet.capacity.lifecycle.split_clusters); the rest is the fleet's,
     the same in each, and so is the announcements table, which keeps what is bought or said once, once across them."""
@@ -620,7 +620,7 @@ PURCHASES_SERVICE = "neuronfleet-capacity-purchases"
 
 
 @dataclass(frozen=True)
-class PurchaseAnnouncerSettings(environment.Configured):
+class PurchaseAnnouncerConfig(environment.Configured):
     """The purchase announcer's settings: the fleet's topic and its own announcements table (not the lifecycle's:
     the lifecycle role, which may buy, cannot write it, so cannot pre-claim and silence an announcement)."""
 

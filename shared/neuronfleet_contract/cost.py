@@ -112,7 +112,7 @@ def _reservations(c: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class CollectorSettings(environment.Configured):
+class CollectorConfig(environment.Configured):
     ledger_table: str = field(metadata=variable("LEDGER_TABLE", allowed=_TABLE))
     """The cost ledger (``LEDGER_TABLE``)."""
     instance_types: Sequence[str] = field(metadata=variable(
@@ -173,7 +173,7 @@ class JudgeRecords:
 
 
 @dataclass(frozen=True)
-class ReportSettings(environment.Configured):
+class ReportConfig(environment.Configured):
     fleet: str = field(metadata=variable("FLEET", allowed=_FLEET))
     """The fleet reported on (``FLEET``)."""
     ledger_table: str = field(metadata=variable("LEDGER_TABLE", allowed=_TABLE))
@@ -248,7 +248,7 @@ class ReportSettings(environment.Configured):
         return overhead_wire.decode(self.overhead) if self.overhead else None
 
 
-def _carried_prices(report: ReportSettings) -> dict[str, Any]:
+def _carried_prices(report: ReportConfig) -> dict[str, Any]:
     """``PRICES``: the entries that differ from the built-in table, packed."""
     return _pack_prices(builtin_prices.carried(report.prices, report.price_region or None))
 
@@ -259,7 +259,7 @@ def _carried_accelerators(accelerators: Mapping[str, tuple[str, int]]) -> dict[s
 
 
 @dataclass(frozen=True)
-class WasteSettings(environment.Configured):
+class WasteConfig(environment.Configured):
     topic_arn: str = field(metadata=variable("ALERTS_TOPIC_ARN", allowed=_TOPIC))
     """Where the warnings go (``ALERTS_TOPIC_ARN``)."""
     ledger_table: str = field(metadata=variable("ANNOUNCEMENTS_TABLE", allowed="the name of the announcements table"))
@@ -288,7 +288,7 @@ class WasteSettings(environment.Configured):
 
 def judges_environment(judges: Sequence[JudgeRecords], *, to_json: Callable[[Any], str] = json.dumps
                        ) -> dict[str, str]:
-    """``JUDGE_RECORDS`` of :class:`ReportSettings` (nothing without judges): CostMonitors adds it when it is told
+    """``JUDGE_RECORDS`` of :class:`ReportConfig` (nothing without judges): CostMonitors adds it when it is told
     of a judge after the function exists."""
     return {"JUDGE_RECORDS": to_json(_pack_judges(judges))} if judges else {}
 

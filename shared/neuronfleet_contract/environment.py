@@ -248,21 +248,32 @@ def from_environment(cls: type[T], env: Mapping[str, str] | None = None, **given
         var: Variable | None = f.metadata.get(ENV)
         if var is None:
             continue
-        tp, _ = _optional(hints[f.name])
-        kind = _scalar(tp) if var.decode is None else None
-        says = allowed(var, kind)
-        raw = source.get(var.name)
-        if raw is None:
+        if var.name not in source:
             has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             if has_default and not (var.required and var.required(seen)):
                 setattr(seen, f.name, f.default if f.default_factory is dataclasses.MISSING else f.default_factory())
                 continue
-            raise InvalidEnvironment(var.name, None, says)
-        values[f.name] = _read(raw, kind, var, says) if kind is not None else _json(raw, tp, var, says)
-        if var.check is not None:
-            var.check(raw)
+        values[f.name] = _decode(var, hints[f.name], source.get(var.name))
         setattr(seen, f.name, values[f.name])
     return cls(**values)
+
+
+def _decode(var: Variable, annotation: Any, raw: str | None) -> Any:
+    tp, _ = _optional(annotation)
+    kind = _scalar(tp) if var.decode is None else None
+    says = allowed(var, kind)
+    if raw is None:
+        raise InvalidEnvironment(var.name, None, says)
+    value = _read(raw, kind, var, says) if kind is not None else _json(raw, tp, var, says)
+    if var.check is not None:
+        var.check(raw)
+    return value
+
+
+def read(cls: type, name: str, env: Mapping[str, str]) -> Any:
+    """The one field ``name`` of the configuration ``cls`` from ``env`` (required: InvalidEnvironment when unset)."""
+    (f,) = [f for f in dataclasses.fields(cls) if f.name == name]
+    return _decode(f.metadata[ENV], _hints(cls)[name], env.get(f.metadata[ENV].name))
 
 
 # ------------------------------------------------------------------------------------------------ documents
@@ -387,43 +398,3 @@ def arns(name: str, *, allowed: str, **more: Any) -> dict[str, Variable]:
     so that many fit Lambda's 4 KB."""
     return variable(name, allowed=allowed + PREFIXED_ALLOWED, encode=shared_prefix, decode=prefixed_strings,
                     **more)
-
-
-class Variables:
-    """The variables of one environment, read as the types the settings need (the hand-written readers that remain)."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self._env = env
-
-    def text(self, name: str, *, allowed: str, default: str | None = None) -> str:
-        """A non-blank string; ``default`` when the variable is not set (required without one)."""
-        raw = self._env.get(name)
-        if raw is None and default is not None:
-            return default
-        if raw is None or not raw.strip():
-            raise InvalidEnvironment(name, raw, allowed)
-        return raw
-
-    def whole(self, name: str, *, default: int, minimum: int, unit: str) -> int:
-        return int(self._got(name, default, int, Variable(name, unit=unit, minimum=minimum)))
-
-    def number(self, name: str, *, default: float, above: float, at_most: float, unit: str) -> float:
-        var = Variable(name, unit=unit, above=above, at_most=at_most)
-        return float(self._got(name, default, float, var))
-
-    def namespace(self, name: str, *, default: str) -> str:
-        return self.text(name, default=default, allowed="a CloudWatch namespace")
-
-    def _got(self, name: str, default: Any, kind: Any, var: Variable) -> Any:
-        raw = self._env.get(name)
-        return default if raw is None else _read(raw, kind, var, allowed(var, kind))
-
-    def json(self, name: str, parse: Callable[[Any], T], *, allowed: str, default: T | None = None) -> T:
-        """A JSON document, shaped by ``parse``; ``default`` when not set (required without one)."""
-        raw = self._env.get(name)
-        if raw is None and default is not None:
-            return default
-        if raw is None:
-            raise InvalidEnvironment(name, raw, allowed)
-        got: T = _json(raw, Any, Variable(name, decode=parse), allowed)
-        return got

@@ -151,7 +151,7 @@ def _endpoints_document(endpoints: Mapping[str, WatchedEndpoint]) -> dict[str, A
 
 
 @dataclass(frozen=True)
-class FailoverSettings(environment.Configured):
+class FailoverConfig(environment.Configured):
     endpoints: Mapping[str, WatchedEndpoint] = field(metadata=variable(
         "FAILOVER_ENDPOINTS", allowed=_ENDPOINTS_ALLOWED, encode=_endpoints_document, decode=lambda d: _endpoints(d)))
     """Endpoint name -> what the failover knows of it (``FAILOVER_ENDPOINTS``, JSON; an endpoint's alarms are left
@@ -180,21 +180,21 @@ class FailoverSettings(environment.Configured):
 
     def __post_init__(self) -> None:
         if not self.endpoints:
-            raise ValueError("FailoverSettings.endpoints: got none; allowed: at least one endpoint")
+            raise ValueError("FailoverConfig.endpoints: got none; allowed: at least one endpoint")
         for name in ("min_dwell", "capacity_timeout", "canary_window"):
             value = getattr(self, name)
             if value < timedelta(0) or value % _MINUTE:
-                raise ValueError(f"FailoverSettings.{name}: got {value}; allowed: a whole number of minutes, 0 or more")
+                raise ValueError(f"FailoverConfig.{name}: got {value}; allowed: a whole number of minutes, 0 or more")
         if self.capacity_timeout < _MINUTE:
-            raise ValueError(f"FailoverSettings.capacity_timeout: got {self.capacity_timeout}; allowed: 1 minute or more")
+            raise ValueError(f"FailoverConfig.capacity_timeout: got {self.capacity_timeout}; allowed: 1 minute or more")
         if not 0 < self.canary_weight <= MAX_CANARY_WEIGHT:
-            raise ValueError(f"FailoverSettings.canary_weight: got {self.canary_weight}; allowed: above 0 and at most "
+            raise ValueError(f"FailoverConfig.canary_weight: got {self.canary_weight}; allowed: above 0 and at most "
                              f"{MAX_CANARY_WEIGHT}")
         if self.canary_min_invocations < 1:
-            raise ValueError(f"FailoverSettings.canary_min_invocations: got {self.canary_min_invocations}; allowed: "
+            raise ValueError(f"FailoverConfig.canary_min_invocations: got {self.canary_min_invocations}; allowed: "
                              "1 or more (silence is no evidence)")
         if not 0 < self.canary_max_error_percent <= MAX_CANARY_ERROR_PERCENT:
-            raise ValueError(f"FailoverSettings.canary_max_error_percent: got {self.canary_max_error_percent}; "
+            raise ValueError(f"FailoverConfig.canary_max_error_percent: got {self.canary_max_error_percent}; "
                              f"allowed: above 0 and at most {MAX_CANARY_ERROR_PERCENT:g}")
 
     @property

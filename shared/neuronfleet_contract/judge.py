@@ -1,7 +1,7 @@
 """The pilot judge's contract: its tolerances and their sources, what the function is told, and the verdict record
 the migration report reads.
 
-Pure: no boto3, no Powertools, no CDK. The construct (``neuronfleet.judge``) builds :class:`JudgeSettings` and
+Pure: no boto3, no Powertools, no CDK. The construct (``neuronfleet.judge``) builds :class:`JudgeConfig` and
 encodes it with ``to_environment`` (values may be CDK tokens); the handler (``judge/handler``) reads it once per
 container with ``from_environment``. The report reads :class:`Verdict` records (``Verdict.from_json``).
 """
@@ -144,7 +144,7 @@ TRANSIENT_CONTAINER_STATUSES = frozenset({429, 503})
 
 
 @dataclass(frozen=True)
-class JudgeSettings(environment.Configured):
+class JudgeConfig(environment.Configured):
     """What one judge function is told: the endpoint, its two variants, the prompt set, the records' place, the
     tolerances and each variant's hourly price (for cost per million)."""
 

@@ -20,7 +20,7 @@ by neuron-monitor's JSON; TrainiumCluster's user data runs it): ``NeuronCoreUtil
 in-use NeuronCores' utilisation summed over all the host's NeuronCores, one datapoint a minute, 0 when no Neuron
 runtime runs), dimension ``InstanceId``. The name, unit and dimension are the kit's, not neuron-monitor's.
 Read by the waste detector (``cost/waste``,
-``WasteSettings.neuron_namespace``) and the CostMonitors dashboard."""
+``WasteConfig.neuron_namespace``) and the CostMonitors dashboard."""
 
 NEURON_CORE_UTILIZATION = "NeuronCoreUtilization"
 """The metric name of NeuronCore utilisation (percent) in :data:`NEURON_NAMESPACE`."""
@@ -29,7 +29,7 @@ SPEND_NAMESPACE = "NeuronFleet/Cost"
 """Published by the spend collector (``cost/collector``, PutMetricData; its role may write only here):
 ``Spend`` (USD, unit None; one datapoint per change of a day's total, timestamped at noon of that day, so a
 day's Sum is the ledger's figure), dimensions ``Fleet`` and ``Family`` (trainium | inferentia | gpu).
-Read by the CostMonitors dashboard. Configurable: ``CollectorSettings.metrics_namespace``."""
+Read by the CostMonitors dashboard. Configurable: ``CollectorConfig.metrics_namespace``."""
 
 SPEND_METRIC = "Spend"
 """The metric name of spend in :data:`SPEND_NAMESPACE`."""
@@ -37,7 +37,7 @@ SPEND_METRIC = "Spend"
 WORKLOAD_NAMESPACE = "NeuronFleet/Workload"
 """Published by the workloads themselves (your serving code): ``Tokens`` (count), dimensions ``Fleet``,
 ``Endpoint`` and ``Variant`` (neuron | gpu). Read by the migration report (``cost/report``,
-``ReportSettings.tokens_namespace``)."""
+``ReportConfig.tokens_namespace``)."""
 
 TOKENS_METRIC = "Tokens"
 """The metric name of tokens served in :data:`WORKLOAD_NAMESPACE`."""

@@ -54,7 +54,7 @@ group: announced when it starts and when it ends, once per episode)."""
 
 
 @dataclass(frozen=True)
-class NodegroupAlertSettings(environment.Configured):
+class NodegroupAlertConfig(environment.Configured):
     cluster_name: str = field(metadata=variable("EKS_CLUSTER_NAME", allowed="the EKS cluster's name"))
     """The EKS cluster (``EKS_CLUSTER_NAME``)."""
     node_groups: tuple[str, ...] = field(metadata=variable(

@@ -427,7 +427,7 @@ _KUBERNETES_NAMESPACE = "a Kubernetes namespace"
 
 
 @dataclass(frozen=True, kw_only=True)
-class PoolScheduleSettings(Configured):
+class PoolScheduleConfig(Configured):
     """What the schedule function needs: the schedule, the cluster's API, the objects it moves, where it announces."""
 
     schedule: PoolSchedule = field(metadata=variable(

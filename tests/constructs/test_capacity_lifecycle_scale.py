@@ -31,7 +31,7 @@ from neuronfleet.core.limits import template_problems
 from neuronfleet.core.rules import LAMBDA_ENVIRONMENT_BYTES, TOKEN_ESTIMATE_CHARS
 from neuronfleet.facts.prices import price_table
 from neuronfleet.fleetfile.schema import parse_fleet
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings, policy_parameter_name
+from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleConfig, policy_parameter_name
 from scripts.bench_scale import rainier
 from tests.conftest import new_app
 
@@ -194,14 +194,14 @@ def deployed(value: Any, names: dict[str, str]) -> Any:
 
 
 def test_what_each_function_deploys_with_is_what_the_handler_reads():
-    """The handler's own reading (LifecycleSettings.from_environment) of each function's deployed environment: every
+    """The handler's own reading (LifecycleConfig.from_environment) of each function's deployed environment: every
     cluster once, each with its own queue and bucket, the fleet's policy and ledger the same in each."""
     _, lifecycle, template = synth_stand_ins(16)
     names: dict[str, str] = {}
     parameters = {p["Properties"]["Name"]: p["Properties"]["Value"] for p in template["Resources"].values()
                   if p["Type"] == "AWS::SSM::Parameter"}
-    read = [LifecycleSettings.from_environment({k: deployed(v, names) for k, v in fn["Environment"]["Variables"].items()},
-                                               read_parameter=parameters.__getitem__)
+    read = [LifecycleConfig.from_environment({k: deployed(v, names) for k, v in fn["Environment"]["Variables"].items()},
+                                             read_parameter=parameters.__getitem__)
             for fn in functions(template).values()]
     assert len(read) == len(lifecycle.parts) == 3
     clusters = [c for s in read for c in s.clusters]
@@ -224,19 +224,19 @@ def ref(i: int, *, token: bool = True) -> ClusterRef:
                       group_arns=(f"arn:aws:resource-groups:us-east-2:111111111111:group/ultra-{i:02d}",))
 
 
-def settings_of(part: tuple[ClusterRef, ...]) -> LifecycleSettings:
-    return LifecycleSettings(fleet="nf-rainier", topic_arn="${Token[TOKEN.1]}", ledger_table="${Token[TOKEN.2]}",
-                             policy=POLICY, clusters=part, gpu_queue_arn="${Token[TOKEN.3]}",
-                             gpu_instance_type="p5.48xlarge", policy_parameter=policy_parameter_name("nf-rainier"),
-                             prices={"trn2u.48xlarge": {"usd_per_hour": "44.7013", "as_of": "2025-10-01"}})
+def settings_of(part: tuple[ClusterRef, ...]) -> LifecycleConfig:
+    return LifecycleConfig(fleet="nf-rainier", topic_arn="${Token[TOKEN.1]}", ledger_table="${Token[TOKEN.2]}",
+                           policy=POLICY, clusters=part, gpu_queue_arn="${Token[TOKEN.3]}",
+                           gpu_instance_type="p5.48xlarge", policy_parameter=policy_parameter_name("nf-rainier"),
+                           prices={"trn2u.48xlarge": {"usd_per_hour": "44.7013", "as_of": "2025-10-01"}})
 
 
 def test_references_are_sized_as_the_longest_value_aws_allows():
     one = settings_of((ref(0),))
-    literal = LifecycleSettings(**{**one.__dict__, "topic_arn": "a" * LONGEST["topic_arn"],
-                                   "ledger_table": "t" * LONGEST["ledger_table"],
-                                   "gpu_queue_arn": "g" * LONGEST["gpu_queue_arn"],
-                                   "clusters": (ClusterRef(**{**ref(0).__dict__, "queue_arn": "q" * LONGEST["queue_arn"],
+    literal = LifecycleConfig(**{**one.__dict__, "topic_arn": "a" * LONGEST["topic_arn"],
+                                 "ledger_table": "t" * LONGEST["ledger_table"],
+                                 "gpu_queue_arn": "g" * LONGEST["gpu_queue_arn"],
+                                 "clusters": (ClusterRef(**{**ref(0).__dict__, "queue_arn": "q" * LONGEST["queue_arn"],
                                                               "drain_bucket": "b" * 63}),)})
     assert environment_bytes(one) == environment_bytes(literal)
     assert LONGEST["queue_arn"] == len("arn:aws-us-gov:batch:aws-us-gov-global:111111111111:job-queue/") + 128

@@ -79,13 +79,13 @@ def test_collector_queries_with_the_catalog_types_and_publishes_to_its_namespace
 
 def test_report_carries_prices_with_source_and_date_and_writes_only_reports(cost) -> None:
     _, fn = _fn(cost, "cost.report.handler")
-    from neuronfleet_contract.cost import ReportSettings, _prices
+    from neuronfleet_contract.cost import ReportConfig, _prices
 
     variables = fn["Environment"]["Variables"]
     # the built-in table travels in the function's code: prod's fleet file overrides no price, so none is carried
     assert _prices(json.loads(variables["PRICES"])) == {} and variables["PRICE_REGION"] == "us-east-2"
     plain = {k: v if isinstance(v, str) else "token" for k, v in variables.items()}
-    prices = ReportSettings.from_environment(plain).prices  # what the function reads: the whole table
+    prices = ReportConfig.from_environment(plain).prices  # what the function reads: the whole table
     assert set(prices["trn2.48xlarge"]) >= {"usd_per_hour", "source", "as_of", "region", "sourced"}
     assert prices["trn2.48xlarge"]["sourced"] == "false"  # no public On-Demand rate
     assert prices["p5.48xlarge"]["region"] == "us-east-1"  # Karpenter's copy of AWS's Price List is us-east-1's
@@ -243,7 +243,7 @@ def test_the_waste_detector_is_scoped_to_the_fleet_and_may_read_what_it_judges(c
 def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_price_table(cost, prod) -> None:
     from neuronfleet.facts.catalog import CATALOG, accelerators_of
     from neuronfleet.facts.prices import price_table
-    from neuronfleet_contract.cost import ReportSettings
+    from neuronfleet_contract.cost import ReportConfig
 
     _, fn = _fn(cost, "cost.report.handler")
     env = fn["Environment"]["Variables"]
@@ -251,7 +251,7 @@ def test_the_report_environment_stays_under_lambdas_4_kb_and_unpacks_to_the_pric
     assert sum(len(k) + len(json.dumps(v)) for k, v in env.items()) < 4096
     plain = {k: v if isinstance(v, str) else "token" for k, v in env.items()}
     assert "ENDPOINTS" not in env and "MODELS" not in env  # found at run time, by the fleet tag
-    settings = ReportSettings.from_environment(plain)
+    settings = ReportConfig.from_environment(plain)
     assert settings.prices == price_table(CATALOG, "us-east-2")  # the catalog's table, read from the function's code
     assert settings.accelerators == accelerators_of(CATALOG) and env["ACCELERATORS"] == "{}"
 

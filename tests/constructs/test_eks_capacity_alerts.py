@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertSettings
+from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertConfig
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_the_environment_reads_back(eks) -> None:
             if p.get("Handler") == "capacity_alert.nodegroup_handler.handler"]
     env = {k: v if isinstance(v, str) else "x" for k, v in fn["Environment"]["Variables"].items()}
     env["EKS_NODE_GROUPS"] = json.dumps(["pretrain-ng", "ultra-ng"])
-    s = NodegroupAlertSettings.from_environment(env)
+    s = NodegroupAlertConfig.from_environment(env)
     assert s.node_groups == ("pretrain-ng", "ultra-ng") and s.pool is None
 
 

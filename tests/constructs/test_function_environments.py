@@ -22,7 +22,7 @@ from neuronfleet_contract.cost import JudgeRecords, _pack_prices, judges_environ
 from tests.conftest import EXAMPLE_FLEETS
 
 JUDGES = 10
-"""The judges the report's environment must hold beside everything else (ReportSettings.judges)."""
+"""The judges the report's environment must hold beside everything else (ReportConfig.judges)."""
 
 
 def _templates(fleet: Any) -> dict[str, dict[str, Any]]:

@@ -35,12 +35,12 @@ from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
 from neuronfleet.lambdas.capacity_alert import nodegroup_handler
 from neuronfleet.lambdas.cost import collector, waste
 from neuronfleet.lambdas.failover import handler as failover_handler
-from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
-from neuronfleet_contract.cost import COLLECTOR_METRICS, CollectorSettings
+from neuronfleet_contract.capacity_alert import CapacityAlertConfig, gpu_pool
+from neuronfleet_contract.cost import COLLECTOR_METRICS, CollectorConfig
 from neuronfleet_contract.environment import InvalidEnvironment
-from neuronfleet_contract.failover import FailoverSettings
+from neuronfleet_contract.failover import FailoverConfig
 from neuronfleet_contract.health import Health
-from neuronfleet_contract.nodegroup_capacity import NodegroupAlertSettings
+from neuronfleet_contract.nodegroup_capacity import NodegroupAlertConfig
 from tests.conftest import ENV, EXAMPLE_FLEETS, ROOT, AzStack, network, new_app
 from tests.publisher_examples import event
 
@@ -128,7 +128,7 @@ def _failover(fleet: str, monkeypatch: pytest.MonkeyPatch, bad_event: bool) -> N
                                "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-2:111111111111:alerts"}, fleet)
     aws = failover_handler.Adapters(endpoints=Unreachable(), alarms=Unreachable(), states=Unreachable(),  # type: ignore[arg-type]
                                     scaling=Unreachable(), canary=Unreachable(), topic=Unreachable())  # type: ignore[arg-type]
-    container = failover_handler.Container(settings=FailoverSettings.from_environment(), aws=aws)
+    container = failover_handler.Container(settings=FailoverConfig.from_environment(), aws=aws)
     monkeypatch.setattr(failover_handler, "container", lambda: container)
     failover_handler.metrics.clear_metrics()
     if bad_event:
@@ -140,10 +140,10 @@ def _failover(fleet: str, monkeypatch: pytest.MonkeyPatch, bad_event: bool) -> N
 
 
 def _capacity(fleet: str, monkeypatch: pytest.MonkeyPatch, bad_event: bool) -> None:
-    settings = CapacityAlertSettings(pool=gpu_pool(POOL), topic_arn="arn:aws:sns:us-east-2:111111111111:alerts",
-                                     ledger_table="announced")
+    settings = CapacityAlertConfig(pool=gpu_pool(POOL), topic_arn="arn:aws:sns:us-east-2:111111111111:alerts",
+                                   ledger_table="announced")
     _environment(monkeypatch, settings.to_environment(), fleet)
-    container = capacity_handler.Container(settings=CapacityAlertSettings.from_environment(), alerts=None,  # type: ignore[arg-type]
+    container = capacity_handler.Container(settings=CapacityAlertConfig.from_environment(), alerts=None,  # type: ignore[arg-type]
                                            ledger=Ledger(), blocks=SimpleNamespace(blocks=lambda: []))  # type: ignore[arg-type]
     monkeypatch.setattr(capacity_handler, "container", lambda: container)
     capacity_handler.metrics.clear_metrics()
@@ -153,10 +153,10 @@ def _capacity(fleet: str, monkeypatch: pytest.MonkeyPatch, bad_event: bool) -> N
 
 
 def _nodegroups(fleet: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = NodegroupAlertSettings(cluster_name="training", node_groups=("pretrain",), ledger_table="announced",
-                                      topic_arn="arn:aws:sns:us-east-2:111111111111:alerts")
+    settings = NodegroupAlertConfig(cluster_name="training", node_groups=("pretrain",), ledger_table="announced",
+                                    topic_arn="arn:aws:sns:us-east-2:111111111111:alerts")
     _environment(monkeypatch, settings.to_environment(), fleet)
-    container = nodegroup_handler.Container(settings=NodegroupAlertSettings.from_environment(), alerts=None,  # type: ignore[arg-type]
+    container = nodegroup_handler.Container(settings=NodegroupAlertConfig.from_environment(), alerts=None,  # type: ignore[arg-type]
                                             ledger=Ledger(), groups=SimpleNamespace(names=()))  # type: ignore[arg-type]
     monkeypatch.setattr(nodegroup_handler, "container", lambda: container)
     nodegroup_handler.metrics.clear_metrics()
@@ -164,9 +164,9 @@ def _nodegroups(fleet: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _collector(fleet: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge",), fleet=fleet or None)
+    settings = CollectorConfig(ledger_table="ledger", instance_types=("trn2.48xlarge",), fleet=fleet or None)
     _environment(monkeypatch, settings.to_environment(), fleet)
-    container = collector.Container(settings=CollectorSettings.from_environment(), ce_client=None, ledger=None,  # type: ignore[arg-type]
+    container = collector.Container(settings=CollectorConfig.from_environment(), ce_client=None, ledger=None,  # type: ignore[arg-type]
                                     spend=None, blocks=None)  # type: ignore[arg-type]
     monkeypatch.setattr(collector, "container", lambda: container)
     summary = collector.RunSummary(days=["2026-11-25"], ce_requests=2, ce_throttled=0, rows=1, new=1, replaced=0,

@@ -24,7 +24,7 @@ from neuronfleet.settings.inference import (
     ROLLING_MIN_BATCH_SHARE,
 )
 from neuronfleet_contract.alarms import NEURON_ALARMS, alarm_name
-from neuronfleet_contract.failover import FailoverSettings
+from neuronfleet_contract.failover import FailoverConfig
 from tests.conftest import ENV, EXAMPLE_FLEETS, HOT_PROD, AzStack, network, new_app, properties
 
 LIVE = {"instance_type": "ml.inf2.48xlarge", "tensor_parallel_degree": 24, "batch_size": 8, "sequence_length": 8192,
@@ -206,7 +206,7 @@ def test_alarms_are_named_after_their_endpoint_so_the_failover_environment_need_
                                                                         "FAILOVER_TABLE": "state"}
     assert variables["FAILOVER_TABLE"] == {"Ref": synth["stack"].get_logical_id(
         synth["failover"].table.node.default_child)}
-    (watched,) = FailoverSettings.from_environment(env).endpoints.values()
+    (watched,) = FailoverConfig.from_environment(env).endpoints.values()
     assert watched.alarms == tuple(chat.alarm_names.values()) and len(watched.alarms) == 3
     assert watched.gpu_alarms == tuple(chat.gpu_alarm_names.values()) and len(watched.gpu_alarms) == 3
 

@@ -16,7 +16,7 @@ from neuronfleet import EndpointSettings, GpuVariant, InvalidSettings, NeuronEnd
 from neuronfleet.facts.catalog import CATALOG
 from neuronfleet.judge import PilotJudge
 from neuronfleet.settings import CutoverSettings, PilotJudgeSettings
-from neuronfleet_contract.judge import JudgeSettings
+from neuronfleet_contract.judge import JudgeConfig
 from neuronfleet_contract.namespaces import JUDGE_NAMESPACE
 from tests.conftest import ENV, AzStack, network, new_app
 
@@ -132,7 +132,7 @@ def test_the_function_is_told_the_endpoint_its_style_and_prices(synth: dict[str,
     env = fn["Properties"]["Environment"]["Variables"]
     assert fn["Properties"]["Timeout"] == 900 and fn["Properties"]["ReservedConcurrentExecutions"] == 1
     plain = {k: v for k, v in env.items() if isinstance(v, str)} | {"JUDGE_RECORDS_BUCKET": "records"}
-    told = JudgeSettings.from_environment(plain)
+    told = JudgeConfig.from_environment(plain)
     assert told.endpoint_name == synth["pilot"]["endpoint"].endpoint_name and told.style == "openai"
     assert told.prompts_bucket == "team-prompts" and told.tolerances.min_token_agreement == 0.95
     assert told.usd_per_hour["neuron"] > 0 and told.usd_per_hour["gpu"] > 0

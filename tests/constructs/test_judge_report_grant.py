@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from neuronfleet.core.problems import InvalidSettings
-from neuronfleet_contract.cost import JudgeRecords, ReportSettings
+from neuronfleet_contract.cost import JudgeRecords, ReportConfig
 from neuronfleet_contract.judge import latest_key
 
 
@@ -55,7 +55,7 @@ def test_the_report_is_told_where_the_judges_latest_record_lives(pilot) -> None:
     bucket_logical = pilot.stacks["inference"].resolve(judge.records_bucket.node.default_child.logical_id)
     assert _exports(inference)[json.loads(imported)] == {"Ref": bucket_logical}
     env = {k: _replace_imports(v, "records-bucket") for k, v in fn["Properties"]["Environment"]["Variables"].items()}
-    told = ReportSettings.from_environment(env)
+    told = ReportConfig.from_environment(env)
     assert told.judges == (JudgeRecords(endpoint=judge.endpoint.endpoint_name, bucket="records-bucket"),)
     assert told.judges[0].key == latest_key("judge/", judge.endpoint.endpoint_name)
 

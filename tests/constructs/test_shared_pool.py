@@ -21,7 +21,7 @@ from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSe
 from neuronfleet.sharing import manifests
 from neuronfleet.sharing.pins import KUEUE_CHART, KUEUE_VERSION
 from neuronfleet.sharing.pool import SharingPool
-from neuronfleet_contract.pool_schedule import POOL_NAMESPACE, PoolSchedule, PoolScheduleSettings, Role
+from neuronfleet_contract.pool_schedule import POOL_NAMESPACE, PoolSchedule, PoolScheduleConfig, Role
 from tests.conftest import ENV, AzStack, network, properties
 
 POOL = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count=4,
@@ -91,9 +91,9 @@ def test_the_schedule_runs_every_minute_in_the_vpc(built, tpl) -> None:
         "checkpoint_deadline_minutes": 30}  # config/eks.yaml's section on its 2 x 16 devices
     assert env["POOL_TRAINING_QUEUE"] == "pretrain-training" and env["POOL_DEPLOYMENT"] == "serve"
     assert env["POOL_METRICS_NAMESPACE"] == POOL_NAMESPACE
-    assert set(PoolScheduleSettings(schedule=SCHEDULE, cluster_name="c", endpoint="e", certificate_authority="a",
-                                    namespace="n", deployment="d", training_queue="t", topic_arn="x",
-                                    ledger_table="l").to_environment()) <= set(function["Environment"]["Variables"])
+    assert set(PoolScheduleConfig(schedule=SCHEDULE, cluster_name="c", endpoint="e", certificate_authority="a",
+                                  namespace="n", deployment="d", training_queue="t", topic_arn="x",
+                                  ledger_table="l").to_environment()) <= set(function["Environment"]["Variables"])
 
 
 def test_the_schedules_access_is_applied_after_the_namespaces(built) -> None:

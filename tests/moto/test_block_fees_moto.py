@@ -153,10 +153,10 @@ def test_the_handler_logs_unknown_extension_fees(aws, monkeypatch, caplog) -> No
     from neuronfleet.lambdas.cost import collector
     from neuronfleet.lambdas.cost.adapters.outputs import SpendMetrics
     from neuronfleet.lambdas.cost.adapters.spend_ledger import SpendLedger
-    from neuronfleet_contract.cost import CollectorSettings
+    from neuronfleet_contract.cost import CollectorConfig
 
     inject([page("2026-11-01", [USAGE])])
-    settings = CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge",), fleet="nf-prod")
+    settings = CollectorConfig(ledger_table="ledger", instance_types=("trn2.48xlarge",), fleet="nf-prod")
     container = collector.Container(settings=settings, ce_client=aws["ce"], ledger=SpendLedger(aws["table"]),
                                     spend=SpendMetrics(aws["cw"], "NeuronFleet/Cost"),
                                     blocks=CapacityBlocks(_extended(error=("UnauthorizedOperation", 403)),

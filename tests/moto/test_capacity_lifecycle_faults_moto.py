@@ -23,7 +23,7 @@ from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
 from neuronfleet.lambdas.capacity_lifecycle.adapters import Flag, Fleet, FleetBudget, Intents, Ledger, Topic
 from neuronfleet.lambdas.capacity_lifecycle.handler import Tools, run
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings, drain_key
+from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleConfig, drain_key
 from tests.capacity_fixtures import extension, extension_offering, reservation
 from tests.fault_injection import Fault, Faulty, client_error
 from tests.lifecycle_stubs import END, REGION, START, lifecycle_aws, said
@@ -146,8 +146,8 @@ class World:
         self.ec2.now = at
         clock = at.timestamp
         api = CapacityBlocksApi(wrap["ec2"], sleep=lambda s: None, clock=lambda: at)
-        settings = LifecycleSettings(fleet="nf-prod", topic_arn=self.aws["topic"], ledger_table=self.aws["table"],
-                                     policy=POLICY, clusters=self.clusters)
+        settings = LifecycleConfig(fleet="nf-prod", topic_arn=self.aws["topic"], ledger_table=self.aws["table"],
+                                   policy=POLICY, clusters=self.clusters)
         ddb, table = wrap["dynamodb"], self.aws["table"]
         batch = Batch(faults.get("batch"))
         tools = Tools(settings=settings, api=api, fleet=Fleet(api, batch), flag=Flag(wrap["s3"]),

@@ -22,7 +22,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     GPU_JOB_DEFINITION_TAG,
     CapacityPolicy,
     ClusterRef,
-    LifecycleSettings,
+    LifecycleConfig,
     drain_key,
 )
 from neuronfleet_contract.tags import FLEET_TAG
@@ -54,10 +54,10 @@ class Pass(LifecycleRun):
 
     def __init__(self, aws: dict[str, Any], policy: CapacityPolicy = POLICY,
                  clusters: tuple[ClusterRef, ...] = (CLUSTER,)) -> None:
-        super().__init__(aws, LifecycleSettings(fleet="nf-prod", topic_arn=aws["topic"], ledger_table=aws["table"],
-                                                policy=policy, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
-                                                gpu_instance_type="p5.48xlarge", prices=PRICES,
-                                                gpu_job_definitions=(GPU_DEFINITION,)))
+        super().__init__(aws, LifecycleConfig(fleet="nf-prod", topic_arn=aws["topic"], ledger_table=aws["table"],
+                                              policy=policy, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
+                                              gpu_instance_type="p5.48xlarge", prices=PRICES,
+                                              gpu_job_definitions=(GPU_DEFINITION,)))
 
     def blocks(self, end: datetime = END, block_id: str = "cb-block-1") -> Pass:
         self._blocks("cr-1", end, block_id)

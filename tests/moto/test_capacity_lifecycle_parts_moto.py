@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 from neuronfleet_runtime.announcements import Unfinished
 
 from neuronfleet.lambdas.capacity_lifecycle.adapters import FleetBudget, Intents
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
+from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleConfig
 from tests.capacity_fixtures import extension
 from tests.lifecycle_stubs import END, GPU_QUEUE, REGION, LifecycleRun, lifecycle_aws, said
 
@@ -52,9 +52,9 @@ class Part(LifecycleRun):
     def __init__(self, aws: dict[str, Any], *clusters: ClusterRef, intents: type[Intents] = Intents) -> None:
         self.clusters = clusters
         self.purchases = 0
-        super().__init__(aws, LifecycleSettings(fleet="nf-rainier", topic_arn=aws["topic"], ledger_table=aws["table"],
-                                                policy=POLICY, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
-                                                gpu_instance_type="p5.48xlarge"), intents=intents)
+        super().__init__(aws, LifecycleConfig(fleet="nf-rainier", topic_arn=aws["topic"], ledger_table=aws["table"],
+                                              policy=POLICY, clusters=clusters, gpu_queue_arn=GPU_QUEUE,
+                                              gpu_instance_type="p5.48xlarge"), intents=intents)
 
     def blocks(self, rid: str = "cr-1", block_id: str = "cb-block-1") -> Part:
         self._blocks(rid, END, block_id)

@@ -18,7 +18,7 @@ from neuronfleet_runtime.announcements import LEASE_MARGIN, REPEAT_NOTE, Unfinis
 from neuronfleet.lambdas.capacity_alert import handler as capacity_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetBlocks, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.handler import run
-from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
+from neuronfleet_contract.capacity_alert import CapacityAlertConfig, gpu_pool
 from tests.fault_injection import Clock, LambdaStopped, StoppingTopic
 from tests.moto_support import alerts_inbox, announcements_table
 from tests.publisher_examples import event
@@ -347,7 +347,7 @@ class Context:
 
 def test_the_deployed_handler_logs_and_counts_a_malformed_event_in_its_namespace(aws, monkeypatch, capsys,
                                                                                  caplog) -> None:
-    settings = CapacityAlertSettings(pool=POOL, topic_arn=aws["topic"], ledger_table=aws["ledger"].table)
+    settings = CapacityAlertConfig(pool=POOL, topic_arn=aws["topic"], ledger_table=aws["ledger"].table)
     for name, value in settings.to_environment().items():
         monkeypatch.setenv(name, value)
     capacity_handler.container.cache_clear()

@@ -18,7 +18,7 @@ from neuronfleet_runtime.topic import Topic
 
 from neuronfleet.lambdas.capacity_lifecycle import purchases
 from neuronfleet.lambdas.capacity_lifecycle.purchases import Malformed, parse, run
-from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PurchaseAnnouncerSettings
+from neuronfleet_contract.capacity_lifecycle import FEE_TAG, PurchaseAnnouncerConfig
 from tests.lifecycle_stubs import lifecycle_aws, said
 from tests.publisher_examples import event
 
@@ -157,7 +157,7 @@ class Context:
 
 
 def test_the_deployed_handler_refuses_and_counts_a_malformed_event_in_its_namespace(aws, monkeypatch, capsys):
-    settings = PurchaseAnnouncerSettings(topic_arn=aws["topic"], ledger_table=aws["table"])
+    settings = PurchaseAnnouncerConfig(topic_arn=aws["topic"], ledger_table=aws["table"])
     for name, value in {**settings.to_environment(), "FLEET": "nf-prod"}.items():
         monkeypatch.setenv(name, value)
     purchases.container.cache_clear()

@@ -1124,10 +1124,10 @@ def _endpoint(sm: Any, name: str, fleet: str, *, gpu: bool = False, config: str 
 def report_env(fleets, monkeypatch) -> Iterator[dict[str, Any]]:
     """The report function's environment as CostMonitors writes it (no endpoint in it), its container fresh."""
     from neuronfleet.facts.catalog import CATALOG, accelerators_of
-    from neuronfleet_contract.cost import ReportSettings
+    from neuronfleet_contract.cost import ReportConfig
 
-    env = ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=fleets["topic"],
-                         prices=PRICES, period_days=3, accelerators=accelerators_of(CATALOG)).to_environment()
+    env = ReportConfig(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=fleets["topic"],
+                       prices=PRICES, period_days=3, accelerators=accelerators_of(CATALOG)).to_environment()
     assert "ENDPOINTS" not in env and "MODELS" not in env
     for k, v in env.items():
         monkeypatch.setenv(k, v)

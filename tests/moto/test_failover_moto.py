@@ -623,11 +623,11 @@ def test_malformed_events_are_refused_with_a_log_line_and_a_metric(aws, change, 
     """Through the Lambda entry point (Powertools' EventBridgeEvent, Logger, Metrics), CloudWatch's own example
     changed one field at a time."""
     from neuronfleet.lambdas.failover import handler as entry
-    from neuronfleet_contract.failover import FailoverSettings
+    from neuronfleet_contract.failover import FailoverConfig
 
     make_endpoint(aws)
     event = {**alarm_event("chat-5xx"), **change}
-    settings = FailoverSettings(endpoints={"chat": CHAT}, topic_arn=aws["topic"], state_table=TABLE)
+    settings = FailoverConfig(endpoints={"chat": CHAT}, topic_arn=aws["topic"], state_table=TABLE)
     container = entry.Container(settings=settings, aws=aws["adapters"])
     original = entry.container
     entry.container = lambda: container  # type: ignore[assignment]

@@ -18,7 +18,7 @@ from neuronfleet.lambdas.cost.logic.verdict_records import NOT_JUDGED
 from neuronfleet.lambdas.judge.adapters import Store, Variants, VerdictMetrics
 from neuronfleet.lambdas.judge.handler import run
 from neuronfleet_contract.cost import JudgeRecords
-from neuronfleet_contract.judge import JudgeSettings
+from neuronfleet_contract.judge import JudgeConfig
 from scripts.demo_judge import PROMPTS, FixtureEndpoint
 
 REGION = "us-east-2"
@@ -26,8 +26,8 @@ REGION = "us-east-2"
 
 def judged(s3: Any, cw: Any, endpoint: str) -> JudgeRecords:
     """Run the judge of ``endpoint`` on the demo's fixtures into moto: its own writer puts latest.json."""
-    settings = JudgeSettings(endpoint_name=endpoint, prompts_bucket="team-prompts", prompts_key=f"{endpoint}.jsonl",
-                             records_bucket="judge-records", usd_per_hour={"neuron": 7.59, "gpu": 13.12})
+    settings = JudgeConfig(endpoint_name=endpoint, prompts_bucket="team-prompts", prompts_key=f"{endpoint}.jsonl",
+                           records_bucket="judge-records", usd_per_hour={"neuron": 7.59, "gpu": 13.12})
     s3.put_object(Bucket="team-prompts", Key=settings.prompts_key,
                   Body="\n".join(json.dumps({"prompt": p, "reference": r}) for p, r, _ in PROMPTS).encode())
     stand_in = FixtureEndpoint()

@@ -22,7 +22,7 @@ from neuronfleet.lambdas.capacity_alert import nodegroup_handler
 from neuronfleet.lambdas.capacity_alert.adapters import FleetNodegroups, Ledger, Topic
 from neuronfleet.lambdas.capacity_alert.nodegroup_handler import run
 from neuronfleet_contract.capacity_alert import gpu_pool
-from neuronfleet_contract.nodegroup_capacity import NodegroupAlertSettings
+from neuronfleet_contract.nodegroup_capacity import NodegroupAlertConfig
 from tests.fault_injection import Clock, Fault, Faulty, client_error, timeout
 from tests.moto_support import alerts_inbox, announcements_table
 from tests.publisher_examples import cli_outputs, response
@@ -142,8 +142,8 @@ def test_the_deployed_handler_reads_its_environment_and_describes_moto_node_grou
     eks.create_nodegroup(clusterName=CLUSTER, nodegroupName="ultra", subnets=["subnet-1"],
                          nodeRole="arn:aws:iam::111111111111:role/node", capacityType="CAPACITY_BLOCK",
                          scalingConfig={"minSize": 0, "maxSize": 4, "desiredSize": 4})
-    settings = NodegroupAlertSettings(cluster_name=CLUSTER, node_groups=("ultra", "gone"),
-                                      topic_arn=aws["topic"], ledger_table=aws["ledger"].table, pool=POOL)
+    settings = NodegroupAlertConfig(cluster_name=CLUSTER, node_groups=("ultra", "gone"),
+                                    topic_arn=aws["topic"], ledger_table=aws["ledger"].table, pool=POOL)
     for name, value in settings.to_environment().items():
         monkeypatch.setenv(name, value)
     nodegroup_handler.container.cache_clear()

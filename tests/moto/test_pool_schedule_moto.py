@@ -35,7 +35,7 @@ from neuronfleet_contract.pool_schedule import (
     LABEL_ROLE,
     POOL_NAMESPACE,
     PoolSchedule,
-    PoolScheduleSettings,
+    PoolScheduleConfig,
     iso,
     parse_iso,
 )
@@ -145,10 +145,10 @@ def aws(monkeypatch) -> Iterator[dict[str, Any]]:
 
 
 def tools(aws: dict[str, Any], cluster: FakeCluster) -> h.Tools:
-    settings = PoolScheduleSettings(schedule=SCHEDULE, cluster_name="nf-eks", endpoint="https://k8s.example",
-                                    certificate_authority="Y2E=", namespace=SERVING, deployment="serve",
-                                    training_queue="rainier-training", topic_arn=aws["topic"],
-                                    ledger_table=aws["table"], training_namespace=TRAINING)
+    settings = PoolScheduleConfig(schedule=SCHEDULE, cluster_name="nf-eks", endpoint="https://k8s.example",
+                                  certificate_authority="Y2E=", namespace=SERVING, deployment="serve",
+                                  training_queue="rainier-training", topic_arn=aws["topic"],
+                                  ledger_table=aws["table"], training_namespace=TRAINING)
     api = KubeApi(endpoint=settings.endpoint, token=lambda: "token", send=cluster.send)
     return h.Tools(settings=settings, pool=Pool(api, pool="rainier", namespace=SERVING, deployment="serve",
                                                 training_queue="rainier-training", training_namespace=TRAINING),
@@ -297,14 +297,14 @@ def test_kube_api_refuses_what_is_not_a_json_object() -> None:
 
 
 def test_settings_round_trip_through_the_environment() -> None:
-    settings = PoolScheduleSettings(schedule=SCHEDULE, cluster_name="nf-eks", endpoint="https://k8s.example",
-                                    certificate_authority="Y2E=", namespace=SERVING, deployment="serve",
-                                    training_queue="rainier-training", topic_arn="arn:aws:sns:us-east-2:1:a",
-                                    ledger_table="announced", fleet="nf-prod", training_namespace=TRAINING)
-    assert PoolScheduleSettings.from_environment(settings.to_environment()) == settings
+    settings = PoolScheduleConfig(schedule=SCHEDULE, cluster_name="nf-eks", endpoint="https://k8s.example",
+                                  certificate_authority="Y2E=", namespace=SERVING, deployment="serve",
+                                  training_queue="rainier-training", topic_arn="arn:aws:sns:us-east-2:1:a",
+                                  ledger_table="announced", fleet="nf-prod", training_namespace=TRAINING)
+    assert PoolScheduleConfig.from_environment(settings.to_environment()) == settings
     env = settings.to_environment() | {"POOL_SCHEDULE": json.dumps(SCHEDULE.to_mapping() | {"night_floor": 99})}
     with pytest.raises(ValueError, match=r"POOL_SCHEDULE.*night_floor: got 99; allowed: at most day_replicas"):
-        PoolScheduleSettings.from_environment(env)
+        PoolScheduleConfig.from_environment(env)
 
 
 def test_the_eks_token_is_a_presigned_get_caller_identity(monkeypatch) -> None:

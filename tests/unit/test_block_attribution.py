@@ -12,7 +12,7 @@ import pytest
 from botocore.stub import Stubber
 
 from neuronfleet.lambdas.cost.adapters.block_reservations import CapacityBlocks
-from neuronfleet_contract.cost import CollectorSettings
+from neuronfleet_contract.cost import CollectorConfig
 
 REGION = "us-east-2"
 GROUP = "arn:aws:resource-groups:us-east-2:333333333333:group/nf-prod-trn2u-blocks"
@@ -78,10 +78,10 @@ def test_groups_without_a_client_fail_loudly() -> None:
 
 
 def test_the_collector_settings_carry_the_fleets_reservations() -> None:
-    settings = CollectorSettings(ledger_table="l", instance_types=("trn2u.48xlarge",), fleet="nf-prod",
-                                 reservation_ids=("cr-0000000000000000b",), resource_group_arns=(GROUP,))
-    assert CollectorSettings.from_environment(settings.to_environment()) == settings
-    assert "FLEET_RESERVATIONS" not in CollectorSettings(ledger_table="l", instance_types=("x",)).to_environment()
+    settings = CollectorConfig(ledger_table="l", instance_types=("trn2u.48xlarge",), fleet="nf-prod",
+                               reservation_ids=("cr-0000000000000000b",), resource_group_arns=(GROUP,))
+    assert CollectorConfig.from_environment(settings.to_environment()) == settings
+    assert "FLEET_RESERVATIONS" not in CollectorConfig(ledger_table="l", instance_types=("x",)).to_environment()
 
 
 def test_a_repeated_next_token_from_describe_capacity_blocks_stops_the_run_naming_it() -> None:

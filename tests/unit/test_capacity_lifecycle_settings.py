@@ -11,7 +11,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     POLICY_PARAMETER,
     CapacityPolicy,
     ClusterRef,
-    LifecycleSettings,
+    LifecycleConfig,
     PolicyUnreadable,
     policy_parameter_name,
 )
@@ -19,7 +19,7 @@ from neuronfleet_contract.environment import InvalidEnvironment
 
 POLICY = CapacityPolicy.from_document({"max_upfront_fee_usd": "60000", "max_usd_per_instance_hour": "45",
                                "allow_extension": True, "extension_budget_usd": "5000"})
-PART = LifecycleSettings(
+PART = LifecycleConfig(
     fleet="nf-rainier", topic_arn="arn:aws:sns:us-east-2:111111111111:alerts", ledger_table="announced",
     policy=POLICY, clusters=tuple(ClusterRef(
         name=f"ultra-{i:02d}", queue_arn=f"arn:aws:batch:us-east-2:111111111111:job-queue/q{i}",
@@ -45,7 +45,7 @@ def test_a_part_travels_through_the_environment_whole_and_its_policy_through_its
     env = PART.to_environment()
     assert env[POLICY_PARAMETER] == "/neuronfleet/nf-rainier/capacity-policy"
     assert "CAPACITY_POLICY" not in env and not [v for v in env.values() if "max_upfront_fee_usd" in v]
-    assert LifecycleSettings.from_environment(env, read_parameter=PARAMETERS.__getitem__) == PART
+    assert LifecycleConfig.from_environment(env, read_parameter=PARAMETERS.__getitem__) == PART
 
 
 def test_a_rewritten_environment_cannot_carry_a_policy():
@@ -53,13 +53,13 @@ def test_a_rewritten_environment_cannot_carry_a_policy():
     variable is not read; the parameter's name is (and the role may read that one parameter only)."""
     generous = CapacityPolicy.from_document({"max_upfront_fee_usd": "1e9", "max_usd_per_instance_hour": "1e9"})
     env = env_with(CAPACITY_POLICY=generous.to_json())
-    assert LifecycleSettings.from_environment(env, read_parameter=PARAMETERS.__getitem__).policy == POLICY
+    assert LifecycleConfig.from_environment(env, read_parameter=PARAMETERS.__getitem__).policy == POLICY
 
 
 @pytest.mark.parametrize("value", ["not json", "[]", '{"max_usd_per_instance_hour": "45"}'])
 def test_an_unreadable_policy_parameter_stops_the_run_naming_it(value):
     with pytest.raises(PolicyUnreadable, match=r"^SSM parameter /neuronfleet/nf-rainier/capacity-policy: got "):
-        LifecycleSettings.from_environment(PART.to_environment(), read_parameter=lambda name: value)
+        LifecycleConfig.from_environment(PART.to_environment(), read_parameter=lambda name: value)
 
 
 @pytest.mark.parametrize(("variable", "value", "says"), [
@@ -83,6 +83,6 @@ def test_an_unreadable_policy_parameter_stops_the_run_naming_it(value):
 ])
 def test_a_missing_or_malformed_variable_is_refused_naming_it(variable, value, says):
     with pytest.raises(InvalidEnvironment) as raised:
-        LifecycleSettings.from_environment(env_with(**{variable: value}), read_parameter=PARAMETERS.__getitem__)
+        LifecycleConfig.from_environment(env_with(**{variable: value}), read_parameter=PARAMETERS.__getitem__)
     assert raised.value.variable == variable
     assert str(raised.value).startswith(f"environment variable {variable}: got ") and says in str(raised.value)

@@ -19,7 +19,7 @@ from neuronfleet.core.assets import asset_files, handler_packages, stage
 from neuronfleet.facts.catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price, accelerators_of
 from neuronfleet.facts.prices import price_table
 from neuronfleet_contract import accelerators, prices
-from neuronfleet_contract.cost import ReportSettings, _prices
+from neuronfleet_contract.cost import ReportConfig, _prices
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ("neuronfleet_contract/data/prices.json", "neuronfleet_contract/data/accelerators.json")
@@ -87,16 +87,16 @@ def test_a_catalog_of_ones_own_travels_as_its_differences() -> None:
 
 def test_the_report_environment_carries_the_overrides_only_and_reads_back_the_whole_table() -> None:
     table = price_table(CATALOG, "us-east-2", OVERRIDES)
-    settings = ReportSettings(fleet="nf-prod", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:x:1:t",
-                              prices=table, price_region="us-east-2", accelerators=accelerators_of(CATALOG))
+    settings = ReportConfig(fleet="nf-prod", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:x:1:t",
+                            prices=table, price_region="us-east-2", accelerators=accelerators_of(CATALOG))
     env = settings.to_environment()
     assert _prices(json.loads(env["PRICES"])) == prices.carried(table, "us-east-2")
     assert (env["ACCELERATORS"], env["PRICE_REGION"]) == ("{}", "us-east-2")
-    back = ReportSettings.from_environment(env)
+    back = ReportConfig.from_environment(env)
     assert back == settings and back.prices == table and back.accelerators == accelerators_of(CATALOG)
     assert len(env["PRICES"]) < 400  # two entries, not the table's 3 KB
-    assert "PRICE_REGION" not in ReportSettings(fleet="f", ledger_table="t", report_bucket="b", topic_arn="a",
-                                                prices={}).to_environment()
+    assert "PRICE_REGION" not in ReportConfig(fleet="f", ledger_table="t", report_bucket="b", topic_arn="a",
+                                              prices={}).to_environment()
 
 
 def test_every_functions_asset_and_the_wheel_ship_the_data() -> None:

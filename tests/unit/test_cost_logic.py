@@ -252,13 +252,13 @@ def test_fleet_price_overrides_reach_the_estimate(tmp_path, capsys) -> None:
 
 def test_a_wrong_cost_basis_names_the_field_the_value_and_what_is_allowed(tmp_path) -> None:
     from neuronfleet import FleetConfigError, load_fleet
-    from neuronfleet_contract.cost import CollectorSettings
+    from neuronfleet_contract.cost import CollectorConfig
     from neuronfleet_contract.environment import InvalidEnvironment
     from tests.unit.test_config import BASE
 
     with pytest.raises(InvalidEnvironment, match=re.escape("COST_BASIS: got 'gross'; allowed: net_amortized | unblended")):
-        CollectorSettings.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]',
-                                            "COST_BASIS": "gross"})
+        CollectorConfig.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]',
+                                          "COST_BASIS": "gross"})
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(json.dumps({**BASE, "cost_monitors": {"basis": "gross"}}))
     with pytest.raises(FleetConfigError) as err:

@@ -27,7 +27,7 @@ from neuronfleet.lambdas.judge.logic import (
     token_agreement,
 )
 from neuronfleet_contract.judge import (
-    JudgeSettings,
+    JudgeConfig,
     Prompt,
     PromptSetError,
     Tolerances,
@@ -188,13 +188,13 @@ def aws() -> Any:
         yield s3, boto3.client("cloudwatch", region_name="us-east-2")
 
 
-SETTINGS = JudgeSettings(endpoint_name="nf-pilot-chat", prompts_bucket="team-prompts", prompts_key="sets/chat.jsonl",
-                         records_bucket="judge-records", fleet="nf-pilot",
-                         usd_per_hour={"neuron": 7.59, "gpu": 13.12})
+SETTINGS = JudgeConfig(endpoint_name="nf-pilot-chat", prompts_bucket="team-prompts", prompts_key="sets/chat.jsonl",
+                       records_bucket="judge-records", fleet="nf-pilot",
+                       usd_per_hour={"neuron": 7.59, "gpu": 13.12})
 
 
 def judge_run(aws: Any, answers: dict[str, dict[str, bytes | str]], *, raw: bytes | None = None,
-              settings: JudgeSettings = SETTINGS, event: dict[str, Any] | None = None,
+              settings: JudgeConfig = SETTINGS, event: dict[str, Any] | None = None,
               remaining: Callable[[], int] = lambda: 900_000, stand_in: FixtureVariants | None = None,
               ) -> dict[str, Any]:
     s3, cw = aws
@@ -255,7 +255,7 @@ def test_a_wrong_answer_against_the_reference_fails_the_task_score(aws: Any) -> 
     answers = agreeing()
     wrong = ["The", " answer", " is", " 5", "."]
     answers["neuron"]["What is 2+2?"] = completion("".join(wrong), wrong)
-    tolerant = JudgeSettings(**{**SETTINGS.__dict__, "tolerances": Tolerances(min_token_agreement=0.5)})
+    tolerant = JudgeConfig(**{**SETTINGS.__dict__, "tolerances": Tolerances(min_token_agreement=0.5)})
     judge_run(aws, answers, settings=tolerant)
     v = latest(aws)
     assert [f.measure for f in v.failing] == ["task score drop"]
@@ -316,7 +316,7 @@ def test_a_malformed_run_id_is_refused(aws: Any) -> None:
 
 
 def test_embeddings_are_judged_by_cosine(aws: Any) -> None:
-    s = JudgeSettings(**{**SETTINGS.__dict__, "task": "embeddings"})
+    s = JudgeConfig(**{**SETTINGS.__dict__, "task": "embeddings"})
     base = embeddings_example()["data"][0]["embedding"]
     same = {p: embedding(base) for p, _ in PROMPTS}
     drifted = dict(same) | {"Say this is a test": embedding([base[0], base[1] * 3, base[2]])}
@@ -336,8 +336,8 @@ def test_the_record_is_what_the_report_reads(aws: Any) -> None:
 
 
 def test_settings_round_trip_through_the_environment() -> None:
-    s = JudgeSettings(**{**SETTINGS.__dict__, "tolerances": Tolerances(min_token_agreement=0.9)})
-    assert JudgeSettings.from_environment(s.to_environment()) == s
+    s = JudgeConfig(**{**SETTINGS.__dict__, "tolerances": Tolerances(min_token_agreement=0.9)})
+    assert JudgeConfig.from_environment(s.to_environment()) == s
 
 
 @pytest.mark.parametrize(("name", "value"), [("min_token_agreement", -0.1), ("min_token_agreement", 1.5),

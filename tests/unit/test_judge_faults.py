@@ -21,7 +21,7 @@ from neuronfleet.lambdas.judge.handler import run
 from neuronfleet.lambdas.judge.logic import Answer, Outcome, RunState, judge
 from neuronfleet_contract.judge import (
     MEASURE_ROUNDS,
-    JudgeSettings,
+    JudgeConfig,
     Prompt,
     Tolerances,
     Verdict,
@@ -74,7 +74,7 @@ def drifting() -> dict[str, dict[str, bytes | str]]:
 
 
 def batch(s3: Any, cw: Any, stand_in: Any, *, event: dict[str, Any] | None = None, at: datetime = T1,
-          settings: JudgeSettings = SETTINGS, endpoint: Any = None, clock: Callable[[], float] | None = None,
+          settings: JudgeConfig = SETTINGS, endpoint: Any = None, clock: Callable[[], float] | None = None,
           ) -> dict[str, Any]:
     """One invocation of the judge over (possibly faulty) clients; the prompt set must be in place."""
     ticks = iter(range(0, 10**9, 50))

@@ -21,15 +21,15 @@ from neuronfleet.lambdas.cost.logic.verdict_records import NOT_JUDGED, gather, p
 from neuronfleet.lambdas.cost.report import build
 from neuronfleet.lambdas.judge.adapters import Store, Variants, VerdictMetrics
 from neuronfleet.lambdas.judge.handler import run
-from neuronfleet_contract.cost import JudgeRecords, ReportSettings
+from neuronfleet_contract.cost import JudgeRecords, ReportConfig
 from neuronfleet_contract.environment import InvalidEnvironment
-from neuronfleet_contract.judge import JudgeSettings, Verdict, latest_key
+from neuronfleet_contract.judge import JudgeConfig, Verdict, latest_key
 from scripts.demo_judge import PROMPTS, FixtureEndpoint
 
 ENDPOINT = "nfpilotinference-chat-d92693d8"
-SETTINGS = JudgeSettings(endpoint_name=ENDPOINT, prompts_bucket="team-prompts", prompts_key="chat.jsonl",
-                         records_bucket="judge-records", fleet="nf-pilot",
-                         usd_per_hour={"neuron": 7.59, "gpu": 13.12})
+SETTINGS = JudgeConfig(endpoint_name=ENDPOINT, prompts_bucket="team-prompts", prompts_key="chat.jsonl",
+                       records_bucket="judge-records", fleet="nf-pilot",
+                       usd_per_hour={"neuron": 7.59, "gpu": 13.12})
 RECORD = JudgeRecords(endpoint=ENDPOINT, bucket="judge-records", prefix=SETTINGS.records_prefix)
 
 
@@ -141,25 +141,25 @@ def test_the_notes_are_escaped_on_the_page() -> None:
 
 def test_the_reports_settings_carry_each_judges_record_grouped_by_bucket() -> None:
     judges = [JudgeRecords("ep-a", "bucket-1"), JudgeRecords("ep-b", "bucket-1"), JudgeRecords("ep-c", "bucket-2")]
-    settings = ReportSettings(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
-                              prices={}, judges=judges)
+    settings = ReportConfig(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
+                            prices={}, judges=judges)
     env = settings.to_environment()
     assert json.loads(env["JUDGE_RECORDS"]) == [["bucket-1", "judge/", ["ep-a", "ep-b"]],
                                                 ["bucket-2", "judge/", ["ep-c"]]]
-    back = ReportSettings.from_environment(env)
+    back = ReportConfig.from_environment(env)
     assert back.judges == tuple(judges) and back.judges[0].key == "judge/ep-a/latest.json"
-    without = ReportSettings(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
-                             prices={}).to_environment()
-    assert "JUDGE_RECORDS" not in without and ReportSettings.from_environment(without).judges == ()
+    without = ReportConfig(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
+                           prices={}).to_environment()
+    assert "JUDGE_RECORDS" not in without and ReportConfig.from_environment(without).judges == ()
 
 
 @pytest.mark.parametrize("value", ['{"bucket": "ep"}', '[["bucket", "judge/"]]', '[["", "judge/", ["ep"]]]',
                                    '[["bucket", "judge/", [""]]]', "not json"])
 def test_malformed_judge_records_in_the_environment_are_refused_naming_the_variable(value: str) -> None:
-    env = ReportSettings(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
-                         prices={}).to_environment() | {"JUDGE_RECORDS": value}
+    env = ReportConfig(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
+                       prices={}).to_environment() | {"JUDGE_RECORDS": value}
     with pytest.raises(InvalidEnvironment, match="JUDGE_RECORDS") as err:
-        ReportSettings.from_environment(env)
+        ReportConfig.from_environment(env)
     assert "[[records bucket, key prefix, [endpoint name, ...]], ...]" in str(err.value)
 
 
@@ -171,8 +171,8 @@ def test_each_judge_costs_the_reports_environment_what_the_docs_say() -> None:
     def size(judges: int) -> int:
         records = [JudgeRecords(f"nfpilotinference-m{i:03d}-d92693d8", f"{i:x<{TOKEN_ESTIMATE_CHARS}}")
                    for i in range(judges)]
-        env = ReportSettings(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
-                             prices={}, judges=records).to_environment()
+        env = ReportConfig(fleet="f", ledger_table="t", report_bucket="b", topic_arn="arn:aws:sns:us-east-2:1:t",
+                           prices={}, judges=records).to_environment()
         return sum(len(k) + len(v) for k, v in env.items())
 
     per_judge = (size(10) - size(0) - len("JUDGE_RECORDS") - 2) / 10

@@ -13,10 +13,10 @@ from neuronfleet.lambdas.failover.logic import EndpointBounds, Policy
 from neuronfleet_contract import environment
 from neuronfleet_contract.accelerators import builtin as builtin_accelerators
 from neuronfleet_contract.alarms import default_alarms
-from neuronfleet_contract.capacity_alert import CapacityAlertSettings, GpuPoolQueue, GpuType
-from neuronfleet_contract.cost import CollectorSettings, ReportSettings, WasteSettings
+from neuronfleet_contract.capacity_alert import CapacityAlertConfig, GpuPoolQueue, GpuType
+from neuronfleet_contract.cost import CollectorConfig, ReportConfig, WasteConfig
 from neuronfleet_contract.environment import InvalidEnvironment
-from neuronfleet_contract.failover import FailoverSettings, WatchedEndpoint
+from neuronfleet_contract.failover import FailoverConfig, WatchedEndpoint
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE, SPEND_NAMESPACE, WORKLOAD_NAMESPACE
 from neuronfleet_contract.prices import builtin_table
 
@@ -33,30 +33,30 @@ CHAT = WatchedEndpoint(alarms=("chat-latency", "chat-5xx"), capacity=CAPACITY, l
 PRICE = {"usd_per_hour": "55.04", "source": "https://aws.amazon.com/ec2/pricing/on-demand/", "as_of": "2025-10-01"}
 
 EXAMPLES: list[Any] = [
-    FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, state_table="failover"),
-    FailoverSettings(endpoints={"chat": CHAT, "embed": WatchedEndpoint(alarms=("b", "c"), capacity=CAPACITY,
-                                                                       latency_limit_ms=250.5, gpu_alarms=("d",))},
+    FailoverConfig(endpoints={"chat": CHAT}, topic_arn=TOPIC, state_table="failover"),
+    FailoverConfig(endpoints={"chat": CHAT, "embed": WatchedEndpoint(alarms=("b", "c"), capacity=CAPACITY,
+                                                                     latency_limit_ms=250.5, gpu_alarms=("d",))},
                      topic_arn=TOPIC, state_table="failover", capacity_timeout=timedelta(minutes=30), min_dwell=timedelta(0),
                      canary_window=timedelta(minutes=20), canary_weight=0.1, canary_min_invocations=100,
                      canary_max_error_percent=0.5),
-    CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced"),
-    CapacityAlertSettings(pool=GpuPoolQueue(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC,
-                          ledger_table="announced", reservation_ids=("cr-0123456789abcdef0",),
-                          resource_group_arns=("arn:aws:resource-groups:us-east-2:111111111111:group/blocks",),
-                          ultraserver_types=("trn2u.48xlarge",)),
-    CollectorSettings(ledger_table="ledger", instance_types=("trn2.48xlarge", "ml.inf2.xlarge")),
-    CollectorSettings(ledger_table="ledger", instance_types=("p5.48xlarge",), lookback_days=14,
-                      metrics_namespace="Team/Cost", fleet="nf-prod", basis="unblended", backfill_days=30,
-                      month_close_days=0, capacity_blocks=False, source="athena", athena_workgroup="nf-cur2-wg",
-                      athena_table="cur_db.cur2"),
-    ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC,
-                   prices={"p5.48xlarge": PRICE}),
-    ReportSettings(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
-                   period_days=7, tokens_namespace="Team/Work", accelerators={"inf2.xlarge": ("inferentia", 32)},
-                   live_prices=False, price_cache_days=2),
-    WasteSettings(topic_arn=TOPIC, ledger_table="announced", fleet="nf-prod"),
-    WasteSettings(topic_arn=TOPIC, ledger_table="announced", neuron_namespace="Team/Neuron", utilization_metric="Busy",
-                  idle_percent=12.5, idle_hours=3, fleet="nf-prod", reservation_ids=("cr-1",)),
+    CapacityAlertConfig(pool=POOL, topic_arn=TOPIC, ledger_table="announced"),
+    CapacityAlertConfig(pool=GpuPoolQueue(queue_arn="q", types=POOL.types[:1], max_vcpus=192), topic_arn=TOPIC,
+                        ledger_table="announced", reservation_ids=("cr-0123456789abcdef0",),
+                        resource_group_arns=("arn:aws:resource-groups:us-east-2:111111111111:group/blocks",),
+                        ultraserver_types=("trn2u.48xlarge",)),
+    CollectorConfig(ledger_table="ledger", instance_types=("trn2.48xlarge", "ml.inf2.xlarge")),
+    CollectorConfig(ledger_table="ledger", instance_types=("p5.48xlarge",), lookback_days=14,
+                    metrics_namespace="Team/Cost", fleet="nf-prod", basis="unblended", backfill_days=30,
+                    month_close_days=0, capacity_blocks=False, source="athena", athena_workgroup="nf-cur2-wg",
+                    athena_table="cur_db.cur2"),
+    ReportConfig(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC,
+                 prices={"p5.48xlarge": PRICE}),
+    ReportConfig(fleet="nf-prod", ledger_table="ledger", report_bucket="reports", topic_arn=TOPIC, prices={},
+                 period_days=7, tokens_namespace="Team/Work", accelerators={"inf2.xlarge": ("inferentia", 32)},
+                 live_prices=False, price_cache_days=2),
+    WasteConfig(topic_arn=TOPIC, ledger_table="announced", fleet="nf-prod"),
+    WasteConfig(topic_arn=TOPIC, ledger_table="announced", neuron_namespace="Team/Neuron", utilization_metric="Busy",
+                idle_percent=12.5, idle_hours=3, fleet="nf-prod", reservation_ids=("cr-1",)),
 ]
 
 
@@ -98,19 +98,19 @@ def test_environment_variable_names_are_the_ones_the_constructs_set() -> None:
 
 
 def test_defaults_have_one_home() -> None:
-    failover = FailoverSettings.from_environment({"FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"],
-                                                  "ALERTS_TOPIC_ARN": TOPIC, "FAILOVER_TABLE": "failover"})
+    failover = FailoverConfig.from_environment({"FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"],
+                                                "ALERTS_TOPIC_ARN": TOPIC, "FAILOVER_TABLE": "failover"})
     assert (failover.capacity_timeout, failover.min_dwell) == (timedelta(minutes=45), timedelta(minutes=10))
     assert failover.policy == Policy()
-    collector = CollectorSettings.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]'})
+    collector = CollectorConfig.from_environment({"LEDGER_TABLE": "t", "INSTANCE_TYPES": '["trn2.48xlarge"]'})
     assert (collector.lookback_days, collector.metrics_namespace) == (3, SPEND_NAMESPACE)
-    report = ReportSettings.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
-                                              "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
+    report = ReportConfig.from_environment({"FLEET": "f", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b",
+                                            "ALERTS_TOPIC_ARN": TOPIC, "PRICES": "{}"})
     assert (report.period_days, report.tokens_namespace) == (30, WORKLOAD_NAMESPACE)
     # no ACCELERATORS, PRICES {}: the built-in map and table the function's code ships (neuronfleet_contract/data)
     assert (report.accelerators, report.prices, report.price_region) == (builtin_accelerators(), builtin_table(), "")
     assert (report.live_prices, report.price_cache_days) == (True, 7)  # live prices, read again after a week
-    waste = WasteSettings.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t", "FLEET": "nf-prod"})
+    waste = WasteConfig.from_environment({"ALERTS_TOPIC_ARN": TOPIC, "ANNOUNCEMENTS_TABLE": "t", "FLEET": "nf-prod"})
     assert (waste.idle_percent, waste.idle_hours) == (20, 6)
     assert (waste.neuron_namespace, waste.utilization_metric) == (NEURON_NAMESPACE, NEURON_CORE_UTILIZATION)
 
@@ -123,19 +123,19 @@ def test_to_environment_passes_tokens_through_and_takes_the_stacks_json_encoder(
         return f"<json {len(calls)}>"
 
     watched = WatchedEndpoint(alarms=(TOKEN,), capacity=CAPACITY, latency_limit_ms=1)
-    env = FailoverSettings(endpoints={TOKEN: watched}, topic_arn=TOKEN, state_table=TOKEN).to_environment(
+    env = FailoverConfig(endpoints={TOKEN: watched}, topic_arn=TOKEN, state_table=TOKEN).to_environment(
         to_json=to_json_string)
     assert env["FAILOVER_ENDPOINTS"] == "<json 1>" and calls == [{TOKEN: watched.to_json()}]
     assert env["ALERTS_TOPIC_ARN"] == TOKEN
     pool = GpuPoolQueue(queue_arn=TOKEN, types=POOL.types, max_vcpus=384)
-    env = CapacityAlertSettings(pool=pool, topic_arn=TOKEN, ledger_table=TOKEN).to_environment(to_json=to_json_string)
+    env = CapacityAlertConfig(pool=pool, topic_arn=TOKEN, ledger_table=TOKEN).to_environment(to_json=to_json_string)
     assert env["ANNOUNCEMENTS_TABLE"] == TOKEN
     assert calls[-4]["queue_arn"] == TOKEN and calls[-4]["cuda_only_workloads"] == []
-    env = ReportSettings(fleet=TOKEN, ledger_table=TOKEN, report_bucket=TOKEN, topic_arn=TOKEN,
-                         prices={}).to_environment()
+    env = ReportConfig(fleet=TOKEN, ledger_table=TOKEN, report_bucket=TOKEN, topic_arn=TOKEN,
+                       prices={}).to_environment()
     assert env["FLEET"] == TOKEN and env["REPORT_BUCKET"] == TOKEN
-    assert CollectorSettings(ledger_table=TOKEN, instance_types=("x",)).to_environment()["LEDGER_TABLE"] == TOKEN
-    assert WasteSettings(topic_arn=TOKEN, ledger_table=TOKEN).to_environment()["ALERTS_TOPIC_ARN"] == TOKEN
+    assert CollectorConfig(ledger_table=TOKEN, instance_types=("x",)).to_environment()["LEDGER_TABLE"] == TOKEN
+    assert WasteConfig(topic_arn=TOKEN, ledger_table=TOKEN).to_environment()["ALERTS_TOPIC_ARN"] == TOKEN
 
 
 FAILOVER_ENV = EXAMPLES[0].to_environment()
@@ -150,61 +150,61 @@ def _without(env: dict[str, str], name: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("cls", "env", "variable", "message"), [
-    (FailoverSettings, _without(FAILOVER_ENV, "FAILOVER_ENDPOINTS"), "FAILOVER_ENDPOINTS",
+    (FailoverConfig, _without(FAILOVER_ENV, "FAILOVER_ENDPOINTS"), "FAILOVER_ENDPOINTS",
      'got nothing (the variable is not set); allowed: a JSON object {endpoint name: {"alarms": [alarm name, ...]'),
-    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{chat}"}, "FAILOVER_ENDPOINTS", "got '{chat}'"),
-    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": '{"chat": []}'}, "FAILOVER_ENDPOINTS",
+    (FailoverConfig, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{chat}"}, "FAILOVER_ENDPOINTS", "got '{chat}'"),
+    (FailoverConfig, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": '{"chat": []}'}, "FAILOVER_ENDPOINTS",
      "(endpoint 'chat': expected an object)"),
-    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"].replace(
+    (FailoverConfig, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"].replace(
         '"alarms": ["chat-latency", "chat-5xx"]', '"alarms": []')}, "FAILOVER_ENDPOINTS", "(endpoint 'chat': no alarms)"),
-    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"].replace(
+    (FailoverConfig, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": FAILOVER_ENV["FAILOVER_ENDPOINTS"].replace(
         '"neuron_instances_per_gpu_instance": 4', '"neuron_instances_per_gpu_instance": 0')}, "FAILOVER_ENDPOINTS",
      "(endpoint 'chat': neuron_instances_per_gpu_instance must be above 0, got 0.0)"),
-    (FailoverSettings, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{}"}, "FAILOVER_ENDPOINTS", "(expected a non-empty object)"),
-    (FailoverSettings, _without(FAILOVER_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN",
+    (FailoverConfig, {**FAILOVER_ENV, "FAILOVER_ENDPOINTS": "{}"}, "FAILOVER_ENDPOINTS", "(expected a non-empty object)"),
+    (FailoverConfig, _without(FAILOVER_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN",
      "got nothing (the variable is not set); allowed: the ARN of the fleet's SNS topic"),
-    (FailoverSettings, {**FAILOVER_ENV, "ALERTS_TOPIC_ARN": " "}, "ALERTS_TOPIC_ARN", "got ' '"),
-    (FailoverSettings, {**FAILOVER_ENV, "CANARY_WINDOW_MINUTES": "15m"}, "CANARY_WINDOW_MINUTES",
+    (FailoverConfig, {**FAILOVER_ENV, "ALERTS_TOPIC_ARN": " "}, "ALERTS_TOPIC_ARN", "got ' '"),
+    (FailoverConfig, {**FAILOVER_ENV, "CANARY_WINDOW_MINUTES": "15m"}, "CANARY_WINDOW_MINUTES",
      "got '15m'; allowed: a whole number of minutes, at least 0"),
-    (FailoverSettings, {**FAILOVER_ENV, "CAPACITY_TIMEOUT_MINUTES": "0"}, "CAPACITY_TIMEOUT_MINUTES",
+    (FailoverConfig, {**FAILOVER_ENV, "CAPACITY_TIMEOUT_MINUTES": "0"}, "CAPACITY_TIMEOUT_MINUTES",
      "got '0'; allowed: a whole number of minutes, at least 1"),
-    (FailoverSettings, {**FAILOVER_ENV, "CANARY_WEIGHT": "0.9"}, "CANARY_WEIGHT", "above 0 and at most 0.5"),
-    (FailoverSettings, {**FAILOVER_ENV, "CANARY_MIN_INVOCATIONS": "0"}, "CANARY_MIN_INVOCATIONS", "at least 1"),
-    (FailoverSettings, {**FAILOVER_ENV, "MIN_DWELL_MINUTES": "-1"}, "MIN_DWELL_MINUTES", "got '-1'"),
-    (CapacityAlertSettings, _without(CAPACITY_ENV, "GPU_POOL"), "GPU_POOL", 'allowed: a JSON object {"queue_arn": str'),
-    (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q", "max_vcpus": 1, "types": []}'},
+    (FailoverConfig, {**FAILOVER_ENV, "CANARY_WEIGHT": "0.9"}, "CANARY_WEIGHT", "above 0 and at most 0.5"),
+    (FailoverConfig, {**FAILOVER_ENV, "CANARY_MIN_INVOCATIONS": "0"}, "CANARY_MIN_INVOCATIONS", "at least 1"),
+    (FailoverConfig, {**FAILOVER_ENV, "MIN_DWELL_MINUTES": "-1"}, "MIN_DWELL_MINUTES", "got '-1'"),
+    (CapacityAlertConfig, _without(CAPACITY_ENV, "GPU_POOL"), "GPU_POOL", 'allowed: a JSON object {"queue_arn": str'),
+    (CapacityAlertConfig, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q", "max_vcpus": 1, "types": []}'},
      "GPU_POOL", "(types is empty)"),
-    (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": CAPACITY_ENV["GPU_POOL"].replace('"gpus": 8', '"gpus": "8"')},
+    (CapacityAlertConfig, {**CAPACITY_ENV, "GPU_POOL": CAPACITY_ENV["GPU_POOL"].replace('"gpus": 8', '"gpus": "8"')},
      "GPU_POOL", "('8' is not a whole number of at least 0)"),
-    (CapacityAlertSettings, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q"}'}, "GPU_POOL", "got '{\"queue_arn\": \"q\"}'"),
-    (CapacityAlertSettings, _without(CAPACITY_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN", "the ARN of the fleet's"),
-    (CapacityAlertSettings, _without(CAPACITY_ENV, "ANNOUNCEMENTS_TABLE"), "ANNOUNCEMENTS_TABLE",
+    (CapacityAlertConfig, {**CAPACITY_ENV, "GPU_POOL": '{"queue_arn": "q"}'}, "GPU_POOL", "got '{\"queue_arn\": \"q\"}'"),
+    (CapacityAlertConfig, _without(CAPACITY_ENV, "ALERTS_TOPIC_ARN"), "ALERTS_TOPIC_ARN", "the ARN of the fleet's"),
+    (CapacityAlertConfig, _without(CAPACITY_ENV, "ANNOUNCEMENTS_TABLE"), "ANNOUNCEMENTS_TABLE",
      "allowed: the name of the announcements table"),
-    (CapacityAlertSettings, {**CAPACITY_ENV, "FLEET_RESERVATIONS": '["cr-1", ""]'}, "FLEET_RESERVATIONS",
+    (CapacityAlertConfig, {**CAPACITY_ENV, "FLEET_RESERVATIONS": '["cr-1", ""]'}, "FLEET_RESERVATIONS",
      "allowed: a JSON list of non-blank strings"),
-    (CollectorSettings, _without(COLLECTOR_ENV, "LEDGER_TABLE"), "LEDGER_TABLE", "allowed: the name of the cost ledger"),
-    (CollectorSettings, {**COLLECTOR_ENV, "INSTANCE_TYPES": "[]"}, "INSTANCE_TYPES", "(the list is empty)"),
-    (CollectorSettings, {**COLLECTOR_ENV, "INSTANCE_TYPES": "trn2.48xlarge"}, "INSTANCE_TYPES",
+    (CollectorConfig, _without(COLLECTOR_ENV, "LEDGER_TABLE"), "LEDGER_TABLE", "allowed: the name of the cost ledger"),
+    (CollectorConfig, {**COLLECTOR_ENV, "INSTANCE_TYPES": "[]"}, "INSTANCE_TYPES", "(the list is empty)"),
+    (CollectorConfig, {**COLLECTOR_ENV, "INSTANCE_TYPES": "trn2.48xlarge"}, "INSTANCE_TYPES",
      "got 'trn2.48xlarge'; allowed: a JSON list of instance types"),
-    (CollectorSettings, {**COLLECTOR_ENV, "LOOKBACK_DAYS": "0"}, "LOOKBACK_DAYS",
+    (CollectorConfig, {**COLLECTOR_ENV, "LOOKBACK_DAYS": "0"}, "LOOKBACK_DAYS",
      "got '0'; allowed: a whole number of days, at least 1"),
-    (CollectorSettings, {**COLLECTOR_ENV, "METRICS_NAMESPACE": ""}, "METRICS_NAMESPACE", "allowed: a CloudWatch namespace"),
-    (ReportSettings, _without(REPORT_ENV, "FLEET"), "FLEET", "allowed: the fleet's name"),
-    (ReportSettings, _without(REPORT_ENV, "REPORT_BUCKET"), "REPORT_BUCKET", "the name of the report bucket"),
-    (ReportSettings, _without(REPORT_ENV, "PRICES"), "PRICES", 'allowed: a JSON object {instance type: {"usd_per_hour"'),
-    (ReportSettings, {**REPORT_ENV, "PRICES": '{"p5.48xlarge": {"source": "x"}}'}, "PRICES",
+    (CollectorConfig, {**COLLECTOR_ENV, "METRICS_NAMESPACE": ""}, "METRICS_NAMESPACE", "allowed: a CloudWatch namespace"),
+    (ReportConfig, _without(REPORT_ENV, "FLEET"), "FLEET", "allowed: the fleet's name"),
+    (ReportConfig, _without(REPORT_ENV, "REPORT_BUCKET"), "REPORT_BUCKET", "the name of the report bucket"),
+    (ReportConfig, _without(REPORT_ENV, "PRICES"), "PRICES", 'allowed: a JSON object {instance type: {"usd_per_hour"'),
+    (ReportConfig, {**REPORT_ENV, "PRICES": '{"p5.48xlarge": {"source": "x"}}'}, "PRICES",
      "(p5.48xlarge: expected an object with usd_per_hour)"),
-    (ReportSettings, {**REPORT_ENV, "ACCELERATORS": '{"inf2.xlarge": "x32"}'}, "ACCELERATORS",
+    (ReportConfig, {**REPORT_ENV, "ACCELERATORS": '{"inf2.xlarge": "x32"}'}, "ACCELERATORS",
      "got '{\"inf2.xlarge\": \"x32\"}'"),
-    (ReportSettings, {**REPORT_ENV, "PERIOD_DAYS": "a month"}, "PERIOD_DAYS", "got 'a month'"),
-    (ReportSettings, {**REPORT_ENV, "LIVE_PRICES": "yes"}, "LIVE_PRICES", "got 'yes'; allowed: true | false"),
-    (ReportSettings, {**REPORT_ENV, "PRICE_CACHE_DAYS": "0"}, "PRICE_CACHE_DAYS", "at least 1"),
-    (WasteSettings, {}, "ALERTS_TOPIC_ARN", "got nothing"),
-    (WasteSettings, {**WASTE_ENV, "IDLE_PERCENT": "120"}, "IDLE_PERCENT",
+    (ReportConfig, {**REPORT_ENV, "PERIOD_DAYS": "a month"}, "PERIOD_DAYS", "got 'a month'"),
+    (ReportConfig, {**REPORT_ENV, "LIVE_PRICES": "yes"}, "LIVE_PRICES", "got 'yes'; allowed: true | false"),
+    (ReportConfig, {**REPORT_ENV, "PRICE_CACHE_DAYS": "0"}, "PRICE_CACHE_DAYS", "at least 1"),
+    (WasteConfig, {}, "ALERTS_TOPIC_ARN", "got nothing"),
+    (WasteConfig, {**WASTE_ENV, "IDLE_PERCENT": "120"}, "IDLE_PERCENT",
      "got '120'; allowed: a number of percent above 0 and at most 100"),
-    (WasteSettings, {**WASTE_ENV, "IDLE_PERCENT": "nan"}, "IDLE_PERCENT", "got 'nan'"),
-    (WasteSettings, {**WASTE_ENV, "IDLE_HOURS": "6.5"}, "IDLE_HOURS", "got '6.5'; allowed: a whole number of hours"),
-    (WasteSettings, {**WASTE_ENV, "UTILIZATION_METRIC": ""}, "UTILIZATION_METRIC", "allowed: a CloudWatch metric name"),
+    (WasteConfig, {**WASTE_ENV, "IDLE_PERCENT": "nan"}, "IDLE_PERCENT", "got 'nan'"),
+    (WasteConfig, {**WASTE_ENV, "IDLE_HOURS": "6.5"}, "IDLE_HOURS", "got '6.5'; allowed: a whole number of hours"),
+    (WasteConfig, {**WASTE_ENV, "UTILIZATION_METRIC": ""}, "UTILIZATION_METRIC", "allowed: a CloudWatch metric name"),
 ])
 def test_a_missing_or_malformed_variable_is_named_with_its_value_and_what_is_allowed(cls, env, variable, message) -> None:
     with pytest.raises(InvalidEnvironment) as caught:
@@ -215,8 +215,8 @@ def test_a_missing_or_malformed_variable_is_named_with_its_value_and_what_is_all
 
 
 def test_hysteresis_is_whole_minutes() -> None:
-    with pytest.raises(ValueError, match=r"FailoverSettings.canary_window: got 0:00:30; allowed: a whole number of min"):
-        FailoverSettings(endpoints={"chat": CHAT}, topic_arn=TOPIC, state_table="t", canary_window=timedelta(seconds=30))
+    with pytest.raises(ValueError, match=r"FailoverConfig.canary_window: got 0:00:30; allowed: a whole number of min"):
+        FailoverConfig(endpoints={"chat": CHAT}, topic_arn=TOPIC, state_table="t", canary_window=timedelta(seconds=30))
 
 
 GROUP_PREFIX = "arn:aws:resource-groups:us-east-2:111111111111:group/"
@@ -224,21 +224,21 @@ GROUP_PREFIX = "arn:aws:resource-groups:us-east-2:111111111111:group/"
 
 def test_a_hundred_resource_groups_fit_the_capacity_functions_environment() -> None:
     groups = tuple(f"{GROUP_PREFIX}ultra-{i:03d}" for i in range(100))
-    env = CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced",
-                                resource_group_arns=groups).to_environment()
+    env = CapacityAlertConfig(pool=POOL, topic_arn=TOPIC, ledger_table="announced",
+                              resource_group_arns=groups).to_environment()
     assert json.loads(env["FLEET_RESERVATION_GROUPS"]) == {"prefix": GROUP_PREFIX,
                                                           "names": [g.removeprefix(GROUP_PREFIX) for g in groups]}
     assert sum(len(k) + len(v) for k, v in env.items()) < 4096 < len(json.dumps(list(groups)))
-    assert CapacityAlertSettings.from_environment(env).resource_group_arns == groups
+    assert CapacityAlertConfig.from_environment(env).resource_group_arns == groups
 
 
 def test_the_collector_reads_a_hundred_resource_groups_from_their_shared_prefix() -> None:
     groups = tuple(f"{GROUP_PREFIX}ultra-{i:03d}" for i in range(100))
-    env = CollectorSettings(ledger_table="ledger", instance_types=("trn2u.48xlarge",),
-                            resource_group_arns=groups).to_environment()
+    env = CollectorConfig(ledger_table="ledger", instance_types=("trn2u.48xlarge",),
+                          resource_group_arns=groups).to_environment()
     assert json.loads(env["FLEET_RESERVATION_GROUPS"])["prefix"] == GROUP_PREFIX
     assert sum(len(k) + len(v) for k, v in env.items()) < 4096
-    assert CollectorSettings.from_environment(env).resource_group_arns == groups
+    assert CollectorConfig.from_environment(env).resource_group_arns == groups
 
 
 @pytest.mark.parametrize("values", [
@@ -254,10 +254,10 @@ def test_values_that_cannot_share_a_prefix_stay_a_list(values: list[str]) -> Non
 
 def test_groups_of_two_accounts_share_the_prefix_up_to_the_region_and_round_trip() -> None:
     groups = (f"{GROUP_PREFIX}ultra-00", f"{GROUP_PREFIX}ultra-01", "arn:aws:resource-groups:us-east-2:222222222222:group/x")
-    env = CapacityAlertSettings(pool=POOL, topic_arn=TOPIC, ledger_table="announced",
-                                resource_group_arns=groups).to_environment()
+    env = CapacityAlertConfig(pool=POOL, topic_arn=TOPIC, ledger_table="announced",
+                              resource_group_arns=groups).to_environment()
     assert json.loads(env["FLEET_RESERVATION_GROUPS"])["prefix"] == "arn:aws:resource-groups:us-east-2:"
-    assert CapacityAlertSettings.from_environment(env).resource_group_arns == groups
+    assert CapacityAlertConfig.from_environment(env).resource_group_arns == groups
 
 
 def test_a_shared_prefix_is_cut_at_the_last_separator_they_share() -> None:
@@ -273,15 +273,15 @@ def test_the_failover_derives_alarm_names_it_is_not_given_and_keeps_others() -> 
     derived = WatchedEndpoint(alarms=default_alarms(name), gpu_alarms=default_alarms(name, gpu=True), capacity=CAPACITY,
                               latency_limit_ms=800)
     own = WatchedEndpoint(alarms=("team-latency",), capacity=CAPACITY, latency_limit_ms=800)
-    env = FailoverSettings(endpoints={name: derived, "other": own}, topic_arn=TOPIC,
-                           state_table="failover").to_environment()
+    env = FailoverConfig(endpoints={name: derived, "other": own}, topic_arn=TOPIC,
+                         state_table="failover").to_environment()
     doc = json.loads(env["FAILOVER_ENDPOINTS"])
     assert "alarms" not in doc[name] and "gpu_alarms" not in doc[name] and doc["other"]["alarms"] == ["team-latency"]
     assert doc["other"]["gpu_alarms"] == []  # none given: none derived
     assert default_alarms(name) == (f"{name}-latency-p99", f"{name}-errors-5xx", f"{name}-model-errors")
     assert default_alarms(name, gpu=True) == (f"{name}-gpu-latency-p99", f"{name}-gpu-errors-5xx",
                                               f"{name}-gpu-model-errors")
-    assert FailoverSettings.from_environment(env).endpoints == {name: derived, "other": own}
+    assert FailoverConfig.from_environment(env).endpoints == {name: derived, "other": own}
 
 
 def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment() -> None:
@@ -289,7 +289,7 @@ def test_eighteen_failover_endpoints_with_the_longest_names_fit_the_environment(
                                                         gpu_alarms=default_alarms(f"{'x' * 58}-{i:04d}", gpu=True),
                                                         capacity=CAPACITY, latency_limit_ms=12345.5)
                  for i in range(18)}  # (carrying the alarm names of both variants: 4)
-    env = FailoverSettings(endpoints=endpoints, topic_arn=TOPIC, state_table="x" * 255).to_environment()
+    env = FailoverConfig(endpoints=endpoints, topic_arn=TOPIC, state_table="x" * 255).to_environment()
     assert sum(len(k) + len(v) for k, v in env.items()) < 4096
 
 

@@ -142,7 +142,7 @@ print(mods)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHONPATH"))} | ENVIRONMENT
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str({"failover.handler": "FailoverSettings",
-                                      "capacity_alert.handler": "CapacityAlertSettings",
-                                      "cost.collector": "CollectorSettings", "cost.report": "ReportSettings",
-                                      "cost.waste": "WasteSettings"})
+    assert out.stdout.strip() == str({"failover.handler": "FailoverConfig",
+                                      "capacity_alert.handler": "CapacityAlertConfig",
+                                      "cost.collector": "CollectorConfig", "cost.report": "ReportConfig",
+                                      "cost.waste": "WasteConfig"})

@@ -21,7 +21,7 @@ from neuronfleet.lambdas.capacity_lifecycle.logic import (
     held,
     refuse_text,
 )
-from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleSettings
+from neuronfleet_contract.capacity_lifecycle import CapacityPolicy, ClusterRef, LifecycleConfig
 
 OURS = "arn:aws:batch:us-east-2:111111111111:job-definition/finetune-cuda:7"
 OTHER = "arn:aws:batch:us-east-2:111111111111:job-definition/eval-cuda:2"
@@ -104,15 +104,15 @@ def test_the_refusal_names_the_tag_and_the_fleets_definitions():
 
 
 def test_the_fleets_definitions_travel_in_the_environment():
-    s = LifecycleSettings(fleet="nf", topic_arn="arn:aws:sns:us-east-2:111111111111:t", ledger_table="t",
-                          policy=POLICY, policy_parameter="/neuronfleet/nf/capacity-policy",
-                          clusters=(ClusterRef(name="c", queue_arn="q", instance_type="trn2.48xlarge",
+    s = LifecycleConfig(fleet="nf", topic_arn="arn:aws:sns:us-east-2:111111111111:t", ledger_table="t",
+                        policy=POLICY, policy_parameter="/neuronfleet/nf/capacity-policy",
+                        clusters=(ClusterRef(name="c", queue_arn="q", instance_type="trn2.48xlarge",
                                                drain_bucket="b"),), gpu_queue_arn="gq", gpu_job_definitions=FLEET)
     env = s.to_environment()
-    back = LifecycleSettings.from_environment(env, read_parameter=lambda name: POLICY.to_json())
+    back = LifecycleConfig.from_environment(env, read_parameter=lambda name: POLICY.to_json())
     assert back.gpu_job_definitions == FLEET
     del env["GPU_JOB_DEFINITIONS"]
-    assert LifecycleSettings.from_environment(env, read_parameter=lambda n: POLICY.to_json()).gpu_job_definitions == ()
+    assert LifecycleConfig.from_environment(env, read_parameter=lambda n: POLICY.to_json()).gpu_job_definitions == ()
     with pytest.raises(Exception, match=r"GPU_JOB_DEFINITIONS.*a JSON list of the fleet's GPU job definition ARNs"):
-        LifecycleSettings.from_environment({**env, "GPU_JOB_DEFINITIONS": '[""]'},
-                                           read_parameter=lambda n: POLICY.to_json())
+        LifecycleConfig.from_environment({**env, "GPU_JOB_DEFINITIONS": '[""]'},
+                                         read_parameter=lambda n: POLICY.to_json())

@@ -196,11 +196,11 @@ def test_the_hot_warm_cold_figures_in_docs_are_the_kits() -> None:
 
 
 def test_the_bill_the_function_is_given_is_the_kits_own_part_of_the_net() -> None:
-    """OVERHEAD_BILL as CostMonitors writes it (neuronfleet_contract.overhead's wire), read back by ReportSettings and
+    """OVERHEAD_BILL as CostMonitors writes it (neuronfleet_contract.overhead's wire), read back by ReportConfig and
     counted by the report: one part per priced line, the unpriced said once."""
     from neuronfleet.lambdas.cost.logic.net import overhead_of
     from neuronfleet_contract import overhead as wire
-    from neuronfleet_contract.cost import ReportSettings
+    from neuronfleet_contract.cost import ReportConfig
 
     bill = wire.OverheadBill(region="us-east-2", read=date(2026, 11, 28), priced=(
         wire.PricedLine("nat-gateway-hour", 3, Decimal(2190), Decimal("98.55"), "vpc-q"),
@@ -208,7 +208,7 @@ def test_the_bill_the_function_is_given_is_the_kits_own_part_of_the_net() -> Non
         unpriced=(wire.UnpricedLine("Logs::LogGroup", 6, None, "usage"),))
     env = {"FLEET": "nf-prod", "LEDGER_TABLE": "t", "REPORT_BUCKET": "b", "PRICES": "{}",
            "ALERTS_TOPIC_ARN": "arn:aws:sns:us-east-2:333333333333:t", wire.VARIABLE: wire.encode(bill)}
-    overhead = overhead_of(ReportSettings.from_environment(env).overhead_bill())
+    overhead = overhead_of(ReportConfig.from_environment(env).overhead_bill())
     assert overhead is not None
     n = prod(overhead=overhead)["net"]
     kit = [(p["what"], p["as_deployed_usd"]) for p in n["parts"] if p["part"] == "kit_overhead"]

@@ -15,7 +15,7 @@ from neuronfleet.lambdas.capacity_alert.logic import End, Start
 from neuronfleet.lambdas.capacity_alert.nodegroups import actions, nodegroup, subject
 from neuronfleet_contract.capacity_alert import gpu_pool
 from neuronfleet_contract.environment import InvalidEnvironment
-from neuronfleet_contract.nodegroup_capacity import CONDITION_KIND, LAUNCH_ISSUES, NodegroupAlertSettings
+from neuronfleet_contract.nodegroup_capacity import CONDITION_KIND, LAUNCH_ISSUES, NodegroupAlertConfig
 from tests.publisher_examples import cli_outputs, response
 
 NOW = datetime(2026, 11, 23, 16, tzinfo=UTC)
@@ -113,12 +113,12 @@ def test_a_configuration_issue_is_not_a_launch_condition() -> None:
 
 
 def test_settings_round_trip_and_refusals() -> None:
-    s = NodegroupAlertSettings(cluster_name="c", node_groups=("a", "b"), topic_arn="arn:t", ledger_table="t",
-                               pool=POOL)
-    assert NodegroupAlertSettings.from_environment(s.to_environment()) == s
-    bare = NodegroupAlertSettings(cluster_name="c", node_groups=("a",), topic_arn="arn:t", ledger_table="t")
+    s = NodegroupAlertConfig(cluster_name="c", node_groups=("a", "b"), topic_arn="arn:t", ledger_table="t",
+                             pool=POOL)
+    assert NodegroupAlertConfig.from_environment(s.to_environment()) == s
+    bare = NodegroupAlertConfig(cluster_name="c", node_groups=("a",), topic_arn="arn:t", ledger_table="t")
     assert "GPU_POOL" not in bare.to_environment()
-    assert NodegroupAlertSettings.from_environment(bare.to_environment()).pool is None
+    assert NodegroupAlertConfig.from_environment(bare.to_environment()).pool is None
     with pytest.raises(InvalidEnvironment) as e:
-        NodegroupAlertSettings.from_environment({**bare.to_environment(), "EKS_NODE_GROUPS": "[]"})
+        NodegroupAlertConfig.from_environment({**bare.to_environment(), "EKS_NODE_GROUPS": "[]"})
     assert e.value.variable == "EKS_NODE_GROUPS"

@@ -21,10 +21,10 @@ from neuronfleet.settings.capacity import CapacityPolicySettings
 from neuronfleet.settings.cost import CostMonitorSettings
 from neuronfleet.settings.judge import JudgeTolerances, PilotJudgeSettings
 from neuronfleet_contract.capacity_lifecycle import CapacityPolicy
-from neuronfleet_contract.cost import CollectorSettings as CollectorConfig
-from neuronfleet_contract.cost import ReportSettings as ReportConfig
-from neuronfleet_contract.cost import WasteSettings as WasteConfig
-from neuronfleet_contract.judge import JudgeSettings as JudgeConfig
+from neuronfleet_contract.cost import CollectorConfig as CollectorConfig
+from neuronfleet_contract.cost import ReportConfig as ReportConfig
+from neuronfleet_contract.cost import WasteConfig as WasteConfig
+from neuronfleet_contract.judge import JudgeConfig as JudgeConfig
 from neuronfleet_contract.judge import Tolerances
 
 COUNTERPARTS: dict[type[BaseModel], tuple[type, ...]] = {

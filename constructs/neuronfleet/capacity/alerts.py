@@ -13,7 +13,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet_contract import capacity_alert as contract
-from neuronfleet_contract.capacity_alert import CapacityAlertSettings, gpu_pool
+from neuronfleet_contract.capacity_alert import CapacityAlertConfig, gpu_pool
 from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 
 from ..alerts.announcement_ledger import AnnouncementLedger
@@ -68,7 +68,7 @@ class CapacityAlerts(Construct):
         self.function = FleetFunction(
             self, "Function", handler="capacity_alert.handler.handler", topic=topic,
             description="neuronfleet: Trainium capacity events -> GPU fallback announcement",
-            environment=CapacityAlertSettings(
+            environment=CapacityAlertConfig(
                 pool=gpu_pool(pool.describe()), topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
                 reservation_ids=ids, resource_group_arns=groups,
                 ultraserver_types=tuple(s.instance_type for s in CATALOG if s.ultraserver_size > 1),

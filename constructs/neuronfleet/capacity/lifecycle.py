@@ -17,7 +17,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from neuronfleet_contract import capacity_alert as alert_contract
-from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleSettings, drain_key, policy_parameter_name
+from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleConfig, drain_key, policy_parameter_name
 from neuronfleet_contract.tags import FLEET_TAG
 
 from ..alerts.announcement_ledger import AnnouncementLedger
@@ -69,7 +69,7 @@ def _longest(value: str, chars: int) -> str:
     return _TOKEN.sub("x" * chars, value)
 
 
-def environment_bytes(settings: LifecycleSettings) -> int:
+def environment_bytes(settings: LifecycleConfig) -> int:
     """The most bytes ``settings`` can take of a function's environment once deployed (keys and values, references
     at :data:`LONGEST`; compact JSON, as ``Stack.to_json_string`` renders it)."""
     sized = replace(
@@ -84,7 +84,7 @@ def environment_bytes(settings: LifecycleSettings) -> int:
     return sum(len(k.encode()) + len(v.encode()) for k, v in env.items())
 
 
-def split_clusters(clusters: Sequence[ClusterRef], settings: Callable[[tuple[ClusterRef, ...]], LifecycleSettings],
+def split_clusters(clusters: Sequence[ClusterRef], settings: Callable[[tuple[ClusterRef, ...]], LifecycleConfig],
                    *, budget: int = ENVIRONMENT_BUDGET) -> list[tuple[ClusterRef, ...]]:
     """``clusters`` in order, in consecutive parts each filled as far as it fits: each part's ``settings(part)`` takes
     at most ``budget`` bytes (:func:`environment_bytes`). Every cluster is in exactly one part; a cluster added at
@@ -184,9 +184,9 @@ docs/capacity-blocks.md.
             description=f"neuronfleet {fleet}: the capacity policy the lifecycle functions read (written by the stack)")
         """The capacity policy the functions read each run (the stack writes it; their roles may only read it)."""
 
-        def settings(part: tuple[ClusterRef, ...]) -> LifecycleSettings:
+        def settings(part: tuple[ClusterRef, ...]) -> LifecycleConfig:
             wanted = {c.instance_type for c in part} | ({gpu_type} if gpu_type else set())
-            return LifecycleSettings(
+            return LifecycleConfig(
                 fleet=fleet, topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
                 policy=fleet_policy, policy_parameter=policy_parameter_name(fleet), clusters=part,
                 gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",

@@ -16,7 +16,7 @@ from neuronfleet_contract.capacity_lifecycle import (
     EC2_EVENT_SOURCE,
     PURCHASE_EVENTS,
     PURCHASES_SERVICE,
-    PurchaseAnnouncerSettings,
+    PurchaseAnnouncerConfig,
 )
 from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
 
@@ -53,8 +53,8 @@ class CapacityPurchaseAnnouncements(Construct):
         self.ledger = AnnouncementLedger(self, "Announced")
         self.function = FleetFunction(
             self, "Function", handler="capacity_lifecycle.purchases.handler", topic=topic, description=DESCRIPTION,
-            environment=PurchaseAnnouncerSettings(topic_arn=topic.topic_arn,
-                                                  ledger_table=self.ledger.table.table_name).to_environment()
+            environment=PurchaseAnnouncerConfig(topic_arn=topic.topic_arn,
+                                                ledger_table=self.ledger.table.table_name).to_environment()
             | self.health.to_environment())
         grant_publish(topic, self.function.role)
         self.ledger.grant(self.function.role)

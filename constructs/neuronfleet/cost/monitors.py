@@ -33,11 +33,11 @@ from neuronfleet_contract.cost import (
     ENDPOINT_RESOURCE_TYPE,
     WASTE_MALFORMED_METRIC,
     WASTE_SERVICE,
-    CollectorSettings,
+    CollectorConfig,
     EndpointModel,
     JudgeRecords,
-    ReportSettings,
-    WasteSettings,
+    ReportConfig,
+    WasteConfig,
     judges_environment,
 )
 from neuronfleet_contract.health import Health
@@ -241,41 +241,41 @@ class CostMonitors(Construct):
         self.collector = FleetFunction(
             self, "Collector", handler="cost.collector.handler", topic=topic, timeout=Duration.minutes(10),
             memory_size=1024, description=f"neuronfleet {fleet_name}: daily spend collector",
-            environment=CollectorSettings(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
-                                          lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
-                                          fleet=fleet_name, basis=settings.basis,
-                                          backfill_days=settings.backfill_days,
-                                          month_close_days=settings.month_close_days, source=settings.source,
-                                          athena_workgroup=self.cur.workgroup.ref if self.cur else "",
-                                          athena_table=self.cur.table_name if self.cur else "",
-                                          reservation_ids=self.reservation_ids,
-                                          resource_group_arns=self.reservation_groups,
-                                          ).to_environment(to_json=Stack.of(self).to_json_string))
+            environment=CollectorConfig(ledger_table=self.ledger.table_name, instance_types=accelerator_types,
+                                        lookback_days=settings.lookback_days, metrics_namespace=SPEND_NAMESPACE,
+                                        fleet=fleet_name, basis=settings.basis,
+                                        backfill_days=settings.backfill_days,
+                                        month_close_days=settings.month_close_days, source=settings.source,
+                                        athena_workgroup=self.cur.workgroup.ref if self.cur else "",
+                                        athena_table=self.cur.table_name if self.cur else "",
+                                        reservation_ids=self.reservation_ids,
+                                        resource_group_arns=self.reservation_groups,
+                                        ).to_environment(to_json=Stack.of(self).to_json_string))
         self.report = FleetFunction(
             self, "Report", handler="cost.report.handler", topic=topic, timeout=Duration.minutes(5),
             memory_size=512, description=f"neuronfleet {fleet_name}: weekly unit economics and migration report",
-            environment=ReportSettings(fleet=fleet_name, ledger_table=self.ledger.table_name,
-                                       report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
-                                       prices=self.prices, period_days=settings.report_period_days,
-                                       price_region="" if Token.is_unresolved(Stack.of(self).region)
-                                       else Stack.of(self).region,
-                                       tokens_namespace=WORKLOAD_NAMESPACE,
-                                       basis=settings.basis, stale_after_days=settings.price_stale_days,
-                                       accelerators=accelerators_of(catalog), live_prices=settings.live_prices,
-                                       price_cache_days=settings.price_cache_days,
-                                       overhead=lazy_string(lambda: wire.encode(self.overhead_bill().to_contract())),
-                                       ).to_environment(to_json=to_json))
+            environment=ReportConfig(fleet=fleet_name, ledger_table=self.ledger.table_name,
+                                     report_bucket=self.report_bucket.bucket_name, topic_arn=topic.topic_arn,
+                                     prices=self.prices, period_days=settings.report_period_days,
+                                     price_region="" if Token.is_unresolved(Stack.of(self).region)
+                                     else Stack.of(self).region,
+                                     tokens_namespace=WORKLOAD_NAMESPACE,
+                                     basis=settings.basis, stale_after_days=settings.price_stale_days,
+                                     accelerators=accelerators_of(catalog), live_prices=settings.live_prices,
+                                     price_cache_days=settings.price_cache_days,
+                                     overhead=lazy_string(lambda: wire.encode(self.overhead_bill().to_contract())),
+                                     ).to_environment(to_json=to_json))
         self.waste = FleetFunction(
             self, "Waste", handler="cost.waste.handler", topic=topic, timeout=Duration.minutes(2),
             description=f"neuronfleet {fleet_name}: waste (idle/silent instances, free reservation slots, idle "
                         "endpoints, GPU standbys)",
-            environment=WasteSettings(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
-                                      neuron_namespace=NEURON_NAMESPACE,
-                                      utilization_metric=NEURON_CORE_UTILIZATION,
-                                      idle_percent=settings.idle_utilisation_percent,
-                                      idle_hours=settings.idle_hours, fleet=fleet_name,
-                                      reservation_ids=self.reservation_ids,
-                                      ).to_environment(to_json=to_json))
+            environment=WasteConfig(topic_arn=topic.topic_arn, ledger_table=self.announced.table.table_name,
+                                    neuron_namespace=NEURON_NAMESPACE,
+                                    utilization_metric=NEURON_CORE_UTILIZATION,
+                                    idle_percent=settings.idle_utilisation_percent,
+                                    idle_hours=settings.idle_hours, fleet=fleet_name,
+                                    reservation_ids=self.reservation_ids,
+                                    ).to_environment(to_json=to_json))
 
     def _schedules(self) -> None:
         self.schedules = {

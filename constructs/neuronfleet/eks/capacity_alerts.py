@@ -14,7 +14,7 @@ from constructs import Construct
 from neuronfleet_contract import capacity_alert
 from neuronfleet_contract.capacity_alert import gpu_pool
 from neuronfleet_contract.namespaces import CAPACITY_NAMESPACE
-from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertSettings
+from neuronfleet_contract.nodegroup_capacity import SCAN_MINUTES, NodegroupAlertConfig
 
 from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.health_alarms import fleet_health, health_metric
@@ -56,7 +56,7 @@ class NodegroupCapacityAlerts(Construct):
         self.function = FleetFunction(
             self, "Function", handler="capacity_alert.nodegroup_handler.handler", topic=topic,
             description="neuronfleet: Neuron node groups that cannot get nodes -> announcement",
-            environment=NodegroupAlertSettings(
+            environment=NodegroupAlertConfig(
                 cluster_name=cluster.cluster.cluster_name, node_groups=tuple(g.nodegroup_name for g in groups),
                 topic_arn=topic.topic_arn, ledger_table=self.ledger.table.table_name,
                 pool=gpu_pool(pool.describe()) if pool is not None else None,

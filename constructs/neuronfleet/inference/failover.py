@@ -25,7 +25,7 @@ from neuronfleet_contract.failover import (
     MIN_DWELL,
     SERVICE,
     EndpointBounds,
-    FailoverSettings,
+    FailoverConfig,
     WatchedEndpoint,
 )
 from neuronfleet_contract.namespaces import FAILOVER_NAMESPACE
@@ -117,7 +117,7 @@ class EndpointFailover(Construct):
         over at the next check (and announced), so it is destroyed with its stack. Unavailable, the failover falls back
         to its safe default (a move to a GPU variant already carrying the load, nothing else: docs/fallback.md)."""
         acknowledge(self.table, "DynamoDBInBackupPlan", "CKV_AWS_119")  # core.nag.ACKNOWLEDGED: PITR is on
-        self.settings = FailoverSettings(
+        self.settings = FailoverConfig(
             endpoints={e.endpoint_name: watched_endpoint(e) for e in endpoints}, topic_arn=topic.topic_arn,
             state_table=self.table.table_name,
             min_dwell=_delta(min_dwell, MIN_DWELL),

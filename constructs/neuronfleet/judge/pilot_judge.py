@@ -16,7 +16,7 @@ from neuronfleet_contract.judge import (
     NO_VERDICT_METRIC,
     STYLE_BY_CONTAINER,
     VERDICT_METRIC,
-    JudgeSettings,
+    JudgeConfig,
     judge_alarm_name,
     judge_no_verdict_alarm_name,
     verdict_dimensions,
@@ -92,7 +92,7 @@ class PilotJudge(Construct):
             records_bucket = secure_bucket(self, "Records", versioned=True, access_logs=access_logs,
                                            log_prefix="records/", removal_policy=removal_policy)
         self.records_bucket = records_bucket
-        contract = JudgeSettings(
+        contract = JudgeConfig(
             endpoint_name=endpoint.endpoint_name, prompts_bucket=s.bucket, prompts_key=s.key,
             records_bucket=self.records_bucket.bucket_name, records_prefix=RECORDS_PREFIX,
             task="embeddings" if es.task == "embeddings" else "generation",

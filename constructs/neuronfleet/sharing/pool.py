@@ -28,7 +28,7 @@ from neuronfleet_contract.pool_schedule import (
     POOL_NAMESPACE,
     UTILISATION_METRIC,
     PoolSchedule,
-    PoolScheduleSettings,
+    PoolScheduleConfig,
     Role,
 )
 
@@ -110,7 +110,7 @@ class SharingPool(Construct):
         control_plane = cast(ec2.SecurityGroup, k8s.node.find_child("ControlPlaneSecurityGroup"))
         control_plane.add_ingress_rule(self.security_group, ec2.Port.tcp(443),
                                        "the pool schedule function calls the Kubernetes API")
-        settings = PoolScheduleSettings(
+        settings = PoolScheduleConfig(
             schedule=schedule, cluster_name=k8s.cluster_name, endpoint=k8s.cluster_endpoint,
             certificate_authority=k8s.cluster_certificate_authority_data, namespace=SERVING_NAMESPACE,
             training_namespace=TRAINING_NAMESPACE,

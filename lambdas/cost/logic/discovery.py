@@ -5,7 +5,7 @@ GetResources, resource type ``sagemaker:endpoint``), and each one's model read f
 
 Pure: the API answers in, names and :class:`~.economics.EndpointModel` out. The calls are in
 ``inventory.FleetEndpoints``. Whether a variant is Neuron or GPU is decided by its instance types' family in the
-instance catalog the report receives (``ReportSettings.accelerators``), never by the variant's name.
+instance catalog the report receives (``ReportConfig.accelerators``), never by the variant's name.
 """
 
 from __future__ import annotations
