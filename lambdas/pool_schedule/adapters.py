@@ -42,7 +42,6 @@ URL_SECONDS = 60
 NEURON_RESOURCE = "aws.amazon.com/neuron"
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 MERGE_PATCH = "application/merge-patch+json"
-HOLD = ("Hold", "HoldAndDrain")
 
 
 class KubeError(RuntimeError):
@@ -117,40 +116,48 @@ class Pool:
 
     def __init__(self, api: KubeApi, *, pool: str, namespace: str, deployment: str, training_queue: str,
                  training_namespace: str | None = None) -> None:
-        """``namespace``: the inference Deployment's and its pods'; ``training_namespace``: the training pods' (the
-        same when not given). The calls below are all the function makes: its RBAC grants exactly these
+        """``namespace``: the inference Deployment's, its autoscaler's (named as the Deployment) and its pods';
+        ``training_namespace``: the training LocalQueue's (``training_queue``) and pods' (the same when not
+        given). The calls below are all the function makes: its RBAC grants exactly these
         (neuronfleet.sharing.manifests.schedule_access)."""
         self.api, self.pool, self.namespace = api, pool, namespace
         self.training_namespace = training_namespace or namespace
         self.deployment, self.training_queue = deployment, training_queue
 
-    def _scale_path(self) -> str:
-        return f"/apis/apps/v1/namespaces/{self.namespace}/deployments/{self.deployment}/scale"
+    def _autoscaler_path(self) -> str:
+        return f"/apis/autoscaling/v2/namespaces/{self.namespace}/horizontalpodautoscalers/{self.deployment}"
 
-    def replicas(self) -> int:
-        return int(self.api.call("GET", self._scale_path()).get("spec", {}).get("replicas") or 0)
+    def bounds(self) -> tuple[int, int]:
+        """The inference HorizontalPodAutoscaler's (minReplicas, maxReplicas); minReplicas defaults to 1 (Kubernetes
+        1.36 OpenAPI HorizontalPodAutoscalerSpec.minReplicas)."""
+        spec = self.api.call("GET", self._autoscaler_path()).get("spec") or {}
+        return int(spec.get("minReplicas") or 1), int(spec.get("maxReplicas") or 0)
 
-    def scale(self, replicas: int) -> None:
-        self.api.call("PATCH", self._scale_path(), {"spec": {"replicas": replicas}})
+    def set_bounds(self, bounds: tuple[int, int]) -> None:
+        """Set the autoscaler's bounds (one merge patch); the autoscaler, not the function, sets the replicas."""
+        self.api.call("PATCH", self._autoscaler_path(), {"spec": {"minReplicas": bounds[0], "maxReplicas": bounds[1]}})
+
+    def _queue_path(self) -> str:
+        return f"{KUEUE}/namespaces/{self.training_namespace}/localqueues/{self.training_queue}"
 
     def queue(self) -> QueueState:
-        """The training ClusterQueue: whether it holds, and what the function records on it (the pool's notice, the
-        last reclaim's report, the morning last reported; each None when absent or unreadable)."""
-        queue = self.api.call("GET", f"{KUEUE}/clusterqueues/{self.training_queue}")
+        """The training LocalQueue: its stopPolicy and what the function records on it (the pool's notice, the last
+        drain's report, the morning last reported; each None when absent or unreadable)."""
+        queue = self.api.call("GET", self._queue_path())
         notes = (queue.get("metadata") or {}).get("annotations") or {}
         morning, by = parse_iso(notes.get(ANNOTATION_NOTICE_FOR)), parse_iso(notes.get(ANNOTATION_CHECKPOINT_BY))
-        return QueueState(held=(queue.get("spec") or {}).get("stopPolicy") in HOLD,
+        return QueueState(stop=str((queue.get("spec") or {}).get("stopPolicy") or "None"),
                           notice=Notice(morning, by) if morning is not None and by is not None else None,
                           reclaim=Reclaim.from_json(notes.get(ANNOTATION_RECLAIMED)),
                           reported_for=parse_iso(notes.get(ANNOTATION_REPORTED_FOR)))
 
-    def update_queue(self, *, hold: bool | None = None, notice: Notice | None = None, reclaim: Reclaim | None = None,
+    def update_queue(self, *, stop: str | None = None, notice: Notice | None = None, reclaim: Reclaim | None = None,
                      reported_for: datetime | None = None) -> None:
-        """One merge patch of the training ClusterQueue: its stopPolicy and what the function records on it."""
+        """One merge patch of the training LocalQueue: its stopPolicy and what the function records on it."""
         body: dict[str, Any] = {}
         notes: dict[str, str] = {}
-        if hold is not None:
-            body["spec"] = {"stopPolicy": "Hold" if hold else "None"}
+        if stop is not None:
+            body["spec"] = {"stopPolicy": stop}
         if notice is not None:
             notes |= {ANNOTATION_NOTICE_FOR: iso(notice.morning), ANNOTATION_CHECKPOINT_BY: iso(notice.checkpoint_by)}
         if reclaim is not None:
@@ -159,7 +166,7 @@ class Pool:
             notes[ANNOTATION_REPORTED_FOR] = iso(reported_for)
         if notes:
             body["metadata"] = {"annotations": notes}
-        self.api.call("PATCH", f"{KUEUE}/clusterqueues/{self.training_queue}", body)
+        self.api.call("PATCH", self._queue_path(), body)
 
     def pods(self, role: Role) -> list[dict[str, Any]]:
         selector = urllib.parse.quote(f"{LABEL_POOL}={self.pool},{LABEL_ROLE}={role}")
@@ -174,7 +181,7 @@ class Pool:
 
 @dataclass(frozen=True)
 class QueueState:
-    held: bool
+    stop: str
     notice: Notice | None
     reclaim: Reclaim | None
     reported_for: datetime | None

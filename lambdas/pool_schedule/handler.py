@@ -1,9 +1,9 @@
 """Lambda entry point of a shared pool's schedule: one run every minute (EventBridge Scheduler ``rate(1 minute)``).
 
-Reads the pool (the inference Deployment's replicas, the training ClusterQueue's stopPolicy and the pool's notice
+Reads the pool (the inference autoscaler's bounds, the training LocalQueue's stopPolicy and the pool's notice
 recorded on it, the pool's pods), asks logic.decide what its instant's target needs, applies it in the morning's
-order (the queue: hold or admit, and the pool's notice; then each training pod told once; then the scale, which
-logic only asks for once the notice's deadline has passed), announces the pods a reclaim took without a checkpoint
+order (the LocalQueue: admit, hold or drain, and the pool's notice; then each training pod told once; then the
+autoscaler's bounds, raised to the day's only once the drain is made), announces the pods a reclaim took without a checkpoint
 once per pool and morning (the announcements outbox), and publishes the pool's devices by role. Each step that
 fails is named; the others still run, except the pods' notices, which wait for the pool's notice to be recorded
 (so the reclaim never waits on a notice nobody recorded). The run then raises :class:`announcements.Unfinished`,
@@ -37,7 +37,7 @@ from neuronfleet_contract.pool_schedule import (
 )
 
 from .adapters import KubeApi, KubeError, Metrics, Pool, eks_token, https_sender, training_pod
-from .logic import Observed, Plan, decide
+from .logic import DRAIN, Observed, Plan, decide
 
 SERVICE = "neuronfleet-pool-schedule"
 logger = Logger(service=SERVICE)
@@ -55,9 +55,9 @@ class Tools:
 def observe(pool: Pool) -> Observed:
     inference = [training_pod(p) for p in pool.pods(Role.INFERENCE)]
     queue = pool.queue()
-    return Observed(inference_replicas=pool.replicas(),
+    return Observed(inference_bounds=pool.bounds(),
                     inference_devices=sum(p.devices for p in inference if p.running),
-                    training_held=queue.held, notice=queue.notice, reclaim=queue.reclaim,
+                    training_stop=queue.stop, notice=queue.notice, reclaim=queue.reclaim,
                     reported_for=queue.reported_for,
                     training_pods=tuple(training_pod(p) for p in pool.pods(Role.TRAINING)))
 
@@ -89,14 +89,14 @@ def run(t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, 
         return True
 
     recorded = True
-    if plan.hold_training is not None or plan.record_notice is not None or plan.record_reclaim is not None:
+    if plan.training_stop is not None or plan.record_notice is not None or plan.record_reclaim is not None:
         what = ", ".join(
-            ([f"set {t.settings.training_queue} stopPolicy {'Hold' if plan.hold_training else 'None'}"]
-             if plan.hold_training is not None else [])
+            ([f"set {t.settings.training_queue} stopPolicy {plan.training_stop}"]
+             if plan.training_stop is not None else [])
             + ([f"record the notice (checkpoint by {iso(plan.record_notice.checkpoint_by)})"]
                if plan.record_notice is not None else [])
-            + (["record the reclaim's report"] if plan.record_reclaim is not None else []))
-        recorded = step(what, lambda: t.pool.update_queue(hold=plan.hold_training, notice=plan.record_notice,
+            + (["record the drain's report"] if plan.record_reclaim is not None else []))
+        recorded = step(what, lambda: t.pool.update_queue(stop=plan.training_stop, notice=plan.record_notice,
                                                           reclaim=plan.record_reclaim))
     for signal in plan.signals:
         what = f"annotate {signal.pod.namespace}/{signal.pod.name}"
@@ -104,12 +104,13 @@ def run(t: Tools, *, now: datetime, deadline: float | None = None) -> dict[str, 
             problems.append(f"{what}: not told: the pool's notice could not be recorded")
             continue
         step(what, lambda s=signal: t.pool.annotate(s.pod, s.checkpoint_by, iso(s.checkpoint_by)))
-    if plan.scale_inference_to is not None:
-        what = f"scale {t.settings.deployment} to {plan.scale_inference_to}"
-        if not recorded and plan.record_reclaim is not None:
-            problems.append(f"{what}: not yet: the reclaim's report could not be recorded")
+    if plan.bounds is not None:
+        bounds = plan.bounds
+        what = f"set {t.settings.deployment}'s autoscaler to {bounds[0]}-{bounds[1]} replicas"
+        if not recorded and (plan.training_stop == DRAIN or plan.record_reclaim is not None):
+            problems.append(f"{what}: not yet: training is not drained (or its report not recorded)")
         else:
-            step(what, lambda: t.pool.scale(plan.scale_inference_to or 0))
+            step(what, lambda: t.pool.set_bounds(bounds))
     announced = counted = True
     if plan.announcement is not None:
         a = plan.announcement

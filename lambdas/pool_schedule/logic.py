@@ -4,26 +4,33 @@ Pure (no boto3, no Kubernetes client). Every run recomputes the target from the 
 records, so a missed or repeated run changes nothing a later run would not: the function runs every minute
 (EventBridge Scheduler ``rate(1 minute)``) and each run converges the pool on the target of its instant.
 
-- **night**: inference at its night floor; the training ClusterQueue admits (Kueue ``stopPolicy: None``) and
-  borrows what inference lends;
-- **checkpoint** (the last ``checkpoint_deadline`` of the night) and **day**: training admits nothing new (``Hold``).
+The schedule moves two things, never a ClusterQueue and never the Deployment's replicas (docs/sharing.md):
 
-The morning is always the same sequence, whatever runs were missed: **notify, wait for the deadline, reclaim**.
+- the training **LocalQueue**'s ``stopPolicy``: ``None`` by night (Kueue admits training, which borrows what
+  inference lends), ``Hold`` through the checkpoint window (nothing new admitted; running Jobs keep running),
+  ``HoldAndDrain`` from the deadline through the day (Kueue evicts the admitted training workloads: their Jobs are
+  suspended, pods deleted with their grace period, no failure counted; the next night's ``None`` readmits them and
+  Kueue unsuspends them). The ClusterQueues stay active throughout, so Kueue's reclaim (inference
+  ``reclaimWithinCohort: LowerPriority``) can always see training's workloads.
+- the inference **HorizontalPodAutoscaler**'s bounds: ``[night_floor, night_floor]`` by night and until the
+  deadline, ``[night_floor, day_replicas]`` by day once training is drained; the autoscaler sets the replicas.
+
+The morning is always the same sequence, whatever runs were missed: **notify, wait for the deadline, drain**.
 
 1. **notify**: the first run of the checkpoint window (or, when no run came during it, of the day, if training still
-   runs) records the pool's notice on the training ClusterQueue: the morning and the deadline given
+   runs) records the pool's notice on the training LocalQueue: the morning and the deadline given
    (:class:`Notice`; the morning itself when given within one run period of the window's start, else the notice's
    instant plus the checkpoint deadline, less that period). Only then is each running training pod annotated
    ``neuronfleet/checkpoint-by: <deadline>`` (once; a pod not told yet, its annotation having failed, is told by a
    later run while the deadline is ahead).
-2. **wait**: inference stays at its night floor until the deadline (the latest one any running pod was given).
-3. **reclaim**: the training pods still running are written down first, apart: those told that did not acknowledge
+2. **wait**: the LocalQueue holds (``Hold``) and inference stays within its night bounds until the deadline (the
+   latest one any running pod was given).
+3. **drain**: the training pods still running are written down first, apart: those told that did not acknowledge
    (``neuronfleet/checkpointed-at`` at or after their notice) and those the notice never reached (:class:`Reclaim`,
-   on the training ClusterQueue); then inference is scaled to its day replicas and Kueue preempts the borrowing
-   training workloads for them (``reclaimWithinCohort``), each pod getting SIGTERM and its grace period. The
-   report is announced once per pool and morning and counted, by the run that wrote it or, if that failed, by the
-   next ones (the pods are gone by then: the report on the queue is what they read), until the queue says it was
-   (``neuronfleet/reported-for``).
+   on the training LocalQueue), with the LocalQueue set to ``HoldAndDrain`` in the same patch; only once that
+   patch is made are inference's bounds raised to the day's. The report is announced once per pool and morning
+   and counted, by the run that wrote it or, if that failed, by the next ones (the pods are gone by then: the
+   report on the queue is what they read), until the queue says it was (``neuronfleet/reported-for``).
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ class TrainingPod:
 
 @dataclass(frozen=True)
 class Notice:
-    """The pool's notice for one morning, kept on the training ClusterQueue (annotations ``neuronfleet/notice-for``
+    """The pool's notice for one morning, kept on the training LocalQueue (annotations ``neuronfleet/notice-for``
     and ``neuronfleet/checkpoint-by``)."""
 
     morning: datetime
@@ -68,8 +75,8 @@ class Notice:
 
 @dataclass(frozen=True)
 class Reclaim:
-    """What a morning's reclaim took without a checkpoint, written on the training ClusterQueue before the scale
-    (annotation ``neuronfleet/reclaimed``, JSON)."""
+    """What a morning's drain took without a checkpoint, written on the training LocalQueue with the drain, before
+    inference's day bounds (annotation ``neuronfleet/reclaimed``, JSON)."""
 
     morning: datetime
     checkpoint_by: datetime
@@ -99,21 +106,28 @@ class Reclaim:
         return cls(morning, by, names[0], names[1], devices)
 
 
+NONE, HOLD, DRAIN = "None", "Hold", "HoldAndDrain"
+"""Kueue's stopPolicy values (LocalQueue and ClusterQueue spec.stopPolicy, v1beta2 CRD at v0.19.2)."""
+
+Bounds = tuple[int, int]
+"""An autoscaler's (minReplicas, maxReplicas)."""
+
+
 @dataclass(frozen=True)
 class Observed:
     """What the cluster shows at the run's instant."""
 
-    inference_replicas: int
-    """The inference Deployment's desired replicas (its scale's ``spec.replicas``)."""
+    inference_bounds: Bounds
+    """The inference HorizontalPodAutoscaler's (minReplicas, maxReplicas)."""
     inference_devices: int
     """Neuron devices requested by running inference pods."""
-    training_held: bool
-    """Whether the training ClusterQueue's ``stopPolicy`` is ``Hold`` (or ``HoldAndDrain``)."""
+    training_stop: str
+    """The training LocalQueue's ``stopPolicy``: None, Hold or HoldAndDrain."""
     training_pods: tuple[TrainingPod, ...] = ()
     notice: Notice | None = None
-    """The pool's last notice, as the training ClusterQueue records it (None: none, or unreadable)."""
+    """The pool's last notice, as the training LocalQueue records it (None: none, or unreadable)."""
     reclaim: Reclaim | None = None
-    """The last reclaim's report, as the training ClusterQueue records it."""
+    """The last drain's report, as the training LocalQueue records it."""
     reported_for: datetime | None = None
     """The morning whose report was last announced and counted (``neuronfleet/reported-for``)."""
 
@@ -136,34 +150,35 @@ class Announcement:
 @dataclass
 class Plan:
     target: Target
-    scale_inference_to: int | None = None
-    hold_training: bool | None = None
-    """True: set the training ClusterQueue's stopPolicy to Hold; False: to None; None: leave it."""
+    bounds: Bounds | None = None
+    """The inference autoscaler's bounds to set (None: leave them)."""
+    training_stop: str | None = None
+    """The training LocalQueue's stopPolicy to set (None: leave it)."""
     record_notice: Notice | None = None
-    """The pool's notice to record on the training ClusterQueue before any pod is told (step 1)."""
+    """The pool's notice to record on the training LocalQueue before any pod is told (step 1)."""
     signals: list[Signal] = field(default_factory=list)
     record_reclaim: Reclaim | None = None
-    """The reclaim's report to write on the training ClusterQueue before the scale (no scale if that fails)."""
+    """The drain's report to write on the training LocalQueue with the drain (no day bounds if that fails)."""
     report: Reclaim | None = None
     """The report to announce and count this run (then the queue is marked ``reported-for`` its morning)."""
     waiting_until: datetime | None = None
     """Inference waits for training's deadline until this instant (step 2)."""
     unacknowledged: list[TrainingPod] = field(default_factory=list)
-    """Running at the reclaim, told, not acknowledged."""
+    """Running at the drain, told, not acknowledged."""
     not_notified: list[TrainingPod] = field(default_factory=list)
-    """Running at the reclaim, never told (every annotation of them failed before the deadline)."""
+    """Running at the drain, never told (every annotation of them failed before the deadline)."""
     announcement: Announcement | None = None
     usage: dict[Role, int] = field(default_factory=dict)
     """Neuron devices in use per role at the run's instant (idle = the rest of the pool)."""
 
     @property
     def missed(self) -> list[TrainingPod]:
-        """Every training pod the reclaim takes without a checkpoint acknowledged."""
+        """Every training pod the drain takes without a checkpoint acknowledged."""
         return [*self.unacknowledged, *self.not_notified]
 
     @property
     def changes(self) -> bool:
-        return (self.scale_inference_to is not None or self.hold_training is not None or bool(self.signals)
+        return (self.bounds is not None or self.training_stop is not None or bool(self.signals)
                 or self.record_notice is not None)
 
 
@@ -190,14 +205,24 @@ def told(pod: TrainingPod, notice: Notice) -> bool:
     return pod.checkpoint_by is not None and pod.checkpoint_by >= notice.morning
 
 
+def night_bounds(schedule: PoolSchedule) -> Bounds:
+    return (schedule.night_floor, schedule.night_floor)
+
+
+def day_bounds(schedule: PoolSchedule) -> Bounds:
+    return (schedule.night_floor, schedule.day_replicas)
+
+
 def decide(schedule: PoolSchedule, now: datetime, observed: Observed) -> Plan:
     target = schedule.target(now)
     plan = Plan(target=target, usage=usage(schedule, observed))
-    if observed.training_held == target.training_admits:
-        plan.hold_training = not target.training_admits
+
+    def want(stop: str, bounds: Bounds) -> None:
+        plan.training_stop = stop if observed.training_stop != stop else None
+        plan.bounds = bounds if observed.inference_bounds != bounds else None
+
     if target.phase is Phase.NIGHT:
-        if observed.inference_replicas != target.inference_replicas:
-            plan.scale_inference_to = target.inference_replicas
+        want(NONE, night_bounds(schedule))
         return plan
     running = [p for p in observed.training_pods if p.running]
     morning = target.checkpoint_by if target.phase is Phase.CHECKPOINT else schedule.last_morning(now)
@@ -217,11 +242,10 @@ def decide(schedule: PoolSchedule, now: datetime, observed: Observed) -> Plan:
         plan.signals = [Signal(p, notice.checkpoint_by) for p in running if not told(p, notice)]
     if target.phase is Phase.CHECKPOINT or now < due or fresh:
         plan.waiting_until = due if target.phase is Phase.DAY else None
-        if observed.inference_replicas < schedule.night_floor:  # the floor is never lent: no reclaim
-            plan.scale_inference_to = schedule.night_floor
+        # hold (never back from a drain already made); inference within its night bounds: the floor is never lent
+        want(DRAIN if observed.training_stop == DRAIN else HOLD, night_bounds(schedule))
         return plan
-    if observed.inference_replicas != target.inference_replicas:
-        plan.scale_inference_to = target.inference_replicas
+    want(DRAIN, day_bounds(schedule))  # the handler raises the bounds only once the drain is made
     report = observed.reclaim if observed.reclaim is not None and observed.reclaim.morning == morning else None
     if notice is not None:
         plan.not_notified = [p for p in running if not told(p, notice)]
@@ -253,7 +277,7 @@ def missed_announcement(schedule: PoolSchedule, report: Reclaim) -> Announcement
     minutes = int(schedule.checkpoint_deadline.total_seconds() // 60)
     subject = f"[neuronfleet] {schedule.pool}: training did not checkpoint before the morning"
     lines = [f"Pool {schedule.pool}: {count} training pod(s) on {report.devices} Neuron device(s) were still "
-             f"running when inference took the pool back for the morning of {iso(report.morning)} "
+             f"running when the pool drained training for the morning of {iso(report.morning)} "
              f"({schedule.time_zone}) at the deadline {iso(report.checkpoint_by)}:"]
     if report.unacknowledged:
         lines.append(f"- did not acknowledge the checkpoint notice ({minutes} minutes; annotation "
@@ -261,7 +285,8 @@ def missed_announcement(schedule: PoolSchedule, report: Reclaim) -> Announcement
     if report.not_notified:
         lines.append(f"- never notified: the schedule function could not annotate them before the deadline (see its "
                      f"errors in its log), so they had no chance to checkpoint: {', '.join(report.not_notified)}")
-    lines.append("Kueue reclaims their devices for inference now; work since their last checkpoint is lost. "
+    lines.append("Kueue suspends their Jobs now (they resume the next night from their last checkpoint); work "
+                 "since that checkpoint is lost. "
                  + ("Check that the job reads its checkpoint-by file and annotates its pod, or lengthen "
                     "checkpoint_deadline_minutes." if report.unacknowledged else "")
                  + (" Check the schedule function's access to the training pods (RBAC patch on pods in "

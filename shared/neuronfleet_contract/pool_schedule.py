@@ -90,12 +90,13 @@ class Role(StrEnum):
 
 class Phase(StrEnum):
     DAY = "day"
-    """Inference at its day replicas; training admits nothing new (its ClusterQueue held)."""
+    """Inference by demand up to its day replicas; training drained (its LocalQueue at HoldAndDrain, once the
+    morning's deadline has passed)."""
     NIGHT = "night"
-    """Inference at its night floor; training borrows the rest."""
+    """Inference at its night floor; training borrows the whole nodes inference lends (its LocalQueue at None)."""
     CHECKPOINT = "checkpoint"
     """Night still, within the checkpoint deadline of the morning: running training pods are told to checkpoint by
-    the morning; training admits nothing new."""
+    the morning; training admits nothing new (its LocalQueue at Hold)."""
 
 
 # ---------------------------------------------------------------------------------------------------- refusals
@@ -361,6 +362,38 @@ def _deadline_problems(p: str, deadline: Any, windows: Sequence[Window]) -> list
     return []
 
 
+def lendable_nodes(schedule: PoolSchedule, node_devices: int) -> int:
+    """The whole nodes the inference ClusterQueue lends at night: the pool's nodes less those its night's replicas
+    can occupy (the night floor's devices rounded up to whole nodes). Lent in whole nodes because a training pod
+    takes a whole node (Kueue's topology-aware scheduling admits it only where one is free: docs/sharing.md)."""
+    nodes = schedule.pool_devices // node_devices
+    kept = -(-schedule.night_floor * schedule.replica_devices // node_devices)
+    return max(nodes - kept, 0)
+
+
+def sharing_problems(schedule: PoolSchedule, *, node_devices: int, job_nodes: int = 1, node_type: str = "",
+                     field_prefix: str = "") -> list[Problem]:
+    """What a schedule on nodes of ``node_devices`` cannot do (empty: nothing): lend training one job of
+    ``job_nodes`` whole nodes at night (the smallest training job: one whole node, or one whole UltraServer), or
+    keep a HorizontalPodAutoscaler's minReplicas at the night floor (1 or more unless the alpha HPAScaleToZero gate
+    is on: Kubernetes 1.36 OpenAPI HorizontalPodAutoscalerSpec.minReplicas)."""
+    p = field_prefix
+    out = []
+    if schedule.night_floor < 1:
+        out.append(Problem(f"{p}night_floor", schedule.night_floor, (
+            "1 or more: it is the inference HorizontalPodAutoscaler's minReplicas (0 needs Kubernetes' alpha "
+            "HPAScaleToZero gate)")))
+    elif lendable_nodes(schedule, node_devices) < job_nodes:
+        nodes = schedule.pool_devices // node_devices
+        most = (nodes - job_nodes) * node_devices // schedule.replica_devices
+        out.append(Problem(f"{p}night_floor", schedule.night_floor, (
+            f"at most {max(most, 0)} replicas of {schedule.replica_devices} devices, so that the night lends "
+            f"training one job: {job_nodes} whole node(s) of {node_devices} Neuron devices ({nodes} x "
+            f"{node_type or 'node'} in the pool; a training pod takes a whole node, and inference lends whole "
+            "nodes only)")))
+    return out
+
+
 @dataclass(frozen=True)
 class Target:
     phase: Phase
@@ -369,7 +402,8 @@ class Target:
     training_borrow: int
     """Devices training may borrow from the inference ClusterQueue's quota (0 outside the night)."""
     training_admits: bool
-    """Whether the training ClusterQueue admits new workloads (Kueue ``stopPolicy: None``) or holds them (``Hold``)."""
+    """Whether the training LocalQueue admits new workloads (Kueue ``stopPolicy: None``) or not (``Hold``, then
+    ``HoldAndDrain`` from the morning's deadline)."""
     checkpoint_by: datetime | None
     """In the checkpoint phase, the instant running training must have checkpointed by (the morning)."""
     next_morning: datetime
@@ -439,10 +473,12 @@ class PoolScheduleConfig(Configured):
     """The cluster's CA, base64 PEM as EKS gives it (``certificateAuthority.data``)."""
     namespace: str = field(metadata=variable("POOL_NAMESPACE", allowed=_KUBERNETES_NAMESPACE))
     """Where the inference Deployment and its pods are (serving's namespace)."""
-    deployment: str = field(metadata=variable("POOL_DEPLOYMENT", allowed="the inference Deployment's name"))
-    """The inference Deployment the schedule scales."""
-    training_queue: str = field(metadata=variable("POOL_TRAINING_QUEUE", allowed="the training ClusterQueue's name"))
-    """The training ClusterQueue whose ``stopPolicy`` the schedule sets."""
+    deployment: str = field(metadata=variable("POOL_DEPLOYMENT", allowed=(
+        "the inference Deployment's name (its HorizontalPodAutoscaler's too)")))
+    """The inference Deployment; the schedule sets its HorizontalPodAutoscaler's bounds (same name)."""
+    training_queue: str = field(metadata=variable("POOL_TRAINING_QUEUE", allowed=(
+        "the training LocalQueue's name (in training_namespace)")))
+    """The training LocalQueue whose ``stopPolicy`` the schedule sets (never a ClusterQueue)."""
     topic_arn: str = field(metadata=variable("POOL_TOPIC_ARN", allowed="an SNS topic ARN"))
     ledger_table: str = field(metadata=variable("POOL_LEDGER_TABLE", allowed="the announcement ledger's table name"))
     fleet: str = field(default="", metadata=variable("POOL_FLEET", allowed="the fleet's name", blank=True))

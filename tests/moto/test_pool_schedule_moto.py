@@ -1,6 +1,7 @@
 """The shared pool's schedule function (lambdas/pool_schedule) over a day: moto for the announcement ledger, SNS and
-CloudWatch, an in-process Kubernetes API for the cluster (the Deployment's scale, the training ClusterQueue, the
-pool's pods, Kueue admitting and preempting), a fake clock. Night borrow, checkpoint signal, morning reclaim; the
+CloudWatch, an in-process Kubernetes API for the cluster (the inference autoscaler's bounds, the training
+LocalQueue, the pool's pods, Kueue admitting, draining and reclaiming), a fake clock. Night borrow, checkpoint
+signal, morning drain; the
 missed checkpoint announced once; a failed call named and converged by the next run; the EKS token's shape; and
 every call the function made over the day allowed by the kit's RBAC for its group, every rule of it used (the grant is
 taken from the code: neuronfleet.sharing.manifests.schedule_access), nothing in kube-system or on serving's pods."""
@@ -43,6 +44,8 @@ from tests.fault_injection import Clock, Fault, Faulty, client_error, timeout
 from tests.moto_support import alerts_inbox, announcements_table
 
 REGION = "us-east-2"
+HPA = f"/apis/autoscaling/v2/namespaces/{SERVING}/horizontalpodautoscalers/serve"
+QUEUE = f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{TRAINING}/localqueues/rainier-training"
 SCHEDULE = PoolSchedule.build(pool="rainier", time_zone="America/New_York", day=["07:00-23:00"], pool_devices=64,
                               replica_devices=4, day_replicas=16, night_floor=4, checkpoint_deadline=30)
 
@@ -53,7 +56,7 @@ class FakeCluster:
     ``ack_after``: the job annotates its pod that long after its signal (None: never)."""
 
     def __init__(self, *, ack_after: timedelta | None) -> None:
-        self.replicas, self.stop = 16, "Hold"
+        self.bounds, self.stop = (4, 16), "HoldAndDrain"
         self.training: dict[str, dict[str, Any]] = {}
         self.ack_after = ack_after
         self.now = datetime(2026, 11, 24, tzinfo=UTC)
@@ -68,6 +71,15 @@ class FakeCluster:
         """Each training pod preempted: (name, when it was first annotated, the deadline its annotation gave)."""
         self.queue_notes: dict[str, str] = {}
 
+    @property
+    def replicas(self) -> int:
+        """Inference's replicas: demand keeps its autoscaler at its maximum."""
+        return self.bounds[1]
+
+    @replicas.setter
+    def replicas(self, value: int) -> None:
+        self.bounds = (min(self.bounds[0], value), value)
+
     def tick(self, now: datetime) -> None:
         self.now = now
         for pod in self.training.values():
@@ -81,7 +93,7 @@ class FakeCluster:
         free = 64 - self.replicas * 4
         if self.stop == "None" and not self.training and free >= 32:
             self.training = {n: self._pod(n, "training", 16) for n in ("train-0", "train-1")}
-        if self.training and free < 32:
+        if self.training and (free < 32 or self.stop == "HoldAndDrain"):  # reclaimed, or drained
             self.reclaimed += [(n, p.get("signalled_at"),
                                 parse_iso(p["metadata"]["annotations"].get(ANNOTATION_CHECKPOINT_BY)))
                                for n, p in self.training.items()]
@@ -107,11 +119,11 @@ class FakeCluster:
             self.fail_once.discard((method, path))
             return 500, b'{"kind":"Status","message":"etcdserver: request timed out"}'
         body = json.loads(request.data) if request.data else None  # type: ignore[arg-type]
-        if path == f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale":
-            if method == "PATCH":
-                self.replicas = body["spec"]["replicas"]
-            return 200, json.dumps({"spec": {"replicas": self.replicas}}).encode()
-        if path == "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training":
+        if path == HPA:
+            if method == "PATCH":  # a JSON merge patch of the bounds
+                self.bounds = (body["spec"]["minReplicas"], body["spec"]["maxReplicas"])
+            return 200, json.dumps({"spec": {"minReplicas": self.bounds[0], "maxReplicas": self.bounds[1]}}).encode()
+        if path == QUEUE:
             if method == "PATCH":  # a JSON merge patch (RFC 7386) of the members the function sends
                 self.stop = body.get("spec", {}).get("stopPolicy", self.stop)
                 self.queue_notes.update(body.get("metadata", {}).get("annotations", {}))
@@ -181,7 +193,7 @@ def test_a_day_checkpointed_in_time_announces_nothing(aws) -> None:
     assert cluster.preempted_at == datetime(2026, 11, 24, 12, tzinfo=UTC)  # 07:00 New York
     assert cluster.queue_notes == {"neuronfleet/notice-for": "2026-11-24T12:00:00Z",
                                    "neuronfleet/checkpoint-by": "2026-11-24T12:00:00Z"}
-    assert cluster.replicas == 16 and cluster.stop == "Hold"
+    assert cluster.bounds == (4, 16) and cluster.stop == "HoldAndDrain"  # drained; the day's bounds after it
     pod_patches = [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]
     assert sorted(pod_patches) == [("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-0"),
                                    ("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-1")]  # once each
@@ -233,6 +245,10 @@ def test_every_call_of_a_day_is_allowed_and_every_rule_used(aws) -> None:
     rbac.Request("patch", "pods", namespace="default", name="anything"),
     rbac.Request("patch", "deployments", "apps", SERVING, "serve"),  # the spec (image), not the scale
     rbac.Request("patch", "deployments", "apps", SERVING, "other", "scale"),
+    rbac.Request("patch", "deployments", "apps", SERVING, "serve", "scale"),  # the autoscaler's, not the schedule's
+    rbac.Request("patch", "clusterqueues", "kueue.x-k8s.io", name="rainier-training"),  # never stopped (issue 39)
+    rbac.Request("patch", "horizontalpodautoscalers", "autoscaling", SERVING, "other"),
+    rbac.Request("patch", "localqueues", "kueue.x-k8s.io", TRAINING, "other"),
     rbac.Request("patch", "clusterqueues", "kueue.x-k8s.io", name="rainier-inference"),
     rbac.Request("create", "pods", namespace=TRAINING),
     rbac.Request("delete", "pods", namespace=TRAINING, name="train-0"),
@@ -261,21 +277,21 @@ def test_a_missed_checkpoint_is_announced_once(aws) -> None:
 def test_a_failed_call_is_named_and_the_next_run_converges(aws) -> None:
     cluster = FakeCluster(ack_after=None)
     night = datetime(2026, 11, 24, 8, tzinfo=UTC)  # 03:00 New York
-    cluster.fail = {("PATCH", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale")}
+    cluster.fail = {("PATCH", HPA)}
     t = tools(aws, cluster)
     with pytest.raises(Unfinished) as caught:
         h.run(t, now=night)
-    assert "scale serve to 4" in str(caught.value) and "HTTP 500" in str(caught.value)
+    assert "set serve's autoscaler to 4-4 replicas" in str(caught.value) and "HTTP 500" in str(caught.value)
     assert "read the pool" not in str(caught.value)
     assert cluster.stop == "None" and cluster.replicas == 16  # the other step went through
     cluster.fail = set()
-    assert h.run(t, now=night + timedelta(minutes=1))["done"] == ["scale serve to 4"]
+    assert h.run(t, now=night + timedelta(minutes=1))["done"] == ["set serve's autoscaler to 4-4 replicas"]
     assert h.run(t, now=night + timedelta(minutes=2))["done"] == []
 
 
 def test_an_unreadable_pool_changes_nothing(aws) -> None:
     cluster = FakeCluster(ack_after=None)
-    cluster.fail = {("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training")}
+    cluster.fail = {("GET", QUEUE)}
     with pytest.raises(Unfinished, match="read the pool"):
         h.run(tools(aws, cluster), now=datetime(2026, 11, 24, 8, tzinfo=UTC))
     assert not [c for c in cluster.calls if c[0] == "PATCH"]
@@ -381,13 +397,13 @@ def test_no_run_in_the_checkpoint_window_still_notifies_then_waits_then_reclaims
 
 
 @pytest.mark.parametrize("call", [
-    ("GET", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale"),
-    ("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training"),
+    ("GET", HPA),
+    ("GET", QUEUE),
     ("GET", f"/api/v1/namespaces/{SERVING}/pods"),
     ("GET", f"/api/v1/namespaces/{TRAINING}/pods"),
-    ("PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training"),
+    ("PATCH", QUEUE),
     ("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-0"),
-    ("PATCH", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale"),
+    ("PATCH", HPA),
 ], ids=lambda c: f"{c[0]}-{c[1].rsplit('/', 1)[-1]}")
 @pytest.mark.parametrize("when", [CHECKPOINT, MORNING], ids=["window-opens", "morning"])
 def test_a_cluster_call_failing_once_at_each_step_then_the_retry_never_reclaims_without_notice(aws, call, when
@@ -429,7 +445,7 @@ def test_the_notice_not_recorded_tells_no_pod_and_the_next_run_records_it(aws) -
     cluster = FakeCluster(ack_after=None)
     night_of_training(aws, cluster)
     cluster.tick(CHECKPOINT)
-    cluster.fail_once = {("PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training")}
+    cluster.fail_once = {("PATCH", QUEUE)}
     with pytest.raises(Unfinished, match="annotate neuronfleet-training/train-0: not told: the pool's notice could"):
         h.run(tools(aws, cluster), now=CHECKPOINT)
     assert not [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]
@@ -517,11 +533,11 @@ def test_two_overlapping_runs_at_the_window_and_at_the_morning_tell_each_pod_onc
             b_results.append(h.run(tools(aws, cluster), now=now + timedelta(seconds=20)))
         return go
 
-    cluster.before = {("PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/rainier-training"): run_b(CHECKPOINT)}
+    cluster.before = {("PATCH", QUEUE): run_b(CHECKPOINT)}
     cluster.tick(CHECKPOINT)
     h.run(tools(aws, cluster), now=CHECKPOINT)
     drive(aws, cluster, CHECKPOINT + timedelta(minutes=1), MORNING)
-    cluster.before = {("PATCH", f"/apis/apps/v1/namespaces/{SERVING}/deployments/serve/scale"): run_b(MORNING)}
+    cluster.before = {("PATCH", HPA): run_b(MORNING)}
     drive(aws, cluster, MORNING, MORNING + timedelta(minutes=3))
     assert len(b_results) == 2
     pod_patches = [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]

@@ -82,8 +82,14 @@ def test_training_job_takes_whole_ultraservers_with_every_device() -> None:
     assert job["spec"]["completionMode"] == "Indexed"
     pod = job["spec"]["template"]["spec"]
     limits = pod["containers"][0]["resources"]["limits"]
-    assert limits == {NEURON_RESOURCE: str(spec.accelerators), EFA_RESOURCE: str(spec.efa_interfaces)} == {
-        NEURON_RESOURCE: "16", EFA_RESOURCE: "16"}
+    assert limits == {NEURON_RESOURCE: str(spec.accelerators), EFA_RESOURCE: str(spec.efa_interfaces),
+                      "cpu": str(int(spec.vcpus * 0.9)), "memory": f"{int(spec.memory_gib * 0.9)}Gi"} == {
+        NEURON_RESOURCE: "16", EFA_RESOURCE: "16", "cpu": "172", "memory": "1843Gi"}
+    assert pod["containers"][0]["resources"]["requests"] == limits  # Guaranteed QoS (issue 39)
+    # it survives a drain or a lost node: retried per index, disruptions not counted (issue 39)
+    assert job["spec"]["backoffLimitPerIndex"] == 2 and "backoffLimit" not in job["spec"]
+    assert job["spec"]["podFailurePolicy"]["rules"] == [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
     assert pod["tolerations"] == [{"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
     assert pod["nodeSelector"]["neuronfleet/node-group"] == "ultra"
     # one pod per node, packed into UltraServers by Neuron's device plugin label

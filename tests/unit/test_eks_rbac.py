@@ -134,10 +134,22 @@ def patches_pods(role: dict) -> bool:
                for name in (*rule.get("resourceNames", ()), "any-pod", ""))
 
 
-def test_no_cluster_role_of_the_kits_may_write_pods() -> None:
-    cluster_roles = [o for o in KIT if o["kind"] == "ClusterRole"]
-    assert cluster_roles and not any(patches_pods(r) for r in cluster_roles)
-    broken = {**cluster_roles[0], "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]}
+def test_the_schedule_holds_no_cluster_wide_right() -> None:
+    """Issue 39: the schedule function's rights are namespaced (Roles in serving's and training's namespaces): no
+    ClusterRole, nothing on a ClusterQueue, nothing outside the two namespaces."""
+    group = rbac.Subject("fn", (sharing.schedule_group("rainier"),))
+    assert not [o for o in KIT if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]
+    for request in (R("patch", "clusterqueues", "kueue.x-k8s.io", name="rainier-training"),
+                    R("patch", "localqueues", "kueue.x-k8s.io", "kube-system", "rainier-training"),
+                    R("patch", "localqueues", "kueue.x-k8s.io", SERVING_NAMESPACE, "rainier-inference"),
+                    R("patch", "pods", namespace="kube-system", name="any"),
+                    R("patch", "deployments", "apps", SERVING_NAMESPACE, "serve", "scale")):
+        assert not rbac.allowed(KIT, group, request), request
+    assert rbac.allowed(KIT, group, R("patch", "localqueues", "kueue.x-k8s.io", TRAINING_NAMESPACE, "rainier-training"))
+    assert rbac.allowed(KIT, group, R("patch", "horizontalpodautoscalers", "autoscaling", SERVING_NAMESPACE, "serve"))
+    roles = [o for o in KIT if o["kind"] == "Role"]
+    assert not any(patches_pods(r) for r in roles if r["metadata"]["namespace"] != TRAINING_NAMESPACE)
+    broken = {**roles[0], "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]}
     assert patches_pods(broken)  # the check sees one
 
 

@@ -154,43 +154,48 @@ def pod(name: str, **kw) -> TrainingPod:
     return TrainingPod(name=name, namespace="default", devices=16, running=True, **kw)
 
 
-def test_night_scales_inference_down_and_lets_training_admit() -> None:
+NIGHT, DAY = (4, 4), (4, 16)
+"""The inference autoscaler's bounds of schedule(): the night floor by night, up to day_replicas by day."""
+NONE, HOLD, DRAIN = "None", "Hold", "HoldAndDrain"
+
+
+def test_night_bounds_inference_at_its_floor_and_lets_training_admit() -> None:
     plan = logic.decide(schedule(), at("2026-11-24T08:00:00"),
-                        Observed(inference_replicas=16, inference_devices=64, training_held=True))
-    assert (plan.scale_inference_to, plan.hold_training, plan.signals) == (4, False, [])
+                        Observed(inference_bounds=DAY, inference_devices=64, training_stop=DRAIN))
+    assert (plan.bounds, plan.training_stop, plan.signals) == (NIGHT, NONE, [])
     assert plan.usage == {Role.INFERENCE: 64, Role.TRAINING: 0, Role.IDLE: 0}
 
 
-def test_checkpoint_signals_each_running_pod_once_and_holds_training() -> None:
+def test_checkpoint_signals_each_running_pod_once_and_holds_training_at_its_local_queue() -> None:
     s = schedule()
     now = at("2026-11-24T11:31:00")
     pods = (pod("a"), pod("b", checkpoint_by=at("2026-11-24T12:00:00")), replace(pod("c"), running=False))
-    plan = logic.decide(s, now, Observed(inference_replicas=4, inference_devices=16, training_held=False,
+    plan = logic.decide(s, now, Observed(inference_bounds=NIGHT, inference_devices=16, training_stop=NONE,
                                          training_pods=pods))
-    assert plan.hold_training is True and plan.scale_inference_to is None
+    assert plan.training_stop == HOLD and plan.bounds is None
     # the pool's notice first (b was told for this morning already: kept), then the pods not told yet
     assert plan.record_notice == Notice(at("2026-11-24T12:00:00"), at("2026-11-24T12:00:00"))
     assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("a", at("2026-11-24T12:00:00"))]
     assert plan.usage == {Role.INFERENCE: 16, Role.TRAINING: 32, Role.IDLE: 16}
     # a pod annotated for an earlier morning is annotated again
     stale = pod("d", checkpoint_by=at("2026-11-23T12:00:00"))
-    plan = logic.decide(s, now, Observed(4, 16, True, (stale,)))
-    assert [sig.pod.name for sig in plan.signals] == ["d"] and plan.hold_training is None
+    plan = logic.decide(s, now, Observed(NIGHT, 16, HOLD, (stale,)))
+    assert [sig.pod.name for sig in plan.signals] == ["d"] and plan.training_stop is None
 
 
 MORNING = at("2026-11-24T12:00:00")
 ON_TIME = Notice(MORNING, MORNING)
 
 
-def test_morning_reclaims_and_names_the_pods_that_missed_apart_from_those_never_told() -> None:
+def test_morning_drains_and_names_the_pods_that_missed_apart_from_those_never_told() -> None:
     s = schedule()
     morning = MORNING
     pods = (pod("late", checkpoint_by=morning),
             pod("ok", checkpoint_by=morning, checkpointed_at=at("2026-11-24T11:45:00")),
             pod("stale-ack", checkpoint_by=morning, checkpointed_at=at("2026-11-23T11:45:00")),
             pod("untold", checkpoint_by=at("2026-11-23T12:00:00"), checkpointed_at=at("2026-11-24T11:40:00")))
-    plan = logic.decide(s, morning + timedelta(seconds=20), Observed(4, 16, True, pods, notice=ON_TIME))
-    assert plan.scale_inference_to == 16 and plan.hold_training is None and plan.signals == []
+    plan = logic.decide(s, morning + timedelta(seconds=20), Observed(NIGHT, 16, HOLD, pods, notice=ON_TIME))
+    assert plan.bounds == DAY and plan.training_stop == DRAIN and plan.signals == []
     assert [p.name for p in plan.unacknowledged] == ["late", "stale-ack"]
     assert [p.name for p in plan.not_notified] == ["untold"]  # its own checkpoint was no answer to a notice
     assert plan.announcement is not None
@@ -199,37 +204,39 @@ def test_morning_reclaims_and_names_the_pods_that_missed_apart_from_those_never_
     assert did_not.startswith("- did not acknowledge") and did_not.endswith("default/late, default/stale-ack")
     assert never.startswith("- never notified") and never.endswith(": default/untold")
     assert "48 Neuron device(s)" in plan.announcement.message and len(plan.announcement.subject) <= 100
+    assert "suspends their Jobs" in plan.announcement.message
     # the same morning gives the same key (the ledger says it once); the next morning another
-    later = logic.decide(s, morning + timedelta(minutes=3), Observed(16, 64, True, pods[:1], notice=ON_TIME))
+    later = logic.decide(s, morning + timedelta(minutes=3), Observed(DAY, 64, DRAIN, pods[:1], notice=ON_TIME))
     assert later.announcement is not None and later.announcement.key == plan.announcement.key
     tomorrow_notice = Notice(morning + timedelta(days=1), morning + timedelta(days=1))
     tomorrow = logic.decide(s, morning + timedelta(days=1, seconds=5),
-                            Observed(16, 64, True, (pod("late", checkpoint_by=morning + timedelta(days=1)),),
+                            Observed(DAY, 64, HOLD, (pod("late", checkpoint_by=morning + timedelta(days=1)),),
                                      notice=tomorrow_notice))
     assert tomorrow.announcement is not None and tomorrow.announcement.key.endswith("2026-11-25T12:00:00Z")
     assert "did not acknowledge" in tomorrow.announcement.message and "never notified" not in (
         tomorrow.announcement.message)
 
 
-def test_a_morning_without_a_notice_notifies_first_and_reclaims_only_at_its_deadline() -> None:
-    """No run during the checkpoint window: the first morning run records the notice and tells the pods; inference
-    stays at its floor until the deadline, a full checkpoint deadline (less one run period) later."""
+def test_a_morning_without_a_notice_notifies_first_and_drains_only_at_its_deadline() -> None:
+    """No run during the checkpoint window: the first morning run records the notice and tells the pods; the
+    LocalQueue holds and inference keeps its night bounds until the deadline, a full checkpoint deadline (less one
+    run period) later."""
     s = schedule()
     first = MORNING + timedelta(minutes=10)
-    plan = logic.decide(s, first, Observed(4, 16, True, (pod("unseen"),)))
+    plan = logic.decide(s, first, Observed(NIGHT, 16, NONE, (pod("unseen"),)))
     deadline = first + timedelta(minutes=29)
-    assert plan.record_notice == Notice(MORNING, deadline)
+    assert plan.record_notice == Notice(MORNING, deadline) and plan.training_stop == HOLD
     assert [(sig.pod.name, sig.checkpoint_by) for sig in plan.signals] == [("unseen", deadline)]
-    assert plan.scale_inference_to is None and plan.missed == [] and plan.waiting_until == deadline
+    assert plan.bounds is None and plan.missed == [] and plan.waiting_until == deadline
     told = (pod("unseen", checkpoint_by=deadline),)
-    waiting = logic.decide(s, deadline - timedelta(seconds=1), Observed(4, 16, True, told,
+    waiting = logic.decide(s, deadline - timedelta(seconds=1), Observed(NIGHT, 16, HOLD, told,
                                                                          notice=Notice(MORNING, deadline)))
-    assert waiting.scale_inference_to is None and not waiting.changes and waiting.announcement is None
-    due = logic.decide(s, deadline, Observed(4, 16, True, told, notice=Notice(MORNING, deadline)))
-    assert due.scale_inference_to == 16 and [p.name for p in due.unacknowledged] == ["unseen"]
-    # a pool with no training running has nobody to tell: the first morning run reclaims
-    empty = logic.decide(s, first, Observed(4, 16, True, ()))
-    assert empty.scale_inference_to == 16 and empty.record_notice is None
+    assert waiting.bounds is None and not waiting.changes and waiting.announcement is None
+    due = logic.decide(s, deadline, Observed(NIGHT, 16, HOLD, told, notice=Notice(MORNING, deadline)))
+    assert due.bounds == DAY and due.training_stop == DRAIN and [p.name for p in due.unacknowledged] == ["unseen"]
+    # a pool with no training running has nobody to tell: the first morning run drains and raises the bounds
+    empty = logic.decide(s, first, Observed(NIGHT, 16, HOLD, ()))
+    assert empty.bounds == DAY and empty.training_stop == DRAIN and empty.record_notice is None
 
 
 def test_the_notice_is_the_morning_within_one_run_of_the_window_and_its_own_later() -> None:
@@ -238,33 +245,42 @@ def test_the_notice_is_the_morning_within_one_run_of_the_window_and_its_own_late
     assert logic.notice_deadline(s, MORNING, window) == MORNING
     assert logic.notice_deadline(s, MORNING, window + timedelta(seconds=60)) == MORNING
     assert logic.notice_deadline(s, MORNING, window + timedelta(seconds=61)) == MORNING + timedelta(seconds=1)
-    late = logic.decide(s, MORNING - timedelta(minutes=5), Observed(4, 16, True, (pod("a"),)))
+    late = logic.decide(s, MORNING - timedelta(minutes=5), Observed(NIGHT, 16, HOLD, (pod("a"),)))
     assert late.record_notice == Notice(MORNING, MORNING + timedelta(minutes=24))
 
 
 def test_a_pod_told_a_later_deadline_is_waited_for_and_a_pod_told_for_this_morning_is_kept() -> None:
-    """Two overlapping runs each recorded a notice; the pods carry either deadline: the reclaim waits for the
+    """Two overlapping runs each recorded a notice; the pods carry either deadline: the drain waits for the
     latest. A queue whose record was lost takes the pods' notice back instead of starting over."""
     s = schedule()
     d1, d2 = MORNING + timedelta(minutes=29), MORNING + timedelta(minutes=29, seconds=30)
     pods = (pod("a", checkpoint_by=d1), pod("b", checkpoint_by=d2))
-    plan = logic.decide(s, d1 + timedelta(seconds=10), Observed(4, 16, True, pods, notice=Notice(MORNING, d1)))
-    assert plan.scale_inference_to is None and plan.waiting_until == d2 and plan.signals == []
-    assert logic.decide(s, d2, Observed(4, 16, True, pods, notice=Notice(MORNING, d1))).scale_inference_to == 16
-    lost = logic.decide(s, d2, Observed(4, 16, True, pods))
-    assert lost.record_notice == Notice(MORNING, d2) and lost.scale_inference_to == 16
+    plan = logic.decide(s, d1 + timedelta(seconds=10), Observed(NIGHT, 16, HOLD, pods, notice=Notice(MORNING, d1)))
+    assert plan.bounds is None and plan.training_stop is None and plan.waiting_until == d2 and plan.signals == []
+    assert logic.decide(s, d2, Observed(NIGHT, 16, HOLD, pods, notice=Notice(MORNING, d1))).bounds == DAY
+    lost = logic.decide(s, d2, Observed(NIGHT, 16, HOLD, pods))
+    assert lost.record_notice == Notice(MORNING, d2) and lost.bounds == DAY
 
 
-def test_a_pod_never_told_by_the_deadline_is_reclaimed_and_named_as_never_notified() -> None:
+def test_a_pod_never_told_by_the_deadline_is_drained_and_named_as_never_notified() -> None:
     s = schedule()
-    plan = logic.decide(s, MORNING + timedelta(minutes=1), Observed(4, 16, True, (pod("mute"),), notice=ON_TIME))
-    assert plan.signals == [] and plan.scale_inference_to == 16
+    plan = logic.decide(s, MORNING + timedelta(minutes=1), Observed(NIGHT, 16, HOLD, (pod("mute"),), notice=ON_TIME))
+    assert plan.signals == [] and plan.bounds == DAY and plan.training_stop == DRAIN
     assert plan.unacknowledged == [] and [p.name for p in plan.not_notified] == ["mute"]
 
 
 def test_a_converged_pool_changes_nothing() -> None:
-    plan = logic.decide(schedule(), at("2026-11-24T15:00:00"), Observed(16, 64, True))
+    plan = logic.decide(schedule(), at("2026-11-24T15:00:00"), Observed(DAY, 64, DRAIN))
     assert not plan.changes and plan.announcement is None
+    night = logic.decide(schedule(), at("2026-11-24T08:00:00"), Observed(NIGHT, 16, NONE))
+    assert not night.changes
+
+
+def test_the_schedule_never_steps_back_from_a_drain_within_a_morning() -> None:
+    """A notice given by day to a pod still running (a run that saw it late) holds; a queue already draining keeps
+    draining (Hold would not readmit, but nothing is gained by leaving the drain)."""
+    plan = logic.decide(schedule(), MORNING + timedelta(minutes=5), Observed(NIGHT, 16, DRAIN, (pod("a"),)))
+    assert plan.training_stop is None and plan.waiting_until is not None
 
 
 def test_annotation_instants() -> None:
@@ -276,12 +292,15 @@ def test_annotation_instants() -> None:
 
 
 class FakePool:
-    """An in-process pool: a Deployment, a training ClusterQueue's stopPolicy and a training Job of two pods that
-    checkpoints ``ack_after`` after its signal (None: never), preempted by Kueue when inference needs its devices."""
+    """An in-process pool: the inference autoscaler's bounds (demand keeps it at its maximum), the training
+    LocalQueue's stopPolicy and a training Job of two pods that checkpoints ``ack_after`` after its signal (None:
+    never). Kueue as the model tests below establish it: the Job is admitted while the LocalQueue is at None and
+    two whole nodes are lent; HoldAndDrain evicts it (suspended, not failed); reclaim evicts it when inference
+    needs its devices."""
 
     def __init__(self, s: PoolSchedule, *, ack_after: timedelta | None) -> None:
         self.s, self.ack_after = s, ack_after
-        self.replicas, self.held = s.day_replicas, True
+        self.bounds, self.stop = (s.night_floor, s.day_replicas), "HoldAndDrain"
         self.notice: logic.Notice | None = None
         self.reclaim: logic.Reclaim | None = None
         self.reported_for: datetime | None = None
@@ -292,13 +311,15 @@ class FakePool:
         self.announced: set[str] = set()
         self.messages: list[str] = []
         self.preempted_at: datetime | None = None
+        self.order: list[str] = []
+        """What the morning did, in order: 'drain' (the LocalQueue at HoldAndDrain), 'day bounds'."""
 
     def observe(self, now: datetime) -> Observed:
         for name, p in list(self.pods.items()):
             sent = self.signalled_at.get(name)
             if self.ack_after is not None and sent is not None and now >= sent + self.ack_after:
                 self.pods[name] = replace(p, checkpointed_at=sent + self.ack_after)
-        return Observed(self.replicas, self.replicas * self.s.replica_devices, self.held, tuple(self.pods.values()),
+        return Observed(self.bounds, self.bounds[1] * self.s.replica_devices, self.stop, tuple(self.pods.values()),
                         notice=self.notice, reclaim=self.reclaim, reported_for=self.reported_for)
 
     def apply(self, plan: logic.Plan, now: datetime) -> None:
@@ -316,17 +337,20 @@ class FakePool:
                 continue
             self.pods[sig.pod.name] = replace(self.pods[sig.pod.name], checkpoint_by=sig.checkpoint_by)
             self.signalled_at[sig.pod.name] = now
-        if plan.hold_training is not None:
-            self.held = plan.hold_training
-        if plan.scale_inference_to is not None:
-            self.replicas = plan.scale_inference_to
-        # Kueue: training admits when not held and inference lends; inference reclaims what it needs
-        free = self.s.pool_devices - self.replicas * self.s.replica_devices
-        if not self.held and not self.pods and free >= 32:
-            self.pods = {n: TrainingPod(n, "default", 16, True) for n in ("train-0", "train-1")}
-        if self.pods and sum(p.devices for p in self.pods.values()) > free:
-            self.pods, self.preempted_at = {}, now
+        if plan.training_stop is not None:
+            self.stop = plan.training_stop
+            if self.stop == "HoldAndDrain":
+                self.order.append("drain")
+        if plan.bounds is not None:
+            self.bounds = plan.bounds
+            if plan.bounds[1] > self.s.night_floor:
+                self.order.append("day bounds")
+        free = self.s.pool_devices - self.bounds[1] * self.s.replica_devices
+        if self.pods and (self.stop == "HoldAndDrain" or sum(p.devices for p in self.pods.values()) > free):
+            self.pods, self.preempted_at = {}, now  # evicted: the Job suspended
             self.reclaimed_from = dict(self.signalled_at)
+        if self.stop == "None" and not self.pods and free >= 32:
+            self.pods = {n: TrainingPod(n, "default", 16, True) for n in ("train-0", "train-1")}
 
 
 @pytest.mark.parametrize("ack_after", [timedelta(minutes=10), None])
@@ -343,8 +367,9 @@ def test_a_full_day_through_the_logic(ack_after: timedelta | None) -> None:
         phases.append(plan.target.phase)
         trained_minutes += bool(fake.pods)
     assert phases[0] is Phase.DAY and Phase.NIGHT in phases and Phase.CHECKPOINT in phases
-    assert fake.replicas == 16 and fake.held and not fake.pods
-    assert fake.preempted_at == at("2026-11-24T12:00:00")  # the first run of the morning reclaims
+    assert fake.bounds == (4, 16) and fake.stop == "HoldAndDrain" and not fake.pods
+    assert fake.preempted_at == at("2026-11-24T12:00:00")  # the first run of the morning drains
+    assert fake.order == ["drain", "day bounds"]  # the day's bounds only after the drain
     assert set(fake.signalled_at.values()) == {at("2026-11-24T11:30:00")}  # signalled once, at the deadline
     assert trained_minutes == 8 * 60  # 23:00 to 07:00 local: the first run of the night admits, the morning reclaims
     if ack_after is None:
@@ -374,8 +399,8 @@ def test_runs_missed_across_the_checkpoint_window_still_notify_wait_then_reclaim
     drive(fake, s, skip=(at("2026-11-24T11:00:00"), first))
     deadline = first + timedelta(minutes=29)
     assert set(fake.signalled_at.values()) == {first}  # told at the first run, then never again
-    assert fake.preempted_at == deadline  # reclaimed at the deadline, not before
-    assert fake.replicas == 16 and fake.held and not fake.pods
+    assert fake.preempted_at == deadline  # drained at the deadline, not before
+    assert fake.bounds == (4, 16) and fake.stop == "HoldAndDrain" and not fake.pods
     if ack_after is None:
         assert len(fake.messages) == 1 and "- did not acknowledge" in fake.messages[0]
         assert "never notified" not in fake.messages[0]
@@ -406,15 +431,15 @@ def test_the_reclaims_report_is_written_before_the_scale_and_announced_until_mar
     after a failed one, until the queue says it was announced and counted."""
     s = schedule()
     pods = (pod("late", checkpoint_by=MORNING), pod("mute"))
-    first = logic.decide(s, MORNING, Observed(4, 16, True, pods, notice=ON_TIME))
+    first = logic.decide(s, MORNING, Observed(NIGHT, 16, HOLD, pods, notice=ON_TIME))
     report = first.record_reclaim
     assert report == logic.Reclaim(MORNING, MORNING, ("default/late",), ("default/mute",), 32)
-    assert first.scale_inference_to == 16 and first.report == report and first.announcement is not None
-    after = logic.decide(s, MORNING + timedelta(minutes=1), Observed(16, 64, True, (), notice=ON_TIME,
+    assert first.bounds == DAY and first.report == report and first.announcement is not None
+    after = logic.decide(s, MORNING + timedelta(minutes=1), Observed(DAY, 64, DRAIN, (), notice=ON_TIME,
                                                                      reclaim=report))
     assert after.record_reclaim is None and after.announcement == first.announcement
-    done = logic.decide(s, MORNING + timedelta(minutes=2), Observed(16, 64, True, (), notice=ON_TIME, reclaim=report,
-                                                                    reported_for=MORNING))
+    done = logic.decide(s, MORNING + timedelta(minutes=2), Observed(DAY, 64, DRAIN, (), notice=ON_TIME,
+                                                                    reclaim=report, reported_for=MORNING))
     assert done.announcement is None and done.report is None
     assert logic.Reclaim.from_json(report.to_json()) == report
     for bad in (None, "", "{}", "[1]", '{"morning": "x", "checkpoint_by": "y", "unacknowledged": [], '

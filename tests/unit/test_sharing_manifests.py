@@ -25,7 +25,7 @@ POOL = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count
 SCHEDULE = PoolSchedule.build(pool="rainier", time_zone="America/New_York", day=["07:00-23:00"], pool_devices=64,
                               replica_devices=4, day_replicas=16, night_floor=4, checkpoint_deadline=30)
 KINDS = {"ClusterQueue": "clusterqueues", "LocalQueue": "localqueues", "ResourceFlavor": "resourceflavors",
-         "WorkloadPriorityClass": "workloadpriorityclasses"}
+         "WorkloadPriorityClass": "workloadpriorityclasses", "Topology": "topologies"}
 
 
 def _strict(schema: Any) -> Any:
@@ -74,11 +74,11 @@ def test_kueue_objects_validate_against_the_crds(obj: dict) -> None:
 
 
 def test_the_crd_validator_is_live() -> None:
-    queue = copy.deepcopy(manifests.kueue_objects(SCHEDULE, POOL)[1])
+    queue = copy.deepcopy(by_kind("ClusterQueue")[0])
     queue["spec"]["cohort"] = "rainier"  # v1beta1's name
     with pytest.raises(jsonschema.ValidationError):
         kueue_valid(queue)
-    queue = copy.deepcopy(manifests.kueue_objects(SCHEDULE, POOL)[1])
+    queue = copy.deepcopy(by_kind("ClusterQueue")[0])
     queue["spec"]["preemption"]["reclaimWithinCohort"] = "Always"
     with pytest.raises(jsonschema.ValidationError):
         kueue_valid(queue)
@@ -87,7 +87,8 @@ def test_the_crd_validator_is_live() -> None:
 def kubernetes_objects() -> list[dict]:
     return [*manifests.schedule_access(SCHEDULE, deployment="serve"), *manifests.training_acknowledge_access(),
             *manifests.training_job(SCHEDULE, POOL),
-            manifests.inference_deployment(SCHEDULE, POOL, image="public.ecr.aws/example/serve:1")]
+            manifests.inference_deployment(SCHEDULE, POOL, image="public.ecr.aws/example/serve:1"),
+            manifests.inference_autoscaler(SCHEDULE)]
 
 
 @pytest.mark.parametrize("obj", kubernetes_objects(),
@@ -100,7 +101,8 @@ def by_kind(kind: str) -> list[dict]:
     return [o for o in manifests.kueue_objects(SCHEDULE, POOL) if o["kind"] == kind]
 
 
-def test_one_cohort_inference_owns_and_lends_all_but_its_floor() -> None:
+def test_one_cohort_inference_owns_and_lends_whole_nodes() -> None:
+    """4 nodes of 16; a floor of 4 x 4 = 16 devices keeps one node, so 3 whole nodes (48) are lent."""
     inference, training = by_kind("ClusterQueue")
     assert inference["spec"]["cohortName"] == training["spec"]["cohortName"] == "rainier"
     [group] = inference["spec"]["resourceGroups"]
@@ -114,6 +116,69 @@ def test_one_cohort_inference_owns_and_lends_all_but_its_floor() -> None:
     assert all(r["nominalQuota"] == 0 and "borrowingLimit" not in r for r in training_resources)
     [flavor] = by_kind("ResourceFlavor")
     assert flavor["spec"]["nodeLabels"] == {NODE_GROUP_LABEL: "pool"}
+    assert "stopPolicy" not in inference["spec"] and "stopPolicy" not in training["spec"]
+
+
+def test_the_lend_is_whole_nodes_not_the_devices_the_floor_leaves() -> None:
+    """A floor of 5 x 4 = 20 devices spills onto a second node: 2 whole nodes (32) are lent, not 64 - 20 = 44
+    (Kueue's TestSchedule "hierarchical cohort respects lending limit when borrowing": a borrower never holds more
+    than the lending limit, so a lend of part of a node would admit no 16-device pod anyway)."""
+    five = PoolSchedule.build(pool="rainier", time_zone="UTC", day=["07:00-23:00"], pool_devices=64,
+                              replica_devices=4, day_replicas=16, night_floor=5, checkpoint_deadline=30)
+    inference = next(o for o in manifests.kueue_objects(five, POOL) if o["kind"] == "ClusterQueue")
+    neuron = inference["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert neuron == {"name": NEURON_RESOURCE, "nominalQuota": 64, "lendingLimit": 32}
+    job = manifests.training_job(five, POOL)[1]["spec"]
+    assert job["completions"] == job["parallelism"] == 2  # the job the lend admits: 2 x 16 = 32
+    with pytest.raises(ValueError, match=r"nodes: got 3; allowed: at most 2"):
+        manifests.training_job(five, POOL, nodes=3)
+
+
+@pytest.mark.parametrize(("floor", "message"), [
+    (13, r"night_floor: got 13; allowed: at most 12 replicas of 4 devices, so that the night lends training one "
+         r"job: 1 whole node\(s\) of 16 Neuron devices \(4 x trn2.48xlarge"),
+    (0, r"night_floor: got 0; allowed: 1 or more: it is the inference HorizontalPodAutoscaler's minReplicas")])
+def test_a_schedule_that_lends_no_job_is_refused(floor: int, message: str) -> None:
+    schedule = PoolSchedule.build(pool="rainier", time_zone="UTC", day=["07:00-23:00"], pool_devices=64,
+                                  replica_devices=4, day_replicas=16, night_floor=floor, checkpoint_deadline=30)
+    with pytest.raises(ValueError, match=message):
+        manifests.kueue_objects(schedule, POOL)
+
+
+def test_placement_is_topology_aware_at_the_node() -> None:
+    """The flavor names a Topology whose one level is the node: Kueue's TAS then admits a training pod only where
+    a whole node is free (non-TAS pods counted). The training pods carry no podset-required-topology annotation at
+    the hostname level: that would put every pod of a multi-node Job on one node."""
+    [topology] = by_kind("Topology")
+    [flavor] = by_kind("ResourceFlavor")
+    assert topology["spec"]["levels"] == [{"nodeLabel": "kubernetes.io/hostname"}]
+    assert flavor["spec"]["topologyName"] == topology["metadata"]["name"] == "rainier"
+    pod = manifests.training_job(SCHEDULE, POOL)[1]["spec"]["template"]
+    assert not [k for k in pod["metadata"].get("annotations", {}) if k.startswith("kueue.x-k8s.io/podset-")]
+
+
+def test_the_training_job_survives_a_reclaim() -> None:
+    """Indexed with retries per index, disruptions ignored (Kubernetes' TestMatchPodFailurePolicy "ignore rule
+    matched for pod conditions": Ignore on DisruptionTarget=True), Guaranteed cpu and memory below the node's."""
+    job = manifests.training_job(SCHEDULE, POOL)[1]["spec"]
+    assert job["completionMode"] == "Indexed" and job["backoffLimitPerIndex"] >= 1 and "backoffLimit" not in job
+    assert job["podFailurePolicy"] == {"rules": [{"action": "Ignore", "onPodConditions": [
+        {"type": "DisruptionTarget", "status": "True"}]}]}
+    assert job["template"]["spec"]["restartPolicy"] == "Never"
+    [container] = job["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == container["resources"]["limits"]
+    assert container["resources"]["requests"]["cpu"] == "172"  # 90 % of trn2.48xlarge's 192 vCPUs
+    assert container["resources"]["requests"]["memory"] == "1843Gi"  # 90 % of its 2048 GiB
+    assert job["completions"] * 16 <= 48  # within the lend
+
+
+def test_inference_follows_an_autoscaler_within_the_nights_bounds() -> None:
+    hpa = manifests.inference_autoscaler(SCHEDULE)
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "serve"}
+    assert hpa["spec"]["minReplicas"] == hpa["spec"]["maxReplicas"] == SCHEDULE.night_floor
+    container = manifests.inference_deployment(SCHEDULE, POOL, image="x")["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["requests"] == container["resources"]["limits"] == {
+        NEURON_RESOURCE: "4", "cpu": "43", "memory": "460Gi"}  # a quarter of the node's 90 %
 
 
 def test_inference_above_training() -> None:
@@ -143,23 +208,24 @@ def test_a_schedule_that_is_not_the_node_group_is_refused() -> None:
 
 
 def test_the_schedule_function_may_do_no_more() -> None:
-    """Namespaced Roles in the two workload namespaces, resourceNames where the names are known, one ClusterRole on
-    the training ClusterQueue only (cluster-scoped); what each call needs is tested against a day's calls in
-    tests/moto/test_pool_schedule_moto.py."""
+    """Namespaced Roles in the two workload namespaces only (no ClusterRole), resourceNames where the names are
+    known: the training LocalQueue, the inference autoscaler; what each call needs is tested against a day's calls
+    in tests/moto/test_pool_schedule_moto.py."""
     access = manifests.schedule_access(SCHEDULE, deployment="serve")
     group = manifests.schedule_group(SCHEDULE.pool)
-    rules = {(o["kind"], o["metadata"].get("namespace", "")): o["rules"] for o in access
-             if o["kind"] in ("Role", "ClusterRole")}
+    assert {o["kind"] for o in access} == {"Role", "RoleBinding"}
+    rules = {(o["kind"], o["metadata"].get("namespace", "")): o["rules"] for o in access if o["kind"] == "Role"}
     assert rules == {
-        ("ClusterRole", ""): [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"],
-                               "resourceNames": ["rainier-training"], "verbs": ["get", "patch"]}],
         ("Role", "neuronfleet-serving"): [
-            {"apiGroups": ["apps"], "resources": ["deployments/scale"], "resourceNames": ["serve"],
+            {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "resourceNames": ["serve"],
              "verbs": ["get", "patch"]},
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
-        ("Role", "neuronfleet-training"): [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]}]}
+        ("Role", "neuronfleet-training"): [
+            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "resourceNames": ["rainier-training"],
+             "verbs": ["get", "patch"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch"]}]}
     bindings = [o for o in access if o["kind"].endswith("Binding")]
-    assert len(bindings) == 3 and all(b["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+    assert len(bindings) == 2 and all(b["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
                                                          "name": group}] and b["roleRef"]["name"] == group
                                       for b in bindings)
 
@@ -176,7 +242,7 @@ def test_write_examples(tmp_path: Path) -> None:
     written = manifests.write_examples(SCHEDULE, POOL, tmp_path, inference_image="public.ecr.aws/example/serve:1")
     assert [p.name for p in written] == ["pool-training-job.yaml", "pool-inference.yaml"]
     docs = [d for p in written for d in yaml.safe_load_all(p.read_text())]
-    assert [d["kind"] for d in docs] == ["Service", "Job", "Deployment"]
+    assert [d["kind"] for d in docs] == ["Service", "Job", "Deployment", "HorizontalPodAutoscaler"]
     for doc in docs:
         kubernetes_validate.validate(doc, DEFAULT_KUBERNETES_VERSION, strict=True)
     assert docs[1]["metadata"]["labels"][pins.QUEUE_LABEL] == "rainier-training"

@@ -244,6 +244,31 @@ def neuron_claim_template(group: NeuronNodegroupSettings, name: str) -> Manifest
             "metadata": {"name": name, "namespace": TRAINING_NAMESPACE}, "spec": {"spec": {"devices": devices}}}
 
 
+HEADROOM = 0.9
+"""The share of a node's vCPUs and memory a whole-node training pod requests (requests = limits: Guaranteed QoS).
+An ASSUMPTION, not a measurement: the node's allocatable is its capacity less the kubelet's and the system's
+reservations, and the DaemonSets (Neuron device plugin, EFA plugin, CNI, kube-proxy, the FSx CSI node, the kit's
+utilisation exporter) request some of it too; Kueue's topology-aware scheduling subtracts all of them, so a pod
+that asked for the whole capacity would never fit. 10 % is left for them; measure `kubectl describe node` on a
+real node (Allocatable less the DaemonSets' requests) and lower it if they need more."""
+BACKOFF_PER_INDEX = 2
+"""Retries of a failed index (a real crash) before the index fails (JobSpec.backoffLimitPerIndex, Indexed Jobs
+only, restartPolicy Never; Kubernetes 1.36 OpenAPI). The kit's choice."""
+IGNORE_DISRUPTION = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
+"""A pod that failed because it was disrupted (a drain's eviction, a node lost, a preemption by kube-scheduler)
+counts toward no backoff limit and is replaced (Kubernetes 1.36 OpenAPI PodFailurePolicyRule: Ignore 'the counter
+towards the .backoffLimit is not incremented and a replacement pod is created'; kubernetes/kubernetes
+pkg/controller/job/pod_failure_policy_test.go TestMatchPodFailurePolicy "ignore rule matched for pod conditions").
+Kueue's eviction suspends the Job instead, which counts nothing either (docs/sharing.md)."""
+
+
+def whole_node_cpu_memory(group: NeuronNodegroupSettings, share: float = 1.0) -> dict[str, str]:
+    """cpu and memory for a pod on ``share`` of one of ``group``'s nodes, within :data:`HEADROOM` of its capacity."""
+    spec = group.spec
+    return {"cpu": str(max(int(spec.vcpus * HEADROOM * share), 1)),
+            "memory": f"{max(int(spec.memory_gib * HEADROOM * share), 1)}Gi"}
+
+
 def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: str | None = None,
                  nodes: int | None = None, script: str = "/fsx/data/code/train.py") -> list[Manifest]:
     """An indexed Job of ``nodes`` pods (default: the node group's ``count``), one per node, each asking for all of
@@ -310,7 +335,8 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
                 "name": "train", "image": image,
                 "command": ["python3", f"{HOST_DIR}/launch.py", "--", script],
                 "env": env,
-                "resources": {"requests": devices, "limits": devices,
+                "resources": {"requests": devices | whole_node_cpu_memory(group),
+                              "limits": devices | whole_node_cpu_memory(group),
                               **({"claims": [{"name": "neurons"}]} if group.dra else {})},
                 "volumeMounts": [{"name": "fsx", "mountPath": "/fsx"},
                                  {"name": "scripts", "mountPath": HOST_DIR, "readOnly": True},
@@ -325,7 +351,8 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
          "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True}},
         {"apiVersion": "batch/v1", "kind": "Job",
          "metadata": {"name": name, "namespace": TRAINING_NAMESPACE, "labels": labels},
-         "spec": {"completionMode": "Indexed", "completions": nodes, "parallelism": nodes, "backoffLimit": 0,
+         "spec": {"completionMode": "Indexed", "completions": nodes, "parallelism": nodes,
+                  "backoffLimitPerIndex": BACKOFF_PER_INDEX, "podFailurePolicy": {"rules": [IGNORE_DISRUPTION]},
                   "template": pod}},
     ]
 

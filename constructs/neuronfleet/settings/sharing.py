@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from neuronfleet_contract.pool_schedule import InvalidSchedule, PoolSchedule
+from neuronfleet_contract.pool_schedule import InvalidSchedule, PoolSchedule, sharing_problems
 
 from ..core.problems import InvalidSettings, Problem
 from ._base import Settings
@@ -44,10 +44,15 @@ class SharingSettings(Settings):
                 f"a node group on reserved capacity (odcr or capacity-block); {name!r} is {group.capacity.type}"))],
                 what=self.what)
         try:
-            return PoolSchedule.build(pool=pool, time_zone=self.time_zone, day=self.day,
+            schedule = PoolSchedule.build(pool=pool, time_zone=self.time_zone, day=self.day,
                                       pool_devices=group.count * group.spec.accelerators,
                                       replica_devices=self.replica_devices, day_replicas=self.day_replicas,
                                       night_floor=self.night_floor, checkpoint_deadline=self.checkpoint_deadline_minutes)
         except InvalidSchedule as error:
             raise InvalidSettings(error.problems,
                                   what=self.what) from None
+        problems = sharing_problems(schedule, node_devices=group.spec.accelerators,
+                                    job_nodes=group.spec.ultraserver_size, node_type=group.instance_type)
+        if problems:
+            raise InvalidSettings(problems, what=self.what)
+        return schedule

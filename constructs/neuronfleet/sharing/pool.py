@@ -1,12 +1,14 @@
 """SharingPool: one node group of reserved Neuron capacity on a NeuronEksCluster, serving inference by day and
 lent to training at night, with training told to checkpoint before each morning (docs/sharing.md).
 
-Kueue installed pinned (its chart at 0.19.2), the pool's Kueue objects (an inference ClusterQueue owning the quota and
-a training ClusterQueue borrowing it in one cohort, WorkloadPriorityClasses inference above training), and the
-schedule function (lambdas/pool_schedule) run every minute by EventBridge Scheduler, in the VPC, reaching the
-cluster's private endpoint with an EKS access entry whose Kubernetes group (one per pool) may only scale the inference
-Deployment, list the pool's pods and annotate training's, and set the training ClusterQueue's stopPolicy: namespaced
-Roles with resourceNames where the names are known, and no ClusterRole on pods (sharing.manifests.schedule_access).
+Kueue installed pinned (its chart at 0.19.2), the pool's Kueue objects (a node-level Topology and the pool's flavor on
+it, an inference ClusterQueue owning the quota and lending whole nodes and a training ClusterQueue borrowing them in
+one cohort, neither ever stopped; WorkloadPriorityClasses inference above training), the inference Deployment's
+HorizontalPodAutoscaler, and the schedule function (lambdas/pool_schedule) run every minute by EventBridge
+Scheduler, in the VPC, reaching the cluster's private endpoint with an EKS access entry whose Kubernetes group (one
+per pool) may only set the autoscaler's bounds, list the pool's pods and annotate training's, and set the training
+LocalQueue's stopPolicy: namespaced Roles with resourceNames where the names are known, no ClusterRole
+(sharing.manifests.schedule_access).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from neuronfleet_contract.pool_schedule import (
     PoolSchedule,
     PoolScheduleConfig,
     Role,
+    sharing_problems,
 )
 
 from ..alerts.announcement_ledger import AnnouncementLedger
@@ -68,7 +71,8 @@ class SharingPool(Construct):
                  vpc_subnets: ec2.SubnetSelection | None = None) -> None:
         """``node_group``: the name of one of ``cluster``'s Neuron node groups, on reserved capacity (ODCR or
         Capacity Block); ``schedule.pool_devices`` must be its devices. ``deployment``: the inference Deployment (in
-        serving's namespace, ``neuronfleet-serving``) the schedule scales. ``vpc_subnets``: where the function runs
+        serving's namespace, ``neuronfleet-serving``); the pool creates its HorizontalPodAutoscaler, whose bounds
+        the schedule sets. ``vpc_subnets``: where the function runs
         (default: the cluster's)."""
         super().__init__(scope, construct_id)
         groups = {g.name: g for g in cluster.settings.node_groups}
@@ -84,6 +88,10 @@ class SharingPool(Construct):
             problems.append(Problem("schedule.pool_devices", schedule.pool_devices, (
                 f"the node group's Neuron devices: {group.count * group.spec.accelerators} "
                 f"({group.count} x {group.instance_type})")))
+        if group is not None and not problems:
+            problems += sharing_problems(schedule, node_devices=group.spec.accelerators,
+                                         job_nodes=group.spec.ultraserver_size, node_type=group.instance_type,
+                                         field_prefix="schedule.")
         if problems:
             raise InvalidSettings(problems, what="SharingPool")
         assert group is not None
@@ -96,6 +104,9 @@ class SharingPool(Construct):
         self.kueue.node.add_dependency(cluster.system_node_group)
         self.queues = k8s.add_manifest("Queues", *manifests.kueue_objects(schedule, group))
         self.queues.node.add_dependency(self.kueue, cluster.namespaces)
+        self.autoscaler = k8s.add_manifest("Autoscaler", manifests.inference_autoscaler(schedule, name=deployment))
+        """The inference Deployment's HorizontalPodAutoscaler: the schedule sets its bounds, it sets the replicas."""
+        self.autoscaler.node.add_dependency(cluster.namespaces)
         self.access = k8s.add_manifest("ScheduleAccess", *manifests.schedule_access(schedule, deployment=deployment),
                                        *manifests.training_acknowledge_access())
         self.access.node.add_dependency(cluster.namespaces)
