@@ -238,3 +238,21 @@ def test_the_pages_reading_quotes_the_same_figures(default_output) -> None:
                    f"({ignores.group(1)} at 300 s)"):
         assert phrase in reading, phrase
     assert all(cells[2] == "0" for cells in table)  # the 300 s column: the zeros the reading explains
+
+
+def test_kueue_preempts_the_most_recently_admitted_first() -> None:
+    """Kueue's CandidatesOrdering, criterion 4, "Workloads admitted more recently first" (kueue@8eab6877
+    pkg/scheduler/preemption/common/ordering.go; TestCandidatesOrdering case "old workloads last"): with equal
+    priority and both in the training ClusterQueue, a replica that finds no room evicts the younger job."""
+    from neuronfleet.sharing.simulation import _Job, _Pool, _Tally
+
+    pool = _Pool(3, 4, ONE_NODE_JOBS, Timings(), _Tally(range(0, 100)))
+    pool.inference[0] = 4
+    older, younger = _Job(0, [1], 16), _Job(10, [2], 16)
+    pool.owner[1], pool.owner[2] = older, younger
+    pool.jobs += [older, younger]
+    pool.scale_out(5, 20, preempts=True)
+    assert pool.jobs == [older] and pool.owner[2] is None and pool.free_at[2] == 22  # the 120 s grace
+    assert sum(pool.inference) == 4  # the replica waits for the node to free
+    pool.scale_out(5, 22, preempts=True)
+    assert pool.inference == [4, 0, 1] and pool.jobs == [older]

@@ -290,17 +290,20 @@ class _Pool:
                 self.loading.pop()
 
     def scale_out(self, target: int, now: int, *, preempts: bool) -> None:
-        """The fullest node with room first (LeastFreeCapacity); with ``preempts``, Kueue's reclaim evicts the newest
-        training job when no node has room."""
+        """The fullest node with room first (LeastFreeCapacity); with ``preempts``, Kueue's reclaim evicts the most
+        recently admitted training job (kueue@8eab6877 pkg/scheduler/preemption/common/ordering.go
+        ``CandidatesOrdering``) when no node has room, and no more than the replicas still without room need."""
         inference = self.inference
         while sum(inference) < target:
             room = [n for n in range(self.nodes)
                     if self.owner[n] is None and self.free_at[n] <= now and inference[n] < self.slots]
             if not room:
-                if preempts and self.jobs:
+                freeing = sum(self.slots - inference[n] for n in range(self.nodes)
+                              if self.owner[n] is None and self.free_at[n] > now)
+                if preempts and self.jobs and freeing < target - sum(inference):
                     self.evict(max(self.jobs, key=lambda j: j.start), now, notice=False)
                     continue
-                return
+                return  # the rest wait for nodes being freed
             inference[max(room, key=lambda i: (inference[i], -i))] += 1
             self.loading.append(now + self.times.inference_load)
 
