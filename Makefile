@@ -55,7 +55,7 @@ bench: $(STAMP)
 # The construct library as a wheel in dist/ (pip install dist/neuronfleet-*.whl; it is not on PyPI). The wheel holds
 # the library, its data, the Lambda sources and the `neuronfleet` command; the fleet-file app stays in the repository.
 wheel: $(STAMP)
-	rm -rf dist
+	rm -rf dist build  # a build/ left from an earlier build would add files that moved away
 	$(PY) -m build --wheel --no-isolation --outdir dist .
 	@ls dist/*.whl
 

@@ -17,10 +17,24 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.slow
 
 
+def source_tree(into: Path) -> Path:
+    """The repository's files as a checkout has them (tracked, and new files not ignored): no build/ left over from
+    an earlier build, whose stale files setuptools would pack (a package moved away stays in build/lib)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            (into / name).write_bytes(source.read_bytes())
+    return into
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+    tree = source_tree(tmp_path_factory.mktemp("source"))
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(tree)],
                    check=True, capture_output=True, text=True)
     (built,) = out.glob("neuronfleet-*.whl")
     return built
