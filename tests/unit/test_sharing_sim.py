@@ -184,6 +184,10 @@ def default_output() -> str:
     return buffer.getvalue().rstrip()
 
 
+def number(cell: str) -> int:
+    return int(cell.replace(",", ""))
+
+
 def row(out: str, name: str) -> list[str]:
     line = next(line for line in out.splitlines() if line.startswith(name))
     return re.findall(r"[\d,.]+%?", line[len(name):])
@@ -203,7 +207,7 @@ def test_the_readme_quotes_the_scripts_figures(default_output) -> None:
     lost_notice = re.search(r"day/night with the notice: ([\d,]+) ", default_output)
     assert lost_notice
     table = [row(default_output, f"{every} min") for every in (15, 30, 45, 60, 90)]
-    unnotified = [int(cells[1].replace(",", "")) for cells in table]  # the 120 s column, day/night
+    unnotified = [number(cells[1]) for cells in table]  # the 120 s column, day/night
     plain_lost = row(default_output, "Kueue plain reclaim, packed")[5]
     expected = (f"{pct['day/night, notice, packed']} of chip-hours useful (demand served plus training progress "
                 f"kept) instead of {pct['nothing at night']} with nothing at night, "
@@ -233,7 +237,7 @@ def test_the_pages_reading_quotes_the_same_figures(default_output) -> None:
                    f"**Spread survivors cancel it**: {spread[0].replace('%', ' %')}, training never admitted",
                    f"({plain[0].replace('%', ' %')}) because", f"{plain[7]} preemptions a day",
                    f"{plain[5]} training chip-hours lost", f"({plain[3]} chip-hours against {packed[3]})",
-                   f": {min(unnotified, key=int)}-{max(unnotified, key=int)} training chip-hours at a 120 s grace",
+                   f": {min(unnotified, key=number)}-{max(unnotified, key=number)} training chip-hours at a 120 s grace",
                    f"the 60-minute case ({table[3][1]})", f"the 2-minute margin, {notice.group(1)},",
                    f"({ignores.group(1)} at 300 s)"):
         assert phrase in reading, phrase
