@@ -12,10 +12,14 @@ EKS_PINS = Check(
     "Neuron AMI, python3 in the neuron-monitor image)", "helm show values ... --version 1.10.0; aws eks "
     "describe-cluster-versions; the publisher's logs (docs/eks.md)", manual=KUBERNETES, applies=applies.eks)
 POOL_RELIANCES = Check(
-    "pool-reliances", "the shared pool's reliances: Kueue 0.19.2's chart, Kueue evicting a borrowing Job by "
-    "suspending it, the downwardAPI volume refreshing the checkpoint-by annotation",
-    "helm show chart oci://registry.k8s.io/kueue/charts/kueue --version 0.19.2; kubectl get job <train> -o "
-    "jsonpath='{.spec.suspend}' after a morning; kubectl exec <pod> -- cat /etc/neuronfleet/checkpoint-by",
+    "pool-reliances", "the shared pool's reliances: Kueue 0.19.2's chart, the training LocalQueue at HoldAndDrain "
+    "evicting training by suspending its Jobs and None readmitting them, reclaim from the active training "
+    "ClusterQueue, topology-aware admission on whole free nodes, the downwardAPI volume refreshing the "
+    "checkpoint-by annotation",
+    "kubectl -n neuronfleet-training get workloads after a morning (evicted, reason LocalQueueStopped); kubectl get "
+    "job <train> -o jsonpath='{.spec.suspend}' (true by day, false the next night); helm show chart "
+    "oci://registry.k8s.io/kueue/charts/kueue --version 0.19.2; kubectl exec <pod> -- cat "
+    "/etc/neuronfleet/checkpoint-by",
     manual=KUBERNETES, applies=applies.sharing)
 MONITOR_DIGEST = Check(
     "neuron-monitor-digest", "the neuron-monitor image's digest",
