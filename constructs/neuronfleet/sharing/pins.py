@@ -87,9 +87,12 @@ JOB_SUSPEND = Fact(
     "If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete "
     "all active Pods associated with this Job.",
     "Kubernetes 1.36 OpenAPI, JobSpec.suspend (kubernetes-validate 1.37.0's v1.36.0-local-strict/jobspec-batch-v1.json)")
-"""Kueue evicts an admitted Job by suspending it (tasks/run/jobs.md: Kueue 'manages the Job's suspension'): its pods
-are deleted, so each gets SIGTERM and its grace period. That Kueue's preemption goes through ``suspend`` is read from
-its docs, not from its code: unconfirmed beyond them."""
+"""Kueue evicts an admitted Job by suspending it, whatever the eviction (a LocalQueue's HoldAndDrain, reclaim,
+deactivation): pkg/controller/jobframework/reconciler.go ``stopJob`` -> pkg/controller/jobs/job/job_controller.go
+``(*Job).Stop`` sets ``spec.suspend`` (Kueue v0.19.2 @ KUEUE_COMMIT; job_controller_test.go TestReconciler "when
+workload is evicted due to local queue stopped, job gets suspended" and "... due to preemption ..."). Its pods are
+deleted, so each gets SIGTERM and its grace period, and no failure is counted (kubernetes job_controller_test.go
+TestControllerSyncJob "suspending a job with satisfied expectations"; tests/unit/test_kueue_model.py)."""
 
 TRAINING_GRACE_SECONDS = 120
 """The example training pod's terminationGracePeriodSeconds: the time the job gets after SIGTERM, at the reclaim, to
