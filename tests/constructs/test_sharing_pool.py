@@ -70,7 +70,9 @@ def test_queues_and_priorities_are_applied_after_kueue(built) -> None:
                 and "ClusterQueue" in json.dumps(r["Properties"]["Manifest"])]
     assert kueue in resources[queues]["DependsOn"]
     text = json.dumps(template["Resources"][queues]["Properties"]["Manifest"])
-    for expected in ('"kind\\":\\"ClusterQueue\\"', '"cohortName\\":\\"pretrain\\"', '"lendingLimit\\":24',
+    # config/eks.yaml: 2 x 16 devices, a floor of 2 x 4 keeps one node: one whole node (16) lent, not 24 (issue 39)
+    for expected in ('"kind\\":\\"ClusterQueue\\"', '"cohortName\\":\\"pretrain\\"', '"lendingLimit\\":16',
+                     '"kind\\":\\"Topology\\"', '"topologyName\\":\\"pretrain\\"',
                      '"reclaimWithinCohort\\":\\"LowerPriority\\"', '"kind\\":\\"WorkloadPriorityClass\\"',
                      '"value\\":1000', '"value\\":100,'):
         assert expected in text, expected
@@ -105,8 +107,10 @@ def test_the_schedules_access_is_applied_after_the_namespaces(built) -> None:
     assert namespaces in resources[access]["DependsOn"]
     objects = json.loads(resources[access]["Properties"]["Manifest"])
     assert {(o["kind"], o["metadata"].get("namespace", "")) for o in objects if o["kind"].endswith("Role")} == {
-        ("ClusterRole", ""), ("Role", "neuronfleet-serving"), ("Role", "neuronfleet-training")}
-    assert not any(o["kind"] == "ClusterRole" and "pods" in json.dumps(o["rules"]) for o in objects)
+        ("Role", "neuronfleet-serving"), ("Role", "neuronfleet-training")}  # no ClusterRole at all (issue 39)
+    [hpa] = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+             and "HorizontalPodAutoscaler" in json.dumps(r["Properties"]["Manifest"])]
+    assert namespaces in resources[hpa]["DependsOn"]  # the autoscaler whose bounds the schedule sets
     env = resources[stack.get_logical_id(pool.function.function.node.default_child)]["Properties"]["Environment"]
     assert (env["Variables"]["POOL_NAMESPACE"], env["Variables"]["POOL_TRAINING_NAMESPACE"]) == (
         "neuronfleet-serving", "neuronfleet-training")
@@ -154,6 +158,9 @@ def test_metrics_name_the_pool_and_role(built) -> None:
     ("spare", SCHEDULE, "node_group", "a node group on reserved capacity"),
     ("pool", SMALL,
      "schedule.pool_devices", "the node group's Neuron devices: 64 (4 x trn2.48xlarge)"),
+    ("pool", PoolSchedule.build(pool="r", time_zone="UTC", day=["07:00-23:00"], pool_devices=64, replica_devices=4,
+                                day_replicas=16, night_floor=13, checkpoint_deadline=30),
+     "schedule.night_floor", "at most 12 replicas of 4 devices, so that the night lends training one job"),
 ])
 def test_refusals(node_group: str, schedule: PoolSchedule, field: str, allowed: str) -> None:
     app = cdk.App()

@@ -453,6 +453,23 @@ def test_the_notice_not_recorded_tells_no_pod_and_the_next_run_records_it(aws) -
     assert cluster.queue_notes["neuronfleet/checkpoint-by"] == "2026-11-24T12:00:00Z"  # within one run: the morning
 
 
+def test_the_day_bounds_wait_for_the_drain(aws) -> None:
+    """The LocalQueue's HoldAndDrain patch failing at the deadline: the autoscaler keeps its night bounds (inference
+    never outgrows a pool training still holds); the next run drains, then raises them."""
+    cluster = FakeCluster(ack_after=timedelta(minutes=5))
+    night_of_training(aws, cluster)
+    cluster.tick(CHECKPOINT)
+    h.run(tools(aws, cluster), now=CHECKPOINT)
+    cluster.tick(MORNING)
+    cluster.fail_once = {("PATCH", QUEUE)}
+    with pytest.raises(Unfinished, match="set serve's autoscaler to 4-16 replicas: not yet: training is not drained"):
+        h.run(tools(aws, cluster), now=MORNING)
+    assert cluster.bounds == (4, 4) and cluster.stop == "Hold"
+    assert h.run(tools(aws, cluster), now=MORNING + timedelta(minutes=1))["done"] == [
+        "set rainier-training stopPolicy HoldAndDrain", "set serve's autoscaler to 4-16 replicas"]
+    assert cluster.bounds == (4, 16) and cluster.stop == "HoldAndDrain"
+
+
 def faulty_tools(aws: dict[str, Any], cluster: FakeCluster, *, ddb: dict[Any, Any] | None = None,
                  sns: dict[Any, Any] | None = None, cw: dict[Any, Any] | None = None, clock: Clock) -> h.Tools:
     t = tools(aws, cluster)

@@ -262,3 +262,27 @@ def test_queue_labels_only_where_kueue_reads_them() -> None:
         assert pins.QUEUE_LABEL not in labels and pins.PRIORITY_LABEL not in labels
     assert pod["metadata"]["labels"][LABEL_ROLE] == "training"
     assert LABEL_ROLE not in service["spec"]["selector"]
+
+
+@pytest.mark.parametrize(("floor", "allowed"), [
+    (5, "at most 4 replicas of 4 devices, so that the night lends training one job: 1 whole node(s) of 16 Neuron "
+        "devices (2 x trn2.48xlarge in the pool"),
+    (0, "1 or more: it is the inference HorizontalPodAutoscaler's minReplicas")])
+def test_the_fleet_files_sharing_section_refuses_a_night_that_lends_no_job(floor: int, allowed: str) -> None:
+    """config/eks.yaml's shape (2 x 16 devices, replicas of 4): a floor of 4 keeps one node and lends the other;
+    5 keeps both and lends none: refused at synth, naming the field (so is 0: the autoscaler's minReplicas)."""
+    from neuronfleet.core.problems import InvalidSettings
+    from neuronfleet.settings.eks import NeuronEksClusterSettings
+    from neuronfleet.settings.sharing import SharingSettings
+    from neuronfleet.settings.training import Capacity
+
+    group = NeuronNodegroupSettings(name="pool", instance_type="trn2.48xlarge", count=2, capacity=Capacity.odcr(
+        reservation_id="cr-0123456789abcdef0", availability_zone="us-east-2b"))
+    cluster = NeuronEksClusterSettings(node_groups=(group,))
+    ok = SharingSettings(time_zone="UTC", day=("07:00-23:00",), replica_devices=4, day_replicas=8, night_floor=4,
+                         checkpoint_deadline_minutes=30)
+    assert ok.pool_schedule(cluster, "p").night_floor == 4
+    with pytest.raises(InvalidSettings) as caught:
+        ok.model_copy(update={"night_floor": floor}).pool_schedule(cluster, "p")
+    [problem] = caught.value.problems
+    assert problem.path == "night_floor" and allowed in problem.allowed
