@@ -28,7 +28,8 @@ class SharingSettings(Settings):
     night_floor: int = Field(ge=0)
     checkpoint_deadline_minutes: int
     deployment: str = "serve"
-    """The inference Deployment (namespace ``default``) the schedule scales."""
+    """The inference Deployment (namespace ``neuronfleet-serving``): the pool creates its HorizontalPodAutoscaler and
+    the schedule sets that autoscaler's bounds (never the replicas)."""
 
     def pool_schedule(self, cluster: NeuronEksClusterSettings, pool: str) -> PoolSchedule:
         """The schedule on ``cluster``'s node group, named ``pool``; InvalidSettings with paths relative to this
