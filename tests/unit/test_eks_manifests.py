@@ -140,7 +140,12 @@ def test_inference_deployment_uses_the_scheduler_extension_for_part_of_a_node() 
     whole = manifests.inference_deployment(INF2, image="i")
     assert cores["spec"]["template"]["spec"]["schedulerName"] == manifests.NEURON_SCHEDULER
     assert "schedulerName" not in whole["spec"]["template"]["spec"]
-    assert whole["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {NEURON_RESOURCE: "1"}
+    # cpu and memory: the pod's share of 90 % of the node's (inf2.xlarge: 4 vCPUs, 16 GiB), Guaranteed (issue 39)
+    assert whole["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {
+        NEURON_RESOURCE: "1", "cpu": "3", "memory": "14Gi"}
+    half = manifests.inference_deployment(INF2, image="i", neuron_cores=1)["spec"]["template"]["spec"]
+    assert half["containers"][0]["resources"]["requests"] == half["containers"][0]["resources"]["limits"] == {
+        "aws.amazon.com/neuroncore": "1", "cpu": "1", "memory": "7Gi"}  # 1 of inf2.xlarge's 2 NeuronCores
 
 
 def test_write_examples(tmp_path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..facts import neuron
+from ..facts.catalog import CATALOG
 from ..facts.eks_labels import (
     CAPACITY_LABEL,
     DEVICE_PLUGIN,
@@ -360,9 +361,11 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
 def inference_deployment(group: NeuronNodegroupSettings, *, name: str = "serve", image: str, replicas: int = 1,
                          neuron_cores: int | None = None, scheduler_extension: bool = True) -> Manifest:
     """A Deployment serving on the node group's devices: whole Neuron devices, or ``neuron_cores`` NeuronCores
-    (``aws.amazon.com/neuroncore``) placed by the Neuron scheduler extension so they are contiguous."""
+    (``aws.amazon.com/neuroncore``) placed by the Neuron scheduler extension so they are contiguous; cpu and memory
+    its share of the node's (:func:`whole_node_cpu_memory`), requests equal to limits (Guaranteed QoS)."""
+    share = neuron_cores / CATALOG.get(group.instance_type).neuron_cores if neuron_cores else 1.0
     resource = ({"aws.amazon.com/neuroncore": str(neuron_cores)} if neuron_cores
-                else {NEURON_RESOURCE: str(group.spec.accelerators)})
+                else {NEURON_RESOURCE: str(group.spec.accelerators)}) | whole_node_cpu_memory(group, share)
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "neuronfleet"}
     spec: dict[str, Any] = {
         "serviceAccountName": SERVING_SERVICE_ACCOUNT,
