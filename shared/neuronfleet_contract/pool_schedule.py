@@ -398,9 +398,11 @@ def sharing_problems(schedule: PoolSchedule, *, node_devices: int, job_nodes: in
 class Target:
     phase: Phase
     inference_replicas: int
+    """The inference autoscaler's maxReplicas at this phase (its minReplicas is always the night floor)."""
     inference_devices: int
     training_borrow: int
-    """Devices training may borrow from the inference ClusterQueue's quota (0 outside the night)."""
+    """Devices inference's night floor leaves (0 outside the night). What the inference ClusterQueue lends is less
+    when the floor's devices do not fill whole nodes: :func:`lendable_nodes` times a node's devices."""
     training_admits: bool
     """Whether the training LocalQueue admits new workloads (Kueue ``stopPolicy: None``) or not (``Hold``, then
     ``HoldAndDrain`` from the morning's deadline)."""
