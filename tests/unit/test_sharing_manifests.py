@@ -242,7 +242,7 @@ def test_write_examples(tmp_path: Path) -> None:
     written = manifests.write_examples(SCHEDULE, POOL, tmp_path, inference_image="public.ecr.aws/example/serve:1")
     assert [p.name for p in written] == ["pool-training-job.yaml", "pool-inference.yaml"]
     docs = [d for p in written for d in yaml.safe_load_all(p.read_text())]
-    assert [d["kind"] for d in docs] == ["Service", "Job", "Deployment", "HorizontalPodAutoscaler"]
+    assert [d["kind"] for d in docs] == ["Service", "Job", "Deployment"]  # the autoscaler is SharingPool's
     for doc in docs:
         kubernetes_validate.validate(doc, DEFAULT_KUBERNETES_VERSION, strict=True)
     assert docs[1]["metadata"]["labels"][pins.QUEUE_LABEL] == "rainier-training"

@@ -287,10 +287,10 @@ def inference_autoscaler(schedule: PoolSchedule, *, name: str = "serve") -> Mani
 def examples(schedule: PoolSchedule, group: NeuronNodegroupSettings, *, inference_image: str,
              deployment: str = "serve") -> dict[str, list[Manifest]]:
     """File name -> the objects in it: the pool's training Job (queued, checkpoint signal mounted, every lent node)
-    and its inference Deployment (queued at inference priority) with its autoscaler."""
+    and its inference Deployment (queued at inference priority). Not its autoscaler: SharingPool creates that one
+    (:func:`inference_autoscaler`), and one object has one owner."""
     return {"pool-training-job.yaml": training_job(schedule, group, name="pool-train"),
-            "pool-inference.yaml": [inference_deployment(schedule, group, name=deployment, image=inference_image),
-                                    inference_autoscaler(schedule, name=deployment)]}
+            "pool-inference.yaml": [inference_deployment(schedule, group, name=deployment, image=inference_image)]}
 
 
 def write_examples(schedule: PoolSchedule, group: NeuronNodegroupSettings, directory: str | Path, *,
