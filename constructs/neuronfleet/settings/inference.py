@@ -464,7 +464,7 @@ class EndpointSettings(Settings):
                           f"unset: {self.container} has no tensor-parallel setting (it runs the model on one "
                           "NeuronCore)")
 
-    def _model_problems(self) -> Iterator[Problem]:  # noqa: C901 (17; split by the settings' owner, issue 38)
+    def _model_problems(self) -> Iterator[Problem]:
         """The serving contract of the model: compiled shapes declared, the cache choice made, pins and tokens
         where the container reads them."""
         serving = self.serving
@@ -473,25 +473,7 @@ class EndpointSettings(Settings):
                           f"{serving.library if serving else '?'} (recorded in data/neuron_compat.json); "
                           "image_library describes a custom image")
         if self.compiled_artifact:
-            for k in SHAPE_SETTINGS:
-                if getattr(self, k) is None:
-                    yield Problem(k, None, f"the {k} {self.model_data_url} was compiled with (its neuron_config.json): "
-                                  "vllm-neuronx's server refuses a model_data_url whose shapes differ from the ones "
-                                  "passed, so declare all three (tensor_parallel_degree, batch_size, sequence_length)")
-            if self.allow_non_cached_model is not None:
-                yield Problem("allow_non_cached_model", self.allow_non_cached_model,
-                              "unset with model_data_url: vllm-neuronx serves an S3 artifact as a compiled model (its "
-                              "neuron_config.json); to compile plain weights at start, serve them from the hub "
-                              "(hf_model_id) with allow_non_cached_model: true")
-            assert serving is not None
-            targets = {t: serving.compile_targets.get(neuron.family(t.removeprefix("ml."))) for t in self.neuron_pools}
-            first = targets[self.instance_type]
-            for t, target in targets.items():
-                if t != self.instance_type and target != first:
-                    yield Problem(f"instance_pools[{self.instance_pools.index(t)}]", t,
-                                  f"a Neuron type whose compile target is {first}, as for {self.instance_type}: a "
-                                  f"compiled model runs only on the target it was compiled for, and {t} is {target} "
-                                  "(optimum-neuron: inf2, trn1 and trn1n share trn1; trn2 is trn2)")
+            yield from self._compiled_artifact_problems()
         elif serving is not None and "allow_non_cached_model" in serving.settings and self.hf_model_id:
             if self.allow_non_cached_model is None:
                 yield Problem("allow_non_cached_model", None,
@@ -504,6 +486,34 @@ class EndpointSettings(Settings):
         elif self.allow_non_cached_model is not None:
             yield Problem("allow_non_cached_model", self.allow_non_cached_model,
                           "unset: only vllm-neuronx with a hub model (hf_model_id) reads it")
+        yield from self._hub_problems()
+
+    def _compiled_artifact_problems(self) -> Iterator[Problem]:
+        """A compiled model from S3 (model_data_url): its three shapes declared, no cache choice, one compile target
+        for every Neuron pool."""
+        serving = self.serving
+        for k in SHAPE_SETTINGS:
+            if getattr(self, k) is None:
+                yield Problem(k, None, f"the {k} {self.model_data_url} was compiled with (its neuron_config.json): "
+                              "vllm-neuronx's server refuses a model_data_url whose shapes differ from the ones "
+                              "passed, so declare all three (tensor_parallel_degree, batch_size, sequence_length)")
+        if self.allow_non_cached_model is not None:
+            yield Problem("allow_non_cached_model", self.allow_non_cached_model,
+                          "unset with model_data_url: vllm-neuronx serves an S3 artifact as a compiled model (its "
+                          "neuron_config.json); to compile plain weights at start, serve them from the hub "
+                          "(hf_model_id) with allow_non_cached_model: true")
+        assert serving is not None
+        targets = {t: serving.compile_targets.get(neuron.family(t.removeprefix("ml."))) for t in self.neuron_pools}
+        first = targets[self.instance_type]
+        for t, target in targets.items():
+            if t != self.instance_type and target != first:
+                yield Problem(f"instance_pools[{self.instance_pools.index(t)}]", t,
+                              f"a Neuron type whose compile target is {first}, as for {self.instance_type}: a "
+                              f"compiled model runs only on the target it was compiled for, and {t} is {target} "
+                              "(optimum-neuron: inf2, trn1 and trn1n share trn1; trn2 is trn2)")
+
+    def _hub_problems(self) -> Iterator[Problem]:
+        """A hub model's pin (revision) and token, where the container reads them."""
         if self.revision is not None and self.hf_model_id is None:
             yield Problem("revision", self.revision, "unset without hf_model_id: a revision pins a hub model")
         if self.revision is not None and not self._sets("revision"):
