@@ -41,7 +41,7 @@ def health_dimensions(service: str, fleet: str = "") -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Health(environment.Configured):
+class HealthConfig(environment.Configured):
     """What a function needs to publish its health metrics per fleet: its fleet's name ("" for none)."""
 
     fleet: str = field(default="", metadata=variable(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from neuronfleet_contract.health import FLEET_DIMENSION, Health
+from neuronfleet_contract.health import FLEET_DIMENSION, HealthConfig
 
 
 def per_fleet(metrics: Any) -> str:
@@ -13,7 +13,7 @@ def per_fleet(metrics: Any) -> str:
     invocation; without a fleet, make sure none is (Powertools keeps its dimensions in class-wide state, cleared only
     by a flush that had metrics). Call it first in the handler, inside ``@metrics.log_metrics``, before any metric is
     added. Returns the fleet ("" for none). Reading one variable: no cache, so a changed environment is seen."""
-    fleet = Health.from_environment().fleet
+    fleet = HealthConfig.from_environment().fleet
     if fleet:
         metrics.add_dimension(name=FLEET_DIMENSION, value=fleet)
     else:

@@ -39,7 +39,7 @@ from neuronfleet_contract.capacity_alert import CapacityAlertConfig, gpu_pool
 from neuronfleet_contract.cost import COLLECTOR_METRICS, CollectorConfig
 from neuronfleet_contract.environment import InvalidEnvironment
 from neuronfleet_contract.failover import FailoverConfig
-from neuronfleet_contract.health import Health
+from neuronfleet_contract.health import HealthConfig
 from neuronfleet_contract.nodegroup_capacity import NodegroupAlertConfig
 from tests.conftest import ENV, EXAMPLE_FLEETS, ROOT, AzStack, network, new_app
 from tests.publisher_examples import event
@@ -117,7 +117,7 @@ def _published(docs: list[dict[str, Any]], metric: str) -> Published:
 def _environment(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], fleet: str) -> None:
     """The function's environment as its construct writes it: its settings' and, given a fleet, FLEET."""
     monkeypatch.delenv("FLEET", raising=False)
-    for name, value in (env | Health(fleet=fleet).to_environment()).items():
+    for name, value in (env | HealthConfig(fleet=fleet).to_environment()).items():
         monkeypatch.setenv(name, value)
 
 
@@ -215,9 +215,10 @@ def test_each_handler_publishes_its_fleet_and_without_one_its_service_alone(pair
 
 def test_a_blank_fleet_is_refused_naming_the_variable() -> None:
     with pytest.raises(InvalidEnvironment, match=r"environment variable FLEET: got ' '; allowed: the fleet's name"):
-        Health.from_environment({"FLEET": " "})
-    assert Health.from_environment({}) == Health() and Health.from_environment({"FLEET": "nf-dev"}).fleet == "nf-dev"
-    assert Health().to_environment() == {} and Health("nf-dev").to_environment() == {"FLEET": "nf-dev"}
+        HealthConfig.from_environment({"FLEET": " "})
+    assert HealthConfig.from_environment({}) == HealthConfig()
+    assert HealthConfig.from_environment({"FLEET": "nf-dev"}).fleet == "nf-dev"
+    assert HealthConfig().to_environment() == {} and HealthConfig("nf-dev").to_environment() == {"FLEET": "nf-dev"}
 
 
 # -------------------------------------------------------------------------------------------- the constructs' alarms
@@ -404,8 +405,8 @@ def test_the_reference_app_tells_every_health_publishing_function_its_fleet() ->
 
     found = list(_example_functions())
     handlers = {h for _, h, _ in found}
-    # every one of them is in some example fleet, but the failover: no example keeps a hot standby now (prod's is
-    # warm); prod with its hot standby (tests/conftest.py HOT_PROD) runs it, told its fleet
+    # every one of them is in some example fleet; the failover of prod with its hot standby (tests/conftest.py
+    # HOT_PROD) runs here, told its fleet (smoke's hot standby is a one-run fleet's)
     assert handlers | {"failover.handler.handler"} == set(HEALTH_HANDLERS)
     from tests.cdk_support import SynthesizedFleet
     from tests.conftest import HOT_PROD

@@ -11,16 +11,16 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from neuronfleet_contract.health import Health, health_dimensions
+from neuronfleet_contract.health import HealthConfig, health_dimensions
 
 from ..core.args import check_argument
 from ..core.rules import name_rule
 
 
-def fleet_health(fleet: str) -> Health:
+def fleet_health(fleet: str) -> HealthConfig:
     """A construct's ``fleet`` argument, checked (a fleet name, or "" for none: see neuronfleet_contract.health)."""
     check_argument("fleet", fleet, _fleet_rule)
-    return Health(fleet=fleet)
+    return HealthConfig(fleet=fleet)
 
 
 def _fleet_rule(value: object) -> None:
@@ -30,7 +30,7 @@ def _fleet_rule(value: object) -> None:
         name_rule(value)
 
 
-def health_metric(namespace: str, metric_name: str, *, service: str, health: Health,
+def health_metric(namespace: str, metric_name: str, *, service: str, health: HealthConfig,
                   options: dict[str, Any]) -> cloudwatch.Metric:
     """One health metric of one function: dimensions exactly those it publishes (``service``, and ``Fleet`` when it
     has one); hourly sums unless ``options`` (``cloudwatch.MetricOptions`` keywords) say otherwise."""

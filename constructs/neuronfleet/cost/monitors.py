@@ -40,7 +40,7 @@ from neuronfleet_contract.cost import (
     WasteConfig,
     judges_environment,
 )
-from neuronfleet_contract.health import Health
+from neuronfleet_contract.health import HealthConfig
 from neuronfleet_contract.namespaces import (
     COST_MONITORS_NAMESPACE,
     COST_PER_MILLION_METRICS,
@@ -205,7 +205,7 @@ class CostMonitors(Construct):
             raise InvalidSettings([Problem("name", name, f"one of {', '.join(COLLECTOR_METRICS)}")],
                                   what="CostMonitors.metric_collector")
         return health_metric(COST_MONITORS_NAMESPACE, name, service=COLLECTOR_SERVICE,
-                             health=Health(fleet=self.fleet_name), options=options)
+                             health=HealthConfig(fleet=self.fleet_name), options=options)
 
     def overhead_bill(self) -> OverheadBill:
         """What :attr:`overhead_from` deploys besides accelerator instances, priced a month with its sources
@@ -217,7 +217,7 @@ class CostMonitors(Construct):
         """Events the waste detector refused (``MalformedEvents`` in ``NeuronFleet/Waste``) of this fleet only (hourly
         sums by default)."""
         return health_metric(WASTE_NAMESPACE, WASTE_MALFORMED_METRIC, service=WASTE_SERVICE,
-                             health=Health(fleet=self.fleet_name), options=options)
+                             health=HealthConfig(fleet=self.fleet_name), options=options)
 
     def _storage(self) -> None:
         """The ledger (DynamoDB) and the report bucket."""
