@@ -33,7 +33,9 @@ from .adapters.judge_records import JudgeRecordStore
 from .adapters.outputs import ReportStore, Topic
 from .adapters.pricelist import PriceCache, PriceListApi, plan_endpoint
 from .adapters.spend_ledger import SpendLedger
+from .adapters.verify_records import VerifyRecordStore
 from .adapters.work import UnitCostMetrics, Work
+from .logic.confirmations import lines as confirmed_lines
 from .logic.discovery import Discovered
 from .logic.economics import (
     Counts,
@@ -237,10 +239,12 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
         stale_after_days: int = PRICE_STALE_DAYS, synthetic: str = "", accelerators: Accelerators | None = None,
         live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = (),
         judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
-        overhead: Overhead | None = None) -> dict[str, Any]:
+        overhead: Overhead | None = None, verified: VerifyRecordStore | None = None) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
     stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
-    Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types)."""
+    Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types); ``verified``:
+    where ``neuronfleet verify`` records are read from (the report bucket's ``verify/<fleet>/``; None: the section
+    "What is confirmed on this account" is left out)."""
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
@@ -262,6 +266,8 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                    skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes,
                    throughput=endpoints.throughput if throughput is None else throughput, overhead=overhead)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
+    if verified is not None:
+        report["confirmed_on_account"] = confirmed_lines(verified.latest(bucket, fleet))
     if found is not None:
         report["price_list"] = {"requests": found.requests, "cached": sorted(found.from_cache),
                                 "not_live": dict(sorted(found.failed.items()))}
@@ -331,6 +337,7 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
                  prices=s.prices, ledger=c.ledger, usage=c.usage, s3=c.s3, bucket=s.report_bucket, sns=c.sns,
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
                  accelerators=s.accelerators, live=c.live, verdicts=judged.verdicts if judged else (),
-                 judge_notes=judged.notes if judged else None, overhead=overhead_of(s.overhead_bill()))
+                 judge_notes=judged.notes if judged else None, overhead=overhead_of(s.overhead_bill()),
+                 verified=VerifyRecordStore(c.s3))
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

@@ -66,6 +66,7 @@ from ..core.storage import secure_bucket
 from ..core.tagging import FLEET_TAG
 from ..facts.catalog import CATALOG, InstanceCatalog, accelerators_of
 from ..facts.prices import price_table
+from ..lambdas.cost.logic.confirmations import prefix as verify_prefix
 from ..settings import CostMonitorSettings
 from .cur import CurAnalytics
 from .overhead import OverheadBill, bill_of_materials
@@ -338,6 +339,13 @@ class CostMonitors(Construct):
             conditions={"StringEquals": {"cloudwatch:namespace": ECONOMICS_NAMESPACE}}))
         objects = bucket.arn_for_objects("reports/*")
         r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
+        # neuronfleet verify's records of this fleet (verify/<fleet>/<date>.json): list that prefix, read its objects
+        verified = verify_prefix(self.fleet_name)
+        r.add_to_principal_policy(iam.PolicyStatement(
+            actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [verified, f"{verified}*"]}}))
+        records = bucket.arn_for_objects(f"{verified}*")
+        r.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[records]))
         w.add_to_principal_policy(iam.PolicyStatement(
             actions=["cloudwatch:GetMetricData", "ec2:DescribeInstances", "ec2:DescribeCapacityReservations"],
             resources=["*"]))
@@ -368,6 +376,8 @@ class CostMonitors(Construct):
                                        "prices, no resource to name)" if self.settings.live_prices else why,
                               resources=("*",))
         acknowledge_wildcards(r, "The report writes under the reports/ prefix of its own bucket", resources=(objects,))
+        acknowledge_wildcards(r, "The report reads neuronfleet verify's records under verify/<fleet>/ of its own "
+                                 "bucket (one a day, named by the date)", resources=(records,))
 
     def _dashboard(self) -> cloudwatch.Dashboard:
         fleet = self.fleet_name

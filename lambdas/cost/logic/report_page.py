@@ -306,6 +306,12 @@ def prices_section(report: Mapping[str, Any]) -> str:
     return _section("Prices", "".join(parts))
 
 
+def confirmed_section(report: Mapping[str, Any]) -> str:
+    """What ``neuronfleet verify`` confirmed on the account (confirmations.lines), left out when not read."""
+    items = "".join(f"<li>{_e(line)}</li>" for line in report.get("confirmed_on_account") or ())
+    return _section("What is confirmed on this account", f"<ul>{items}</ul>" if items else "")
+
+
 def render_html(report: Mapping[str, Any]) -> str:
     """The page: headline, what the fleet costs against GPU alone (the net), the verdict, spend per day, per model
     Neuron against GPU, the GPU standby, the evaluation estimate, details, prices and sources (each left out when it
@@ -328,7 +334,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         net_section(report),
         _section("Verdict", f"<ul>{verdict}</ul>" if verdict else ""),
         spend_section(report), models_section(report), standby_section(report), estimate_section(report),
-        details_section(report), prices_section(report),
+        details_section(report), confirmed_section(report), prices_section(report),
         _section("Sources", "".join(f"<p class=small><strong>{_e(k)}</strong>: {_e(v)}</p>"
                                     for k, v in (report.get("sources") or {}).items())),
     ])
