@@ -67,13 +67,21 @@ deployed in, with your credentials and read-only calls (describe, list, get): ea
 and the fix), not yet (too early: when to run again) or unchecked (why; a check that would need a change to the
 account, such as an invocation or a test job, is never run: its command is listed for you). Exit 0: nothing broken
 or unchecked; 1: something broken or unchecked; 2: bad usage, or no usable AWS credentials (checked first with STS
-GetCallerIdentity: nothing else is called).""")
+GetCallerIdentity: nothing else is called).
+
+The one write: after a run, the result (the --json payload, its time and the kit's version) is saved to the fleet's
+report bucket as verify/<fleet>/<YYYY-MM-DD>.json, where the weekly migration report reads it ("What is confirmed on
+this account"). --no-save skips it; a failed write is one line on stderr and leaves the exit code as it is; a fleet
+with cost monitors disabled has no report bucket: nothing is written.""")
 @click.option("-c", "--config", "config", type=click.Path(path_type=Path, dir_okay=False),
               help="The fleet file (YAML) of the deployed fleet, e.g. config/prod.yaml.")
 @click.option("--check", "ids", multiple=True, help="Run only this check (repeatable); --list names them.")
 @click.option("--list", "list_only", is_flag=True, help="List the checks (no AWS call, no fleet file needed).")
+@click.option("--no-save", "no_save", is_flag=True,
+              help="Do not write the result to the report bucket (verify/<fleet>/<date>.json): the only write verify "
+                   "makes.")
 @json_option
-def verify(config: Path | None, ids: tuple[str, ...], list_only: bool, as_json: bool) -> int:
+def verify(config: Path | None, ids: tuple[str, ...], list_only: bool, as_json: bool, no_save: bool) -> int:
     checks = _checks(ids)
     if list_only:
         emit({"checks": listing(checks)}, "\n".join(
@@ -93,9 +101,15 @@ def verify(config: Path | None, ids: tuple[str, ...], list_only: bool, as_json: 
     if isinstance(caller, Failed):
         raise BadInput([caller_problem(caller, fleet.region)], "verify")
     progress(f"verifying {fleet.name} in {fleet.region} as {caller}")
-    found, skipped = run_checks(checks, Context(fleet=fleet, reads=reads, now=datetime.now(UTC)))
+    now = datetime.now(UTC)
+    found, skipped = run_checks(checks, Context(fleet=fleet, reads=reads, now=now))
     payload = {"config": str(config), "fleet": fleet.name, "region": fleet.region, "caller": caller,
                "checks": [{"id": c.id, "outcome": f.outcome, "seen": f.seen, "fix": f.fix} for c, f in found],
                "not_applying": [{"id": c.id, "why": why} for c, why in skipped]}
     emit(payload, f"verify of {fleet.name} ({config}) in {fleet.region}\n" + text_of(found, skipped), as_json=as_json)
+    if not no_save:
+        from . import CHECKS
+        from .records import save
+
+        progress(save(reads, fleet, payload, at=now, listed=[c.id for c in CHECKS]))
     return exit_code(f for _, f in found)
