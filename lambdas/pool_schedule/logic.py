@@ -210,7 +210,7 @@ def night_bounds(schedule: PoolSchedule) -> Bounds:
 
 
 def day_bounds(schedule: PoolSchedule) -> Bounds:
-    return (schedule.night_floor, schedule.day_replicas)
+    return (schedule.day_min_replicas, schedule.day_replicas)
 
 
 def decide(schedule: PoolSchedule, now: datetime, observed: Observed) -> Plan:

@@ -192,12 +192,19 @@ class PoolSchedule:
     """Inference replicas kept at night."""
     checkpoint_deadline: timedelta
     """How long before each morning training is told to checkpoint."""
+    day_min_replicas: int = 0
+    """The least inference replicas by day: the inference autoscaler's minReplicas by day (0: ``day_replicas``). A
+    HorizontalPodAutoscaler holds its bounds before it reads a metric and holds still without one (Kubernetes
+    pkg/controller/podautoscaler/horizontal.go ``reconcileAutoscaler``: below minReplicas it scales to it, else it
+    computes from metrics and keeps the count when none can be read); the kit installs no metrics source, so by
+    default the day's minimum is the day's replicas and the morning always takes the day's devices back. Lower it only
+    with a metrics source the autoscaler reads (metrics-server, a custom metrics adapter)."""
     windows: tuple[Window, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def build(cls, *, pool: str, time_zone: str, day: Iterable[str], pool_devices: int, replica_devices: int,
               day_replicas: int, night_floor: int, checkpoint_deadline: timedelta | int,
-              field_prefix: str = "") -> PoolSchedule:
+              day_min_replicas: int | None = None, field_prefix: str = "") -> PoolSchedule:
         """The schedule, or :class:`InvalidSchedule` naming every bad field (``field_prefix`` roots the names, e.g.
         ``sharing.schedule.``). ``checkpoint_deadline`` as a timedelta or whole minutes."""
         p = field_prefix
@@ -212,6 +219,9 @@ class PoolSchedule:
                                     day_replicas=day_replicas, night_floor=night_floor)
         if not problems:
             problems += _fit_problems(p, pool_devices, replica_devices, day_replicas, night_floor)
+        if day_min_replicas is not None and not problems and not night_floor <= day_min_replicas <= day_replicas:
+            problems.append(Problem(f"{p}day_min_replicas", day_min_replicas,
+                                    f"at least night_floor ({night_floor}) and at most day_replicas ({day_replicas})"))
         if isinstance(checkpoint_deadline, int) and not isinstance(checkpoint_deadline, bool):
             checkpoint_deadline = timedelta(minutes=checkpoint_deadline)
         problems += _deadline_problems(p, checkpoint_deadline, windows if not problems else [])
@@ -220,7 +230,8 @@ class PoolSchedule:
         assert isinstance(checkpoint_deadline, timedelta)
         return cls(pool=pool, time_zone=time_zone, day=day, pool_devices=pool_devices,
                    replica_devices=replica_devices, day_replicas=day_replicas, night_floor=night_floor,
-                   checkpoint_deadline=checkpoint_deadline, windows=tuple(windows))
+                   checkpoint_deadline=checkpoint_deadline, day_min_replicas=day_min_replicas or day_replicas,
+                   windows=tuple(windows))
 
     # ------------------------------------------------------------------------------------------- at an instant
 
@@ -285,14 +296,15 @@ class PoolSchedule:
         return {"pool": self.pool, "time_zone": self.time_zone, "day": list(self.day),
                 "pool_devices": self.pool_devices, "replica_devices": self.replica_devices,
                 "day_replicas": self.day_replicas, "night_floor": self.night_floor,
-                "checkpoint_deadline_minutes": int(self.checkpoint_deadline.total_seconds() // 60)}
+                "checkpoint_deadline_minutes": int(self.checkpoint_deadline.total_seconds() // 60),
+                "day_min_replicas": self.day_min_replicas}
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, field_prefix: str = "") -> PoolSchedule:
         known = {"pool", "time_zone", "day", "pool_devices", "replica_devices", "day_replicas", "night_floor",
-                 "checkpoint_deadline_minutes"}
+                 "checkpoint_deadline_minutes", "day_min_replicas"}
         unknown = sorted(set(data) - known)
-        missing = sorted(known - set(data))
+        missing = sorted(known - set(data) - {"day_min_replicas"})
         problems = [Problem(f"{field_prefix}{k}", data[k], f"one of {sorted(known)}") for k in unknown]
         problems += [Problem(f"{field_prefix}{k}", None, "a value (required)") for k in missing]
         if problems:
@@ -300,7 +312,8 @@ class PoolSchedule:
         return cls.build(pool=data["pool"], time_zone=data["time_zone"], day=data["day"],
                          pool_devices=data["pool_devices"], replica_devices=data["replica_devices"],
                          day_replicas=data["day_replicas"], night_floor=data["night_floor"],
-                         checkpoint_deadline=data["checkpoint_deadline_minutes"], field_prefix=field_prefix)
+                         checkpoint_deadline=data["checkpoint_deadline_minutes"],
+                         day_min_replicas=data.get("day_min_replicas"), field_prefix=field_prefix)
 
 
 def _day_windows(where: str, day: tuple[str, ...]) -> tuple[list[Window], list[Problem]]:
@@ -398,7 +411,8 @@ def sharing_problems(schedule: PoolSchedule, *, node_devices: int, job_nodes: in
 class Target:
     phase: Phase
     inference_replicas: int
-    """The inference autoscaler's maxReplicas at this phase (its minReplicas is always the night floor)."""
+    """The inference autoscaler's maxReplicas at this phase (its minReplicas: the night floor by night,
+    ``day_min_replicas`` by day)."""
     inference_devices: int
     training_borrow: int
     """Devices inference's night floor leaves (0 outside the night). What the inference ClusterQueue lends is less

@@ -56,7 +56,7 @@ class FakeCluster:
     ``ack_after``: the job annotates its pod that long after its signal (None: never)."""
 
     def __init__(self, *, ack_after: timedelta | None) -> None:
-        self.bounds, self.stop = (4, 16), "HoldAndDrain"
+        self.bounds, self.stop = (16, 16), "HoldAndDrain"
         self.training: dict[str, dict[str, Any]] = {}
         self.ack_after = ack_after
         self.now = datetime(2026, 11, 24, tzinfo=UTC)
@@ -193,7 +193,7 @@ def test_a_day_checkpointed_in_time_announces_nothing(aws) -> None:
     assert cluster.preempted_at == datetime(2026, 11, 24, 12, tzinfo=UTC)  # 07:00 New York
     assert cluster.queue_notes == {"neuronfleet/notice-for": "2026-11-24T12:00:00Z",
                                    "neuronfleet/checkpoint-by": "2026-11-24T12:00:00Z"}
-    assert cluster.bounds == (4, 16) and cluster.stop == "HoldAndDrain"  # drained; the day's bounds after it
+    assert cluster.bounds == (16, 16) and cluster.stop == "HoldAndDrain"  # drained; the day's bounds after it
     pod_patches = [c for c in cluster.calls if c[0] == "PATCH" and "/pods/" in c[1]]
     assert sorted(pod_patches) == [("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-0"),
                                    ("PATCH", f"/api/v1/namespaces/{TRAINING}/pods/train-1")]  # once each
@@ -462,12 +462,12 @@ def test_the_day_bounds_wait_for_the_drain(aws) -> None:
     h.run(tools(aws, cluster), now=CHECKPOINT)
     cluster.tick(MORNING)
     cluster.fail_once = {("PATCH", QUEUE)}
-    with pytest.raises(Unfinished, match="set serve's autoscaler to 4-16 replicas: not yet: training is not drained"):
+    with pytest.raises(Unfinished, match="set serve's autoscaler to 16-16 replicas: not yet: training is not drained"):
         h.run(tools(aws, cluster), now=MORNING)
     assert cluster.bounds == (4, 4) and cluster.stop == "Hold"
     assert h.run(tools(aws, cluster), now=MORNING + timedelta(minutes=1))["done"] == [
-        "set rainier-training stopPolicy HoldAndDrain", "set serve's autoscaler to 4-16 replicas"]
-    assert cluster.bounds == (4, 16) and cluster.stop == "HoldAndDrain"
+        "set rainier-training stopPolicy HoldAndDrain", "set serve's autoscaler to 16-16 replicas"]
+    assert cluster.bounds == (16, 16) and cluster.stop == "HoldAndDrain"
 
 
 def faulty_tools(aws: dict[str, Any], cluster: FakeCluster, *, ddb: dict[Any, Any] | None = None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -154,7 +155,9 @@ def pod(name: str, **kw) -> TrainingPod:
     return TrainingPod(name=name, namespace="default", devices=16, running=True, **kw)
 
 
-NIGHT, DAY = (4, 4), (4, 16)
+NIGHT, DAY = (4, 4), (16, 16)
+"""The inference autoscaler's bounds: the night floor by night; by day day_min_replicas (default: day_replicas, since
+an autoscaler without a metrics source holds its minimum) to day_replicas."""
 """The inference autoscaler's bounds of schedule(): the night floor by night, up to day_replicas by day."""
 NONE, HOLD, DRAIN = "None", "Hold", "HoldAndDrain"
 
@@ -300,7 +303,7 @@ class FakePool:
 
     def __init__(self, s: PoolSchedule, *, ack_after: timedelta | None) -> None:
         self.s, self.ack_after = s, ack_after
-        self.bounds, self.stop = (s.night_floor, s.day_replicas), "HoldAndDrain"
+        self.bounds, self.stop = logic.day_bounds(s), "HoldAndDrain"
         self.notice: logic.Notice | None = None
         self.reclaim: logic.Reclaim | None = None
         self.reported_for: datetime | None = None
@@ -367,7 +370,7 @@ def test_a_full_day_through_the_logic(ack_after: timedelta | None) -> None:
         phases.append(plan.target.phase)
         trained_minutes += bool(fake.pods)
     assert phases[0] is Phase.DAY and Phase.NIGHT in phases and Phase.CHECKPOINT in phases
-    assert fake.bounds == (4, 16) and fake.stop == "HoldAndDrain" and not fake.pods
+    assert fake.bounds == DAY and fake.stop == "HoldAndDrain" and not fake.pods
     assert fake.preempted_at == at("2026-11-24T12:00:00")  # the first run of the morning drains
     assert fake.order == ["drain", "day bounds"]  # the day's bounds only after the drain
     assert set(fake.signalled_at.values()) == {at("2026-11-24T11:30:00")}  # signalled once, at the deadline
@@ -400,7 +403,7 @@ def test_runs_missed_across_the_checkpoint_window_still_notify_wait_then_reclaim
     deadline = first + timedelta(minutes=29)
     assert set(fake.signalled_at.values()) == {first}  # told at the first run, then never again
     assert fake.preempted_at == deadline  # drained at the deadline, not before
-    assert fake.bounds == (4, 16) and fake.stop == "HoldAndDrain" and not fake.pods
+    assert fake.bounds == DAY and fake.stop == "HoldAndDrain" and not fake.pods
     if ack_after is None:
         assert len(fake.messages) == 1 and "- did not acknowledge" in fake.messages[0]
         assert "never notified" not in fake.messages[0]
@@ -445,3 +448,21 @@ def test_the_reclaims_report_is_written_before_the_scale_and_announced_until_mar
     for bad in (None, "", "{}", "[1]", '{"morning": "x", "checkpoint_by": "y", "unacknowledged": [], '
                 '"not_notified": [], "devices": 0}'):
         assert logic.Reclaim.from_json(bad) is None
+
+
+def test_a_day_minimum_below_the_day_replicas_lets_the_autoscaler_follow_demand_by_day() -> None:
+    """With a metrics source, a team lowers the day's minimum: the day bounds become (day_min_replicas, day_replicas);
+    below the night floor or above the day replicas it is refused, naming the field."""
+    base = schedule()
+    lowered = PoolSchedule.build(**{**_build_args(base), "day_min_replicas": 8})
+    assert logic.day_bounds(lowered) == (8, base.day_replicas) and logic.day_bounds(base) == DAY
+    assert PoolSchedule.from_mapping(lowered.to_mapping()) == lowered
+    for bad in (base.night_floor - 1, base.day_replicas + 1):
+        with pytest.raises(InvalidSchedule, match=rf"day_min_replicas: got {bad}; allowed: at least night_floor"):
+            PoolSchedule.build(**{**_build_args(base), "day_min_replicas": bad})
+
+
+def _build_args(s: PoolSchedule) -> dict[str, Any]:
+    return {"pool": s.pool, "time_zone": s.time_zone, "day": s.day, "pool_devices": s.pool_devices,
+            "replica_devices": s.replica_devices, "day_replicas": s.day_replicas, "night_floor": s.night_floor,
+            "checkpoint_deadline": s.checkpoint_deadline}

@@ -26,6 +26,11 @@ class SharingSettings(Settings):
     replica_devices: int = Field(ge=1)
     day_replicas: int = Field(ge=0)
     night_floor: int = Field(ge=0)
+    day_min_replicas: int | None = Field(default=None, ge=1)
+    """The least inference replicas by day (default: ``day_replicas``). The inference autoscaler follows demand
+    between this and ``day_replicas`` only with a metrics source it reads (metrics-server or a custom metrics
+    adapter: the kit installs none); without one it holds this minimum, so set it below ``day_replicas`` only with
+    one (docs/sharing.md)."""
     checkpoint_deadline_minutes: int
     deployment: str = "serve"
     """The inference Deployment (namespace ``neuronfleet-serving``): the pool creates its HorizontalPodAutoscaler and
@@ -48,7 +53,8 @@ class SharingSettings(Settings):
             schedule = PoolSchedule.build(pool=pool, time_zone=self.time_zone, day=self.day,
                                       pool_devices=group.count * group.spec.accelerators,
                                       replica_devices=self.replica_devices, day_replicas=self.day_replicas,
-                                      night_floor=self.night_floor, checkpoint_deadline=self.checkpoint_deadline_minutes)
+                                      night_floor=self.night_floor, checkpoint_deadline=self.checkpoint_deadline_minutes,
+                                      day_min_replicas=self.day_min_replicas)
         except InvalidSchedule as error:
             raise InvalidSettings(error.problems,
                                   what=self.what) from None

@@ -274,7 +274,9 @@ def inference_deployment(schedule: PoolSchedule, group: NeuronNodegroupSettings,
 def inference_autoscaler(schedule: PoolSchedule, *, name: str = "serve") -> Manifest:
     """The inference Deployment's HorizontalPodAutoscaler (autoscaling/v2, named as the Deployment): it follows
     demand; the schedule function sets only its bounds (``minReplicas``/``maxReplicas``: the night floor by night,
-    up to ``day_replicas`` by day), never the Deployment's replicas. Created at the night's bounds."""
+    ``day_min_replicas`` to ``day_replicas`` by day), never the Deployment's replicas. Created at the night's
+    bounds. Its cpu metric needs a metrics source the kit does not install; without one it holds its bounds
+    (``PoolSchedule.day_min_replicas``)."""
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
             "metadata": {"name": name, "namespace": eks_manifests.SERVING_NAMESPACE,
                          "labels": {LABEL_POOL: schedule.pool}},

@@ -13,7 +13,9 @@ on small inputs. A chip is a Neuron device (one Trainium2 chip; 16 a trn2.48xlar
   (minutes of training steps whose result survives the next reclaim). Start, compile-cache load, checkpoint restore,
   checkpoint writes, work lost at a reclaim, replicas loading a model and replicas above demand are allocated, not
   useful. Both "useful %" and "allocated %" are printed.
-- **Inference** follows demand (an HPA: ``ceil(demand x day_replicas)`` replicas within the phase's bounds). A new
+- **Inference** follows demand (an HPA: ``ceil(demand x day_replicas)`` replicas within the phase's bounds; under the
+  clock, by day at least ``day_min_replicas``, which is ``day_replicas`` unless given: the kit installs no metrics
+  source, so its autoscaler holds the day's minimum). A new
   replica serves after ``Timings.inference_load``. Placement is Kueue TAS's for unconstrained pods
   (LeastFreeCapacity: the fullest node with room first). Scale-in removes replicas either from the sparsest node
   first (:attr:`Placement.PACKED`: what a pod-deletion-cost equal to the devices on the pod's node, kept current,
@@ -338,7 +340,10 @@ def simulate(clock: Clock, policy: Policy, placement: Placement = Placement.PACK
     clocked = policy in (Policy.DAY_NIGHT, Policy.DAY_NIGHT_NO_NOTICE)
     for m, (phase, fraction) in enumerate(zip(clock.phases, clock.demand, strict=True)):
         needed = max(1, min(math.ceil(fraction * schedule.day_replicas - 1e-9), schedule.day_replicas))
-        target = schedule.night_floor if clocked and phase is not Phase.DAY else needed
+        # the clock's day holds at least day_min_replicas (the autoscaler's day minimum: day_replicas unless a metrics
+        # source lets a team lower it, PoolSchedule.day_min_replicas)
+        target = schedule.night_floor if clocked and phase is not Phase.DAY else \
+            max(needed, schedule.day_min_replicas) if clocked else needed
         if clocked and phase is Phase.DAY:
             for job in list(pool.jobs):  # the morning drain
                 pool.evict(job, m, notice=policy is Policy.DAY_NIGHT)
