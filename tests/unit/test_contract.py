@@ -21,7 +21,8 @@ SHARED = ROOT / "shared"
 CONTRACT = SHARED / "neuronfleet_contract"
 RUNTIME = SHARED / "neuronfleet_runtime"
 
-COMMAND_LINE = ("cli/", "preflight/", "verify/", "capacity/cli.py", "judge/commands.py", "cost/exports.py")
+COMMAND_LINE = ("cli/", "preflight/", "verify/", "capacity/cli.py", "judge/commands.py", "cost/exports.py",
+                "eks/commands.py")
 """The library's command-line modules (``neuronfleet ...`` on the user's machine, never synth): they run the
 functions' own logic and AWS readers where one home serves both (``neuronfleet estimate`` and ``report`` the cost
 report's estimate and page, ``prices refresh`` its Price List reader, ``capacity`` the lifecycle's Capacity Block
@@ -37,7 +38,7 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
                   frozenset({"aws_cdk", "constructs", "jsii", "pydantic", "yaml", "boto3", "botocore", "moto",
                              "health_gate", "sigv4"})),
     "command line": (frozenset({"neuronfleet", "neuronfleet_contract", "neuronfleet_runtime"}),
-                     frozenset({"aws_cdk", "constructs", "click", "boto3", "botocore"})),
+                     frozenset({"aws_cdk", "constructs", "click", "yaml", "boto3", "botocore"})),
 }
 """``health_gate`` and ``sigv4`` are the node scripts' imports of each other (they run as plain files on an
 instance: constructs/neuronfleet/node). A function may also import its own package (``cost.logic``), never another

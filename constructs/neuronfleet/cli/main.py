@@ -59,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "report": "neuronfleet.cli.report:report",
     "prices": "neuronfleet.cli.prices:prices",
     "verify": "neuronfleet.verify.commands:verify",
+    "eks": "neuronfleet.eks.commands:eks",
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 
