@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 from . import accelerators as builtin_accelerators
@@ -385,3 +386,18 @@ def _prices(doc: Any) -> dict[str, dict[str, str]]:
             raise ValueError(f"{instance_type}: expected an object with usd_per_hour")
         out[instance_type] = {k: str(v) for k, v in price.items() if v is not None}
     return out
+
+
+VERIFY_PREFIX = "verify"
+"""Where ``neuronfleet verify`` writes its records in the fleet's report bucket (:func:`verify_key`): the command
+writes them, the report function reads the newest (its role may read only that fleet's prefix: CostMonitors), the
+report shows what they confirmed (cost.logic.confirmations)."""
+
+
+def verify_prefix(fleet: str) -> str:
+    return f"{VERIFY_PREFIX}/{fleet}/"
+
+
+def verify_key(fleet: str, day: date) -> str:
+    """Where the record of a verify run on ``day`` (UTC) goes: one a day, the day's last run kept."""
+    return f"{verify_prefix(fleet)}{day.isoformat()}.json"

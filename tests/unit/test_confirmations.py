@@ -7,6 +7,7 @@ from datetime import date
 
 from neuronfleet.lambdas.cost.logic import confirmations as c
 from neuronfleet.lambdas.cost.logic.report_page import confirmed_section
+from neuronfleet_contract.cost import verify_key
 
 RECORD = {"fleet": "prod", "region": "us-east-2", "at": "2026-11-27T09:30:00+00:00", "version": "0.1.0",
           "checks": [{"id": "cw-publish", "outcome": "holds", "seen": "3 series", "fix": ""},
@@ -53,7 +54,7 @@ def test_the_newest_of_several_dates_is_chosen_by_its_name() -> None:
             "verify/production/2026-12-30.json"]
     assert c.newest(keys, "prod") == "verify/prod/2026-11-27.json"
     assert c.newest(["verify/prod/notes.txt"], "prod") is None
-    assert c.key("prod", date(2026, 11, 29)) == "verify/prod/2026-11-29.json"
+    assert verify_key("prod", date(2026, 11, 29)) == "verify/prod/2026-11-29.json"  # the contract's layout
 
 
 def test_the_page_shows_the_section_only_when_it_was_read() -> None:

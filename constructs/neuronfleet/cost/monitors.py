@@ -39,6 +39,7 @@ from neuronfleet_contract.cost import (
     ReportConfig,
     WasteConfig,
     judges_environment,
+    verify_prefix,
 )
 from neuronfleet_contract.health import HealthConfig
 from neuronfleet_contract.namespaces import (
@@ -66,7 +67,6 @@ from ..core.storage import secure_bucket
 from ..core.tagging import FLEET_TAG
 from ..facts.catalog import CATALOG, InstanceCatalog, accelerators_of
 from ..facts.prices import price_table
-from ..lambdas.cost.logic.confirmations import prefix as verify_prefix
 from ..settings import CostMonitorSettings
 from .cur import CurAnalytics
 from .overhead import OverheadBill, bill_of_materials

@@ -2,7 +2,7 @@
 
 The record (the ``--json`` payload, plus ``at``, the kit's ``version`` and ``listed``, every check the kit has) goes
 to ``s3://<report bucket>/verify/<fleet>/<YYYY-MM-DD>.json`` (the key layout is the report's own:
-lambdas/cost/logic/confirmations.py). The bucket is found read-only, as the checks find the fleet's parts: the fleet's
+neuronfleet_contract.cost.verify_key). The bucket is found read-only, as the checks find the fleet's parts: the fleet's
 Lambda function (tag ``neuronfleet:fleet``) whose handler is the report's, and its ``REPORT_BUCKET`` environment
 variable (ReportConfig). Nothing here raises: each outcome is one line for stderr.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..lambdas.cost.logic.confirmations import key
+from neuronfleet_contract.cost import verify_key as key
 
 REPORT_HANDLER = "cost.report.handler"
 """The report function's entry point (CostMonitors deploys it; a test holds the two together)."""

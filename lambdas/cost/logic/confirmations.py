@@ -3,7 +3,8 @@
 
 ``neuronfleet verify`` writes its result (its ``--json`` payload, plus ``at`` and the kit's ``version``) to
 ``verify/<fleet>/<YYYY-MM-DD>.json`` in the fleet's report bucket (the bucket the report function writes
-``reports/<fleet>/<date>/`` to); the weekly report reads the newest of them. One key layout, here, for both.
+``reports/<fleet>/<date>/`` to); the weekly report reads the newest of them. The key layout's one home is the
+contract (``neuronfleet_contract.cost.verify_key``), which the command, CostMonitors' grant and this module share.
 """
 
 from __future__ import annotations
@@ -14,19 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-PREFIX = "verify"
+from neuronfleet_contract.cost import verify_prefix as prefix
+
 OUTCOMES = ("holds", "broken", "not yet", "unchecked")
 RUN_IT = "run `neuronfleet verify -c <fleet file>` after a deploy"
 _DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.json$")
-
-
-def prefix(fleet: str) -> str:
-    return f"{PREFIX}/{fleet}/"
-
-
-def key(fleet: str, day: date) -> str:
-    """Where the record of a verify run on ``day`` (UTC) goes: one a day, the day's last run kept."""
-    return f"{prefix(fleet)}{day.isoformat()}.json"
 
 
 def newest(keys: Iterable[str], fleet: str) -> str | None:
