@@ -90,7 +90,7 @@ def test_the_schedule_runs_every_minute_in_the_vpc(built, tpl) -> None:
     assert json.loads(env["POOL_SCHEDULE"]) == pool.schedule.to_mapping() == {
         "pool": "pretrain", "time_zone": "America/New_York", "day": ["mon-fri 07:00-23:00", "sat-sun 09:00-21:00"],
         "pool_devices": 32, "replica_devices": 4, "day_replicas": 8, "night_floor": 2,
-        "checkpoint_deadline_minutes": 30}  # config/eks.yaml's section on its 2 x 16 devices
+        "checkpoint_deadline_minutes": 30, "day_min_replicas": 8}  # config/eks.yaml's section on 2 x 16 devices
     assert env["POOL_TRAINING_QUEUE"] == "pretrain-training" and env["POOL_DEPLOYMENT"] == "serve"
     assert env["POOL_METRICS_NAMESPACE"] == POOL_NAMESPACE
     assert set(PoolScheduleConfig(schedule=SCHEDULE, cluster_name="c", endpoint="e", certificate_authority="a",
