@@ -23,6 +23,9 @@ from ..facts.eks_labels import (
     DEVICES_LABEL,
     DRA,
     EFA_RESOURCE,
+    KUEUE_REQUIRED_TOPOLOGY,
+    KUEUE_SLICE_REQUIRED_TOPOLOGY,
+    KUEUE_SLICE_SIZE,
     NEURON_RESOURCE,
     NEURON_TAINT_EFFECT,
     NEURON_TAINT_KEY,
@@ -270,6 +273,44 @@ def whole_node_cpu_memory(group: NeuronNodegroupSettings, share: float = 1.0) ->
             "memory": f"{max(int(spec.memory_gib * HEADROOM * share), 1)}Gi"}
 
 
+def ultraserver_placement(size: int, nodes: int, name: str, labels: dict[str, str]
+                          ) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the pod's affinity, its Kueue topology annotations) for a job of ``nodes`` pods, one per node, on a node
+    group of UltraServers of ``size`` nodes (``size`` 1: no UltraServer).
+
+    - One pod per node: required anti-affinity on the pods' own labels at ``kubernetes.io/hostname``.
+    - No UltraServer shared with another UltraServer job: required anti-affinity on the other jobs' name label at
+      Neuron's ``ultraserver-server-id-<size>`` (Neuron's UltraServer guide, deploy/eks/ultraserver.rst @ 81ce03ae:
+      both its forms).
+    - A job of exactly one UltraServer: REQUIRED affinity to its own pods at that label, as Neuron's guide does for
+      its 2- and 4-node jobs; a job of several: PREFERRED (weight 100), as the guide's 16-node job does (a required
+      affinity to the job's own pods at the server level would need every pod in one UltraServer).
+    - Kueue (when the Job is queued on a flavor whose Topology has the UltraServer level, sharing.manifests): one
+      UltraServer, ``podset-required-topology: <label>``, all pods in one UltraServer domain; several,
+      ``podset-slice-required-topology: <label>`` and ``podset-slice-size: <size>``, each slice of ``size`` pods in
+      one UltraServer domain (kubernetes-sigs/kueue @ 8eab6877: tas.go ``Build``; tas_flavor_snapshot.go ``levelKey``:
+      a slice-only request is placed from the Topology's highest level; tests pkg/cache/scheduler/tas_cache_test.go
+      TestFindTopologyAssignments "block required; too many Pods to fit requested; BestFit" and "no topology for
+      podset; rack required for slices; multiple blocks; BestFit", modelled in tests/unit/test_ultraserver_placement.py).
+      Kueue then admits the Job only where whole UltraServers are free, and never half of one."""
+    one_per_node = {"labelSelector": {"matchLabels": dict(labels)}, "topologyKey": "kubernetes.io/hostname"}
+    apart: list[dict[str, Any]] = [one_per_node]
+    affinity: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": apart}}
+    if size <= 1:
+        return affinity, {}
+    server = ULTRASERVER_SERVER_LABEL.format(size=size)
+    apart.append({"labelSelector": {"matchExpressions": [
+        {"key": ULTRASERVER_JOB_LABEL, "operator": "Exists"},
+        {"key": ULTRASERVER_JOB_LABEL, "operator": "NotIn", "values": [name]}]}, "topologyKey": server})
+    together = {"labelSelector": {"matchLabels": dict(labels)}, "topologyKey": server}
+    if nodes == size:
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [together]}
+        return affinity, {KUEUE_REQUIRED_TOPOLOGY: server}
+    affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": together}]}
+    return affinity, {KUEUE_SLICE_REQUIRED_TOPOLOGY: server, KUEUE_SLICE_SIZE: str(size)}
+
+
 def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: str | None = None,
                  nodes: int | None = None, script: str = "/fsx/data/code/train.py") -> list[Manifest]:
     """An indexed Job of ``nodes`` pods (default: the node group's ``count``), one per node, each asking for all of
@@ -279,8 +320,8 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
     The rank order is ``launch.py``'s (the Batch path's): each pod publishes its UltraServer identity on /fsx and
     every pod sorts the same records (UltraServer, node within it); the pod's completion index stands in for AWS
     Batch's node index. On UltraServer node groups the pods go to whole UltraServers: ``nodes`` must be a multiple
-    of the UltraServer size, the pods' required anti-affinity puts one per node, and their preferred affinity on
-    Neuron's ``ultraserver-server-id-<size>`` label packs them into as few UltraServers as they fill."""
+    of the UltraServer size and the pods' required anti-affinity puts one per node (:func:`ultraserver_placement`
+    for the rest: Neuron's affinity forms, and Kueue's topology-aware annotations for a queued Job)."""
     spec = group.spec
     size = spec.ultraserver_size
     nodes = nodes or group.count
@@ -313,21 +354,11 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
           if spec.efa_interfaces else []),
         *([{"name": "NEURON_LOGICAL_NC_CONFIG", "value": str(lnc)}] if lnc else []),
     ]
-    one_per_node = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
-    apart: list[dict[str, Any]] = [one_per_node]
-    affinity: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": apart}}
     if size > 1:
-        server = ULTRASERVER_SERVER_LABEL.format(size=size)
         labels[ULTRASERVER_JOB_LABEL] = name
-        # no UltraServer shared with another UltraServer job (Neuron's MPI guide: anti-affinity on the job name with
-        # the server-id topology key), and this job's pods packed into as few UltraServers as they fill
-        apart.append({"labelSelector": {"matchExpressions": [
-            {"key": ULTRASERVER_JOB_LABEL, "operator": "Exists"},
-            {"key": ULTRASERVER_JOB_LABEL, "operator": "NotIn", "values": [name]}]}, "topologyKey": server})
-        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
-            "podAffinityTerm": {"labelSelector": {"matchLabels": labels}, "topologyKey": server}}]}
+    affinity, annotations = ultraserver_placement(size, nodes, name, labels)
     pod = {
-        "metadata": {"labels": labels},
+        "metadata": {"labels": labels, **({"annotations": annotations} if annotations else {})},
         "spec": {
             "subdomain": name, "restartPolicy": "Never", "serviceAccountName": TRAINING_SERVICE_ACCOUNT,
             "nodeSelector": {NODE_GROUP_LABEL: group.name, NODE_INSTANCE_TYPE_LABEL: group.instance_type},

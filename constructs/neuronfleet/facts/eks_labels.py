@@ -24,9 +24,40 @@ DEVICE_PLUGIN, DRA = "device-plugin", "dra"
 ULTRASERVER_SERVER_LABEL = "neuron.amazonaws.com/ultraserver-server-id-{size}"
 ULTRASERVER_NODE_LABEL = "neuron.amazonaws.com/ultraserver-node-id-{size}"
 ULTRASERVER_MODE_LABEL = "neuron.amazonaws.com/ultraserver-mode"
-"""Labels Neuron's device plugin (2.30.0.0 or later) puts on UltraServer nodes: which UltraServer of ``size`` nodes
-a node is in and its place there; Neuron's MPI guide uses ``ultraserver-server-id-4`` as the topology key of whole
-4-node UltraServers (aws-neuron/aws-neuron-sdk deploy/eks/ultraserver.rst @ 81ce03ae, read 2026-11-23)."""
+"""Labels on UltraServer nodes: which UltraServer of ``size`` nodes a node is in and its place there. Neuron's
+UltraServer guide names the device plugin (2.30.0.0 or later) as their prerequisite, shows them in ``kubectl get
+nodes`` and uses ``ultraserver-server-id-4`` as the topology key of whole 4-node UltraServers (aws-neuron/
+aws-neuron-sdk deploy/eks/ultraserver.rst @ 81ce03ae, read 2026-11-23).
+
+On a DRA node group (no device plugin) WHO SETS THEM IS UNCONFIRMED (:data:`ULTRASERVER_LABEL_SOURCE_DRA`)."""
+
+ULTRASERVER_LABEL_SOURCE_DRA = (
+    "unconfirmed: Neuron's DRA guide (deploy/eks/dra.rst @ 81ce03ae) says not to install the device plugin, yet its "
+    "own UltraServer example (deploy/files/specs/4-node-inference-us.yaml, tests/data/eks) places a LeaderWorkerSet "
+    "by exclusive-topology neuron.amazonaws.com/ultraserver-server-id-4, and the chart's DRA ClusterRole may patch "
+    "nodes (neuron-helm-charts templates/dra-driver/dra-driver-rbac.yaml @ 7324cd0e); no Neuron text or public "
+    "source says the DRA driver sets the label (searched 2026-11-29: aws-neuron repositories, the chart's DRA "
+    "DaemonSet @ 97e1b7d3, the SDK docs; the driver's source is not public)")
+"""Why the kit cannot promise the UltraServer label on DRA nodes, and so why the check below exists."""
+
+ULTRASERVER_LABEL_CHECK = "kubectl get nodes -l neuronfleet/node-group={group} -L {label}"
+"""The one command that shows whether a node group's nodes carry the UltraServer label (an empty column: they do
+not). Without it, placement on the label fails loudly, never silently: Kueue's topology-aware scheduling leaves a
+node without a Topology level's label out of the flavor's nodes (kubernetes-sigs/kueue pkg/util/tas/node.go
+``NodeMatchesFlavor`` @ 8eab6877, tests pkg/cache/scheduler/tas_nodes_cache_test.go TestNodesCacheFind "match
+labels and levels"), so a workload needing that level is never admitted; a required pod affinity on a missing
+label matches no node and the pods stay Pending (except the first pod of a Job, which Kubernetes lets match
+itself)."""
+
+KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_SLICE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+"""Kueue's topology-aware scheduling annotations on a Job's pod template (kubernetes-sigs/kueue apis/kueue/v1beta2/
+topology_types.go @ 8eab68778fc1b52affe165fdf5af29d1e9b4f3cb, v0.19.2): required: "requires scheduling all pods on
+nodes within the same topology domain corresponding to the topology level indicated by the annotation value";
+slice-required: "requires scheduling each PodSet slice on nodes within the topology domain" of that level, with
+slice-size "the requested size of a podset slice" (required with it). Read by pkg/controller/jobframework/tas.go
+``Build`` and checked by tas_validation.go ``ValidateTASPodSetRequest``."""
 
 NEURON_RESOURCE = "aws.amazon.com/neuron"
 NEURONCORE_RESOURCE = "aws.amazon.com/neuroncore"

@@ -29,7 +29,7 @@ from neuronfleet_contract.pool_schedule import (
 )
 
 from ..eks import manifests as eks_manifests
-from ..facts.eks_labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL
+from ..facts.eks_labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL, ULTRASERVER_SERVER_LABEL
 from ..settings.eks import NeuronNodegroupSettings
 from .pins import KUEUE_API, PRIORITY_LABEL, QUEUE_LABEL, RECLAIM, TRAINING_GRACE_SECONDS
 
@@ -56,6 +56,20 @@ def schedule_group(pool: str) -> str:
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 """The node level of the pool's Kueue Topology (Kueue's CRD at v0.19.2 allows it as the last level only)."""
+
+
+def topology_levels(group: NeuronNodegroupSettings) -> list[str]:
+    """The node labels of the pool's Kueue Topology, highest first: the node (``kubernetes.io/hostname``), under
+    Neuron's ``ultraserver-server-id-<size>`` on an UltraServer node group, so that a training Job's topology
+    annotations (eks.manifests.ultraserver_placement) place whole UltraServers.
+
+    Kueue's Topology CRD at v0.19.2 (tests/data/kueue/kueue.x-k8s.io_topologies.yaml): 1 to 16 unique levels, and
+    "the kubernetes.io/hostname label can only be used at the lowest level of topology". A node lacking a level's
+    label is not in the flavor (Kueue pkg/util/tas/node.go ``NodeMatchesFlavor``): if the UltraServer label is
+    missing (DRA node groups: facts.eks_labels.ULTRASERVER_LABEL_SOURCE_DRA), the pool admits nothing on those nodes,
+    loudly, rather than placing a job across UltraServers."""
+    size = group.spec.ultraserver_size
+    return [*([ULTRASERVER_SERVER_LABEL.format(size=size)] if size > 1 else []), HOSTNAME_LABEL]
 
 
 def names(pool: str) -> dict[str, str]:
@@ -89,7 +103,8 @@ def training_nodes(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> in
 
 
 def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> list[Manifest]:
-    """A Topology (one level: the node), the ResourceFlavor (the node group, on that topology), two ClusterQueues
+    """A Topology (:func:`topology_levels`: the node, under the UltraServer on UltraServer node groups), the
+    ResourceFlavor (the node group, on that topology), two ClusterQueues
     in one cohort, a LocalQueue each, two priorities.
 
     The inference ClusterQueue owns the whole pool's quota and lends whole nodes: ``lendingLimit`` on the Neuron
@@ -131,7 +146,7 @@ def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> lis
 
     return [
         {"apiVersion": KUEUE_API, "kind": "Topology", "metadata": {"name": n["topology"]},
-         "spec": {"levels": [{"nodeLabel": HOSTNAME_LABEL}]}},
+         "spec": {"levels": [{"nodeLabel": label} for label in topology_levels(group)]}},
         {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": n["flavor"]},
          "spec": {"nodeLabels": {NODE_GROUP_LABEL: group.name}, "topologyName": n["topology"],
                   "tolerations": [eks_manifests.neuron_toleration()]}},
