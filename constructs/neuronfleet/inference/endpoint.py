@@ -48,6 +48,7 @@ from ..facts.catalog import CATALOG, InstanceSpec
 from ..facts.guardrails import guardrails
 from ..facts.images import dlc_image
 from ..settings import CutoverSettings, EndpointSettings, GpuVariant, ScheduledScaling
+from .async_queue import ASYNC_ALARMS, ASYNC_METRICS, NOT_PUBLISHED_FOR_ASYNC, SCALE_FROM_ZERO, AsyncQueue
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 from .staging import HubModelCopy
 
@@ -93,11 +94,13 @@ class NeuronEndpoint(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EndpointSettings,
                  vpc_subnets: ec2.SubnetSelection | None = None, topic: sns.ITopic | None = None,
                  data_capture_bucket: s3.IBucket | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-                 model_name: str | None = None) -> None:
+                 model_name: str | None = None, async_bucket: s3.IBucket | None = None) -> None:
         """``vpc_subnets``: where the endpoint's instances run (default: the VPC's private subnets with egress);
         ``model_name``: what the migration report calls the model (tag ``neuronfleet:model``; default: the construct
         id); the reference app passes the fleet file's endpoint name.
         ``topic``: where its alarms notify.
+        ``async_bucket``: with ``invocation: async``, the bucket of its input, output and failure prefixes
+        (``async/<construct id>/...``; default: a bucket of its own).
         ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
         super().__init__(scope, construct_id)
         in_stack(self, stack_of(scope))  # Stack.of(self) is its scope's stack: asked once per stack, not per endpoint
@@ -142,7 +145,12 @@ class NeuronEndpoint(Construct):
             self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
             description="SageMaker endpoint: no inbound (invoked through the SageMaker API), HTTPS out")
         self.security_group.add_egress_rule(any_ipv4(), tcp(443), "HTTPS: S3, ECR, model hub downloads")
+        if async_bucket is not None:
+            duck("async_bucket", async_bucket, "bucket_arn", "an s3.IBucket", what=what)
         self._models(vpc, vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
+        self.async_queue: AsyncQueue | None = AsyncQueue(self, "Async", role=self.role, bucket=async_bucket,
+                                                         removal_policy=removal_policy) if settings.is_async else None
+        """An asynchronous endpoint's S3 locations and SNS topics (None for a real-time endpoint)."""
         self._endpoint(data_capture_bucket)
         self._scaling()
         self._alarms(topic)
@@ -264,7 +272,8 @@ class NeuronEndpoint(Construct):
         live = [_ProductionVariant(variant_name=NEURON_VARIANT, model_name=serving.attr_model_name,
                         instance_type=None if pools else s.pools[0], instance_pools=pools,
                         variant_instance_provision_timeout_in_seconds=s.provision_timeout_s,
-                        initial_instance_count=s.min_instances,
+                        initial_instance_count=max(1, s.min_instances),  # SageMaker's least: 1 (an
+                        # asynchronous endpoint then scales to its floor, 0, when its queue is empty)
                         initial_variant_weight=1.0, volume_size_in_gb=None if local else s.volume_size_gib,
                         container_startup_health_check_timeout_in_seconds=startup,
                         model_data_download_timeout_in_seconds=download)]
@@ -344,7 +353,9 @@ class NeuronEndpoint(Construct):
         live, shadows = self._variants()
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self, "EndpointConfig", production_variants=live, shadow_production_variants=shadows or None,
-            kms_key_id=self.key.key_arn if self.key and not local_storage else None, data_capture_config=capture)
+            kms_key_id=self.key.key_arn if self.key and not local_storage else None, data_capture_config=capture,
+            async_inference_config=self.async_queue.config(
+                self.key, s.async_settings.max_concurrent_invocations_per_instance) if self.async_queue else None)
         if local_storage:  # core.nag.ACKNOWLEDGED: SageMaker refuses KmsKeyId with local NVMe storage
             acknowledge(self.endpoint_config, "SageMakerEndpointConfigurationKMSKeyConfigured")
         # SageMaker ARNs are lower-case: grants and the failover's permissions name exactly this endpoint.
@@ -392,6 +403,8 @@ class NeuronEndpoint(Construct):
             Annotations.of(self).add_info(
                 "cutover.pause_scaling: the serving variant is not autoscaled while it is set; deploy the serve_on "
                 "change, then set pause_scaling back to false (docs/judge.md, the cutover both ways)")
+        elif s.is_async:
+            self.scalable_target = scalable = self._async_scaling()
         else:
             self.scalable_target = scalable = self._track(NEURON_VARIANT, "Scaling", s.min_instances, s.max_instances,
                                                           s.target_invocations_per_instance)
@@ -406,6 +419,51 @@ class NeuronEndpoint(Construct):
             self._track(GPU_VARIANT, "GpuScaling", gpu.min_instances, gpu.max_instances,
                         gpu.target_invocations_per_instance
                         or s.target_invocations_per_instance * gpu.neuron_instances_per_gpu_instance)
+
+    def _async_scaling(self) -> appscaling.ScalableTarget:
+        """Scale to zero and back, as AWS documents it for asynchronous endpoints (ASYNC_AUTOSCALE_DOC): a scalable
+        target whose minimum is ``min_instances`` (0 by default), target tracking on the endpoint's
+        ``ApproximateBacklogSizePerInstance`` (Average), and the step policy that adds one instance when
+        ``HasBacklogWithoutCapacity`` is at least 1 for two minutes (target tracking alone waits for the backlog to
+        pass its target before it leaves zero)."""
+        s, a = self.settings, self.settings.async_settings
+        scalable = appscaling.ScalableTarget(
+            self, "Scaling", service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+            resource_id=f"endpoint/{self.endpoint_name}/variant/{NEURON_VARIANT}",
+            scalable_dimension="sagemaker:variant:DesiredInstanceCount", min_capacity=s.min_instances,
+            max_capacity=s.max_instances)
+        scalable.node.add_dependency(self.endpoint)
+        scalable.scale_to_track_metric(
+            "BacklogPerInstance", target_value=a.target_backlog_per_instance,
+            custom_metric=self.endpoint_metric(ASYNC_METRICS["backlog_per_instance"], statistic="Average"),
+            scale_in_cooldown=seconds(s.scale_in_cooldown_s), scale_out_cooldown=seconds(s.scale_out_cooldown_s))
+        step = SCALE_FROM_ZERO
+        self.scale_from_zero = appscaling.StepScalingAction(
+            self, "ScaleFromZero", scaling_target=scalable,
+            adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+            metric_aggregation_type=appscaling.MetricAggregationType.AVERAGE,
+            cooldown=seconds(a.scale_from_zero_cooldown_s))
+        self.scale_from_zero.add_adjustment(adjustment=step["ScalingAdjustment"],
+                                            lower_bound=step["MetricIntervalLowerBound"])
+        self.scale_from_zero_alarm = cloudwatch.Alarm(
+            self, "ScaleFromZeroAlarm",
+            metric=self.endpoint_metric(ASYNC_METRICS["backlog_without_capacity"], statistic=step["Statistic"],
+                                        period=seconds(step["Period"])),
+            threshold=step["Threshold"], evaluation_periods=step["EvaluationPeriods"],
+            datapoints_to_alarm=step["DatapointsToAlarm"],
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.MISSING,
+            alarm_description="requests queued while the endpoint has no instance: add one (scale from zero)")
+        self.scale_from_zero_alarm.add_alarm_action(cw_actions.ApplicationScalingAction(self.scale_from_zero))
+        return scalable
+
+    def endpoint_metric(self, metric_name: str, *, statistic: str = "Sum", period: Duration | None = None,
+                        variant: str | None = None) -> cloudwatch.Metric:
+        """A metric of the endpoint in ``AWS/SageMaker`` by ``EndpointName`` alone (an asynchronous endpoint's
+        queue metrics), or with ``variant`` by ``EndpointName`` and ``VariantName``."""
+        dims = {"EndpointName": self.endpoint_name, **({"VariantName": variant} if variant else {})}
+        return cloudwatch.Metric(namespace=AWS_SAGEMAKER_METRICS, metric_name=metric_name, dimensions_map=dims,
+                                 statistic=statistic, period=period or minutes(1))
 
     def _track(self, variant: str, construct_id: str, low: int, high: int, target: float) -> appscaling.ScalableTarget:
         s = self.settings
@@ -494,9 +552,12 @@ class NeuronEndpoint(Construct):
         ``<endpoint name>-gpu-<suffix>``: after a failover it carries all the traffic), into the topic (OK
         notifications too, for failback). A shadow variant answers no one; a warm standby is a pool of the Neuron
         variant."""
-        self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS}
+        self.alarm_names: dict[str, str] = {kind: alarm_name(self.endpoint_name, kind) for kind in NEURON_ALARMS
+                                            if not (self.settings.is_async and kind in NOT_PUBLISHED_FOR_ASYNC)}
         """The Neuron variant's alarms by kind -> their names (set, not generated: ``<endpoint name>-<suffix>``)."""
         self.alarms: dict[str, cloudwatch.Alarm] = self._variant_alarms(NEURON_VARIANT, "", self.alarm_names)
+        if self.settings.is_async:
+            self.alarms |= self._queue_alarms()
         self.gpu_alarm_names: dict[str, str] = {
             kind: alarm_name(self.endpoint_name, kind, gpu=True) for kind in NEURON_ALARMS} if self.has_live_gpu else {}
         """The live GPU variant's alarms by kind -> their names (``<endpoint name>-gpu-<suffix>``); none without one."""
@@ -514,22 +575,51 @@ class NeuronEndpoint(Construct):
         at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
         missing = cloudwatch.TreatMissingData.NOT_BREACHING
         label = "GPU" if variant == GPU_VARIANT else "Neuron"
-        return {
-            "latency": self.metric_model_latency(variant=variant, statistic="p99").create_alarm(
+        build = {
+            "latency": lambda: self.metric_model_latency(variant=variant, statistic="p99").create_alarm(
                 self, f"{id_prefix}LatencyP99Alarm", alarm_name=names["latency"],
                 threshold=a.latency_p99_ms * 1000, evaluation_periods=5, datapoints_to_alarm=3, treat_missing_data=missing,
                 alarm_description=f"p99 model latency above {a.latency_p99_ms} ms on the {label} variant"),
-            "errors5xx": self.metric("Invocation5XXErrors", variant=variant, period=five).create_alarm(
+            "errors5xx": lambda: self.metric("Invocation5XXErrors", variant=variant, period=five).create_alarm(
                 self, f"{id_prefix}Errors5xxAlarm", alarm_name=names["errors5xx"],
                 threshold=a.errors_5xx_per_5min, evaluation_periods=1, treat_missing_data=missing,
                 comparison_operator=at_least,
                 alarm_description=f"{a.errors_5xx_per_5min}+ 5XX errors in 5 minutes on the {label} variant"),
-            "modelErrors": self.metric("InvocationModelErrors", variant=variant, period=five).create_alarm(
+            "modelErrors": lambda: self.metric("InvocationModelErrors", variant=variant, period=five).create_alarm(
                 self, f"{id_prefix}ModelErrorsAlarm", alarm_name=names["modelErrors"],
                 threshold=a.model_errors_per_5min, evaluation_periods=1, treat_missing_data=missing,
                 comparison_operator=at_least,
                 alarm_description=f"{a.model_errors_per_5min}+ model (invocation) errors in 5 minutes"
                                   + (" on the GPU variant" if variant == GPU_VARIANT else "")),
+        }
+        return {kind: make() for kind, make in build.items() if kind in names}  # an asynchronous endpoint: no
+        # model-errors alarm (SageMaker publishes no InvocationModelErrors for it: NOT_PUBLISHED_FOR_ASYNC)
+
+    def _queue_alarms(self) -> dict[str, cloudwatch.Alarm]:
+        """An asynchronous endpoint's own alarms (named ``<endpoint name>-<suffix>``, ASYNC_ALARMS): the oldest queued
+        request older than ``async_inference.oldest_request_alarm_s`` (Maximum over 5 minutes, three periods of
+        five: the queue is not drained), and failed invocations (Sum over 5 minutes). Each notifies once when it
+        fires and once when it clears (CloudWatch acts on state changes)."""
+        a = self.settings.async_settings
+        five = minutes(5)
+        names = {kind: f"{self.endpoint_name}-{suffix}" for kind, suffix in ASYNC_ALARMS.items()}
+        self.alarm_names |= names
+        return {
+            "backlogAge": self.endpoint_metric(ASYNC_METRICS["oldest_request_age"], statistic="Maximum",
+                                               period=five).create_alarm(
+                self, "BacklogAgeAlarm", alarm_name=names["backlogAge"], threshold=a.oldest_request_alarm_s,
+                evaluation_periods=3, datapoints_to_alarm=3,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=f"the oldest queued request is older than {a.oldest_request_alarm_s} s: the queue is "
+                                  "not drained (no capacity to scale out, or the model is stuck)"),
+            "invocationFailures": self.endpoint_metric(ASYNC_METRICS["invocation_failures"], variant=NEURON_VARIANT,
+                                                       period=five).create_alarm(
+                self, "InvocationFailuresAlarm", alarm_name=names["invocationFailures"],
+                threshold=a.invocation_failures_per_5min, evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=f"{a.invocation_failures_per_5min}+ failed asynchronous invocations in 5 minutes "
+                                  "(their errors are in the failure location and on the error topic)"),
         }
 
 

@@ -23,6 +23,22 @@ ServingContainerName = Literal["vllm-neuronx", "hf-inference-neuronx", "tgi-neur
 """Serving containers by name, resolved from ``data/neuron_compat.json`` (``neuronfleet.facts.neuron.serving_images``)."""
 ModelTask = Literal["text-generation", "embeddings", "text-classification"]
 GpuStandby = Literal["hot", "warm", "cold"]
+Invocation = Literal["real-time", "async"]
+"""How an endpoint is invoked: ``real-time`` (InvokeEndpoint, the caller waits) or ``async`` (InvokeEndpointAsync:
+SageMaker queues the request, writes the answer to S3 and notifies SNS; the endpoint scales to zero instances)."""
+ASYNC_AUTOSCALE_DOC = ("SageMaker developer guide, \"Autoscale an asynchronous endpoint\", "
+                       "https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html (awsdocs/"
+                       "amazon-sagemaker-developer-guide doc_source/async-inference-autoscale.md @ d14094bb), read "
+                       "2026-11-29")
+"""Where the scale-to-zero mechanics come from: MinCapacity 0, target tracking on ApproximateBacklogSizePerInstance
+(Average, dimension EndpointName, example target 5.0) and the step policy on HasBacklogWithoutCapacity."""
+DEFAULT_BACKLOG_PER_INSTANCE = 5.0
+"""The target of the backlog tracking: AWS's own example value (ASYNC_AUTOSCALE_DOC, TargetValue 5.0)."""
+SCALE_FROM_ZERO_COOLDOWN_S = 300
+"""The scale-from-zero step policy's Cooldown in AWS's example (ASYNC_AUTOSCALE_DOC)."""
+MAX_CONCURRENT_INVOCATIONS = 1000
+"""AsyncInferenceClientConfig.MaxConcurrentInvocationsPerInstance: 1-1000 (botocore 1.44.5 sagemaker/2017-07-24
+MaxConcurrentInvocationsPerInstance, read 2026-11-29; tests/unit/test_async_endpoint.py pins it)."""
 MAX_INSTANCE_POOLS = 5
 """A production variant's ``InstancePools``: 1 to 5 entries, priority 1 to 5 (botocore ``sagemaker/2017-07-24``
 InstancePoolList and InstancePoolPriority, read 2026-11-22)."""
@@ -167,6 +183,25 @@ class EndpointAlarms(Settings):
     model_errors_per_5min: PositiveInt = 5
 
 
+class AsyncInferenceSettings(Settings):
+    """An asynchronous endpoint's queue, scaling and alarms (``invocation: async``)."""
+
+    what: ClassVar[str] = "async_inference"
+    target_backlog_per_instance: Number = Field(default=DEFAULT_BACKLOG_PER_INSTANCE, gt=0)
+    """Target tracking on ``ApproximateBacklogSizePerInstance`` (queued requests per instance): instances are added
+    above it and removed below it, down to zero when the queue is empty."""
+    max_concurrent_invocations_per_instance: Int | None = Field(default=None, ge=1, le=MAX_CONCURRENT_INVOCATIONS)
+    """Requests SageMaker's client sends one instance at once (AsyncInferenceClientConfig); unset: SageMaker chooses."""
+    scale_from_zero_cooldown_s: Int = Field(default=SCALE_FROM_ZERO_COOLDOWN_S, ge=0, le=3600)
+    """The scale-from-zero step policy's cooldown (AWS's example: 300)."""
+    oldest_request_alarm_s: PositiveInt = 1800
+    """Alarm when the oldest queued request is older than this (``ApproximateAgeOfOldestRequest``, seconds): the
+    queue is not drained (no capacity, a stuck model)."""
+    invocation_failures_per_5min: PositiveInt = 1
+    """Alarm at this many failed invocations in 5 minutes (``InvocationFailures``: each one's request is answered in
+    the failure location and on the error topic)."""
+
+
 class EndpointSettings(Settings):
     """What a Neuron endpoint serves and how it scales."""
 
@@ -224,7 +259,14 @@ class EndpointSettings(Settings):
                                                      le=MAX_PROVISION_TIMEOUT_S)
     """VariantInstanceProvisionTimeoutInSeconds of the Neuron variant: default 1800 with instance pools (see
     DEFAULT_POOL_PROVISION_TIMEOUT_S), unset otherwise."""
-    min_instances: PositiveInt = 1
+    invocation: Invocation = "real-time"
+    """``real-time`` or ``async`` (SageMaker asynchronous inference: a queue, answers in S3, SNS notifications,
+    scaling to zero instances; ``async_inference`` holds its settings)."""
+    async_inference: AsyncInferenceSettings | None = None
+    """The queue's scaling and alarms with ``invocation: async`` (defaults when unset)."""
+    min_instances: Int = Field(default=1, ge=0)
+    """The autoscaling floor: at least 1 for a real-time endpoint; 0 (the default) for an asynchronous one, which
+    scales to zero instances when its queue is empty."""
     max_instances: PositiveInt = 2
     target_invocations_per_instance: Number = Field(default=20, gt=0)
     scale_in_cooldown_s: Int = Field(default=600, ge=0, le=3600)
@@ -259,6 +301,23 @@ class EndpointSettings(Settings):
                 and "startup_health_check_timeout_s" not in data:
             return {**data, "startup_health_check_timeout_s": COMPILE_AT_START_TIMEOUT_S}
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _async_defaults(cls, data: Any) -> Any:
+        """An asynchronous endpoint scales to zero unless told otherwise, with the default queue settings."""
+        if isinstance(data, dict) and data.get("invocation") == "async":
+            return {"min_instances": 0, "async_inference": AsyncInferenceSettings(), **data}
+        return data
+
+    @property
+    def is_async(self) -> bool:
+        return self.invocation == "async"
+
+    @property
+    def async_settings(self) -> AsyncInferenceSettings:
+        """The asynchronous settings (their defaults when unset)."""
+        return self.async_inference or AsyncInferenceSettings()
 
     @property
     def spec(self) -> InstanceSpec:
@@ -408,6 +467,7 @@ class EndpointSettings(Settings):
         yield from self._volume_problems()
         yield from self._gpu_problems()
         yield from self._cutover_problems()
+        yield from self._invocation_problems()
         seen: set[str] = set()
         for j, action in enumerate(self.scheduled_scaling):
             if action.name in seen:
@@ -576,6 +636,51 @@ class EndpointSettings(Settings):
                               f"at least {need}: the Neuron variant's max_instances ({self.max_instances}) divided "
                               f"by neuron_instances_per_gpu_instance ({gpu.neuron_instances_per_gpu_instance:g}), "
                               "rounded up, so the GPU variant can carry its whole load")
+
+    def _invocation_problems(self) -> Iterator[Problem]:
+        """What an asynchronous endpoint cannot have, and what only it can. The GPU fallback of an asynchronous
+        endpoint: none at run time. Its requests wait in SageMaker's queue while no instance serves them (scaled to
+        zero, or no Neuron capacity at scale-out), so moving traffic to a running GPU variant buys nothing a queue
+        does not already give, and a hot GPU variant would bill every hour an endpoint that scales to zero is
+        meant to save; a failed request is answered in the failure location and on the error topic, and the
+        backlog-age alarm says when the queue is not drained. A GPU instance pool (warm standby) would make sense at
+        scale-out from zero, but SageMaker documents instance pools for real-time endpoints only (``Deploy to
+        multiple instance types with instance pools``): the kit does not build it until that is confirmed."""
+        if not self.is_async:
+            if self.async_inference is not None:
+                yield Problem("async_inference", "set", "unset with invocation real-time: it configures an "
+                              "asynchronous endpoint (invocation: async)")
+            if self.min_instances < 1:
+                yield Problem("min_instances", self.min_instances, "at least 1 for invocation real-time: only an "
+                              "asynchronous endpoint (invocation: async) scales to zero instances (" +
+                              ASYNC_AUTOSCALE_DOC + ")")
+            return
+        gpu = self.gpu_variant
+        if gpu is not None:
+            yield Problem("gpu_variant", gpu.instance_type,
+                          "unset for invocation async: requests wait in SageMaker's queue while no instance serves "
+                          "them, so a run-time failover to a running GPU variant (hot) buys nothing the queue does "
+                          "not give and bills every hour the endpoint is meant to save; a shadow copy or the judge "
+                          "needs real-time answers; a GPU instance pool (warm) is documented for real-time endpoints "
+                          "only. Serve the GPU model as a real-time endpoint of its own if the pilot needs it")
+        if self.instance_pools:
+            yield Problem("instance_pools", list(self.instance_pools),
+                          "empty for invocation async: SageMaker documents instance pools (InstancePools) for "
+                          "real-time endpoints only (developer guide, \"Deploy to multiple instance types with "
+                          "instance pools\"); an asynchronous endpoint runs one instance type")
+        if self.judge is not None:
+            yield Problem("judge", self.judge.prompts, "unset for invocation async: the judge invokes both variants "
+                          "with InvokeEndpoint, which an asynchronous endpoint refuses (\"the endpoint can only "
+                          "receive asynchronous invocations\", SageMaker developer guide, Asynchronous inference)")
+        if "target_invocations_per_instance" in self.model_fields_set:
+            yield Problem("target_invocations_per_instance", self.target_invocations_per_instance,
+                          "unset for invocation async: SageMaker publishes no InvocationsPerInstance for an "
+                          "asynchronous endpoint; it scales on async_inference.target_backlog_per_instance "
+                          "(ApproximateBacklogSizePerInstance)")
+        if self.data_capture_percent is not None:
+            yield Problem("data_capture_percent", self.data_capture_percent,
+                          "unset for invocation async: the request and its answer are already objects in S3 (the "
+                          "caller's input location and the endpoint's output location)")
 
     def _cutover_problems(self) -> Iterator[Problem]:
         c, gpu = self.cutover, self.gpu_variant
