@@ -132,24 +132,32 @@ def test_system_nodes_untainted_imdsv2(built) -> None:
     assert lt["MetadataOptions"] == {"HttpTokens": "required", "HttpPutResponseHopLimit": 1}
 
 
-def _chart(template: Template, chart: str) -> dict[str, Any]:
-    found = [p for p in properties(template, "Custom::AWSCDK-EKS-HelmChart").values() if p["Chart"] == chart]
+def _chart(template: Template, chart: str, release: str | None = None) -> dict[str, Any]:
+    found = [p for p in properties(template, "Custom::AWSCDK-EKS-HelmChart").values()
+             if p["Chart"] == chart and p["Release"] == (release or chart)]
     assert len(found) == 1, chart
     return found[0]
 
 
 def test_charts_pinned_with_values(built) -> None:
     _, template = built
-    for key in (NEURON_CHART, EFA_CHART, FSX_CSI_CHART):
+    for key, release in ((NEURON_CHART, None), (NEURON_CHART, "neuron-dra"), (EFA_CHART, None),
+                         (FSX_CSI_CHART, None)):
         pin = CHARTS[key][DEFAULT_CHART_VERSIONS[key]]
-        chart = _chart(template, pin.chart)
+        chart = _chart(template, pin.chart, release)
         assert (chart["Version"], chart["Repository"], chart["Namespace"]) == (pin.version, pin.repository,
                                                                               "kube-system")
-    neuron = json.loads(_chart(template, "neuron-helm-chart")["Values"])
-    # both device managers, each kept to its own node groups by the label the node groups carry
-    assert neuron["devicePlugin"] == {"enabled": True, "nodeSelector": {"neuronfleet/neuron-devices": "device-plugin"}}
-    assert neuron["draDriver"] == {"enabled": True, "nodeSelector": {"neuronfleet/neuron-devices": "dra"}}
-    assert neuron["scheduler"] == {"enabled": True} and neuron["npd"] == {"enabled": True}
+    neuron = {p["Release"]: json.loads(p["Values"]) for p in properties(template, "Custom::AWSCDK-EKS-HelmChart").values()
+              if p["Chart"] == "neuron-helm-chart"}
+    # both device managers, each in its own release, kept to its own node groups by the label the node groups carry
+    assert neuron["neuron-helm-chart"]["devicePlugin"] == {
+        "enabled": True, "nodeSelector": {"neuronfleet/neuron-devices": "device-plugin"}}
+    assert neuron["neuron-helm-chart"]["draDriver"] == {"enabled": False}
+    assert neuron["neuron-dra"]["draDriver"] == {"enabled": True, "nodeSelector": {"neuronfleet/neuron-devices": "dra"}}
+    assert neuron["neuron-dra"]["devicePlugin"] == {"enabled": False}
+    # the scheduler extension and the problem detector off (config/eks.yaml leaves them at their defaults)
+    assert neuron["neuron-helm-chart"]["scheduler"] == {"enabled": False}
+    assert neuron["neuron-helm-chart"]["npd"] == {"enabled": False}
     efa = json.loads(_chart(template, "aws-efa-k8s-device-plugin")["Values"])
     assert efa["tolerations"] == [{"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
 
@@ -219,7 +227,7 @@ def test_settings_refused_through_the_construct_api(group: dict[str, Any], path:
 
 @pytest.mark.parametrize(("field", "value", "words"), [
     ("kubernetes_version", "1.35", "aws-cdk-lambda-layer-kubectl-v36"),
-    ("charts", {"neuron": "1.9.0"}, "1.10.0"),
+    ("charts", {"neuron": "1.10.0"}, "1.9.0"),
     ("charts", {"efa_device_plugin": "v0.5.29"}, "v0.5.30"),
 ])
 def test_versions_the_kit_has_not_recorded_are_refused(field: str, value: Any, words: str) -> None:

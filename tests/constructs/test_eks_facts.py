@@ -37,11 +37,23 @@ def eks_model():
     return botocore.session.get_session().get_service_model("eks")
 
 
+def _tree(path: Path) -> str:
+    """The git tree id of a directory (files mode 100644, subdirectories 40000), as ``git rev-parse <commit>:<dir>``."""
+    entries = []
+    for child in path.iterdir():
+        if child.is_dir():
+            entries.append((child.name + "/", b"40000 " + child.name.encode() + b"\0" + bytes.fromhex(_tree(child))))
+        else:
+            entries.append((child.name, b"100644 " + child.name.encode() + b"\0" + bytes.fromhex(_blob(child))))
+    body = b"".join(e for _, e in sorted(entries))
+    return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
+
+
 def test_copies_are_verbatim() -> None:
     rows = re.findall(r"^\| `([^`]+)` \| .* \| ([0-9a-f]{40}) \|$", (DATA / "README.md").read_text(), re.M)
-    assert len(rows) == len([p for p in DATA.iterdir() if p.name != "README.md"]) == 12
+    assert len(rows) == len([p for p in DATA.iterdir() if p.name != "README.md"]) == 15
     for name, blob in rows:
-        assert _blob(DATA / name) == blob, name
+        assert (_tree if (DATA / name).is_dir() else _blob)(DATA / name) == blob, name
 
 
 # ------------------------------------------------------------------------------------- Kubernetes and kubectl
@@ -124,7 +136,8 @@ def test_every_chart_version_has_a_dated_source() -> None:
     for chart, versions in pins.CHARTS.items():
         assert pins.DEFAULT_CHART_VERSIONS[chart] in versions
         for version, pin in versions.items():
-            assert pin.version == version and pin.source and pin.as_of.isoformat() == "2026-11-23"
+            assert pin.version == version and pin.source
+            assert pin.as_of.isoformat() == ("2026-11-29" if chart == pins.NEURON_CHART else "2026-11-23")
 
 
 def test_efa_chart_pin_and_its_default_tolerations() -> None:
@@ -154,13 +167,16 @@ def test_fsx_chart_pin_tolerates_every_taint() -> None:
 
 
 def test_neuron_chart_keys_against_the_published_values() -> None:
-    """The keys the kit writes exist in AWS's own values (1.0.0, the copy stored here), except ``draDriver``, which
-    only the unconfirmed 1.10.0 pin has: the pin says so."""
+    """The keys the kit writes exist in AWS's own values at 1.0.0 too (the tree rendered offline:
+    tests/unit/test_neuron_chart_render.py), except ``draDriver``, which 1.0.0 does not have (Helm ignores it there);
+    against 1.9.0, the pinned version, every key: tests/constructs/test_eks_deploys.py."""
     published = _load("neuron-helm-chart-1.0.0-values.yaml")
     assert _load("neuron-helm-chart-1.0.0-Chart.yaml")["version"] == "1.0.0"
     tolerations = published["devicePlugin"]["tolerations"]
     assert {"key": labels.NEURON_TAINT_KEY, "operator": "Exists", "effect": labels.NEURON_TAINT_EFFECT} in tolerations
     assert published["scheduler"]["customScheduler"]["fullnameOverride"] == NEURON_SCHEDULER
+    assert _load("neuron-helm-chart-1.9.0-values.yaml")["scheduler"]["customScheduler"]["fullnameOverride"] == (
+        NEURON_SCHEDULER)
     settings = NeuronEksClusterSettings(node_groups=[{"name": "a", "instance_type": "trn1.32xlarge", "count": 1}])
     written = neuron_chart_values(settings)
     assert set(written) <= set(pins.NEURON_CHART_KEYS)
@@ -169,7 +185,6 @@ def test_neuron_chart_keys_against_the_published_values() -> None:
         for sub in written[key]:
             assert sub in published[key] or sub == "enabled", (key, sub)
     assert "draDriver" not in published
-    assert pins.CHARTS[pins.NEURON_CHART]["1.10.0"].confirmed is False
 
 
 def test_neuron_monitor_image_is_neurons_own() -> None:

@@ -38,7 +38,18 @@ from ..core.s3_reads import owner_condition
 from ..core.tagging import tag_capacity, tag_family
 from ..core.trust import confine_pod_identity_role
 from ..facts.eks_labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
-from ..facts.eks_pins import CHARTS, EFA_CHART, FSX_CSI_CHART, KUBECTL_LAYERS, NEURON_CHART
+from ..facts.eks_pins import (
+    CHARTS,
+    EFA_CHART,
+    FSX_CSI_CHART,
+    KUBECTL_LAYERS,
+    NEURON_CHART,
+    NEURON_DRA_RELEASE,
+    NODE_MONITORING_AGENT,
+    NPD_METRICS_NAMESPACE,
+    NPD_NAMESPACE,
+    NPD_SERVICE_ACCOUNT,
+)
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
 from ..training.lustre import LUSTRE_PORTS, grant_data
@@ -144,7 +155,10 @@ class NeuronEksCluster(Construct):
         self.node_groups: dict[str, eks.Nodegroup] = {}
         for i, group in enumerate(settings.node_groups):
             self._node_group(i, group)
+        self.problem_detector_role: iam.Role | None = None
+        """The node problem detector's Pod Identity role (None while the detector is off)."""
         self.charts = self._charts()
+        self.node_monitoring_agent = self._node_monitoring_agent()
         self.namespaces = self.cluster.add_manifest("Namespaces", *manifests.namespaces())
         """Training's and serving's namespaces (Pod Security ``baseline`` enforced in each)."""
         self.file_system: fsx.LustreFileSystem | None = None
@@ -290,7 +304,8 @@ class NeuronEksCluster(Construct):
             ami_type=eks.NodegroupAmiType.AL2023_X86_64_STANDARD, subnets=self.vpc_subnets,
             launch_template_spec=eks.LaunchTemplateSpec(id=lt.launch_template_id or "",
                                                         version=lt.latest_version_number),
-            min_size=s.system_nodes, max_size=s.system_nodes, desired_size=s.system_nodes)
+            min_size=s.system_nodes, max_size=s.system_nodes, desired_size=s.system_nodes,
+            enable_node_auto_repair=True)
 
     # --------------------------------------------------------------------------------------------- node groups
 
@@ -341,27 +356,69 @@ class NeuronEksCluster(Construct):
             launch_template_spec=eks.LaunchTemplateSpec(id=lt.launch_template_id or "",
                                                         version=lt.latest_version_number),
             subnets=subnets, min_size=0, max_size=group.count, desired_size=group.desired_nodes,
-            labels=manifests.node_labels(group),
+            labels=manifests.node_labels(group), enable_node_auto_repair=True,
             taints=[eks.TaintSpec(effect=eks.TaintEffect.NO_SCHEDULE, key=NEURON_TAINT_KEY, value=NEURON_TAINT_VALUE)])
 
     # ------------------------------------------------------------------------------------------------- charts
 
     def _charts(self) -> dict[str, eks.HelmChart]:
+        """The pinned charts, after the system nodes: the Neuron chart as one release per device manager (device
+        plugin, DRA driver: never both in one release), the EFA device plugin, the FSx for Lustre CSI driver. Keys:
+        the chart keys, and :data:`NEURON_DRA_RELEASE` for the DRA release. Every namespace their values put objects
+        in exists first (kube-system; the DRA driver's, which the chart creates; the problem detector's, which the kit
+        creates: :meth:`_problem_detector`)."""
         s = self.settings
-        pins = {NEURON_CHART: CHARTS[NEURON_CHART][s.charts.neuron],
-                EFA_CHART: CHARTS[EFA_CHART][s.charts.efa_device_plugin],
-                FSX_CSI_CHART: CHARTS[FSX_CSI_CHART][s.charts.fsx_csi_driver]}
-        values = {NEURON_CHART: manifests.neuron_chart_values(s), EFA_CHART: manifests.efa_chart_values(),
-                  FSX_CSI_CHART: manifests.fsx_csi_chart_values()}
+        neuron = CHARTS[NEURON_CHART][s.charts.neuron]
+        releases: list[tuple[str, str, Any, str, dict[str, Any]]] = []
+        for release, values in manifests.neuron_chart_releases(s).items():
+            key, cid = ((NEURON_DRA_RELEASE, "NeuronDraChart") if release == NEURON_DRA_RELEASE
+                        else (NEURON_CHART, "NeuronChart"))
+            releases.append((key, cid, neuron, release, values))
+        for key, cid, values in ((EFA_CHART, "EfaDevicePluginChart", manifests.efa_chart_values()),
+                                 (FSX_CSI_CHART, "FsxCsiDriverChart", manifests.fsx_csi_chart_values())):
+            pin = CHARTS[key][getattr(s.charts, "efa_device_plugin" if key == EFA_CHART else "fsx_csi_driver")]
+            releases.append((key, cid, pin, pin.chart, values))
         charts = {}
-        for key, cid in ((NEURON_CHART, "NeuronChart"), (EFA_CHART, "EfaDevicePluginChart"),
-                         (FSX_CSI_CHART, "FsxCsiDriverChart")):
-            pin = pins[key]
+        for key, cid, pin, release, values in releases:
             charts[key] = self.cluster.add_helm_chart(
                 cid, chart=pin.chart, repository=pin.repository, version=pin.version, namespace="kube-system",
-                release=pin.chart, values=values[key])
+                release=release, values=values)
             charts[key].node.add_dependency(self.system_node_group)
+        if s.problem_detector and NEURON_CHART in charts:
+            charts[NEURON_CHART].node.add_dependency(*self._problem_detector())
         return charts
+
+    def _problem_detector(self) -> list[Construct]:
+        """What Neuron's node problem detector needs before the chart: its namespace (the chart has no Namespace
+        template) and a Pod Identity role for its service account that may put metrics into ``NeuronHealthCheck``
+        only (Neuron's IAM policy's CloudWatch statement; monitor only: no Auto Scaling right, EKS's auto repair
+        replaces nodes)."""
+        namespace = self.cluster.add_manifest("ChartNamespaces", *manifests.chart_namespaces(self.settings))
+        role = iam.Role(self, "ProblemDetectorRole",
+                        assumed_by=iam.SessionTagsPrincipal(iam.ServicePrincipal("pods.eks.amazonaws.com")),
+                        description="Neuron's node problem detector: its metrics into NeuronHealthCheck only")
+        confine_pod_identity_role(role, namespace=NPD_NAMESPACE, service_account=NPD_SERVICE_ACCOUNT)
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"], resources=["*"],
+            conditions={"StringEquals": {"cloudwatch:namespace": NPD_METRICS_NAMESPACE}}))
+        acknowledge_wildcards(role, "cloudwatch:PutMetricData has no resource-level permissions (limited to "
+                                    "the NeuronHealthCheck namespace)", resources=("*",))
+        association = eks.CfnPodIdentityAssociation(
+            self, "ProblemDetectorPodIdentity", cluster_name=self.cluster.cluster_name, namespace=NPD_NAMESPACE,
+            service_account=NPD_SERVICE_ACCOUNT, role_arn=role.role_arn)
+        association.node.add_dependency(namespace)
+        self.problem_detector_role = role
+        return [namespace, association]
+
+    def _node_monitoring_agent(self) -> eks.Addon:
+        """The EKS node monitoring agent (an EKS add-on), whose node conditions managed node group auto repair acts
+        on: the four Neuron hardware errors as ``AcceleratedHardwareReady``, repaired by Replace after 10 minutes.
+        Its version is pinned UNCONFIRMED (neuronfleet.facts.eks_pins.NODE_MONITORING_AGENT; docs/checks.md)."""
+        pin = NODE_MONITORING_AGENT
+        addon = eks.Addon(self, "NodeMonitoringAgent", cluster=cast(eks.ICluster, self.cluster), addon_name=pin.name,
+                          addon_version=pin.version)
+        addon.node.add_dependency(self.system_node_group)
+        return addon
 
     def mount(self, file_system: fsx.LustreFileSystem, *, open_ports: bool = True, storage_gib: int = 1200) -> None:
         """Mount ``file_system`` in pods: a static PersistentVolume ``fsx`` and its claim (the FSx CSI driver's

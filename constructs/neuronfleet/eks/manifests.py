@@ -34,7 +34,13 @@ from ..facts.eks_labels import (
     ULTRASERVER_SERVER_LABEL,
     ULTRASERVER_SIZE_LABEL,
 )
-from ..facts.eks_pins import NEURON_MONITOR_BINARY, NEURON_MONITOR_DIGEST, NEURON_MONITOR_IMAGE
+from ..facts.eks_pins import (
+    NEURON_DRA_RELEASE,
+    NEURON_MONITOR_BINARY,
+    NEURON_MONITOR_DIGEST,
+    NEURON_MONITOR_IMAGE,
+    NPD_NAMESPACE,
+)
 from ..node import HOST_DIR, script_text
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 
@@ -116,14 +122,58 @@ def node_labels(group: NeuronNodegroupSettings) -> dict[str, str]:
 
 
 def neuron_chart_values(settings: NeuronEksClusterSettings) -> dict[str, Any]:
-    """The Neuron chart's values: the device plugin only on node groups labelled for it, the DRA driver only on those
-    labelled ``dra`` (never both on one node), the scheduler extension and the problem detector as configured."""
+    """Release A of the Neuron chart (:data:`NEURON_RELEASE`): the device plugin on the node groups labelled for it,
+    the DRA driver off, the scheduler extension (with the kube-scheduler of the cluster's minor) and the problem
+    detector (on the device-plugin node groups) only when asked. Every key is one the pinned chart's values.yaml
+    shows (tests/data/eks/neuron-helm-chart-1.9.0-values.yaml)."""
+    scheduler: dict[str, Any] = {"enabled": settings.scheduler_extension}
+    if settings.scheduler_extension:
+        scheduler["customScheduler"] = {"image": {"tag": settings.scheduler_image_tag}}
+    npd: dict[str, Any] = {"enabled": settings.problem_detector}
+    if settings.problem_detector:
+        npd["nodeSelector"] = {DEVICES_LABEL: DEVICE_PLUGIN}
     return {
-        "devicePlugin": {"enabled": settings.uses_device_plugin, "nodeSelector": {DEVICES_LABEL: DEVICE_PLUGIN}},
-        "draDriver": {"enabled": settings.uses_dra, "nodeSelector": {DEVICES_LABEL: DRA}},
-        "scheduler": {"enabled": settings.scheduler_extension},
-        "npd": {"enabled": settings.problem_detector},
+        "devicePlugin": {"enabled": True, "nodeSelector": {DEVICES_LABEL: DEVICE_PLUGIN}},
+        "draDriver": {"enabled": False},
+        "scheduler": scheduler,
+        "npd": npd,
     }
+
+
+def neuron_dra_chart_values() -> dict[str, Any]:
+    """Release B of the Neuron chart (:data:`neuronfleet.facts.eks_pins.NEURON_DRA_RELEASE`): the DRA driver on the
+    node groups labelled ``dra``, and nothing else: Neuron's DRA install line (device plugin and problem detector
+    off) with the scheduler extension off, which the chart refuses beside the DRA driver."""
+    return {
+        "draDriver": {"enabled": True, "nodeSelector": {DEVICES_LABEL: DRA}},
+        "devicePlugin": {"enabled": False},
+        "scheduler": {"enabled": False},
+        "npd": {"enabled": False},
+    }
+
+
+NEURON_RELEASE = "neuron-helm-chart"
+"""Release A's name (the chart's own name, as the kit's single release was called)."""
+
+
+def neuron_chart_releases(settings: NeuronEksClusterSettings) -> dict[str, dict[str, Any]]:
+    """Release name -> values, for the releases the cluster needs: A when a node group uses the device plugin, B when
+    one uses DRA (never one release with both: the chart fails or skips, see neuronfleet.facts.eks_pins)."""
+    releases: dict[str, dict[str, Any]] = {}
+    if settings.uses_device_plugin:
+        releases[NEURON_RELEASE] = neuron_chart_values(settings)
+    if settings.uses_dra:
+        releases[NEURON_DRA_RELEASE] = neuron_dra_chart_values()
+    return releases
+
+
+def chart_namespaces(settings: NeuronEksClusterSettings) -> list[Manifest]:
+    """The namespaces the kit creates for the charts' objects, before the charts: the problem detector's when it is on
+    (the chart has no Namespace template for it). kube-system exists; the DRA driver's the chart creates."""
+    if not settings.problem_detector:
+        return []
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NPD_NAMESPACE, "labels": {
+        "app.kubernetes.io/part-of": "neuronfleet"}}}]
 
 
 def efa_chart_values() -> dict[str, Any]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import date
 
 READ = date(2026, 11, 23)
+NEURON_CHART_READ = date(2026, 11, 29)
+"""When the Neuron chart's 1.9.0 files, the kube-scheduler skew rule and the node monitoring agent were read."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,17 +68,20 @@ FSX_CSI_CHART = "fsx-csi-driver"
 
 CHARTS: dict[str, dict[str, ChartPin]] = {
     NEURON_CHART: {
-        "1.10.0": ChartPin(
-            chart="neuron-helm-chart", repository="oci://public.ecr.aws/neuron/neuron-helm-chart", version="1.10.0",
-            app_version="2.32.0.0 (device plugin and scheduler extension images)", confirmed=False,
-            source=("`helm show values oci://public.ecr.aws/neuron/neuron-helm-chart --version 1.10.0` (digest "
-                    "sha256:ed5d8f73b7a05d3a1edf17b2bfaf277ea995ad1c65b115fa8ba2c7b4dc649346) as a public blog post "
-                    "quotes it (last modified 2026-09-12): top-level keys neuronInstances, draDriver (enabled: false), "
-                    "devicePlugin (enabled: true), scheduler (enabled: false), ultraserverOperator, npd (enabled: "
-                    "true); each has nodeSelector and tolerations. AWS's own repository aws-neuron/neuron-helm-charts "
-                    "is stored here only at 8172e5e1 (2024-09-17, chart 1.0.0, no draDriver key); the install command "
-                    "and the draDriver.enabled key are AWS's: aws-neuron/aws-neuron-sdk deploy/eks/helm-chart.rst and "
-                    "deploy/eks/dra.rst @ 81ce03ae (2026-08-21)")),
+        "1.9.0": ChartPin(
+            chart="neuron-helm-chart", repository="oci://public.ecr.aws/neuron/neuron-helm-chart", version="1.9.0",
+            app_version="1.9.0", confirmed=True, as_of=NEURON_CHART_READ,
+            source=("aws-neuron/neuron-helm-charts charts/neuron-helm-chart/Chart.yaml (version: 1.9.0) and "
+                    "values.yaml @ b77a6f90bb00dc0ee57d21e35e275b05e26b79c1, copied verbatim into tests/data/eks "
+                    "(neuron-helm-chart-1.9.0-*.yaml): top-level keys neuronInstances, draDriver (enabled: false), "
+                    "devicePlugin (enabled: true, image 2.31.0.0), scheduler (enabled: false; customScheduler kube-"
+                    "scheduler v1.31.12-eks-1-31-30), ultraserverOperator, npd (enabled: true, namespaceOverride "
+                    "neuron-healthcheck-system); each has nodeSelector and tolerations. The chart's validation: "
+                    "README 'Validation Rules' @ 2f5072d7 (1.7.0) and templates/_helpers.tpl @ cea92c38 (1.8.0): the "
+                    "DRA driver and the scheduler extension cannot both be enabled (helm fails), the scheduler needs "
+                    "the device plugin; from 1.8.0 draDriver.enabled skips the device plugin and the problem detector "
+                    "(templates @ a8ac03f1). 1.10.0 is in no stored publisher file (only a third-party copy of its "
+                    "values), so the kit does not offer it")),
     },
     EFA_CHART: {
         "v0.5.30": ChartPin(
@@ -99,10 +104,73 @@ CHARTS: dict[str, dict[str, ChartPin]] = {
 }
 """Chart -> version -> pin. A version not listed is refused at synth (``settings.eks.ChartVersions``)."""
 
-DEFAULT_CHART_VERSIONS = {NEURON_CHART: "1.10.0", EFA_CHART: "v0.5.30", FSX_CSI_CHART: "1.17.0"}
+DEFAULT_CHART_VERSIONS = {NEURON_CHART: "1.9.0", EFA_CHART: "v0.5.30", FSX_CSI_CHART: "1.17.0"}
 
 NEURON_CHART_KEYS = ("neuronInstances", "draDriver", "devicePlugin", "scheduler", "ultraserverOperator", "npd")
-"""The Neuron chart's top-level values keys at 1.10.0 (see its pin's source): the kit writes only under these."""
+"""The Neuron chart's top-level values keys at 1.9.0 (values.yaml @ b77a6f90, tests/data/eks): the kit writes only
+under these, and only sub-keys that file shows (tests/constructs/test_eks_deploys.py)."""
+
+NEURON_DRA_RELEASE = "neuron-dra"
+"""The second release of the Neuron chart, DRA driver only, beside the first (device plugin, and the scheduler extension
+and problem detector when asked). One release cannot serve both: the chart fails on the DRA driver with the scheduler
+extension, and from 1.8.0 ``draDriver.enabled`` skips the device plugin and the problem detector for the whole
+release (see the 1.9.0 pin's source). Release B's values are Neuron's own DRA install line
+(``--set devicePlugin.enabled=false --set npd.enabled=false --set draDriver.enabled=true``, aws-neuron/aws-neuron-sdk
+deploy/eks/dra.rst @ 81ce03ae261e12925e53437a0f690478e6366155) with the scheduler off."""
+DRA_DRIVER_NAMESPACE = "neuron-dra-driver"
+"""Where the DRA driver runs (``draDriver.namespaceOverride`` at 1.9.0); the chart creates it itself
+(templates/dra-driver/dra-driver-namespace.yaml @ 97e1b7d310f25919df39497daeddb7909e016646, ``if
+.Values.draDriver.enabled``)."""
+NPD_NAMESPACE = "neuron-healthcheck-system"
+"""Where the chart's node problem detector runs (``npd.namespaceOverride`` at 1.9.0). The chart has no Namespace template
+for it at 1.0.0 (8172e5e1, rendered offline: tests/unit/test_neuron_chart_render.py), 1.9.0's values have no key to
+create one (only a stored variant, c8a2374b, has ``npd.namespace.create``, default false), and Neuron's guide creates
+it first (``kubectl create ns neuron-healthcheck-system``, aws-neuron/
+aws-neuron-sdk deploy/infrastructure/problem-detector-irsa.rst @ 81ce03ae): the kit creates it when the detector is
+on."""
+NPD_SERVICE_ACCOUNT = "node-problem-detector"
+"""The detector's service account (``npd.serviceAccount.name`` at 1.9.0), the chart creates it."""
+NPD_METRICS_NAMESPACE = "NeuronHealthCheck"
+"""The CloudWatch namespace the detector publishes to: "Publishes metrics to CloudWatch under the NeuronHealthCheck
+namespace" and the IAM policy's ``cloudwatch:namespace`` condition (problem-detector.rst and
+problem-detector-irsa.rst @ 81ce03ae)."""
+
+KUBE_SCHEDULER_IMAGE = "public.ecr.aws/eks-distro/kubernetes/kube-scheduler"
+"""The scheduler extension's kube-scheduler (``scheduler.customScheduler.image.repository`` at 1.9.0)."""
+KUBE_SCHEDULER_TAGS: dict[str, str] = {}
+"""Kubernetes minor -> an eks-distro kube-scheduler tag of that minor, read from a publisher: none yet. The chart's own
+tag at 1.6.0-1.9.0 is ``v1.31.12-eks-1-31-30`` (values.yaml @ 3419bfe7 and b77a6f90), and "kube-scheduler ... must not
+be newer than the kube-apiserver ... may be up to one minor version older" (kubernetes/website content/en/releases/
+version-skew-policy.md): a 1.36 control plane takes 1.36 or 1.35 only. No stored eks-distro file names a 1.36 tag, so
+the scheduler extension is refused unless ``kube_scheduler_tag`` gives one (docs/checks.md, ``eks-kube-scheduler``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddonPin:
+    """One EKS add-on at one version."""
+
+    name: str
+    version: str
+    source: str
+    confirmed: bool
+    """False when no publisher file names this version as an add-on version (docs/checks.md names the check)."""
+    as_of: date = READ
+
+
+NODE_MONITORING_AGENT = AddonPin(
+    name="eks-node-monitoring-agent", version="v1.5.1-eksbuild.1", confirmed=False, as_of=NEURON_CHART_READ,
+    source=("the add-on's name: the Amazon EKS user guide, \"add the monitoring agent as an Amazon EKS add-on\" "
+            "(awsdocs/amazon-eks-user-guide latest/ug/nodes/node-health.adoc) and the agent's chart "
+            "(aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/values.yaml @ "
+            "d016b88d37b3a3ec8070703eb4d9da45a92652da: nameOverride eks-node-monitoring-agent, nodeAgent.image.tag "
+            "v1.5.1-eksbuild.1, tolerations [{operator: Exists}]). The add-on VERSION is that image tag, assumed: no "
+            "publisher file lists the add-on's versions for Kubernetes 1.36 (check: aws eks describe-addon-versions "
+            "--addon-name eks-node-monitoring-agent --kubernetes-version 1.36; docs/checks.md "
+            "eks-node-monitoring-agent). It reports the four Neuron hardware errors (NeuronDMAError, "
+            "NeuronHBMUncorrectableError, NeuronNCUncorrectableError, NeuronSRAMUncorrectableError) as "
+            "AcceleratedHardwareReady, repair action Replace (latest/ug/nodes/node-health-nma.adoc @ "
+            "ab6e88192b471f3a74a8184644a1ddc679bb5fb6), after 10 minutes (node-repair.adoc @ ff522de1)"))
+"""The EKS node monitoring agent add-on, which managed node group auto repair reads (UNCONFIRMED version)."""
 
 DRA_MIN_KUBERNETES = (1, 34)
 DRA_INSTANCE_TYPES = ("trn2.48xlarge", "trn2u.48xlarge")

@@ -31,8 +31,11 @@ class EksSection(Settings):
     endpoint_access: Literal["private", "public-and-private"] = "private"
     admin_role_arns: tuple[str, ...] = ()
     charts: ChartVersions = ChartVersions()
-    scheduler_extension: Bool = True
-    problem_detector: Bool = True
+    scheduler_extension: Bool = False
+    """Neuron's scheduler extension (part-of-a-node pods); then ``kube_scheduler_tag`` of the cluster's minor."""
+    kube_scheduler_tag: str | None = None
+    problem_detector: Bool = False
+    """Neuron's node problem detector (monitor only); the EKS node monitoring agent and auto repair run anyway."""
     system_instance_type: str | None = None
     system_nodes: int | None = None
     availability_zones: tuple[str, ...] = ()

@@ -26,11 +26,15 @@ from ..facts.eks_pins import (
     DRA_MIN_KUBERNETES,
     EFA_CHART,
     FSX_CSI_CHART,
+    KUBE_SCHEDULER_TAGS,
     KUBECTL_LAYERS,
     NEURON_CHART,
 )
 from ._base import Bool, Int, Name, NonNegativeInt, PositiveInt, Settings
 from .training import Capacity, offered_in
+
+CHART_KUBE_SCHEDULER_TAG = "v1.31.12-eks-1-31-30"
+"""The kube-scheduler tag the Neuron chart 1.9.0 ships (values.yaml @ b77a6f90, tests/data/eks)."""
 
 NEURON_NODE_TYPES = tuple(t for t in CATALOG.types() if CATALOG.get(t).family is not AcceleratorFamily.GPU)
 """Every Trainium and Inferentia type of the catalog: what a Neuron node group runs."""
@@ -175,11 +179,20 @@ class NeuronEksClusterSettings(Settings):
     """IAM roles given cluster-admin through EKS access entries (AmazonEKSClusterAdminPolicy)."""
     node_groups: tuple[NeuronNodegroupSettings, ...]
     charts: ChartVersions = ChartVersions()
-    scheduler_extension: Bool = True
+    scheduler_extension: Bool = False
     """Neuron's scheduler extension (a second scheduler, ``my-scheduler``) for contiguous NeuronCores on part of a
-    node; whole-node jobs do not need it."""
-    problem_detector: Bool = True
-    """Neuron's node problem detector (NeuronHealth conditions from the kernel log)."""
+    node; whole-node jobs do not need it ("optional if a workload pod consumes all neuron resources on a node",
+    Neuron's docs). It runs in the device plugin's release only (the chart refuses it beside the DRA driver), with
+    the kube-scheduler of the cluster's minor: ``kube_scheduler_tag``."""
+    kube_scheduler_tag: Annotated[str, Field(pattern=r"^v\d+\.\d+\.\d+-eks-\d+-\d+-\d+$")] | None = None
+    """The eks-distro kube-scheduler tag the scheduler extension runs (``v1.36.<patch>-eks-1-36-<build>``), of the
+    cluster's minor: the chart's own (v1.31) is outside Kubernetes' skew policy for a 1.36 control plane, and no
+    publisher file read offline names a 1.36 tag (docs/checks.md ``eks-kube-scheduler``)."""
+    problem_detector: Bool = False
+    """Neuron's node problem detector (NeuronHealth conditions from the kernel log), monitor only. Off by default: the
+    EKS node monitoring agent (installed) detects the same four Neuron hardware errors and node auto repair replaces
+    the node. On: the kit creates its namespace and gives its service account a Pod Identity role that may put
+    metrics into ``NeuronHealthCheck`` only."""
     system_instance_type: Annotated[str, Field(pattern=INSTANCE_TYPE_PATTERN)] = "m7i.large"
     """The untainted node group CoreDNS and the charts' controllers run on (Neuron nodes are tainted)."""
     system_nodes: PositiveInt = Field(default=2, le=10)
@@ -201,9 +214,38 @@ class NeuronEksClusterSettings(Settings):
                 yield Problem(f"node_groups[{i}].name", g.name, "a name not used by another node group")
             seen.add(g.name)
         major, minor = (int(p) for p in self.kubernetes_version.split("."))
+        if self.scheduler_extension:
+            yield from self._scheduler_problems(major, minor)
+        elif self.kube_scheduler_tag is not None:
+            yield Problem("kube_scheduler_tag", self.kube_scheduler_tag,
+                          "unset while scheduler_extension is false (nothing runs it)")
         if self.uses_dra and (major, minor) < DRA_MIN_KUBERNETES:
             yield Problem("kubernetes_version", self.kubernetes_version,
                           "{}.{} or later with a DRA node group (Neuron's DRA driver)".format(*DRA_MIN_KUBERNETES))
+
+    @property
+    def scheduler_image_tag(self) -> str | None:
+        """The kube-scheduler tag the scheduler extension runs: ``kube_scheduler_tag``, else the one recorded for the
+        cluster's minor (neuronfleet.facts.eks_pins.KUBE_SCHEDULER_TAGS), else None."""
+        return self.kube_scheduler_tag or KUBE_SCHEDULER_TAGS.get(self.kubernetes_version)
+
+    def _scheduler_problems(self, major: int, minor: int) -> Iterator[Problem]:
+        if not self.uses_device_plugin:
+            yield Problem("scheduler_extension", True, (
+                "false: the scheduler extension needs Neuron's device plugin (the chart refuses it without, and "
+                "beside the DRA driver), and every node group here uses DRA"))
+        tag = self.scheduler_image_tag
+        if tag is None:
+            yield Problem("scheduler_extension", True, (
+                f"false, or give kube_scheduler_tag: no eks-distro kube-scheduler tag of Kubernetes {major}.{minor} "
+                f"is recorded (the chart's own, {CHART_KUBE_SCHEDULER_TAG}, is outside the skew policy for a "
+                f"{major}.{minor} control plane); find one with the check eks-kube-scheduler in docs/checks.md, e.g. "
+                f"v{major}.{minor}.<patch>-eks-{major}-{minor}-<build>"))
+        elif not tag.startswith(f"v{major}.{minor}.") or f"-eks-{major}-{minor}-" not in tag:
+            yield Problem("kube_scheduler_tag", tag, (
+                f"an eks-distro kube-scheduler tag of the cluster's minor {major}.{minor} "
+                f"(v{major}.{minor}.<patch>-eks-{major}-{minor}-<build>): the kit runs the cluster's own minor "
+                "(Kubernetes' skew policy allows no newer kube-scheduler than the API server)"))
 
     def region_problems(self, region: str) -> Iterator[Problem]:
         """Each node group's type offered in ``region`` and its AZs there."""
