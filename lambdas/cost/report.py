@@ -56,6 +56,7 @@ from .logic.net import Overhead, net, overhead_of
 from .logic.pricelist import LivePrices, resolve, wanted_types
 from .logic.report_page import render_html
 from .logic.rows import Basis, CostRow
+from .logic.scale_to_zero import async_spend
 from .logic.story import break_even, gpu_standby, headline, savings, spend_by_day_family
 
 logger = Logger(service="neuronfleet-cost-report")
@@ -177,6 +178,9 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                              "and taxes apart (adjustments_usd); Capacity Block fees amortised per day over the block; "
                              "SageMaker hosting attributed to a model by its variant's instance type",
                     "inferences": "AWS/SageMaker Invocations per endpoint and variant (neuron, gpu), per day",
+                    "scale_to_zero": "asynchronous endpoints' AsyncInf: hosting rows of the ledger, per model: spend, "
+                                     "instance-hours, hours at zero instances, and the same endpoint always on at its "
+                                     "billed rate (logic/scale_to_zero.py)",
                     "tokens": f"{namespaces.WORKLOAD_NAMESPACE} {namespaces.TOKENS_METRIC} (Fleet, Endpoint, Variant) "
                               "published by the workloads",
                     "prices": "each price's origin: the fleet file's override, else the AWS Price List Query API "
@@ -199,6 +203,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                                for e, note in sorted((judge_notes or {}).items())]
     listed = list_prices(prices)
     report["savings"] = savings(econ, names, verdicts, recorded, hours=hours, ratios=throughput, list_prices=listed)
+    report["scale_to_zero"] = async_spend(usage, models, sorted({r.day for r in mine if r.day}))
     report["break_even"] = break_even(econ, names, verdicts, hours=hours, ratios=throughput,
                                       claimed=[s["endpoint"] for s in report["savings"]], list_prices=listed)
     report["net"] = net(

@@ -36,6 +36,7 @@ from typing import Any
 
 from .economics import divide, show
 from .rows import CostRow, usage_of
+from .scale_to_zero import shape, suggestions
 
 INFERENCE_USAGES = ("sagemaker-hosting", "sagemaker-transform")
 """Usages whose work is inference by their usage type (SageMaker Host:, AsyncInf:, Transform:)."""
@@ -275,9 +276,12 @@ def estimate(gpu_rows: Iterable[CostRow | Work], prices: Mapping[str, Mapping[st
         if why not in reasons.get(gpu_type, ""):
             reasons[gpu_type] = f"{reasons[gpu_type]}; {why}" if gpu_type in reasons else why
 
+    not_training: list[CostRow] = []
     for item in gpu_rows:
         row = item.row if isinstance(item, Work) else item
         workload, decided = workload_of(item, declared)
+        if workload != "training":
+            not_training.append(row)
         gpu_price = prices.get(row.instance_type)
         if row.usage_hours > 0:
             hours = row.usage_hours
@@ -363,6 +367,8 @@ def estimate(gpu_rows: Iterable[CostRow | Work], prices: Mapping[str, Mapping[st
                    f"{'; '.join(sorted({NEURON_CORES[x['neuron_type'].removeprefix('ml.')].source for x in sized}))}; "
                    f"{HEADROOM}" if sized else None),
         "unsourced_prices": unsourced + [t for t in unsourced_gpu if t not in unsourced],
+        "shapes": (shapes := shape(not_training)),
+        "suggestions": suggestions(shapes),
         "not_estimated": {k: show(v) for k, v in sorted(skipped.items())},
         "not_estimated_why": dict(sorted(reasons.items())),
     }
