@@ -112,3 +112,38 @@ def test_the_report_shows_what_scaling_to_zero_saved() -> None:
     (got,) = out["scale_to_zero"]
     assert (got["model"], got["days"], got["saved_usd"]) == ("summarise", 3, "62.37")  # 72 h x $0.99 - $8.91
     assert "scale_to_zero" in out["sources"]
+
+
+def test_an_async_endpoint_with_instances_and_no_invocations_is_not_idle() -> None:
+    """SageMaker publishes no Invocations for an asynchronous endpoint: the waste detector reads its
+    AsyncInferenceConfig (DescribeEndpoint, botocore Stubber on the real model) and never calls it idle; a real-time
+    endpoint with the same counts is."""
+    from datetime import UTC, datetime
+
+    import boto3
+    from botocore.stub import ANY, Stubber
+
+    from neuronfleet.lambdas.cost.adapters.inventory import FleetInventory
+    from neuronfleet.lambdas.cost.logic.idle import endpoint_waste
+
+    sm = boto3.client("sagemaker", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    cw = boto3.client("cloudwatch", region_name="us-east-2", aws_access_key_id="x", aws_secret_access_key="x")
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    variant = {"VariantName": "neuron", "CurrentInstanceCount": 1, "CurrentWeight": 1.0}
+    base = {"EndpointArn": "arn:aws:sagemaker:us-east-2:777777777777:endpoint/e", "EndpointConfigName": "c",
+            "EndpointStatus": "InService", "CreationTime": now, "LastModifiedTime": now,
+            "ProductionVariants": [variant]}
+    queue = {"OutputConfig": {"S3OutputPath": "s3://b/async/Summarise/output"}}
+    with Stubber(sm) as s, Stubber(cw) as c:
+        s.add_response("describe_endpoint", {**base, "EndpointName": "summarise", "AsyncInferenceConfig": queue},
+                       {"EndpointName": "summarise"})
+        s.add_response("describe_endpoint", {**base, "EndpointName": "chat"}, {"EndpointName": "chat"})
+        c.add_response("get_metric_data", {"MetricDataResults": [
+            {"Id": "v0", "Values": [], "StatusCode": "Complete"}, {"Id": "v1", "Values": [], "StatusCode": "Complete"}]},
+            {"StartTime": ANY, "EndTime": ANY, "MetricDataQueries": ANY})
+        inventory = FleetInventory(ec2=None, sagemaker=sm, cloudwatch=cw, tagging=None, fleet="nf-batch",
+                                   namespace="n", metric="m")
+        traffic = inventory.variants(["summarise", "chat"], 6, now)
+    assert [(v.endpoint, v.asynchronous) for v in traffic] == [("summarise", True), ("chat", False)]
+    idle, _ = endpoint_waste(traffic, hours=6)
+    assert list(idle) == ["chat/neuron"]

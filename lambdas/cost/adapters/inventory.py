@@ -137,9 +137,10 @@ class FleetInventory:
                 if "Could not find" in str(exc) or "ValidationException" in str(exc):
                     continue
                 raise
+            queue = bool(ep.get("AsyncInferenceConfig"))  # an asynchronous endpoint (idle.VariantTraffic)
             for v in ep.get("ProductionVariants", []):
                 described.append((name, v["VariantName"], int(v.get("CurrentInstanceCount") or 0),
-                                  float(v.get("CurrentWeight", 1.0))))
+                                  float(v.get("CurrentWeight", 1.0)), queue))
         calls: dict[str, float] = {}
         for i in range(0, len(described), 500):
             chunk = described[i:i + 500]
@@ -148,9 +149,9 @@ class FleetInventory:
                 MetricDataQueries=[{"Id": f"v{j}", "MetricStat": {"Metric": {
                     "Namespace": AWS_SAGEMAKER_METRICS, "MetricName": "Invocations",
                     "Dimensions": [{"Name": "EndpointName", "Value": e}, {"Name": "VariantName", "Value": v}]},
-                    "Period": 3600 * hours, "Stat": "Sum"}} for j, (e, v, _, _) in enumerate(chunk)])
+                    "Period": 3600 * hours, "Stat": "Sum"}} for j, (e, v, *_) in enumerate(chunk)])
             for result in page.get("MetricDataResults", []):
                 calls[f"{i}:{result['Id']}"] = sum(float(x) for x in result.get("Values", []))
         return [VariantTraffic(endpoint=e, variant=v, instances=n, weight=w,
-                               invocations=calls.get(f"{(k // 500) * 500}:v{k % 500}", 0.0))
-                for k, (e, v, n, w) in enumerate(described)]
+                               invocations=calls.get(f"{(k // 500) * 500}:v{k % 500}", 0.0), asynchronous=q)
+                for k, (e, v, n, w, q) in enumerate(described)]

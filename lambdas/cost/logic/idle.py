@@ -11,7 +11,7 @@ hourly in between):
 - ``unused-reservation``: an active capacity reservation of the fleet (an ODCR, billed whether used or not, or a
   Capacity Block, paid upfront) with free slots (AvailableInstanceCount > 0);
 - ``idle-endpoint``: a SageMaker variant of the fleet's endpoints with running instances and no invocation in the
-  last N hours;
+  last N hours (not an asynchronous endpoint's: it publishes no Invocations and scales to zero on its own);
 - ``gpu-standby``: a GPU variant held at weight 0 with running instances: the failover's insurance, idle by design,
   announced so its cost is seen (and again when it stops or starts serving);
 - ``off-reservation``: a running instance of the fleet whose launch template targets a reservation (its
@@ -74,6 +74,12 @@ class VariantTraffic:
     weight: float
     invocations: float
     """Invocations in the last N hours."""
+    asynchronous: bool = False
+    """The variant of an asynchronous endpoint (DescribeEndpoint AsyncInferenceConfig): SageMaker publishes no
+    ``Invocations`` for it ("Any metric not listed below is not published if the endpoint is enabled for
+    asynchronous inference": developer guide, "Monitor asynchronous endpoints", read 2026-11-29), so 0 invocations
+    says nothing; it scales to zero instances when its queue is empty, and its backlog-age alarm says when it does
+    not drain. Never judged idle here."""
 
 
 def idle_instances(hourly: Mapping[str, Sequence[float]], *, threshold: float, hours: int) -> list[tuple[str, float]]:
@@ -120,7 +126,7 @@ def endpoint_waste(variants: Sequence[VariantTraffic], *, hours: int) -> tuple[d
     """(idle variants, GPU standbys): a weight-0 variant with instances is a standby, not an idle endpoint."""
     idle, standby = {}, {}
     for v in variants:
-        if v.instances <= 0:
+        if v.instances <= 0 or v.asynchronous:
             continue
         subject = f"{v.endpoint}/{v.variant}"
         if v.weight == 0:
