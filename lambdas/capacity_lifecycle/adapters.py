@@ -14,10 +14,16 @@ from typing import Any
 from neuronfleet_runtime import announcements, reservations, topic
 from neuronfleet_runtime.capacity_block_calls import CapacityBlocksApi
 
-from neuronfleet_contract.capacity_lifecycle import FALLBACK_OF_TAG, GPU_JOB_DEFINITION_TAG, ClusterRef, drain_key
+from neuronfleet_contract.capacity_lifecycle import (
+    FALLBACK_OF_TAG,
+    GPU_JOB_DEFINITION_TAG,
+    ClusterRef,
+    NodegroupRef,
+    drain_key,
+)
 from neuronfleet_contract.tags import FLEET_TAG
 
-from .logic import Block, HeldJob
+from .logic import Block, HeldJob, Scaling
 
 Topic = topic.Topic
 Ledger = announcements.Ledger
@@ -42,7 +48,7 @@ class Fleet:
     def __init__(self, api: CapacityBlocksApi, batch: Any) -> None:
         self.api, self.batch = api, batch
 
-    def blocks(self, cluster: ClusterRef) -> list[Block]:
+    def blocks(self, cluster: ClusterRef | NodegroupRef) -> list[Block]:
         ids = set(cluster.reservation_ids)
         if cluster.group_arns:
             ids |= reservations.group_members(self.api.groups, cluster.group_arns)
@@ -87,15 +93,15 @@ class Flag:
         self.s3 = s3
 
     @staticmethod
-    def where(cluster: ClusterRef) -> str:
+    def where(cluster: ClusterRef | NodegroupRef) -> str:
         return f"s3://{cluster.drain_bucket}/{drain_key(cluster.name)}"
 
-    def raise_(self, cluster: ClusterRef, *, deadline: datetime, reason: str, blocks: Sequence[str]) -> None:
+    def raise_(self, cluster: ClusterRef | NodegroupRef, *, deadline: datetime, reason: str, blocks: Sequence[str]) -> None:
         self.s3.put_object(Bucket=cluster.drain_bucket, Key=drain_key(cluster.name), ContentType="application/json",
                            Body=json.dumps({"deadline": deadline.isoformat(), "reason": reason,
                                             "blocks": list(blocks)}).encode())
 
-    def lower(self, cluster: ClusterRef) -> bool:
+    def lower(self, cluster: ClusterRef | NodegroupRef) -> bool:
         """Delete the flag if it is there (the data bucket is versioned: a DeleteObject of no object would still add
         a delete marker every pass). True when one was deleted."""
         try:
@@ -106,6 +112,36 @@ class Flag:
             raise
         self.s3.delete_object(Bucket=cluster.drain_bucket, Key=drain_key(cluster.name))
         return True
+
+
+class Nodegroups:
+    """EKS managed node groups: their scaling (DescribeNodegroup) and a new desired size (UpdateNodegroupConfig,
+    ``scalingConfig.desiredSize`` only: min and max stay as the stack set them)."""
+
+    def __init__(self, eks: Any) -> None:
+        self.eks = eks
+
+    def scaling(self, group: NodegroupRef) -> Scaling:
+        """Raises ValueError naming the member when EKS's answer has no whole ``scalingConfig`` (nothing is decided
+        on a guess)."""
+        answer = self.eks.describe_nodegroup(clusterName=group.cluster, nodegroupName=group.nodegroup)
+        ng = answer.get("nodegroup") or {}
+        config = ng.get("scalingConfig") or {}
+        values = {}
+        for member in ("desiredSize", "minSize", "maxSize"):
+            value = config.get(member)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"DescribeNodegroup {group.label}: nodegroup.scalingConfig.{member}: got {value!r}; "
+                                 "allowed: a whole number of at least 0")
+            values[member] = value
+        return Scaling(desired=values["desiredSize"], minimum=values["minSize"], maximum=values["maxSize"],
+                       status=str(ng.get("status") or ""))
+
+    def scale(self, group: NodegroupRef, desired: int) -> str:
+        """Set the node group's desired size; the update's id."""
+        answer = self.eks.update_nodegroup_config(clusterName=group.cluster, nodegroupName=group.nodegroup,
+                                                  scalingConfig={"desiredSize": desired})
+        return str((answer.get("update") or {}).get("id") or "")
 
 
 @dataclass(frozen=True)

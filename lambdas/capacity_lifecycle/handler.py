@@ -51,17 +51,31 @@ from neuronfleet_contract.capacity_lifecycle import (
     ExtensionOffer,
     LifecycleConfig,
     MalformedOffer,
+    NodegroupRef,
     extension_offer,
 )
 
-from .adapters import Flag, Fleet, FleetBudget, GpuQueue, Intents, Ledger, Outbox, PolicyParameter, Topic
+from .adapters import (
+    Flag,
+    Fleet,
+    FleetBudget,
+    GpuQueue,
+    Intents,
+    Ledger,
+    Nodegroups,
+    Outbox,
+    PolicyParameter,
+    Topic,
+)
 from .logic import (
     ANNOUNCE_TTL,
     INTERCONNECT_KIND,
     Block,
+    Follow,
     History,
     Move,
     Refuse,
+    Scaling,
     Step,
     budget_text,
     choose_extension,
@@ -72,6 +86,8 @@ from .logic import (
     extended_text,
     extension_key,
     fleets_own,
+    follow,
+    follow_key,
     gpu_job_name,
     held,
     history,
@@ -82,6 +98,7 @@ from .logic import (
     payment_failed_text,
     refuse_text,
     refused_text,
+    scaled_text,
     step,
     tell_text,
 )
@@ -102,6 +119,8 @@ class Tools:
     alerts: Topic
     ledger: Ledger
     budget: FleetBudget
+    eks: Nodegroups | None = None
+    """The EKS node groups' scaling (None: the settings name no node group)."""
 
 
 PATIENCE = timedelta(seconds=30)
@@ -128,11 +147,19 @@ def run(event: Any, t: Tools, *, now: datetime, deadline: float | None = None,
         except Exception as e:  # one cluster's failure never stops the others
             logger.exception("cluster pass failed", extra={"cluster": cluster.name})
             problems.append(f"{cluster.name}: {type(e).__name__}: {e}")
-    logger.info("lifecycle pass", extra={"done": done, "announced": box.sent, "problems": problems})
+    followed: dict[str, list[str]] = {}
+    for group in t.settings.node_groups:
+        try:
+            followed[group.label] = _follow(group, t, box, now, problems)
+        except Exception as e:  # its blocks or its scaling unreadable: nothing decided about it (the run says so)
+            logger.exception("node group pass failed", extra={"node_group": group.label})
+            problems.append(f"{group.label}: {type(e).__name__}: {e}")
+    logger.info("lifecycle pass", extra={"done": done, "node_groups": followed, "announced": box.sent,
+                                         "problems": problems})
     box.finish()
     if problems:
         raise Unfinished(problems)
-    return {"clusters": done, "announced": box.sent}
+    return {"clusters": done, "announced": box.sent, **({"node_groups": followed} if t.settings.node_groups else {})}
 
 
 def _apart(problems: list[str], where: str, work: Callable[[], T]) -> T | None:
@@ -181,6 +208,56 @@ def _cluster(cluster: ClusterRef, t: Tools, box: Outbox, now: datetime, patience
     _apart(problems, f"{cluster.name}: interconnect", lambda: _interconnect(blocks, t, box, now))
     did += _apart(problems, f"{cluster.name}: held jobs", lambda: _held(cluster, t, box, now)) or []
     return did
+
+
+def _follow(group: NodegroupRef, t: Tools, box: Outbox, now: datetime, problems: list[str]) -> list[str]:
+    """One Capacity Block node group (logic.follow): its blocks and its scaling read first (either unreadable: nothing
+    is decided about it); then the drain flag and its announcement (before a scale-in: the jobs are told first), then
+    the scaling, apart: a refused flag never holds back the scale-in that beats EC2's stop, nor the reverse."""
+    if t.eks is None:
+        raise RuntimeError("the function has no EKS client (Tools.eks) for its node groups")
+    blocks = t.fleet.blocks(group)
+    scaling = t.eks.scaling(group)
+    f = follow(blocks, scaling, count=group.count, size=group.ultraserver_size, policy=t.settings.policy, now=now)
+    did = [f"scale {f.direction} to {f.desired} ({f.why})" if f.direction else f"no scaling ({f.why})"]
+    if f.draining:
+        deadline = drain_deadline(f.draining)
+        flag_error = ""
+        try:
+            t.flag.raise_(group, deadline=deadline, reason="the block ends (EKS node group " + group.label + ")",
+                          blocks=[b.reservation_id for b in f.draining])
+        except Exception as e:
+            logger.exception("drain flag not written", extra={"node_group": group.label})
+            flag_error = f"{type(e).__name__}: {e}"
+            problems.append(f"{group.label}: drain flag: {flag_error}")
+        box.once(drain_announcement_key(group.label, f.draining),
+                 expires=max(b.end for b in f.draining) + timedelta(days=1),
+                 say=drain_text(group.label, f.draining, deadline, Flag.where(group), "the block ends",
+                                flag_error=flag_error))
+        did.append(f"drain by {deadline.isoformat()}" + (f" (flag not written: {flag_error})" if flag_error else ""))
+    elif not f.keep_flag:
+        _apart(problems, f"{group.label}: lowering the drain flag", lambda: t.flag.lower(group))
+    if f.desired is not None:
+        did += _apart(problems, f"{group.label}: scale {f.direction} to {f.desired}",
+                      lambda: _scale(group, f, scaling, t, box, now)) or []
+    return did
+
+
+def _scale(group: NodegroupRef, f: Follow, scaling: Scaling, t: Tools, box: Outbox, now: datetime) -> list[str]:
+    """UpdateNodegroupConfig to ``f.desired``, one run at a time per node group (an intent's lease, handed back once
+    the call is answered or refused: the next pass compares again), announced once per scaling and blocks."""
+    assert t.eks is not None and f.desired is not None
+    lease = f"scale#{group.label}"
+    if not t.intents.take(lease, expires=now + timedelta(days=1)):
+        return [f"scale {f.direction}: another run is scaling it"]
+    try:
+        update = t.eks.scale(group, f.desired)
+    finally:
+        t.intents.release(lease)
+    key = follow_key(group.label, f.direction, f.cause)
+    box.once(key, expires=max(b.end for b in f.cause) + timedelta(days=1),
+             say=scaled_text(group.label, f, scaling.desired, f.cause, flag=Flag.where(group)))
+    return [f"scaled {f.direction} {scaling.desired} -> {f.desired} (update {update})"]
 
 
 def _block(cluster: ClusterRef, b: Block, running: int, t: Tools, box: Outbox, now: datetime, patience: timedelta,
@@ -353,7 +430,7 @@ def clients() -> dict[str, Any]:
     return {"ec2": boto3.client("ec2"), "purchases": boto3.client("ec2", config=Config(**NO_SDK_RETRIES)),
             "resource-groups": boto3.client("resource-groups"), "batch": boto3.client("batch"),
             "dynamodb": boto3.client("dynamodb"), "s3": boto3.client("s3"), "sns": boto3.client("sns"),
-            "ssm": boto3.client("ssm")}
+            "ssm": boto3.client("ssm"), "eks": boto3.client("eks")}
 
 
 def tools() -> Tools:
@@ -368,7 +445,8 @@ def tools() -> Tools:
                  intents=Intents(dynamodb, s.ledger_table),
                  gpu=GpuQueue(c["batch"], s.gpu_queue_arn) if s.gpu_queue_arn else None,
                  alerts=Topic(c["sns"], s.topic_arn), ledger=Ledger(dynamodb, s.ledger_table),
-                 budget=FleetBudget(dynamodb, s.ledger_table))
+                 budget=FleetBudget(dynamodb, s.ledger_table),
+                 eks=Nodegroups(c["eks"]) if s.node_groups else None)
 
 
 @logger.inject_lambda_context

@@ -30,6 +30,7 @@ from typing import Any
 from neuronfleet_contract.capacity_alert import TERMINATION
 from neuronfleet_contract.capacity_lifecycle import (
     DEADLINE_MARGIN,
+    EKS_ACTIVE_STATES,
     EXTENSION_LATEST,
     EXTENSION_PAYMENT_DEADLINE,
     GPU_JOB_DEFINITION_TAG,
@@ -379,3 +380,99 @@ def refuse_text(job: HeldJob, waited: timedelta, fleet: Sequence[str]) -> tuple[
             f"{job.gpu_job_definition}, which is not one of the fleet's GPU job definitions ({ours}), so it is not "
             "submitted to the GPU pool (the job would run with that definition's job role): it stays where it is. "
             "Tag it with one of the fleet's, by name, name:revision or ARN.")
+
+
+# ------------------------------------------------------------------------------------------------ EKS node groups
+# A Capacity Block node group follows its blocks (neuronfleet_contract.capacity_lifecycle.NodegroupRef): scaled out to
+# its active blocks' instances when a pass finds them active (the block's "Capacity Block Delivered" event runs a
+# pass at once), told to checkpoint through the same flag the Batch path writes from the checkpoint lead before the
+# instances stop, and scaled in at the flag's deadline (DEADLINE_MARGIN before the stop), before EC2 stops the
+# instances: EKS's own scale-down at the end less 40 minutes comes after an UltraServer block's instances stop
+# (contract EKS_SCALEDOWN). Scaling in at the flag's deadline, not when the flag is raised: a managed node group's
+# scale-in evicts the pods at once (contract EKS_DRAINS_ON_SCALE_IN), which would leave the jobs no time to checkpoint.
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """A node group's scaling as DescribeNodegroup answers it (``nodegroup.scalingConfig`` and ``status``)."""
+
+    desired: int
+    minimum: int
+    maximum: int
+    status: str
+
+
+@dataclass(frozen=True)
+class Follow:
+    """What one pass does about one node group: ``desired`` (UpdateNodegroupConfig's desiredSize; None: leave it),
+    ``direction`` (``out`` or ``in``), ``draining`` (the blocks whose drain is on: the flag is raised with their
+    deadline and announced once; empty: the flag is lowered, unless ``keep_flag``), and ``why``."""
+
+    desired: int | None
+    direction: str
+    draining: tuple[Block, ...]
+    why: str
+    keep_flag: bool = False
+    cause: tuple[Block, ...] = ()
+    """The blocks the scaling is for: the active ones scaled out to, or those whose deadline passed."""
+    """A drain is on but the node group has no nodes: the flag is neither raised nor lowered (none is announced)."""
+
+
+def checkpoint_deadline(block: Block) -> datetime:
+    """When a block's jobs must have checkpointed, and when its node group is scaled in."""
+    return block.stops_at - DEADLINE_MARGIN
+
+
+def whole(n: int, size: int) -> int:
+    """``n`` nodes rounded down to whole UltraServers of ``size``."""
+    return n // size * size
+
+
+def follow(blocks: Sequence[Block], scaling: Scaling, *, count: int, size: int, policy: CapacityPolicy,
+           now: datetime) -> Follow:
+    """What to do about a Capacity Block node group now (see the section's comment). ``count``: its most nodes;
+    ``size``: its UltraServer size (1: none). Scales out to the active blocks' instances whose drain has not started
+    (at most ``count`` and the group's maxSize, whole UltraServers) when the group has fewer; scales in to them when a
+    block's checkpoint deadline has passed and the group has more; never while the group is not ACTIVE or DEGRADED
+    (an update would be refused: the next pass acts). The flag is raised (and the drain said) only while the group
+    has nodes; with none it is left as it is, so a group scaled in keeps its flag until the block ends."""
+    live = [b for b in blocks if b.state == "active" and b.start <= now < b.end]
+    draining = tuple(b for b in live if now >= b.stops_at - policy.checkpoint_lead)
+    keep = [b for b in live if b not in draining]   # a draining block's nodes are never added: they would be told
+    ending = [b for b in live if now >= checkpoint_deadline(b)]   # to checkpoint as they join
+    target = whole(min(count, scaling.maximum, sum(b.count for b in keep)), size)
+    has_nodes = scaling.desired > 0
+    shown = draining if has_nodes else ()
+    if scaling.desired < target:
+        direction, cause = "out", tuple(keep)
+        why = "block(s) " + ", ".join(b.reservation_id for b in keep) + " active"
+    elif ending and scaling.desired > target:
+        direction, cause = "in", tuple(ending)
+        why = ("checkpoint deadline of " + ", ".join(b.reservation_id for b in ending) + " passed ("
+               + min(checkpoint_deadline(b) for b in ending).isoformat() + ")")
+    else:
+        return Follow(None, "", shown, "at its blocks' size" if live else "no active block",
+                      keep_flag=bool(draining) and not has_nodes)
+    if scaling.status not in EKS_ACTIVE_STATES:
+        return Follow(None, "", shown, f"scale {direction} to {target} waits: the node group is {scaling.status}",
+                      keep_flag=bool(draining) and not has_nodes)
+    return Follow(target, direction, shown, why, keep_flag=bool(draining) and not has_nodes, cause=cause)
+
+
+def follow_key(label: str, direction: str, blocks: Sequence[Block]) -> str:
+    """The ledger's key of one scaling of a node group (``label``: ``<cluster>/<name>``) for ``blocks``: said once."""
+    return f"follow#{label}#{direction}#" + ",".join(sorted(f"{b.reservation_id}@{b.end.isoformat()}" for b in blocks))
+
+
+def scaled_text(label: str, f: Follow, before: int, blocks: Sequence[Block], *, flag: str) -> tuple[str, str]:
+    if f.direction == "out":
+        return (f"neuronfleet: node group {label} scaled out to {f.desired}"[:100],
+                f"EKS node group {label}: its Capacity Block(s) are active ({f.why}); desired size {before} -> "
+                f"{f.desired} (UpdateNodegroupConfig). The nodes join as the block's instances launch; they are "
+                f"told to checkpoint (the flag {flag}) from the checkpoint lead before the instances stop, and the "
+                "group is scaled in at the checkpoint deadline.")
+    ends = ", ".join(f"{b.reservation_id} (stops {_t(b.stops_at)})" for b in blocks)
+    return (f"neuronfleet: node group {label} scaled in to {f.desired}"[:100],
+            f"EKS node group {label}: {f.why}; desired size {before} -> {f.desired} (UpdateNodegroupConfig): EKS "
+            f"cordons and drains the nodes it removes before EC2 stops the instances of {ends}. A job that has not "
+            f"checkpointed by now (the flag {flag}) loses the work since its last checkpoint.")

@@ -520,6 +520,67 @@ class ClusterRef:
     group_arns: tuple[str, ...] = ()
 
 
+EKS_GUIDE = ("Amazon EKS user guide, Create a managed node group with Capacity Blocks for ML (awsdocs/amazon-eks-user-"
+             "guide latest/ug/ml/capacity-blocks-mng.adoc @ f60041409f8255b59682a2ca39382a2278e0e38b, read 2026-11-29)")
+EKS_SCALE_UP = Fact("eks update-nodegroup-config", (
+    f"{EKS_GUIDE}: 'If you set desiredSize to 0 at create time, then you have several options to scale up the node "
+    "group when the reservation becomes active', the second being 'update the node group desired and minimum size "
+    "using eks update-nodegroup-config'; and 'When upgrading managed node groups with Capacity Blocks, make sure that "
+    "the desired size of the node group is set to 0'"), read="2026-11-29")
+"""How a Capacity Block node group created at 0 scales out when its block is active (what the lifecycle calls)."""
+EKS_SCALEDOWN = Fact(timedelta(minutes=40), (
+    f"{EKS_GUIDE}: 'Amazon EKS uses a scheduled scaling policy to scale down the node group size to 0. This scheduled "
+    "scaling will be set with name titled Amazon EKS Node Group Capacity Scaledown Before Reservation End. We "
+    "recommend not editing or deleting this action.' and 'Amazon EC2 starts shutting down the instances 30 minutes "
+    "before reservation end time. As a result, Amazon EKS will setup a scheduled scale down on the node group 40 "
+    "minutes prior to their reservation end.' The guide says nothing of UltraServer blocks, whose instances EC2 starts "
+    "terminating 60 minutes before the end (ULTRASERVER_STOP): EKS's own scale-down comes 20 minutes after that"),
+    read="2026-11-29")
+"""When EKS's own scheduled action scales a Capacity Block node group to 0: the kit leaves it alone and drains
+earlier (the checkpoint lead before the instances stop)."""
+EKS_DRAINS_ON_SCALE_IN = Fact(True, (
+    "Amazon EKS user guide, Managed node groups (latest/ug/nodes/managed-node-groups.adoc, read 2026-11-29): 'Node "
+    "updates and terminations automatically drain nodes to ensure that your applications stay available'; the "
+    "update-behavior page's scale-down phase cordons and drains the node before the Auto Scaling group terminates it. "
+    "How long EKS waits on a pod that does not leave on a scale-in is not stated (docs/checks.md "
+    "eks-capacity-block-scaling)"), read="2026-11-29", confirmed=False)
+"""A managed node group's scale-in cordons and drains the nodes it removes: the lifecycle does not cordon itself."""
+EKS_ACTIVE_STATES = ("ACTIVE", "DEGRADED")
+"""Node group states in which the lifecycle calls UpdateNodegroupConfig (botocore 1.44.5 eks NodegroupStatus:
+CREATING, ACTIVE, UPDATING, DELETING, CREATE_FAILED, DELETE_FAILED, DEGRADED): in the others an update is refused
+(ResourceInUseException) or pointless; the pass waits for the next run."""
+
+
+@dataclass(frozen=True)
+class NodegroupRef:
+    """One EKS managed node group on Capacity Blocks that the lifecycle function makes follow its blocks: scaled out
+    to its blocks' instances (at most ``count``, whole UltraServers) while they are active, told to checkpoint
+    (:func:`drain_key` of ``name`` in ``drain_bucket``) from the checkpoint lead before the instances stop, scaled in
+    at the checkpoint deadline."""
+
+    name: str
+    """The node group's name in the fleet file: its drain flag is ``drain_key(name)`` in :attr:`drain_bucket`."""
+    cluster: str
+    """The EKS cluster's name (DescribeNodegroup/UpdateNodegroupConfig ``clusterName``)."""
+    nodegroup: str
+    """The node group's name in EKS (``nodegroupName``)."""
+    instance_type: str
+    count: int
+    """The most nodes (the node group's maxSize): the lifecycle never asks for more."""
+    drain_bucket: str
+    """The data bucket the EKS cluster's training pods read (through FSx for Lustre, as a Batch job does)."""
+    ultraserver_size: int = 1
+    """Instances per UltraServer (1: none): the desired size is always whole UltraServers."""
+    reservation_ids: tuple[str, ...] = ()
+    group_arns: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``<cluster>/<name>``: the node group in announcements and the ledger's keys (a Batch cluster of the same
+        name is another thing)."""
+        return f"{self.cluster}/{self.name}"
+
+
 def drain_key(cluster: str) -> str:
     """Where a cluster's checkpoint flag lives in its data bucket: a JSON object ``{"deadline": ISO 8601, "reason",
     "blocks"}`` while a drain is on; absent otherwise. A job polls it (GetObject; the job role reads the bucket)."""
@@ -539,7 +600,7 @@ class LifecycleConfig:
     """Read from the SSM parameter :attr:`policy_parameter` names, never from the environment."""
     clusters: tuple[ClusterRef, ...] = field(metadata=variable("CLUSTERS", decode=lambda d: _clusters(d), allowed=(
         'a non-empty JSON list of {"name", "queue_arn", "instance_type", "drain_bucket", "reservation_ids", '
-        '"group_arns"}, names distinct')))
+        '"group_arns"}, names distinct ([] only beside a NODE_GROUPS that names a node group)')))
     gpu_queue_arn: str = field(default="", metadata=variable(
         "GPU_QUEUE_ARN", allowed="the GPU pool's job queue ARN", written=lambda s: str(s.gpu_queue_arn) != ""))
     gpu_instance_type: str = field(default="", metadata=variable(
@@ -559,6 +620,19 @@ class LifecycleConfig:
     """The fleet's GPU job definitions, by revision ARN (``arn:...:job-definition/<name>:<revision>``: what
     CloudFormation's Ref of an AWS::Batch::JobDefinition returns): the only ones the function submits to the GPU queue,
     and the only ones its role may submit (neuronfleet.fallback.gpu_pool.GpuPool.grant_submit_jobs)."""
+
+    node_groups: tuple[NodegroupRef, ...] = field(default=(), metadata=variable(
+        "NODE_GROUPS", decode=lambda d: _node_groups(d), written=lambda s: bool(s.node_groups), allowed=(
+            'a JSON list of {"name", "cluster", "nodegroup", "instance_type", "count", "drain_bucket", '
+            '"ultraserver_size", "reservation_ids", "group_arns"}, (cluster, name) distinct')))
+    """The EKS Capacity Block node groups this function makes follow their blocks (in the first function of a split
+    fleet only: neuronfleet.capacity.lifecycle)."""
+
+    def __post_init__(self) -> None:
+        if not self.clusters and not self.node_groups:   # named as the environment carries it: CLUSTERS
+            raise environment.InvalidEnvironment("CLUSTERS", "[]", (
+                "a non-empty JSON list, or [] beside a NODE_GROUPS that names an EKS Capacity Block node group: the "
+                "function looks after at least one"))
 
     def to_environment(self, *, to_json: Callable[[Any], str] = json.dumps) -> dict[str, str]:
         """The function's environment (the contract's codec), once the policy has its parameter."""
@@ -583,24 +657,61 @@ def _carried_prices(prices: Mapping[str, Mapping[str, str]]) -> dict[str, dict[s
     return {k: {"usd_per_hour": v["usd_per_hour"], "as_of": v.get("as_of", "")} for k, v in prices.items()}
 
 
+def _texts(doc: Mapping[str, Any], i: int, members: Iterable[str]) -> dict[str, str]:
+    """The members of the ``i``-th object, each a non-blank string (ValueError naming the first that is not)."""
+    texts = {}
+    for member in members:
+        if not isinstance(doc.get(member), str) or not doc[member].strip():
+            raise ValueError(f"[{i}].{member}: got {doc.get(member)!r}, not a non-blank string")
+        texts[member] = doc[member]
+    return texts
+
+
 def _clusters(doc: Any) -> tuple[ClusterRef, ...]:
-    if not isinstance(doc, list) or not doc:
-        raise ValueError("expected a non-empty list: the clusters this function looks after")
+    if not isinstance(doc, list):
+        raise ValueError("expected a non-empty list (or [] beside NODE_GROUPS): the clusters this function looks "
+                         "after")
     out = []
     for i, c in enumerate(doc):
         if not isinstance(c, dict):
             raise ValueError(f"[{i}] is not an object")
-        texts = {}
-        for member in ("name", "queue_arn", "instance_type", "drain_bucket"):
-            if not isinstance(c.get(member), str) or not c[member].strip():
-                raise ValueError(f"[{i}].{member}: got {c.get(member)!r}, not a non-blank string")
-            texts[member] = c[member]
+        texts = _texts(c, i, ("name", "queue_arn", "instance_type", "drain_bucket"))
         out.append(ClusterRef(**texts, reservation_ids=environment.strings(c.get("reservation_ids", [])),
                               group_arns=environment.strings(c.get("group_arns", []))))
     names = [c.name for c in out]
     if len(set(names)) != len(names):
         raise ValueError(f"cluster names {sorted({n for n in names if names.count(n) > 1})} repeat: each "
                          "cluster is looked after once")
+    return tuple(out)
+
+
+def _node_groups(doc: Any) -> tuple[NodegroupRef, ...]:
+    if not isinstance(doc, list):
+        raise ValueError("expected a list: the EKS node groups this function makes follow their blocks")
+    out = []
+    for i, g in enumerate(doc):
+        if not isinstance(g, dict):
+            raise ValueError(f"[{i}] is not an object")
+        texts = _texts(g, i, ("name", "cluster", "nodegroup", "instance_type", "drain_bucket"))
+        numbers = {}
+        for member, default in (("count", None), ("ultraserver_size", 1)):
+            value = g.get(member, default)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"[{i}].{member}: got {value!r}, not a whole number of at least 1")
+            numbers[member] = value
+        if numbers["count"] % numbers["ultraserver_size"]:
+            raise ValueError(f"[{i}].count: got {numbers['count']}, not whole UltraServers of "
+                             f"{numbers['ultraserver_size']}")
+        out.append(NodegroupRef(
+            name=texts["name"], cluster=texts["cluster"], nodegroup=texts["nodegroup"],
+            instance_type=texts["instance_type"], drain_bucket=texts["drain_bucket"], count=numbers["count"],
+            ultraserver_size=numbers["ultraserver_size"],
+            reservation_ids=environment.strings(g.get("reservation_ids", [])),
+            group_arns=environment.strings(g.get("group_arns", []))))
+    labels = [g.label for g in out]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"node groups {sorted({n for n in labels if labels.count(n) > 1})} repeat: each node group "
+                         "is looked after once")
     return tuple(out)
 
 
