@@ -1,9 +1,11 @@
 """Write the fleet file's JSON Schema (docs/fleet-file.schema.json) from the loader's own pydantic models.
 
 The schema is pydantic's ``model_json_schema()`` of ``neuronfleet.Fleet`` (field descriptions from the settings'
-attribute docstrings). It describes the shape an editor can check as you type (YAML language servers read it from a
-``# yaml-language-server: $schema=...`` first line); the loader still decides: the kit's rules that a schema cannot
-say (AWS's limits across fields, the catalog, the region's AZs) are checked only by ``neuronfleet validate``.
+attribute docstrings, which the models read only when ``NEURONFLEET_SCHEMA_DOCS=1``: this script sets it before it
+imports neuronfleet; neuronfleet.settings._base.SCHEMA_DOCS says why). It describes the shape an editor can check as
+you type (YAML language servers read it from a ``# yaml-language-server: $schema=...`` first line); the loader still
+decides: the kit's rules that a schema cannot say (AWS's limits across fields, the catalog, the region's AZs) are
+checked only by ``neuronfleet validate``.
 
     python scripts/fleet_schema.py           # rewrite the file
     python scripts/fleet_schema.py --check   # exit 1 if it is stale (tests/unit/test_fleet_schema.py)
@@ -13,16 +15,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "fleet-file.schema.json"
 sys.path.insert(0, str(ROOT / "constructs"))
+os.environ["NEURONFLEET_SCHEMA_DOCS"] = "1"  # before neuronfleet is imported: the models are built with descriptions
 
 
 def schema_text() -> str:
     from neuronfleet import Fleet
+
+    if not Fleet.model_config.get("use_attribute_docstrings"):  # neuronfleet was imported before the variable was set
+        raise SystemExit("fleet_schema: the settings were built without their docstrings: import neuronfleet after "
+                         "this script sets NEURONFLEET_SCHEMA_DOCS=1")
 
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **Fleet.model_json_schema()}
     schema["title"] = "neuronfleet fleet file"

@@ -3,6 +3,7 @@ and no Node.js started by importing it or by commands that need no CDK."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import click
 import pytest
 
 from neuronfleet.cli import main as cli_main
-from neuronfleet.cli.main import COMMANDS, main
+from neuronfleet.cli.main import COMMANDS, SHORT_HELP, main
 from neuronfleet.cli.output import BAD_INPUT, FINDINGS, INTERNAL, OK, CheckLine, check_lines_text, exit_code_of
 from tests.conftest import ROOT
 
@@ -24,6 +25,29 @@ def test_help_lists_every_registered_command_and_each_has_its_own_help(capsys) -
         assert f"  {name} " in out
         assert main([name, "--help"]) == OK
         assert f"Usage: neuronfleet {name} [OPTIONS]" in capsys.readouterr().out
+
+
+def test_the_root_help_lines_are_each_commands_own_short_help() -> None:
+    """``neuronfleet --help`` lists SHORT_HELP without loading the command modules; each line must be what the
+    command itself says (click's short help, unshortened)."""
+    assert set(SHORT_HELP) == set(COMMANDS)
+    for name, target in COMMANDS.items():
+        module, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module), attr)
+        assert SHORT_HELP[name] == command.get_short_help_str(limit=10_000), name
+
+
+def test_a_command_without_a_short_help_line_is_loaded_to_ask_it(monkeypatch, capsys) -> None:
+    @click.command(short_help="Planted for the test.")
+    def planted() -> int:
+        return OK
+
+    monkeypatch.setattr(sys.modules[__name__], "planted_command", planted, raising=False)
+    monkeypatch.setitem(COMMANDS, "planted", f"{__name__}:planted_command")
+    assert main(["--help"]) == OK
+    out = capsys.readouterr().out
+    assert "  planted    Planted for the test." in out
+    assert f"  validate   {SHORT_HELP['validate']}" in out
 
 
 def test_validate_passes_a_shipped_fleet_file(capsys) -> None:

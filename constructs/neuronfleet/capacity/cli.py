@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -33,7 +33,17 @@ from neuronfleet_contract.tags import FLEET_TAG
 from ..cli.output import FINDINGS, OK, BadInput, Moment, emit, json_option, progress
 from ..core.problems import MISSING
 from ..facts.catalog import capacity_blocks
-from ..fleetfile.schema import Fleet, load_fleet
+
+if TYPE_CHECKING:  # annotations only: the fleet file's pydantic models are built when a command reads one
+    from ..fleetfile.schema import Fleet
+
+
+def load_fleet(path: Path) -> Fleet:
+    """:func:`neuronfleet.fleetfile.schema.load_fleet`, imported when a command reads its fleet file (not for
+    ``--help``)."""
+    from ..fleetfile.schema import load_fleet as load
+
+    return load(path)
 
 
 def clients(region: str) -> tuple[Any, Any, Any]:

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import click
 
-from neuronfleet import load_fleet
-
 from .output import FINDINGS, OK, BadInput, progress
 
 APP_FILES = ("app.py", "cdk.json", "stacks")
@@ -51,6 +49,8 @@ def cdk_cli(app: Path) -> Path | None:
 
 def cdk_command(command: str, config: Path, app_dir: Path | None, extra: tuple[str, ...]) -> tuple[list[str], Path]:
     """The CDK CLI's argument list and the folder to run it in; raises :class:`BadInput` when either is missing."""
+    from neuronfleet.fleetfile.schema import load_fleet  # pydantic: only when a command runs, not for --help
+
     load_fleet(config)  # a bad fleet file stops here, naming field, value and what is allowed
     folder = (app_dir or Path.cwd()).resolve()
     app = find_app(folder)

@@ -15,8 +15,7 @@ from typing import Any
 
 import click
 
-from neuronfleet import CATALOG, load_fleet
-from neuronfleet.facts.catalog import AcceleratorFamily, Price, accelerators_of
+from neuronfleet.facts.catalog import CATALOG, AcceleratorFamily, Price, accelerators_of
 
 from ..cost.exports import FORMATS, ExportRows, read_export
 from ..facts.prices import PriceCacheError, refreshed_price_table
@@ -225,6 +224,8 @@ def estimate(export: Path | None, fmt: str, csv_path: Path | None, live: bool, d
     overrides: dict[str, Any] = {}
     models: dict[str, ModelSize] = {}
     if fleet_path is not None:
+        from neuronfleet.fleetfile.schema import load_fleet  # pydantic: only with -c
+
         fleet = load_fleet(fleet_path)
         catalog, region, overrides = fleet.catalog, region or fleet.region, dict(fleet.prices)
         models = fleet_models(fleet, fleet_path)

@@ -19,8 +19,11 @@ How a feature adds a subcommand (the one way):
            emit(payload, text, as_json=as_json)
            return OK
 
-2. Add one line to :data:`COMMANDS` below: ``"capacity": "neuronfleet.capacity.cli:capacity"``. The root
-   loads it lazily (only when that subcommand or ``--help`` runs).
+2. Add one line to :data:`COMMANDS` below: ``"capacity": "neuronfleet.capacity.cli:capacity"``, and its one-line
+   help to :data:`SHORT_HELP` (the command's own short help, as click makes it; tests/cli/test_command_line.py
+   checks they agree). The root loads the module lazily: only when that subcommand runs, never for
+   ``neuronfleet --help``, which lists :data:`SHORT_HELP` (loading every command module would build the fleet
+   file's pydantic models and import what each command needs: most of the CLI's start time).
 
 The rules every command follows (helpers in :mod:`neuronfleet.cli.output`):
 
@@ -31,7 +34,9 @@ The rules every command follows (helpers in :mod:`neuronfleet.cli.output`):
   is one line and exit 3, never a traceback (``NEURONFLEET_DEBUG=1`` shows it).
 - ``@json_option`` gives ``--json``; print with ``emit(payload, text, as_json=...)``; progress lines go to stderr
   with ``progress(...)`` so ``--json`` output stays one object.
-- a fleet file is ``-c/--config PATH``, read with ``neuronfleet.load_fleet``.
+- a fleet file is ``-c/--config PATH``, read with ``neuronfleet.load_fleet``, imported inside the command body:
+  a command module imports at top level only what its ``--help`` needs (no pydantic, boto3 or aws-cdk-lib;
+  tests/unit/test_lazy_imports.py checks what each command loads).
 - tests call :func:`main` with a list of arguments and read its return value and capsys.
 """
 
@@ -63,12 +68,47 @@ COMMANDS: dict[str, str] = {
 }
 """Subcommand name -> ``module:attribute`` of its click command or group (loaded on first use)."""
 
+SHORT_HELP: dict[str, str] = {
+    "validate": "Check a fleet file (no AWS call).",
+    "estimate": "What your GPU spend would cost on Trainium/Inferentia (no Node.js).",
+    "preflight": "Check the account before a deploy (quotas, offerings, reservations, images, AMIs).",
+    "synth": "Synthesise the fleet file's stacks (no AWS call).",
+    "diff": "Compare the fleet file's stacks with what is deployed (your credentials).",
+    "deploy": "Deploy the fleet file's stacks (your credentials; run preflight first).",
+    "capacity": "EC2 Capacity Blocks: search, buy, extend, status, list.",
+    "judge": "The pilot judge: prompt sets and verdicts (docs/judge.md).",
+    "report": "Draw a stored migration report (a report.json, or one in S3) as its HTML page.",
+    "prices": "The prices the kit estimates with: refresh them from the AWS Price List Query API.",
+    "verify": "Check on the account the facts no public source confirmed (docs/checks.md).",
+    "eks": "Amazon EKS (scheduler: eks): the files a user applies to the cluster.",
+}
+"""Subcommand name -> its line in ``neuronfleet --help``, so that the root's help loads no command module. Each is
+the command's own short help (``get_short_help_str``); a command missing here is loaded to ask it."""
+
 
 class _Root(click.Group):
     """The root group: subcommands from :data:`COMMANDS`, loaded lazily; the kit's input errors rendered."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *super().list_commands(ctx)})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own listing (name, short help), from :data:`SHORT_HELP` where it has the name, without importing
+        the command's module."""
+        found: list[tuple[str, str | click.Command]] = []
+        for name in self.list_commands(ctx):
+            if name in COMMANDS and name in SHORT_HELP:
+                found.append((name, SHORT_HELP[name]))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                found.append((name, command))
+        if not found:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in found)
+        rows = [(name, said if isinstance(said, str) else said.get_short_help_str(limit)) for name, said in found]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in COMMANDS:

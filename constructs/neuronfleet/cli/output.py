@@ -1,7 +1,8 @@
 """What every ``neuronfleet`` subcommand shares: exit codes, ``--json``, errors in the kit's field/value/allowed form,
 progress on stderr, and ok / warning / blocking check lines (preflight and other checkers).
 
-No aws-cdk-lib here (importing the CLI must not start Node.js).
+No aws-cdk-lib here (importing the CLI must not start Node.js), and no pydantic: every command imports this module,
+and ``neuronfleet --help`` reads no fleet file.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Any, Literal, TypeVar
 
 import click
 
-from neuronfleet import FleetConfigError, InvalidSettings, Problem
-from neuronfleet.core.problems import render, show
+from neuronfleet.core.problems import FleetConfigError, InvalidSettings, Problem, render, show
 
 OK = 0
 """Exit code: the command did what was asked and found nothing blocking."""

@@ -66,7 +66,7 @@ def load_record(source: str) -> dict[str, Any]:
     return doc
 
 
-@click.command("report")
+@click.command("report", short_help="Draw a stored migration report (a report.json, or one in S3) as its HTML page.")
 @click.argument("source")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the page (default: report.html beside a local SOURCE, else ./report.html).")

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from neuronfleet import load_fleet
-
 from .output import OK, emit, json_option
 
 
@@ -18,6 +16,8 @@ from .output import OK, emit, json_option
               help="The fleet file (YAML), e.g. config/prod.yaml.")
 @json_option
 def validate(config: Path, as_json: bool) -> int:
+    from neuronfleet.fleetfile.schema import load_fleet  # the settings' pydantic models: built when a file is read
+
     fleet = load_fleet(config)
     summary = {
         "config": str(config), "valid": True, "name": fleet.name, "region": fleet.region,

@@ -22,4 +22,15 @@ class InvalidSettings(ValueError):
         super().__init__(render(self.problems, what))
 
 
-__all__ = ["MISSING", "InvalidSettings", "Problem", "render", "show"]
+class FleetConfigError(ValueError):
+    """A fleet file that cannot be used; ``problems`` lists every mistake found. (Defined here, beside
+    :class:`InvalidSettings`, so that catching it imports no pydantic; ``neuronfleet.fleetfile.schema`` re-exports
+    it.)"""
+
+    def __init__(self, source: str, problems: list[Problem]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__(render(problems, f"{source}: the fleet file"))
+
+
+__all__ = ["MISSING", "FleetConfigError", "InvalidSettings", "Problem", "render", "show"]

@@ -8,8 +8,6 @@ from typing import Any
 
 import click
 
-from neuronfleet import load_fleet
-
 from ..cli.output import (
     BadInput,
     CheckLine,
@@ -72,6 +70,7 @@ usable AWS credentials (checked first with STS GetCallerIdentity: nothing else i
 @click.option("--region", help="Check another region than the fleet file's.")
 @json_option
 def preflight(config: Path, region: str | None, as_json: bool) -> int:
+    from ..fleetfile.schema import load_fleet  # pydantic: when the command runs, not for --help
     from .account import Account, gather
 
     if region:

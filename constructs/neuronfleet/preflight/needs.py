@@ -4,10 +4,13 @@ instances, reservations, images and AMIs. Pure: reads the fleet file's settings 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..facts.catalog import CATALOG, gpu_ecs_amis
 from ..facts.neuron import default_training_image, ecs_neuron_ami_record, ecs_neuron_amis
-from ..fleetfile.schema import Fleet
+
+if TYPE_CHECKING:  # an annotation only: verify imports this module, and --help should build no pydantic model
+    from ..fleetfile.schema import Fleet
 
 
 @dataclass(frozen=True)

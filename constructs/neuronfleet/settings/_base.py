@@ -7,6 +7,7 @@ text; the fleet file puts the field's path in front.
 
 from __future__ import annotations
 
+import os
 import types
 import typing
 from collections.abc import Iterable, Iterator, Mapping
@@ -29,12 +30,20 @@ Name = Annotated[str, AfterValidator(name_rule)]
 """A name that becomes part of stack names, construct ids and AWS resource names."""
 
 
+SCHEMA_DOCS = "NEURONFLEET_SCHEMA_DOCS"
+"""The environment variable scripts/fleet_schema.py sets to ``1`` before it imports neuronfleet: the models then read
+their fields' attribute docstrings as descriptions (pydantic's ``use_attribute_docstrings``), which the published
+JSON Schema (docs/fleet-file.schema.json) carries. Nothing else reads a description (errors say field, value and
+allowed), and on Python 3.11 pydantic finds them by tokenizing and parsing every model class's source: about 0.2 s of
+CPU in every process that imports the settings (each ``neuronfleet`` command, each synth), so by default it is off."""
+
+
 class Settings(BaseModel):
     """Frozen, no unknown keys, finite numbers. Construct it like a dataclass (keyword arguments);
     a mistake raises :class:`InvalidSettings` listing every problem, never a half-built object."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, validate_default=False,
-                              use_attribute_docstrings=True)  # the docstrings describe the published JSON Schema
+                              use_attribute_docstrings=os.environ.get(SCHEMA_DOCS) == "1")
     what: ClassVar[str] = ""
 
     def __init__(self, /, **data: Any) -> None:
