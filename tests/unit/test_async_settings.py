@@ -65,3 +65,18 @@ def test_the_client_concurrency_is_botocores_range() -> None:
 def test_an_unknown_invocation_names_the_allowed_ones() -> None:
     msg = problems(invocation="batch")
     assert "invocation" in msg and "async" in msg and "real-time" in msg
+
+
+def test_config_batch_is_an_async_fleet_and_verify_lists_its_usage_type_check() -> None:
+    """config/batch.yaml: its endpoint is asynchronous and scales to zero; verify's manual check of the AsyncInf: usage
+    type applies to it and not to a fleet without an asynchronous endpoint (config/dev.yaml)."""
+    from neuronfleet import load_fleet
+    from neuronfleet.verify import CHECKS
+    from tests.conftest import ROOT
+
+    batch, dev = (load_fleet(ROOT / "config" / f"{n}.yaml") for n in ("batch", "dev"))
+    (summarise,) = batch.endpoints
+    assert summarise.is_async and summarise.min_instances == 0 and summarise.instance_type == "ml.inf2.xlarge"
+    (check,) = [c for c in CHECKS if c.id == "async-usage-type"]
+    assert check.run is None and "AsyncInf:ml.inf2.xlarge" in check.by_hand
+    assert check.not_applying(batch) == "" and check.not_applying(dev) == "the fleet has no asynchronous endpoint"

@@ -510,6 +510,14 @@ SERVICE_SOURCE_KEYS = Check(
     "service-source-keys", "ECS and VPC Flow Logs send aws:SourceAccount/aws:SourceArn when they assume their roles",
     "CloudTrail AssumeRole events of the job role and the flow-log role: additionalEventData/requestParameters show "
     "the source account and ARN", run=_run_source_keys, permission="cloudtrail:LookupEvents")
+ASYNC_USAGE_TYPE = Check(
+    "async-usage-type", "SageMaker bills an asynchronous endpoint on Inferentia/Trainium as <region>-AsyncInf:ml.<type>",
+    "aws ce get-cost-and-usage --time-period Start=<day after the endpoint ran>,End=<the day after> --granularity DAILY "
+    "--metrics UnblendedCost UsageQuantity --filter '{\"Dimensions\":{\"Key\":\"SERVICE\",\"Values\":"
+    "[\"Amazon SageMaker\"]}}' --group-by Type=DIMENSION,Key=USAGE_TYPE shows <region>-AsyncInf:ml.inf2.xlarge",
+    manual="it needs billed hours of an asynchronous endpoint, which Cost Explorer shows up to a day later",
+    applies=lambda fleet: "" if any(e.invocation == "async" for e in fleet.endpoints)
+    else "the fleet has no asynchronous endpoint")
 
 CHECKS: tuple[Check, ...] = (BLOCK_FEE, EXPORT_DELIVERY, PRICE_LIST_FILTERS, CUR_RESOURCE_TAGS, FSX_PRICE,
-                             REGION_RATES, QUOTED_RATES, FUNCTION_DURATIONS, SERVICE_SOURCE_KEYS)
+                             REGION_RATES, QUOTED_RATES, FUNCTION_DURATIONS, SERVICE_SOURCE_KEYS, ASYNC_USAGE_TYPE)
