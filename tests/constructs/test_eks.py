@@ -167,12 +167,11 @@ def test_utilisation_publisher_per_node_group(built) -> None:
     manifests = [json.loads(p["Manifest"]) for p in properties(template, "Custom::AWSCDK-EKS-KubernetesResource").values()
                  if isinstance(p["Manifest"], str)]  # (the service account's names its role: a Fn::Join)
     daemonsets = [o for m in manifests for o in m if o["kind"] == "DaemonSet"]
-    assert sorted(d["metadata"]["name"] for d in daemonsets) == [
-        "neuronfleet-utilisation-pretrain", "neuronfleet-utilisation-serve", "neuronfleet-utilisation-tune",
-        "neuronfleet-utilisation-ultra"]
-    ultra = next(d for d in daemonsets if d["metadata"]["name"].endswith("ultra"))["spec"]["template"]["spec"]
-    assert ultra["hostNetwork"] is True and ultra["nodeSelector"] == {"neuronfleet/node-group": "ultra"}
-    assert ultra["containers"][0]["command"][2].endswith("--cores 64")  # trn2u at LNC=2: 64 logical cores
+    assert sorted(d["metadata"]["name"] for d in daemonsets) == [  # none on ultra: DRA (Neuron Monitor: unsupported)
+        "neuronfleet-utilisation-pretrain", "neuronfleet-utilisation-serve", "neuronfleet-utilisation-tune"]
+    pretrain = next(d for d in daemonsets if d["metadata"]["name"].endswith("pretrain"))["spec"]["template"]["spec"]
+    assert pretrain["hostNetwork"] is True and pretrain["nodeSelector"] == {"neuronfleet/node-group": "pretrain"}
+    assert pretrain["containers"][0]["command"][2].endswith("--cores 64")  # trn2 at LNC=2: 64 logical cores
     # the node role may put metrics only into the kit's namespace
     template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Action": "cloudwatch:PutMetricData",

@@ -54,6 +54,7 @@ from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
 from ..training.lustre import LUSTRE_PORTS, grant_data
 from . import manifests
+from .cloudwatch import CloudWatchObservability
 
 __all__ = ["NODE_MANAGED_POLICIES", "NeuronEksCluster"]
 
@@ -180,6 +181,9 @@ class NeuronEksCluster(Construct):
                 settings.node_groups, namespace_metrics=metrics_namespace, region=Stack.of(self).region,
                 image=monitor_image))
         self.utilisation.node.add_dependency(*self.node_groups.values())
+        self.observability = CloudWatchObservability(self, "Observability", cluster=self.cluster)
+        """The CloudWatch Observability add-on (Neuron metrics per node, pod and UltraServer; every container's logs in
+        its application log group) with its Pod Identity role: eks.cloudwatch."""
 
     # ------------------------------------------------------------------------------------------------ identities
 

@@ -224,7 +224,13 @@ def utilisation_publisher(groups: tuple[NeuronNodegroupSettings, ...] | list[Neu
     lacks ``neuron_hardware_info``). The pods run in the host network (IMDS answers them at a hop limit of 1, and
     utilisation.py signs with the node role, which may put metrics only into ``namespace_metrics``), privileged as
     Neuron's own neuron-monitor DaemonSet is, in Neuron's neuron-monitor image. The script travels gzip+base64 in a
-    ConfigMap with its SigV4 signer (sigv4.py), unpacked side by side. ``image``: :func:`monitor_image`'s."""
+    ConfigMap with its SigV4 signer (sigv4.py), unpacked side by side. ``image``: :func:`monitor_image`'s.
+
+    None on DRA node groups: "Neuron Monitor does not currently support environments using the Neuron DRA (Dynamic
+    Resource Allocation) Driver" (aws-neuron/aws-neuron-sdk deploy/infrastructure/monitoring.rst @ 81ce03ae, read
+    2026-11-29); there a publisher would only fail, and the waste detector would read its nodes as silent. Their
+    Neuron metrics come from the CloudWatch Observability add-on, if at all (facts.eks_observability)."""
+    groups = [g for g in groups if not g.dra]
     reference = monitor_image(image)
     config = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": UTILISATION, "namespace": SYSTEM_NAMESPACE,
