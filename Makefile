@@ -4,30 +4,55 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+DEMO_STAMP := $(VENV)/.installed-demo
 STAMP := $(VENV)/.installed
 ENV ?= dev
+DEMO_ARGS ?=
 # The project's own Node/CDK first; no CDK notices, telemetry or update checks (synth stays offline).
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export CDK_DISABLE_CLI_TELEMETRY := true
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
-export PYTHONDONTWRITEBYTECODE := 1
+# Annotations without a JavaScript stack trace: the CLI printed the jsii kernel's `/tmp/.../lib/program.js:1:5591` above
+# each note (the CLI no longer passes aws:cdk:disable-stack-trace; in cdk.json it is a reserved key the CLI warns of).
+# Templates are byte for byte the same.
+export CDK_DISABLE_STACK_TRACE := 1
+# Bytecode is cached (__pycache__ is ignored by git and by the asset staging, core/assets.py): with
+# PYTHONDONTWRITEBYTECODE set, every process recompiled the library's 1.2 MB of source (issue 42).
+unexport PYTHONDONTWRITEBYTECODE
+# Each setup step says what it fetches and how big it is; a silent step prints a line at least every 10 s (progress.py).
+STEP := $(PYTHON) scripts/progress.py
+PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 
-.PHONY: setup demo synth test lint bench wheel clean scan
+.PHONY: setup setup-demo demo synth test lint bench wheel clean scan
 
+# setup-demo: what `make demo`, `make synth` and `make bench` need; setup: that and the test and lint tools.
+setup-demo: $(DEMO_STAMP)
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml package.json package-lock.json scripts/setup_node.py
-	@echo "==> setting up $(VENV) (pinned Python deps, Node.js from PyPI, CDK CLI from package-lock.json)"
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	$(PY) scripts/setup_node.py
+$(DEMO_STAMP): requirements.txt requirements-demo.txt pyproject.toml package.json package-lock.json scripts/setup_node.py
+	@echo "==> setup 1/4: the virtualenv $(VENV) ($(PYTHON) -m venv; nothing downloaded)"
+	test -x $(PY) || $(STEP) "python -m venv" -- $(PYTHON) -m venv $(VENV)
+	@echo "==> setup 2/4: Python packages for the demo (requirements-demo.txt: 73 packages, about 240 MB downloaded, \
+	about 1.0 GB installed and byte-compiled: aws-cdk-lib 464 MB, Node.js 24 206 MB, moto with its CloudFormation \
+	checker cfn-lint 190 MB; 3 to 4 minutes on 2 shared cores)"
+	$(STEP) "pip install -r requirements-demo.txt" --watch $(VENV) -- $(PIP) -r requirements-demo.txt
+	@echo "==> setup 3/4: neuronfleet itself, editable (pip install -e .; nothing downloaded)"
+	$(STEP) "pip install -e ." -- $(PIP) --no-deps --no-build-isolation -e .
+	@echo "==> setup 4/4: Node.js into $(VENV)/bin and the pinned AWS CDK CLI (npm ci: aws-cdk from \
+	package-lock.json, about 8 MB downloaded, 29 MB in node_modules)"
+	$(STEP) "npm ci" -- $(PY) scripts/setup_node.py
 	touch $@
 
-demo: $(STAMP)
-	$(PY) scripts/demo.py
+$(STAMP): $(DEMO_STAMP) requirements-dev.txt
+	@echo "==> setup for tests: test runner, validators and linters (requirements-dev.txt adds 21 packages, about \
+	80 MB downloaded, about 290 MB installed: kubernetes-validate 108 MB, duckdb 68 MB, mypy 63 MB, ruff 24 MB)"
+	$(STEP) "pip install -r requirements-dev.txt" --watch $(VENV) -- $(PIP) -r requirements-dev.txt
+	touch $@
 
-synth: $(STAMP)
+demo: $(DEMO_STAMP)
+	$(PY) scripts/demo.py $(DEMO_ARGS)
+
+synth: $(DEMO_STAMP)
 	rm -rf cdk.out
 	cdk synth --quiet -c env=$(ENV)
 	@ls cdk.out/*.template.json
@@ -47,10 +72,11 @@ test: lint
 scan: $(STAMP)
 	$(PY) scripts/scan.py
 
-bench: $(STAMP)
-	$(PY) scripts/bench_floor.py
-	$(PY) scripts/bench_synth.py
+# Figures, then the synth guards of issue 42 (exit 1 when prod's kit/floor CPU ratio is above 1.5x or the Rainier
+# fleet's above 2.0x; docs/synth.md). scripts/bench_synth.py (prod against an empty app) is run by hand.
+bench: $(DEMO_STAMP)
 	$(PY) scripts/bench_collector.py
+	$(PY) scripts/bench_floor.py
 
 # The construct library as a wheel in dist/ (pip install dist/neuronfleet-*.whl; it is not on PyPI). The wheel holds
 # the library, its data, the Lambda sources and the `neuronfleet` command; the fleet-file app stays in the repository.
