@@ -21,8 +21,11 @@ def eks() -> None:
     """The ``eks`` command group."""
 
 
-def _files(config: Path, cluster_name: str | None, image: str) -> tuple[str, dict[str, list[dict[str, Any]]]]:
-    """(cluster name, file name -> objects) for the fleet's ``scheduler: eks`` cluster."""
+def _files(config: Path, cluster_name: str | None, image: str, notes: list[str] | None = None
+           ) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+    """(cluster name, file name -> objects) for the fleet's ``scheduler: eks`` cluster; ``notes`` gets what to check
+    before submitting (eks.manifests.placement_notes)."""
+    notes = [] if notes is None else notes
     from .. import load_fleet
     from ..fleetfile.eks_section import EksSection, cluster_settings
     from ..sharing import manifests as pool_manifests
@@ -44,6 +47,7 @@ def _files(config: Path, cluster_name: str | None, image: str) -> tuple[str, dic
     section = entry.eks or EksSection()
     settings = cluster_settings(entry, entry.name, section, fleet.network.training_az)
     files = manifests.examples(settings, inference_image=image)
+    notes.extend(manifests.placement_notes(settings))
     if section.sharing is not None:
         schedule = section.sharing.pool_schedule(settings, entry.name)
         group_name = section.sharing.node_group or settings.node_groups[0].name
@@ -72,7 +76,8 @@ it is. Exit 2: no scheduler: eks cluster, or a file that differs without --force
 def examples(config: Path, output: Path, cluster_name: str | None, image: str, force: bool, as_json: bool) -> int:
     import yaml
 
-    name, files = _files(config, cluster_name, image)
+    notes: list[str] = []
+    name, files = _files(config, cluster_name, image, notes)
     texts = {file: yaml.safe_dump_all([json.loads(json.dumps(o)) for o in objects], sort_keys=False)
              for file, objects in files.items()}  # json round trip: no shared dicts, no YAML anchors
     differ = [f for f, text in texts.items() if (output / f).is_file() and (output / f).read_text() != text]
@@ -94,6 +99,7 @@ def examples(config: Path, output: Path, cluster_name: str | None, image: str, f
     lines = [f"{r['state']:<11} {r['file']}  ({', '.join(r['objects'])})" for r in rows]
     if image == PLACEHOLDER_IMAGE:
         lines.append(f"the Deployments' image is the placeholder {PLACEHOLDER_IMAGE}: pass --inference-image")
-    emit({"cluster": name, "directory": str(output), "inference_image": image, "files": rows},
+    lines += [f"check: {n}" for n in notes]
+    emit({"cluster": name, "directory": str(output), "inference_image": image, "files": rows, "checks": notes},
          "\n".join([f"cluster {name}: {len(rows)} files in {output}", *lines]), as_json=as_json)
     return 0

@@ -31,6 +31,7 @@ from ..facts.eks_labels import (
     NEURON_TAINT_KEY,
     NODE_GROUP_LABEL,
     NODE_INSTANCE_TYPE_LABEL,
+    ULTRASERVER_LABEL_CHECK,
     ULTRASERVER_SERVER_LABEL,
     ULTRASERVER_SIZE_LABEL,
 )
@@ -478,6 +479,23 @@ def examples(settings: NeuronEksClusterSettings, *, inference_image: str) -> dic
     return {"node-scripts.yaml": [node_scripts()], "training-job.yaml": training_job(trn),
             "inference.yaml": [inference_deployment(inf, image=inference_image, neuron_cores=2,
                                                     scheduler_extension=settings.scheduler_extension)]}
+
+
+def placement_notes(settings: NeuronEksClusterSettings) -> list[str]:
+    """What a user must know before submitting on the UltraServer node groups, one line each: on a DRA node group the
+    UltraServer label's source is unconfirmed (facts.eks_labels.ULTRASERVER_LABEL_SOURCE_DRA), so check it once;
+    without it, placement on it fails loudly (nothing admitted or scheduled), never a silent split."""
+    notes = []
+    for g in settings.node_groups:
+        size = g.spec.ultraserver_size
+        if size > 1 and g.dra:
+            label = ULTRASERVER_SERVER_LABEL.format(size=size)
+            notes.append(
+                f"node group {g.name} (DRA): who sets {label} on its nodes is unconfirmed; before the first job run "
+                f"`{ULTRASERVER_LABEL_CHECK.format(group=g.name, label=label)}`: an empty column means its jobs are "
+                "never admitted by Kueue (topology level missing) and a one-UltraServer Job's pods stay Pending "
+                "(docs/checks.md ultraserver-label)")
+    return notes
 
 
 def write_examples(settings: NeuronEksClusterSettings, directory: str | Path, *, inference_image: str) -> list[Path]:
