@@ -38,4 +38,23 @@ POD_IDENTITY_TAGS = Check(
     "kubectl -n neuronfleet-training run t --rm -it --image=public.ecr.aws/aws-cli/aws-cli --overrides=... -- sts "
     "get-caller-identity", manual="it runs a pod (a change)", applies=applies.eks)
 
-CHECKS: tuple[Check, ...] = (EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST, POOL_RBAC, POD_SECURITY, POD_IDENTITY_TAGS)
+ULTRASERVER_LABEL = Check(
+    "ultraserver-label", "who sets Neuron's UltraServer label neuron.amazonaws.com/ultraserver-server-id-4 on a DRA "
+    "node group's nodes (no device plugin there)",
+    "kubectl get nodes -l neuronfleet/node-group=<group> -L neuron.amazonaws.com/ultraserver-server-id-4",
+    manual=KUBERNETES, applies=applies.eks)
+CLOUDWATCH_ADDON = Check(
+    "cloudwatch-addon", "the CloudWatch Observability add-on version EKS installs by default publishes Neuron "
+    "metrics (v1.5.0-eksbuild.1 or later), per pod on DRA nodes too",
+    "aws eks describe-addon --cluster-name <cluster> --addon-name amazon-cloudwatch-observability --query "
+    "addon.addonVersion; aws cloudwatch list-metrics --namespace ContainerInsights --metric-name "
+    "node_neuroncore_utilization", manual="verify reads no EKS add-on or CloudWatch metric list yet", applies=applies.eks)
+KUEUE_METRICS = Check(
+    "kueue-metrics", "the kit's Kueue scraper reaches Kueue's metrics Service and CloudWatch makes "
+    "kueue_pending_workloads {ClusterName, cluster_queue, status} in ContainerInsights/Prometheus",
+    "aws cloudwatch list-metrics --namespace ContainerInsights/Prometheus --metric-name kueue_pending_workloads; "
+    "kubectl -n neuronfleet-metrics logs deploy/neuronfleet-kueue-metrics",
+    manual="verify reads no CloudWatch metric list yet, and the scraper's log is in the cluster",
+    applies=applies.sharing)
+
+CHECKS: tuple[Check, ...] = (ULTRASERVER_LABEL, CLOUDWATCH_ADDON, KUEUE_METRICS, EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST, POOL_RBAC, POD_SECURITY, POD_IDENTITY_TAGS)
