@@ -147,3 +147,16 @@ def test_an_async_endpoint_with_instances_and_no_invocations_is_not_idle() -> No
     assert [(v.endpoint, v.asynchronous) for v in traffic] == [("summarise", True), ("chat", False)]
     idle, _ = endpoint_waste(traffic, hours=6)
     assert list(idle) == ["chat/neuron"]
+
+
+def test_the_report_page_states_the_saving_once() -> None:
+    from datetime import date
+
+    from neuronfleet.lambdas.cost.logic.report_page import render_html
+    from neuronfleet.lambdas.cost.report import build
+
+    rows = [row(DAYS[0], "2.97", "3"), row(DAYS[2], "5.94", "6"), row(DAYS[6], "0", "0")]
+    page = render_html(build(fleet="nf-batch", rows=rows, start=date(2026, 11, 1), end=date(2026, 11, 8),
+                             invocations={}, tokens={}, prices={}, models=[SUMMARISE]))
+    assert "Scaling to zero: asynchronous endpoints" in page
+    assert page.count("scaling to zero saved $62.37") == 1 and page.count("at least 63.00 hours at zero instances") == 1

@@ -197,6 +197,17 @@ def standby_section(report: Mapping[str, Any]) -> str:
                                                  left=(0, 1, 2)))
 
 
+def scale_to_zero_section(report: Mapping[str, Any]) -> str:
+    """Each asynchronous endpoint's spend, its hours at zero instances and what scaling to zero saved against the same
+    endpoint always on (logic/scale_to_zero.py): one line per model, each figure once."""
+    entries = report.get("scale_to_zero") or []
+    if not entries:
+        return ""
+    items = "".join(f"<li>{_e(x['line'])}</li>" for x in entries)
+    return _section("Scaling to zero: asynchronous endpoints",
+                    f"<ul>{items}</ul><p class=small>{_e(entries[0]['source'])}</p>")
+
+
 def _targets(line: Mapping[str, Any]) -> str:
     """An undeclared line's two Neuron targets (inference, training), each with its estimate: never one guessed."""
     return "; ".join(f"{k}: {t.get('neuron_type') or '-'} {_money(t.get('neuron_estimate_usd'))}"
@@ -224,6 +235,9 @@ def estimate_section(report: Mapping[str, Any]) -> str:
                      "break-even the two cost the same; below it Neuron is cheaper."
                      + (f" {_e(est['unknown']['note'])}." if est.get("unknown") else "")
                      + (f" {_e(est['sizing'])}." if est.get("sizing") else "") + "</p>")
+    suggested = est.get("suggestions") or []
+    if suggested:
+        parts.append("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in suggested) + "</ul>")
     why = est.get("not_estimated_why") or {}
     if why:
         parts.append(_table(["not estimated", "amount", "why"],
@@ -333,7 +347,8 @@ def render_html(report: Mapping[str, Any]) -> str:
     body = "".join([
         net_section(report),
         _section("Verdict", f"<ul>{verdict}</ul>" if verdict else ""),
-        spend_section(report), models_section(report), standby_section(report), estimate_section(report),
+        spend_section(report), models_section(report), standby_section(report), scale_to_zero_section(report),
+        estimate_section(report),
         details_section(report), confirmed_section(report), prices_section(report),
         _section("Sources", "".join(f"<p class=small><strong>{_e(k)}</strong>: {_e(v)}</p>"
                                     for k, v in (report.get("sources") or {}).items())),
