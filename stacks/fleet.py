@@ -19,6 +19,7 @@ from neuronfleet.settings import reservations
 from neuronfleet.settings.cost import cur_export_region
 
 from .alerts_stack import AlertsStack
+from .batch_stack import BatchStack
 from .capacity_stack import CapacityStack
 from .cost_stack import CostStack, CurExportStack
 from .eks_stack import EksTrainingStack
@@ -65,6 +66,12 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
         description=describe(f"{label}: Neuron endpoints", [f"{e.name} ({e.instance_type})" for e in endpoints]))
         for part, endpoints in fleet.inference_partitions().items()]
     stacks += inference
+    if fleet.batch_jobs:
+        stacks.append(BatchStack(
+            scope, fleet.stack_name("batch"), network=network.network, env=env, fleet=fleet.name,
+            jobs={construct_id(j.name): j for j in fleet.batch_jobs},
+            description=describe(f"{label}: scheduled batch transform jobs",
+                                 [f"{j.name} ({j.instance_type})" for j in fleet.batch_jobs])))
     if fallback is not None:
         stacks.append(fallback)
     if fleet.capacity_policy is not None and training:

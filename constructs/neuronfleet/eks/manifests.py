@@ -17,6 +17,7 @@ from typing import Any
 
 from ..facts import neuron
 from ..facts.catalog import CATALOG
+from ..facts.compile_cache import FSX_CACHE_DIR, NEURON_COMPILE_CACHE_URL
 from ..facts.eks_labels import (
     CAPACITY_LABEL,
     DEVICE_PLUGIN,
@@ -407,6 +408,7 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
         {"name": "NEURONFLEET_RENDEZVOUS_DIR", "value": RENDEZVOUS_DIR},
         {"name": "CHECKPOINT_DIR", "value": "/fsx/data/checkpoints"},
         {"name": "DATA_DIR", "value": "/fsx/data"},
+        {"name": NEURON_COMPILE_CACHE_URL, "value": FSX_CACHE_DIR},  # shared by every pod and run (facts.compile_cache)
         *([{"name": "FI_PROVIDER", "value": "efa"}, {"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}]
           if spec.efa_interfaces else []),
         *([{"name": "NEURON_LOGICAL_NC_CONFIG", "value": str(lnc)}] if lnc else []),

@@ -34,6 +34,7 @@ from ..settings import (
 from ..settings._base import Bool, Int, Number, Settings, problems_from
 from ..settings.capacity import CapacityPolicySettings
 from ..settings.cost import cur_export_region
+from ..settings.transform import BatchJobSettings
 from .eks_section import EksSection, Scheduler, entry_problems
 
 Phase = Literal["evaluation", "pilot", "production"]
@@ -99,6 +100,9 @@ class Fleet(Settings):
     network: NetworkSettings
     training_clusters: tuple[TrainingClusterEntry, ...] = ()
     endpoints: tuple[EndpointEntry, ...] = ()
+    batch_jobs: tuple[BatchJobSettings, ...] = ()
+    """Scheduled SageMaker batch transform jobs on ml.inf2/ml.trn1 (the ``batch`` stack, docs/inference.md): each run
+    transforms an S3 prefix of the stack's bucket with an endpoint-like model and stops."""
     fallback: FallbackEntry = FallbackEntry()
     cost_monitors: CostMonitorEntry = CostMonitorEntry()
     prices: Mapping[str, PriceOverride] = Field(default_factory=dict)
@@ -166,6 +170,7 @@ def _check(fleet: Fleet) -> Iterator[Problem]:
     yield from _unique("training_clusters", [c.name for c in fleet.training_clusters], str)
     yield from _capacity_policy(fleet)
     yield from _unique("endpoints", [e.name for e in fleet.endpoints], construct_id)
+    yield from _unique("batch_jobs", [j.name for j in fleet.batch_jobs], construct_id)
     yield from _hub_problems(fleet)
     yield from _private_image_problems(fleet)
     if fleet.fallback.enabled:
@@ -217,6 +222,11 @@ def _hub_problems(fleet: Fleet) -> Iterator[Problem]:
                 yield Problem(at, hub, "unset when network.nat_gateways is 0: the endpoint's subnets cannot reach "
                               "the model hub; package the model to S3 (model_data_url) or give the network a NAT "
                               "gateway")
+    for i, j in enumerate(fleet.batch_jobs):
+        if j.model.hf_model_id and not fleet.network.has_egress:
+            yield Problem(f"batch_jobs[{i}].model.hf_model_id", j.model.hf_model_id, "unset when network.nat_gateways "
+                          "is 0: the job's subnets cannot reach the model hub; package the model to S3 "
+                          "(model.model_data_url) or give the network a NAT gateway")
 
 
 def _private_image_problems(fleet: Fleet) -> Iterator[Problem]:

@@ -34,6 +34,7 @@ from ..core.region import check_in_region
 from ..core.s3_reads import owner_condition
 from ..core.tagging import tag_capacity, tag_family
 from ..facts.catalog import AcceleratorFamily, InstanceSpec
+from ..facts.compile_cache import FSX_CACHE_DIR, NEURON_COMPILE_CACHE_URL
 from ..facts.images import dlc_image, ecr_repository_arn
 from ..facts.neuron import (
     DEFAULT_TRAINING_IMAGE,
@@ -326,7 +327,8 @@ class TrainiumCluster(Construct):
 
     def runtime_environment(self) -> dict[str, str]:
         """The job's environment: EFA, the logical NeuronCore configuration, what the health gate expects (devices,
-        the image's runtime library and the driver window it runs with), where checkpoints go. No
+        the image's runtime library and the driver window it runs with), where checkpoints go, the Neuron compile
+        cache on the cluster's FSx (:data:`~neuronfleet.facts.compile_cache.FSX_CACHE_DIR`). No
         NEURON_RT_NUM_CORES: under torchrun each process would reserve that many cores."""
         settings, spec = self.settings, self.spec
         env = {
@@ -341,6 +343,7 @@ class TrainiumCluster(Construct):
             "CHECKPOINT_DIR": CHECKPOINT_DIR,
             "DATA_DIR": "/fsx/data",
         }
+        env[NEURON_COMPILE_CACHE_URL] = FSX_CACHE_DIR  # one compile cache for every node and run (facts.compile_cache)
         if settings.lnc:
             env["NEURON_LOGICAL_NC_CONFIG"] = str(settings.lnc)
         env.update(runtime_environment(settings.instance_type, settings.image, settings.training_image_sdk))
