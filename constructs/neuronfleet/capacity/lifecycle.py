@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
@@ -17,7 +17,13 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from neuronfleet_contract import capacity_alert as alert_contract
-from neuronfleet_contract.capacity_lifecycle import ClusterRef, LifecycleConfig, drain_key, policy_parameter_name
+from neuronfleet_contract.capacity_lifecycle import (
+    ClusterRef,
+    LifecycleConfig,
+    NodegroupRef,
+    drain_key,
+    policy_parameter_name,
+)
 from neuronfleet_contract.tags import FLEET_TAG
 
 from ..alerts.announcement_ledger import AnnouncementLedger
@@ -29,6 +35,9 @@ from ..fallback.gpu_pool import GpuPool
 from ..settings.capacity import CapacityPolicySettings
 from ..training.cluster import TrainiumCluster
 from .iam import any_reservation, extension_statements
+
+if TYPE_CHECKING:
+    from ..eks.cluster import CapacityBlockNodegroup
 
 PASS_EVERY = Duration.minutes(10)
 """The lifecycle pass: a block's decision point, a drain's start or a held job's limit is acted on at most 10
@@ -49,11 +58,16 @@ LONGEST = {
     "ledger_table": REFERENCE_CHARS[("AWS::DynamoDB::Table", "Ref")],
     "gpu_queue_arn": REFERENCE_CHARS[("AWS::Batch::JobQueue", "JobQueueArn")],
     "gpu_job_definition": longest_arn("batch", "job-definition/", 128) + len(":") + len(str(2**31 - 1)),
+    "eks_cluster": 100,
+    "nodegroup": 256,
 }
 """The longest deployed value of each setting a reference fills (neuronfleet.core.rules.REFERENCE_CHARS, with
 sources: a job queue's ARN, a bucket's name, a topic's ARN, a table's name); a job definition's Ref is its ARN with
 the revision: a name "up to 128 letters" (botocore 1.44.5 batch RegisterJobDefinition jobDefinitionName) and a revision
-that is an Integer (the same model's JobDefinition revision: at most 2**31 - 1, ten digits)."""
+that is an Integer (the same model's JobDefinition revision: at most 2**31 - 1, ten digits). An EKS cluster's name
+"can't be longer than 100 characters" (botocore 1.44.5 eks CreateCluster name, shape ClusterName max 100); a node
+group's name has no bound in that model (CreateNodegroup nodegroupName: a String): 256 is assumed, more than any name
+CloudFormation generates."""
 OWN_VARIABLES_BYTES = 64
 """Room kept for the variables FleetFunction adds of its own (POWERTOOLS_LOG_LEVEL=INFO: 24 bytes)."""
 ENVIRONMENT_BUDGET = LAMBDA_ENVIRONMENT_BYTES - OWN_VARIABLES_BYTES
@@ -79,7 +93,11 @@ def environment_bytes(settings: LifecycleConfig) -> int:
         gpu_job_definitions=tuple(_longest(d, LONGEST["gpu_job_definition"]) for d in settings.gpu_job_definitions),
         clusters=tuple(replace(c, queue_arn=_longest(c.queue_arn, LONGEST["queue_arn"]),
                                drain_bucket=_longest(c.drain_bucket, LONGEST["drain_bucket"]))
-                       for c in settings.clusters))
+                       for c in settings.clusters),
+        node_groups=tuple(replace(g, cluster=_longest(g.cluster, LONGEST["eks_cluster"]),
+                                  nodegroup=_longest(g.nodegroup, LONGEST["nodegroup"]),
+                                  drain_bucket=_longest(g.drain_bucket, LONGEST["drain_bucket"]))
+                          for g in settings.node_groups))
     env = sized.to_environment(to_json=lambda v: json.dumps(v, separators=(",", ":")))
     return sum(len(k.encode()) + len(v.encode()) for k, v in env.items())
 
@@ -130,13 +148,16 @@ docs/capacity-blocks.md.
     def __init__(self, scope: Construct, construct_id: str, *, fleet: str,
                  clusters: Mapping[str, TrainiumCluster] | Sequence[TrainiumCluster], topic: sns.ITopic,
                  policy: CapacityPolicySettings, pool: GpuPool | None = None,
-                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = ()) -> None:
+                 prices: Mapping[str, Mapping[str, str]] | None = None, training_azs: Sequence[str] = (),
+                 node_groups: Sequence[CapacityBlockNodegroup] = ()) -> None:
         """``clusters``: by name (the name in announcements and in the drain flag's key: each cluster's
         ``drain_name``, given when it was built), or a list (named by their ``drain_name``). ``training_azs``: where
         the fleet's training subnets are, when the clusters' capacities name no AZ (the policy's ``availability_zones``
         win when set). ``prices``: the kit's price table by default. The fleet-wide monthly extension budget is the
         policy's ``fleet_extension_budget_usd`` (one home, checked there: the same message from the construct API and
-        from a fleet file)."""
+        from a fleet file). ``node_groups``: EKS Capacity Block node groups (``NeuronEksCluster.lifecycle_targets``)
+        that follow their blocks: scaled out while their blocks are active, told to checkpoint through their drain
+        flag, scaled in at its deadline (the first function looks after them all; ``clusters`` may then be empty)."""
         super().__init__(scope, construct_id)
         if not isinstance(policy, CapacityPolicySettings):
             raise TypeError(f"policy: got {type(policy).__name__}; allowed: CapacityPolicySettings")
@@ -149,18 +170,21 @@ docs/capacity-blocks.md.
                 raise ValueError(f"clusters[{name!r}]: got {cluster.node.path}, built with drain_name "
                                  f"{cluster.drain_name!r}; allowed: a cluster built with drain_name={name!r} (its "
                                  "jobs watch the drain flag of that name)")
-        if not named:
+        if not named and not node_groups:
             raise ValueError("clusters: got none; allowed: at least one TrainiumCluster (the lifecycle looks after "
-                             "their Capacity Blocks)")
+                             "their Capacity Blocks), or an EKS Capacity Block node group (node_groups=)")
         self.cluster_names = tuple(named)
+        groups = _nodegroup_refs(node_groups)
+        self.node_group_names = tuple(g.name for g in node_groups)
+        """The EKS Capacity Block node groups the first function makes follow their blocks."""
         refs = tuple(ClusterRef(
             name=name, queue_arn=c.job_queue.job_queue_arn, instance_type=c.settings.instance_type,
             drain_bucket=c.data_bucket.bucket_name,
             reservation_ids=(c.settings.capacity.reservation_id,) if c.settings.capacity.reservation_id else (),
             group_arns=(c.settings.capacity.resource_group_arn,) if c.settings.capacity.resource_group_arn else ())
             for name, c in named.items())
-        azs = sorted({c.settings.capacity.availability_zone for c in named.values()
-                      if c.settings.capacity.availability_zone} | set(training_azs))
+        capacities = [c.settings.capacity for c in named.values()] + [g.settings.capacity for g in node_groups]
+        azs = sorted({c.availability_zone for c in capacities if c.availability_zone} | set(training_azs))
         if prices is None:
             from ..facts.prices import price_table
 
@@ -191,9 +215,14 @@ docs/capacity-blocks.md.
                 policy=fleet_policy, policy_parameter=policy_parameter_name(fleet), clusters=part,
                 gpu_queue_arn=pool.job_queue.job_queue_arn if pool else "",
                 gpu_instance_type=gpu_type, prices={k: v for k, v in table.items() if k in wanted},
-                gpu_job_definitions=gpu_definitions)
+                gpu_job_definitions=gpu_definitions, node_groups=groups)   # sized in every part: kept in the first
 
-        parts = split_clusters(refs, settings)
+        parts = split_clusters(refs, settings) or [()]
+        if groups and environment_bytes(settings(parts[0])) > ENVIRONMENT_BUDGET:
+            raise ValueError(f"node_groups: got {len(groups)} node groups whose lifecycle settings take "
+                             f"{environment_bytes(settings(parts[0])):,} bytes of environment; allowed: at most "
+                             f"{ENVIRONMENT_BUDGET:,} (Lambda's {LAMBDA_ENVIRONMENT_BYTES:,} with room for the "
+                             "function's own variables): fewer node groups, reservation ids or groups")
         self.parts: tuple[tuple[str, ...], ...] = tuple(tuple(c.name for c in part) for part in parts)
         """The cluster names each function looks after, in the order of :attr:`functions`."""
         self.functions: list[FleetFunction] = []
@@ -206,7 +235,8 @@ docs/capacity-blocks.md.
             fn = FleetFunction(
                 self, f"Function{n}", handler="capacity_lifecycle.handler.handler", topic=topic, timeout=TIMEOUT,
                 description=DESCRIPTION + of,
-                environment=settings(part).to_environment(to_json=Stack.of(self).to_json_string))
+                environment=(settings(part) if i == 0 else replace(settings(part), node_groups=())).to_environment(
+                    to_json=Stack.of(self).to_json_string))
             grant_publish(topic, fn.role)
             self.ledger.grant(fn.role)
             fn.role.add_to_principal_policy(iam.PolicyStatement(  # read the policy: never write it
@@ -221,6 +251,8 @@ docs/capacity-blocks.md.
                 targets=[fn.event_target()])
             self._grant(fn.role, {c.name: named[c.name] for c in part}, pool, fleet=fleet,
                         extend=policy.allow_extension)
+            if i == 0 and node_groups:
+                grant_nodegroups(fn.role, node_groups)
             self.functions.append(fn)
         self.function = self.functions[0]
         """The first (for most fleets the only) function."""
@@ -259,3 +291,45 @@ docs/capacity-blocks.md.
                                     f"{FLEET_TAG}={fleet} (aws:ResourceTag condition: Service Authorization "
                                     "Reference); CancelJob of the held jobs it moves",
                               resources=tuple(wild))
+
+
+FOLLOW_ACTIONS = ("eks:DescribeNodegroup", "eks:UpdateNodegroupConfig")
+"""What the lifecycle does to a Capacity Block node group, on that node group's ARN only (resource type ``nodegroup``:
+Service Authorization Reference, Amazon Elastic Kubernetes Service, https://docs.aws.amazon.com/service-authorization/
+latest/reference/list_amazonelastickubernetesservice.html, read 2026-11-29; NodegroupCapacityAlerts grants
+DescribeNodegroup the same way)."""
+
+
+def _nodegroup_refs(node_groups: Sequence[CapacityBlockNodegroup]) -> tuple[NodegroupRef, ...]:
+    """The contract's references of ``node_groups`` (ValueError naming a node group that is not on Capacity Blocks,
+    or one given twice)."""
+    seen: set[tuple[str, str]] = set()
+    refs = []
+    for i, g in enumerate(node_groups):
+        capacity = g.settings.capacity
+        if capacity.type != "capacity-block":
+            raise ValueError(f"node_groups[{i}] ({g.name}): got capacity {capacity.type!r}; allowed: 'capacity-block' "
+                             "(NeuronEksCluster.lifecycle_targets gives only those)")
+        key = (g.nodegroup.node.path, g.name)
+        if key in seen:
+            raise ValueError(f"node_groups[{i}]: got {g.name} ({g.nodegroup.node.path}) twice; allowed: each node "
+                             "group once")
+        seen.add(key)
+        refs.append(NodegroupRef(
+            name=g.name, cluster=g.cluster.cluster_name, nodegroup=g.nodegroup.nodegroup_name,
+            instance_type=g.settings.instance_type, count=g.settings.count, drain_bucket=g.drain_bucket.bucket_name,
+            ultraserver_size=g.settings.spec.ultraserver_size,
+            reservation_ids=(capacity.reservation_id,) if capacity.reservation_id else (),
+            group_arns=(capacity.resource_group_arn,) if capacity.resource_group_arn else ()))
+    return tuple(refs)
+
+
+def grant_nodegroups(role: iam.IRole, node_groups: Sequence[CapacityBlockNodegroup]) -> None:
+    """``role`` may describe and scale exactly ``node_groups`` (:data:`FOLLOW_ACTIONS` on their ARNs) and write, read
+    and delete each one's drain flag (one object key per node group); nothing else of EKS or of their buckets."""
+    role.add_to_principal_policy(iam.PolicyStatement(actions=list(FOLLOW_ACTIONS),
+                                                     resources=[g.nodegroup.nodegroup_arn for g in node_groups]))
+    for g in node_groups:
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],  # GetObject: HeadObject before a delete
+            resources=[g.drain_bucket.arn_for_objects(drain_key(g.name))]))

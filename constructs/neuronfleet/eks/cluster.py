@@ -15,6 +15,7 @@ see Batch hosts.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, cast
 
 from aws_cdk import Acknowledgment, Stack, Validations
@@ -56,7 +57,7 @@ from ..training.lustre import LUSTRE_PORTS, grant_data
 from . import manifests
 from .cloudwatch import CloudWatchObservability
 
-__all__ = ["NODE_MANAGED_POLICIES", "NeuronEksCluster"]
+__all__ = ["NODE_MANAGED_POLICIES", "CapacityBlockNodegroup", "NeuronEksCluster"]
 
 NODE_MANAGED_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly", "AmazonEKS_CNI_Policy")
 """What a managed node's role needs (Amazon EKS user guide, "Amazon EKS node IAM role": the worker node policy, an
@@ -71,6 +72,22 @@ CAPACITY_TYPES = {"on-demand": eks.CapacityType.ON_DEMAND, "odcr": eks.CapacityT
 node group takes ``CAPACITY_BLOCK`` (botocore 1.44.5 eks model, CapacityTypes) and, as EKS requires, a custom launch
 template with ``InstanceMarketOptions.MarketType: capacity-block`` and the block's ``CapacityReservationTarget``
 ("Create a managed node group with Capacity Blocks for ML", Amazon EKS user guide)."""
+
+
+@dataclass(frozen=True)
+class CapacityBlockNodegroup:
+    """A Capacity Block node group of a :class:`NeuronEksCluster`, as :class:`neuronfleet.capacity.lifecycle.
+    CapacityLifecycle` takes it (``node_groups=``): scaled out when its blocks are active, told to checkpoint through
+    its drain flag (``drain_key(name)`` in ``drain_bucket``) and scaled in before its blocks' instances stop
+    (docs/eks.md, "Capacity Block node groups follow their blocks")."""
+
+    name: str
+    """The node group's name in the fleet file (its drain flag's name)."""
+    cluster: eks.Cluster
+    nodegroup: eks.Nodegroup
+    settings: NeuronNodegroupSettings
+    drain_bucket: s3.IBucket
+    """The data bucket the cluster's training pods read through FSx for Lustre (/fsx/data)."""
 
 
 def kubectl_layer(scope: Construct, kubernetes_version: str) -> Any:
@@ -229,6 +246,15 @@ class NeuronEksCluster(Construct):
         acknowledge_wildcards(self.serving_role, "serving reads its model: every object under its prefix",
                               resources=(bucket.arn_for_objects(f"{prefix}*"),))
         return grant
+
+    def lifecycle_targets(self, drain_bucket: s3.IBucket) -> tuple[CapacityBlockNodegroup, ...]:
+        """The cluster's Capacity Block node groups, for ``CapacityLifecycle(node_groups=...)``: each follows its
+        blocks (scaled out when they are active, drained before they end). ``drain_bucket``: the data bucket its
+        training pods read through FSx for Lustre (the drain flags' home; the training role may never write them:
+        :meth:`grant_training_data`). The node groups start at 0 (``desired``): the lifecycle scales them."""
+        return tuple(CapacityBlockNodegroup(name=g.name, cluster=self.cluster, nodegroup=self.node_groups[g.name],
+                                            settings=g, drain_bucket=drain_bucket)
+                     for g in self.settings.node_groups if g.capacity.type == "capacity-block")
 
     # ------------------------------------------------------------------------------------------------ cluster
 
