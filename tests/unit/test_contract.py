@@ -8,6 +8,7 @@ the rule; the tests hold every module of the tree to it."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -51,8 +52,15 @@ FUNCTIONS = tuple(sorted(p.name for p in LAMBDAS.iterdir() if (p / "__init__.py"
 def imported_modules(path: Path, package: str, text: str | None = None) -> set[str]:
     """Every module ``path`` imports (its ``text`` when given), relative imports resolved against ``package`` (the
     module's own package)."""
+    return set(_imports_of(path.read_text() if text is None else text, package))
+
+
+@functools.cache
+def _imports_of(text: str, package: str) -> frozenset[str]:
+    """:func:`imported_modules` of one source text (parsed once per process: the layer and contract tests read the
+    whole library several times, planting one module each time)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -63,7 +71,7 @@ def imported_modules(path: Path, package: str, text: str | None = None) -> set[s
                 base = ".".join([*parts, base] if base else parts)
             found.add(base)
             found |= {f"{base}.{a.name}" for a in node.names}  # a module or a name in one
-    return found
+    return frozenset(found)
 
 
 def handler_imports(imports: set[str]) -> set[str]:
