@@ -45,6 +45,7 @@ from ..facts.eks_pins import (
 )
 from ..node import HOST_DIR, script_text
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
+from .drain import drain_reader
 
 Manifest = dict[str, Any]
 
@@ -413,6 +414,8 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
           if spec.efa_interfaces else []),
         *([{"name": "NEURON_LOGICAL_NC_CONFIG", "value": str(lnc)}] if lnc else []),
     ]
+    flag_env, flag_mounts = drain_reader(group, volume="fsx")   # a Capacity Block group: the lifecycle's drain flag
+    env += flag_env
     if size > 1:
         labels[ULTRASERVER_JOB_LABEL] = name
     affinity, annotations = ultraserver_placement(size, nodes, name, labels)
@@ -429,7 +432,7 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
                 "resources": {"requests": devices | whole_node_cpu_memory(group),
                               "limits": devices | whole_node_cpu_memory(group),
                               **({"claims": [{"name": "neurons"}]} if group.dra else {})},
-                "volumeMounts": [{"name": "fsx", "mountPath": "/fsx"},
+                "volumeMounts": [{"name": "fsx", "mountPath": "/fsx"}, *flag_mounts,
                                  {"name": "scripts", "mountPath": HOST_DIR, "readOnly": True},
                                  {"name": "shm", "mountPath": "/dev/shm"}]}],
             "volumes": [{"name": "fsx", "persistentVolumeClaim": {"claimName": FSX_VOLUME}},
