@@ -63,10 +63,27 @@ def replace_getatt_on_skipped(template: dict[str, Any], supported: frozenset[str
                 resources[logical]["DependsOn"] = kept
             else:
                 resources[logical].pop("DependsOn")
-    template["Outputs"] = walk(template.get("Outputs", {}))
+    template["Outputs"] = _outputs_of_skipped(walk(template.get("Outputs", {})), skipped - removed, replaced)
     for logical in removed:
         del resources[logical]
     return sorted(set(replaced))
+
+
+def _outputs_of_skipped(outputs: Any, skipped: set[str], replaced: list[str]) -> Any:
+    """An output whose value is a ``Ref`` to a resource moto skips gets a placeholder name instead: moto resolves that
+    Ref to nothing and drops the output, and with it the export another stack imports (e.g. the EKS cluster's name,
+    exported to the capacity stack: ``ExportNotFound`` and the whole deploy stops). Only outputs: a resource's own
+    Ref to a skipped one stays as moto reads it. No ':' in it (it may end up in a name that refuses one)."""
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if set(node) == {"Ref"} and node["Ref"] in skipped:
+                replaced.append(node["Ref"])
+                return f"moto-skipped-{node['Ref']}"
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+    return walk(outputs)
 
 
 # (type, attribute) whose GetAtt CloudFormation also answers with Ref, where moto implements only Ref
