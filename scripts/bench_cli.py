@@ -8,10 +8,12 @@ median CPU is over the budget. CPU comes from ``resource.getrusage(RUSAGE_CHILDR
 and wall time then measures the neighbours.
 
 The child environment has no ``PYTHONDONTWRITEBYTECODE`` (this machine's environment, and the Makefile until issue
-42, set it): with it, every process compiles the kit's modules again (about 0.13 s for the CLI's 43 modules), which
-no user's second run pays. ``--dont-write-bytecode`` keeps it, to measure that tax. The inputs (a CSV export, a
-prompt set, a report record) are written to a temporary folder; ``NEURONFLEET_PRICE_CACHE`` points there, so no
-price cache of yours is read. No command here makes an AWS call.
+42, set it): with it, no bytecode cache is written, so a module whose cache is missing or stale (a fresh clone, a
+file changed since) is compiled again in every process (about 0.13 s for the CLI's 43 modules when none is cached),
+which no user's second run pays. ``--dont-write-bytecode`` keeps it (caches already written are still read).
+
+The inputs (a CSV export, a prompt set, a report record) are written to a temporary folder;
+``NEURONFLEET_PRICE_CACHE`` points there, so no price cache of yours is read. No command here makes an AWS call.
 
     python scripts/bench_cli.py [--runs 5] [--budget 0.5] [--dont-write-bytecode]
 """
@@ -110,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per command (after one warm-up run)")
     parser.add_argument("--budget", type=float, default=BUDGET, help="CPU seconds each command may use")
     parser.add_argument("--dont-write-bytecode", action="store_true",
-                        help="keep PYTHONDONTWRITEBYTECODE in the children (every run compiles the kit again)")
+                        help="keep PYTHONDONTWRITEBYTECODE in the children (modules without a cache compile each run)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="neuronfleet-bench-cli-") as tmp:
         folder = Path(tmp)
