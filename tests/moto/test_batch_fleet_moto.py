@@ -1,0 +1,59 @@
+"""config/batch.yaml (issue 43), synthesised once (the session's synth_fleet: cdk-nag's AwsSolutions, NIST 800-53 R5,
+HIPAA Security and PCI DSS packs as gates) and deployed into moto by neuronfleet.offline, as the demo deploys: its
+asynchronous endpoint, its queue's bucket and topics, the cost monitors. What moto skips (Application Auto Scaling,
+CloudWatch alarms) is held by the template assertions here and in tests/constructs/test_async_endpoint.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+
+from neuronfleet.offline import deploy_assembly, offline_aws
+from tests.cdk_support import properties
+
+
+@pytest.fixture(scope="module")
+def batch(synth_fleet) -> Any:
+    return synth_fleet("batch")
+
+
+def test_the_inference_template_holds_the_async_endpoint_its_scaling_to_zero_and_its_alarms(batch) -> None:
+    template = batch.template("inference")
+    (config,) = properties(template, "AWS::SageMaker::EndpointConfig").values()
+    assert set(config["AsyncInferenceConfig"]["OutputConfig"]["NotificationConfig"]) == {"SuccessTopic", "ErrorTopic"}
+    (target,) = properties(template, "AWS::ApplicationAutoScaling::ScalableTarget").values()
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (0, 2)
+    kinds = sorted(p["PolicyType"] for p in properties(template, "AWS::ApplicationAutoScaling::ScalingPolicy").values())
+    assert kinds == ["StepScaling", "TargetTrackingScaling"]
+    metrics = sorted(p["MetricName"] for p in properties(template, "AWS::CloudWatch::Alarm").values())
+    assert metrics == ["ApproximateAgeOfOldestRequest", "HasBacklogWithoutCapacity", "Invocation5XXErrors",
+                       "InvocationFailures", "ModelLatency"]
+    assert not batch.stacks.get("failover") and "Failover" not in str(template.to_json()), \
+        "no run-time failover for an asynchronous endpoint"
+
+
+def test_batch_deploys_into_moto_with_its_queue(batch) -> None:
+    fleet = batch.fleet
+    with offline_aws(account=fleet.account, region=fleet.region):
+        result = deploy_assembly(batch.assembly.directory)
+        sm, sns = boto3.client("sagemaker", fleet.region), boto3.client("sns", fleet.region)
+        endpoints = sm.list_endpoints()["Endpoints"]
+        configs = [sm.describe_endpoint_config(EndpointConfigName=sm.describe_endpoint(
+            EndpointName=e["EndpointName"])["EndpointConfigName"]) for e in endpoints]
+        topics = [t["TopicArn"] for t in sns.list_topics()["Topics"]]
+        functions = sorted(f["Handler"] for f in boto3.client("lambda", fleet.region).list_functions()["Functions"])
+    assert {s.status for s in result.stacks} == {"CREATE_COMPLETE"}
+    assert {f"nf-batch-{part}" for part in ("network", "alerts", "inference", "cost")} <= {s.name for s in result.stacks}
+    (endpoint,) = endpoints
+    (construct,) = batch.stacks["inference"].endpoints.values()
+    assert endpoint["EndpointName"] == construct.endpoint_name
+    (config,) = configs
+    assert config["ProductionVariants"][0]["InstanceType"] == "ml.inf2.xlarge"
+    out = config["AsyncInferenceConfig"]["OutputConfig"]  # moto keeps what CloudFormation passed
+    assert out["S3OutputPath"].endswith(f"/async/{construct.node.id}/output")
+    assert out["S3FailurePath"].endswith(f"/async/{construct.node.id}/failures")
+    assert {out["NotificationConfig"]["SuccessTopic"], out["NotificationConfig"]["ErrorTopic"]} <= set(topics)
+    assert sum(1 for t in topics if "SuccessTopic" in t or "ErrorTopic" in t) == 2, topics
+    assert {"cost.collector.handler", "cost.waste.handler"} <= set(functions)
