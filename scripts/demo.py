@@ -95,13 +95,11 @@ def moto_gaps(out: Path) -> list[str]:
     CloudFormation does not implement and each kind of resource taken out (custom resources: kubectl manifests and
     Helm charts on EKS; multi-node job definitions), with how many. Template tests cover them (tests/constructs)."""
     from neuronfleet.offline.moto_patches import moto_supported_types
-    from neuronfleet.offline.rewrites import remove_uncreatable
+    from neuronfleet.offline.rewrites import moto_gaps as gaps_of
 
     supported, gaps = moto_supported_types(), Counter[str]()
     for path in sorted(out.glob("*.template.json")):
-        template = json.loads(path.read_text())
-        gaps.update(r["Type"] for r in template.get("Resources", {}).values() if r["Type"] not in supported)
-        gaps.update(remove_uncreatable(template))
+        gaps.update(gaps_of(json.loads(path.read_text()), supported))  # each resource once, with why
     return [f"{n} x {what}" for what, n in sorted(gaps.items())]
 
 

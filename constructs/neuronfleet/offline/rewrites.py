@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -12,21 +13,47 @@ _REF_IS_ARN = "RefIsArn"
 valid documents."""
 
 
+MULTINODE = "moto's CloudFormation registers container jobs only"
+CUSTOM = "a custom resource: moto runs its Lambda function only in Docker"
+NOT_IMPLEMENTED = "moto's CloudFormation does not implement it: skipped"
+
+
+def _uncreatable(res: dict[str, Any]) -> str | None:
+    """Why moto's CloudFormation cannot create ``res`` as written (it is taken out), or None."""
+    if res["Type"] == "AWS::Batch::JobDefinition" and res.get("Properties", {}).get("Type") == "multinode":
+        return f"multinode: {MULTINODE}"
+    if res["Type"].startswith("Custom::") or res["Type"] == "AWS::CloudFormation::CustomResource":
+        # moto's CloudFormation runs a custom resource's Lambda function (in Docker) and waits for its answer:
+        # without Docker the stack would stay CREATE_IN_PROGRESS (e.g. aws-cdk-lib's EKS kubectl resources)
+        return CUSTOM
+    return None
+
+
 def remove_uncreatable(template: dict[str, Any]) -> list[str]:
     """Resources of a supported type that moto's CloudFormation cannot create as written: taken out (and
     reported), references to them become placeholders."""
     removed = []
     for logical, res in list(template.get("Resources", {}).items()):
-        if res["Type"] == "AWS::Batch::JobDefinition" and res.get("Properties", {}).get("Type") == "multinode":
-            # its Ref is the job definition's ARN (CloudFormation's AWS::Batch::JobDefinition return values)
-            template["Resources"][logical] = {"Type": _REMOVED, _REF_IS_ARN: True}
-            removed.append("AWS::Batch::JobDefinition (multinode: moto's CloudFormation registers container jobs only)")
-        elif res["Type"].startswith("Custom::") or res["Type"] == "AWS::CloudFormation::CustomResource":
-            # moto's CloudFormation runs a custom resource's Lambda function (in Docker) and waits for its answer:
-            # without Docker the stack would stay CREATE_IN_PROGRESS (e.g. aws-cdk-lib's EKS kubectl resources)
-            template["Resources"][logical] = {"Type": _REMOVED}
-            removed.append(f"{res['Type']} (a custom resource: moto runs its Lambda function only in Docker)")
+        why = _uncreatable(res)
+        if why is None:
+            continue
+        # a multinode job definition's Ref is its ARN (CloudFormation's AWS::Batch::JobDefinition return values)
+        template["Resources"][logical] = {"Type": _REMOVED, **({_REF_IS_ARN: True} if why != CUSTOM else {})}
+        removed.append(f"{res['Type']} ({why})")
     return sorted(set(removed))
+
+
+def moto_gaps(template: dict[str, Any], supported: frozenset[str]) -> Counter[str]:
+    """What of ``template`` moto does not deploy, each kind once with how many: '<type> (<why>)' -> count. A custom
+    resource is counted once, as taken out (not also as a type moto does not implement)."""
+    gaps = Counter[str]()
+    for res in template.get("Resources", {}).values():
+        why = _uncreatable(res)
+        if why is not None:
+            gaps[f"{res['Type']} ({why})"] += 1
+        elif res["Type"] not in supported:
+            gaps[f"{res['Type']} ({NOT_IMPLEMENTED})"] += 1
+    return gaps
 
 
 def replace_getatt_on_skipped(template: dict[str, Any], supported: frozenset[str]) -> list[str]:
