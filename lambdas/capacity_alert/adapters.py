@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,22 +57,23 @@ class FleetNodegroups:
     node group not found, no connection) leaves that node group unchecked this run: its announced condition stays
     as it was, and the next scheduled run looks again."""
 
-    def __init__(self, eks: Any, *, cluster: str, names: Sequence[str]) -> None:
-        self._eks, self.cluster, self.names = eks, cluster, tuple(names)
+    def __init__(self, eks: Any, *, cluster: str, names: Sequence[str], autoscaling: Any = None) -> None:
+        """``autoscaling``: a client to read the node groups' Auto Scaling activities with (the replacement
+        announcement); None: replacements are not looked for."""
+        self._eks, self.cluster, self.names, self.autoscaling = eks, cluster, tuple(names), autoscaling
 
     def describe(self, name: str) -> Described:
         """The node group's ``nodegroup`` member as EKS answered it (not checked: nodegroups.nodegroup reads it),
         or why it could not be described (``<error code>: <message>``)."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        return _described(lambda: self._eks.describe_nodegroup(clusterName=self.cluster, nodegroupName=name),
+                          "nodegroup")
 
-        try:
-            answer = self._eks.describe_nodegroup(clusterName=self.cluster, nodegroupName=name)
-        except ClientError as exc:
-            err = exc.response.get("Error", {})
-            return Described(error=f"{err.get('Code', 'error')}: {err.get('Message', exc)}")
-        except BotoCoreError as exc:
-            return Described(error=f"{type(exc).__name__}: {exc}")
-        return Described(doc=answer.get("nodegroup") if isinstance(answer, dict) else answer)
+
+    def activities(self, auto_scaling_group: str) -> Described:
+        """The group's newest scaling activities (DescribeScalingActivities, one page of at most 100: a Neuron node
+        group has far fewer in the day the announcement looks back), or why they could not be read."""
+        return _described(lambda: self.autoscaling.describe_scaling_activities(
+            AutoScalingGroupName=auto_scaling_group, MaxRecords=100), "Activities")
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,17 @@ class Described:
 
     doc: Any = None
     error: str | None = None
+
+
+def _described(call: Callable[[], Any], member: str) -> Described:
+    """``call``'s answer's ``member`` (any shape: the logic reads it), or why it failed (``<error code>: <message>``)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        answer = call()
+    except ClientError as exc:
+        err = exc.response.get("Error", {})
+        return Described(error=f"{err.get('Code', 'error')}: {err.get('Message', exc)}")
+    except BotoCoreError as exc:
+        return Described(error=f"{type(exc).__name__}: {exc}")
+    return Described(doc=answer.get(member) if isinstance(answer, dict) else answer)

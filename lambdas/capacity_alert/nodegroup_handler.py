@@ -1,6 +1,7 @@
 """Lambda entry point for EKS node-group capacity: every few minutes (EventBridge schedule), each of the fleet's
 Neuron node groups is described; a node group that cannot get its nodes is announced once per episode, and once
-more when it can again.
+more when it can again; a node the group replaced (its Auto Scaling activities: a termination, then a launch) is
+announced once.
 
 Configuration: :class:`neuronfleet_contract.nodegroup_capacity.NodegroupAlertConfig` (read once per container).
 Metrics: ``CapacityAnnouncements``, ``UnreadableNodegroups`` (node groups whose description is not of botocore's
@@ -32,8 +33,21 @@ from neuronfleet_contract.nodegroup_capacity import UNREADABLE_METRIC, Nodegroup
 
 from .adapters import FleetNodegroups, Ledger, Outbox, Outcome, Topic
 from .handler import _carry_out
-from .logic import End, GpuPoolQueue, Ignore, Refuse
-from .nodegroups import Unreadable, actions, nodegroup, readable, unchecked, unreadable
+from .logic import CONDITION_TTL, End, GpuPoolQueue, Ignore, Refuse
+from .nodegroups import (
+    REPLACED_KIND,
+    Nodegroup,
+    Unreadable,
+    actions,
+    nodegroup,
+    readable,
+    replaced,
+    replaced_subject,
+    replacement_say,
+    scaling_activities,
+    unchecked,
+    unreadable,
+)
 
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=namespaces.CAPACITY_NAMESPACE, service=SERVICE)
@@ -71,6 +85,7 @@ def _check(name: str, groups: FleetNodegroups, *, pool: GpuPoolQueue | None, box
            out: dict[str, list[str]]) -> None:
     looked = groups.describe(name)
     todo: list[Any]
+    group: Nodegroup | None = None
     if looked.error is not None:
         todo = [unchecked(name, looked.error)]
         out["not_checked"].append(f"{name}: {looked.error}")
@@ -93,6 +108,36 @@ def _check(name: str, groups: FleetNodegroups, *, pool: GpuPoolQueue | None, box
             out["pending"].append(action.say.subject)
         elif outcome == Outcome.ALREADY and not isinstance(action, End):  # an End of nothing open: no news
             out["skipped"].append(f"already said: {action.say.subject}")
+    if group is not None and groups.autoscaling is not None:
+        _replacements(group, groups, box=box, now=now, out=out)  # after its capacity: a fault here spares that
+
+
+def _replacements(group: Nodegroup, groups: FleetNodegroups, *, box: Outbox, now: datetime,
+                  out: dict[str, list[str]]) -> None:
+    """Announce, once each, the nodes the group's Auto Scaling groups replaced (nodegroups.replaced). An activity
+    list that cannot be read or is of another shape leaves them for the next run (nothing claimed)."""
+    for asg in group.auto_scaling_groups:
+        looked = groups.activities(asg)
+        if looked.error is not None:
+            out["not_checked"].append(f"{group.name}: replacements: {looked.error}")
+            continue
+        try:
+            pairs = replaced(scaling_activities(looked.doc), now=now)
+        except Unreadable as exc:
+            logger.error("scaling activities unreadable", extra={"node_group": group.name, "problems": str(exc)})
+            out["not_checked"].append(f"{group.name}: replacements: unreadable")
+            out["unreadable"].append(f"{group.name} ({asg}): {exc}")
+            continue
+        if not pairs:
+            continue
+        subjects = [replaced_subject(group, t) for t, _ in pairs]
+        before = len(box.problems)
+        recorded = box.start_all(REPLACED_KIND, subjects, expires=now + CONDITION_TTL,
+                                 say=replacement_say(group, pairs))
+        if len(box.problems) > before:
+            out["pending"] += [s for s in subjects if s not in recorded]
+        out["skipped"] += [f"already said: replaced {s}" for s in subjects if s not in recorded
+                           and len(box.problems) == before]
 
 
 @dataclass(frozen=True)
@@ -108,7 +153,8 @@ def container() -> Container:
     s = NodegroupAlertConfig.from_environment()
     return Container(settings=s, alerts=Topic(boto3.client("sns"), s.topic_arn),
                      ledger=Ledger(boto3.client("dynamodb"), s.ledger_table),
-                     groups=FleetNodegroups(boto3.client("eks"), cluster=s.cluster_name, names=s.node_groups))
+                     groups=FleetNodegroups(boto3.client("eks"), cluster=s.cluster_name, names=s.node_groups,
+                                            autoscaling=boto3.client("autoscaling")))
 
 
 @logger.inject_lambda_context

@@ -10,13 +10,17 @@ A description of another shape than botocore's (a member of another type, a node
 guessed at: :func:`nodegroup` raises :class:`Unreadable` naming every member, its value and what is allowed, and
 :func:`unreadable` makes it the lasting condition "cannot be read" of that node group (announced once per episode,
 once more when it can be read again); its capacity condition stays as it was.
+
+Replaced nodes: the node group's Auto Scaling activities (DescribeScalingActivities) with a termination followed by a
+launch (:func:`replaced`) are announced once each (:data:`REPLACED_KIND`), with AWS's cause: node auto repair's
+Replace, an EC2 health check or an operator. Tested on botocore's and the EC2 Auto Scaling user guide's examples.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from neuronfleet_contract.nodegroup_capacity import CONDITION_KIND, LAUNCH_ISSUES, UNREADABLE_KIND
@@ -197,3 +201,119 @@ def unchecked(name: str, reason: str) -> Ignore:
 
 def summary(groups: Sequence[Nodegroup]) -> list[str]:
     return [f"{g.name}: {g.status}, desired {g.desired}, issues {[i.code for i in g.issues]}" for g in groups]
+
+
+# ------------------------------------------------------------------------------------------- replaced nodes
+
+REPLACED_KIND = "nodegroup-node-replaced"
+"""The ledger's kind of "this node of this node group was replaced": one claim per Auto Scaling termination activity
+(subject ``<cluster>/<node group>/<activity id>``), so each replacement is announced once however often the poll
+runs or overlaps."""
+LOOKBACK = timedelta(hours=24)
+"""Activities older than this are not looked at: shorter than the claims' life (:data:`CONDITION_TTL`, 7 days), so a
+claim never expires while its activity could still be read, and a first run announces at most a day back."""
+REPLACEMENT_WINDOW = timedelta(minutes=30)
+"""A termination is a replacement when the group starts a launch within this long after it. Amazon EC2 Auto Scaling:
+"Amazon EC2 Auto Scaling creates a new scaling activity for terminating the unhealthy instance and then terminates it.
+While the instance is terminating, another scaling activity launches a new instance" (user guide, "View the reason for
+health check failures", tests/data/eks). A termination with no launch after it is a scale-in (a Capacity Block's end,
+an operator): not announced. How EKS node auto repair's Replace shows in the group's activities is NOT published:
+docs/checks.md ``node-repair-replace``."""
+TERMINATING = "Terminating EC2 instance: "
+LAUNCHING = "Launching a new EC2 instance"
+"""How an activity's ``Description`` begins (botocore 1.44.5 autoscaling examples-1.json, DescribeScalingActivities:
+"Launching a new EC2 instance: i-4ba0837f"; the user guide's example: "Terminating EC2 instance: i-04925c838b6438f14").
+A failed launch has no instance: its description is the prefix alone, or with EC2's reason."""
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What the announcement reads of one DescribeScalingActivities ``Activities[]`` item (botocore's Activity)."""
+
+    activity_id: str
+    description: str
+    cause: str
+    status: str
+    start: datetime
+    status_message: str = ""
+
+    @property
+    def instance(self) -> str:
+        return self.description.rpartition(": ")[2] if ": i-" in self.description else "(no instance)"
+
+    @property
+    def termination(self) -> bool:
+        return self.description.startswith(TERMINATING)
+
+    @property
+    def launch(self) -> bool:
+        return self.description.startswith(LAUNCHING)
+
+
+def scaling_activities(doc: Any) -> list[Activity]:
+    """DescribeScalingActivities' ``Activities`` as the announcement reads them; :class:`Unreadable` naming every item
+    of another shape (nothing guessed: a misread would announce a replacement that was not, or miss one)."""
+    problems: list[Problem] = []
+    out = []
+    for i, item in enumerate(_items(doc, "Activities", problems)):
+        where = f"Activities[{i}]."
+        activity_id = _text(item, "ActivityId", problems, where=where, required=True)
+        description = _text(item, "Description", problems, where=where) or ""
+        cause = _text(item, "Cause", problems, where=where, required=True)
+        status = _text(item, "StatusCode", problems, where=where, required=True)
+        message = _text(item, "StatusMessage", problems, where=where) or ""
+        start = item.get("StartTime", MISSING)
+        if not isinstance(start, datetime) or start.tzinfo is None:
+            problems.append(Problem(f"{where}StartTime", start, "a timestamp with its time zone"))
+            continue
+        if activity_id and cause is not None and status:
+            out.append(Activity(activity_id, description, cause, status, start, message))
+    if problems:
+        raise Unreadable(problems)
+    return out
+
+
+def replaced(activities: Sequence[Activity], *, now: datetime) -> list[tuple[Activity, Activity]]:
+    """(termination, the launch that followed it) for each node the group replaced: a successful termination in the
+    last :data:`LOOKBACK` with a launch (whatever its outcome) started within :data:`REPLACEMENT_WINDOW` after it,
+    each launch paired with one termination only, oldest first."""
+    launches = sorted((a for a in activities if a.launch), key=lambda a: a.start)
+    out: list[tuple[Activity, Activity]] = []
+    used: set[str] = set()
+    for t in sorted((a for a in activities if a.termination), key=lambda a: a.start):
+        if t.status != "Successful" or t.start < now - LOOKBACK:
+            continue
+        follow = next((launch for launch in launches if launch.activity_id not in used
+                       and t.start <= launch.start <= t.start + REPLACEMENT_WINDOW), None)
+        if follow is not None:
+            used.add(follow.activity_id)
+            out.append((t, follow))
+    return out
+
+
+def replaced_subject(group: Nodegroup, activity: Activity) -> str:
+    return f"{group.cluster}/{group.name}/{activity.activity_id}"
+
+
+def replacement_say(group: Nodegroup, pairs: Sequence[tuple[Activity, Activity]]) -> Callable[
+        [list[str]], tuple[str, str]]:
+    """The announcement of the replacements whose subjects the ledger recorded as new (``say(subjects)``)."""
+    by_subject = {replaced_subject(group, t): (t, launch) for t, launch in pairs}
+
+    def say(subjects: list[str]) -> tuple[str, str]:
+        found = [by_subject[s] for s in subjects]
+        names = ", ".join(t.instance for t, _ in found)
+        lines = [f"EKS node group {group.name} of cluster {group.cluster} replaced {len(found)} node(s): {names}."]
+        for t, launch in found:
+            lines.append(f"  - {t.instance} terminated at {t.start.isoformat()}. AWS's cause: {t.cause}")
+            outcome = (f"{launch.instance} ({launch.status})" if launch.status != "Failed"
+                       else f"failed: {launch.status_message or launch.description}")
+            lines.append(f"    replacement launch at {launch.start.isoformat()}: {outcome}")
+        lines += ["", "EKS node auto repair replaces a node whose condition (AcceleratedHardwareReady for a Neuron "
+                      "device error, NetworkingReady, KernelReady, Ready...) held past its wait; an operator or an "
+                      "EC2 health check can too: AWS's cause says which. Pods on the node were stopped: a training "
+                      "job restarts from its last checkpoint. A failed launch is announced by these alerts as the "
+                      "node group not getting its nodes. Each replacement is announced once."]
+        title = f"neuronfleet: node group {group.name} replaced {names}"
+        return title[:100], "\n".join(lines)
+    return say

@@ -45,6 +45,16 @@ def test_node_groups_described_by_their_arns_on_a_schedule(eks) -> None:
     assert rule["Targets"][0]["DeadLetterConfig"]  # what EventBridge cannot deliver is kept
 
 
+def test_replacements_are_read_from_the_activities_and_nothing_else_of_auto_scaling(eks) -> None:
+    """The replacement announcement's one extra right: DescribeScalingActivities, which takes no resource (the
+    Service Authorization Reference row in tests/data/eks); no other Auto Scaling action anywhere in the stack."""
+    template = eks.template_json("train-pretrain")
+    statements = [s for p in _resources(template, "AWS::IAM::Policy").values()
+                  for s in p["PolicyDocument"]["Statement"] if "autoscaling:" in json.dumps(s["Action"])]
+    [read] = statements
+    assert (read["Action"], read["Resource"], read["Effect"]) == ("autoscaling:DescribeScalingActivities", "*", "Allow")
+
+
 def test_the_environment_reads_back(eks) -> None:
     """The synthesized environment, tokens replaced by names, is one the function accepts."""
     template = eks.template_json("train-pretrain")

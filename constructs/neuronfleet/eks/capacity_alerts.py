@@ -21,14 +21,21 @@ from ..alerts.health_alarms import fleet_health, health_metric
 from ..alerts.topic import grant_publish
 from ..core.args import duck
 from ..core.functions import FleetFunction
+from ..core.nag import acknowledge_wildcards
 from ..fallback.gpu_pool import GpuPool
 from .cluster import NeuronEksCluster
+
+REPLACEMENT_READ = "autoscaling:DescribeScalingActivities"
+"""What the replacement announcement reads (each node group's Auto Scaling activities: a node terminated and another
+launched after it, e.g. by node auto repair)."""
 
 
 class NodegroupCapacityAlerts(Construct):
     """Announces on the topic, once per node group and episode, a Neuron node group of ``cluster`` that cannot get
     its nodes (EKS's health issues of a launch kind: neuronfleet_contract.nodegroup_capacity.LAUNCH_ISSUES), and
-    once more when it can again; with what the GPU pool can take when AWS's words are a capacity refusal.
+    once more when it can again; with what the GPU pool can take when AWS's words are a capacity refusal. And, once
+    each, a node the group replaced (node auto repair, an EC2 health check, an operator): the group's Auto Scaling
+    activities show a termination and a launch right after it (capacity_alert/nodegroups.py ``replaced``).
 
     EKS names a node group's Auto Scaling group itself, so this does not match Auto Scaling events by a name prefix
     as the Batch path's CapacityAlerts does: a function describes each node group every ``SCAN_MINUTES`` minutes
@@ -65,6 +72,12 @@ class NodegroupCapacityAlerts(Construct):
         self.ledger.grant(self.function.role)
         self.function.role.add_to_policy(iam.PolicyStatement(
             actions=["eks:DescribeNodegroup"], resources=[g.nodegroup_arn for g in groups]))
+        # the replacement announcement reads each node group's Auto Scaling activities; the action takes no resource
+        # type (Service Authorization Reference, tests/data/eks/list_amazonec2autoscaling-...-row.html): read only
+        self.function.role.add_to_policy(iam.PolicyStatement(
+            actions=[REPLACEMENT_READ], resources=["*"]))
+        acknowledge_wildcards(self.function.role, f"{REPLACEMENT_READ} has no resource-level permissions (read only: "
+                                                  "the node groups' scaling activities)", resources=("*",))
         self.rule = events.Rule(self, "Scan", description="Describe the fleet's Neuron node groups (capacity)",
                                 schedule=events.Schedule.rate(Duration.minutes(SCAN_MINUTES)),
                                 targets=[self.function.event_target()])

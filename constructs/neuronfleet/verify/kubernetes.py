@@ -38,6 +38,33 @@ POD_IDENTITY_TAGS = Check(
     "kubectl -n neuronfleet-training run t --rm -it --image=public.ecr.aws/aws-cli/aws-cli --overrides=... -- sts "
     "get-caller-identity", manual="it runs a pod (a change)", applies=applies.eks)
 
+NEURON_CHART_RENDER = Check(
+    "neuron-chart-render", "the Neuron chart 1.9.0 renders the kit's two releases as chart 1.0.0 does offline (the "
+    "device plugin DaemonSet on the device-plugin node groups, the DRA driver's on the dra ones, every object in a "
+    "namespace that exists)",
+    "helm list -n kube-system (neuron-helm-chart and neuron-dra deployed); kubectl get daemonsets -A -o "
+    "custom-columns=NAMESPACE:.metadata.namespace,NAME:.metadata.name,SELECTOR:.spec.template.spec.nodeSelector",
+    manual=KUBERNETES, applies=applies.eks)
+KUBE_SCHEDULER = Check(
+    "eks-kube-scheduler", "an eks-distro kube-scheduler tag of the cluster's Kubernetes minor for Neuron's scheduler "
+    "extension", "crane ls public.ecr.aws/eks-distro/kubernetes/kube-scheduler | grep '^v1.36', then "
+    "kube_scheduler_tag: <that tag>",
+    manual="the image lives in a public registry, outside the account", applies=applies.eks)
+NODE_MONITORING_AGENT = Check(
+    "eks-node-monitoring-agent", "the eks-node-monitoring-agent add-on version the kit pins (v1.5.1-eksbuild.1) "
+    "exists for the cluster's Kubernetes version",
+    "aws eks describe-addon-versions --addon-name eks-node-monitoring-agent --kubernetes-version 1.36 --query "
+    "'addons[].addonVersions[].addonVersion'", manual="verify reads no EKS add-on versions yet",
+    applies=applies.eks)
+NODE_REPAIR_REPLACE = Check(
+    "node-repair-replace", "what node auto repair's Replace does on a Capacity Block or UltraServer node group (the "
+    "new instance in the same block and UltraServer) and how the Auto Scaling group records it (a termination, "
+    "then a launch within 30 minutes)",
+    "after a repair: aws autoscaling describe-scaling-activities --auto-scaling-group-name <the node group's>; aws "
+    "ec2 describe-instances --instance-ids <new> --query 'Reservations[].Instances[].CapacityReservationId'; kubectl "
+    "get node <new> -L neuron.amazonaws.com/ultraserver-server-id-4",
+    manual="it needs a node repaired (a fault on a real node)", applies=applies.eks)
+
 ULTRASERVER_LABEL = Check(
     "ultraserver-label", "who sets Neuron's UltraServer label neuron.amazonaws.com/ultraserver-server-id-4 on a DRA "
     "node group's nodes (no device plugin there)",
@@ -57,4 +84,6 @@ KUEUE_METRICS = Check(
     manual="verify reads no CloudWatch metric list yet, and the scraper's log is in the cluster",
     applies=applies.sharing)
 
-CHECKS: tuple[Check, ...] = (ULTRASERVER_LABEL, CLOUDWATCH_ADDON, KUEUE_METRICS, EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST, POOL_RBAC, POD_SECURITY, POD_IDENTITY_TAGS)
+CHECKS: tuple[Check, ...] = (
+    ULTRASERVER_LABEL, CLOUDWATCH_ADDON, KUEUE_METRICS, EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST, POOL_RBAC, POD_SECURITY,
+    POD_IDENTITY_TAGS, NEURON_CHART_RENDER, KUBE_SCHEDULER, NODE_MONITORING_AGENT, NODE_REPAIR_REPLACE)
