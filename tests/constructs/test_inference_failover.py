@@ -366,12 +366,16 @@ def test_an_alarm_rule_over_eventbridges_pattern_limit_is_refused(monkeypatch) -
 
 
 SERVING_ALARM_METRICS = ("Invocation5XXErrors", "InvocationModelErrors", "ModelLatency")
+ASYNC_SERVING_ALARM_METRICS = ("Invocation5XXErrors", "InvocationFailures", "ModelLatency")
+"""An asynchronous endpoint's variant (issue 43): SageMaker publishes no InvocationModelErrors for it (developer guide,
+"Monitor asynchronous endpoints"); its failed invocations are InvocationFailures."""
 
 
 @pytest.mark.parametrize("name", [*EXAMPLE_FLEETS, HOT_PROD])
 def test_every_serving_variant_of_every_example_fleet_endpoint_is_alarmed(synth_fleet, name) -> None:
-    """Every production variant (shadow variants answer no one) of every endpoint: 5XX, model errors and p99 latency
-    alarms on its own EndpointName/VariantName, each notifying the topic."""
+    """Every production variant (shadow variants answer no one) of every endpoint: 5XX, model errors (an asynchronous
+    endpoint: invocation failures) and p99 latency alarms on its own EndpointName/VariantName, each notifying the
+    topic."""
     fleet = synth_fleet(name)
     variants: list[tuple[str, str]] = []
     for short in fleet.stacks:
@@ -385,7 +389,8 @@ def test_every_serving_variant_of_every_example_fleet_endpoint_is_alarmed(synth_
             config = configs[endpoint["EndpointConfigName"]["Fn::GetAtt"][0]]
             for variant in config["ProductionVariants"]:
                 variants.append((endpoint["EndpointName"], variant["VariantName"]))
-                missing = [m for m in SERVING_ALARM_METRICS
+                expected = ASYNC_SERVING_ALARM_METRICS if "AsyncInferenceConfig" in config else SERVING_ALARM_METRICS
+                missing = [m for m in expected
                            if (endpoint["EndpointName"], variant["VariantName"], m) not in alarmed]
                 assert missing == [], (short, endpoint["EndpointName"], variant["VariantName"])
     assert variants or not fleet.fleet.endpoints
