@@ -64,7 +64,8 @@ SELECT CAST(line_item_usage_start_date AS DATE) AS day,
                 THEN 'sagemaker-hosting'
             WHEN line_item_usage_type LIKE '%Train:ml.%' THEN 'sagemaker-training'
             WHEN line_item_usage_type LIKE '%Processing%:ml.%' THEN 'sagemaker-processing'
-            WHEN line_item_usage_type LIKE '%Transform:ml.%' THEN 'sagemaker-transform'
+            WHEN line_item_usage_type LIKE '%Transform:ml.%' OR line_item_usage_type LIKE '%Tsform:ml.%'
+                THEN 'sagemaker-transform'
             ELSE 'ec2' END AS kind,
        SUM({_AMORTIZED}) AS net_amortized_cost,
        SUM(line_item_unblended_cost) AS unblended_cost
