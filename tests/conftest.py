@@ -35,6 +35,30 @@ import urllib3  # noqa: E402, F401
 
 from neuronfleet import Fleet, load_fleet  # noqa: E402
 
+
+def _share_botocore_models() -> None:
+    """Every botocore session in the tests reads AWS's service models from one cache.
+
+    moto gives each ``mock_aws()`` a new default boto3 session, and a new session parses the service's model, its
+    endpoint rules and the endpoint list again (JSON of up to several MB): 0.1-0.25 s of CPU per moto test, over
+    2,000 of them. The files are botocore's own, read-only, and the same for every session (no handler of
+    ``service-data-loaded`` edits them), so a loader with the default search path shares one cache. A loader given
+    its own data path keeps its own."""
+    import botocore.loaders
+
+    shared: dict[Any, Any] = {}
+    original = botocore.loaders.Loader.__init__
+
+    def __init__(self: botocore.loaders.Loader, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if not args and not kwargs:
+            self._cache = shared
+
+    botocore.loaders.Loader.__init__ = __init__
+
+
+_share_botocore_models()
+
 EXAMPLE_FLEETS = tuple(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
 """Every fleet file the kit ships (config/NAME.yaml): each is synthesised, gated and checked against the quotas."""
 
