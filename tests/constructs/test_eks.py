@@ -67,7 +67,8 @@ def test_admin_access_entry_and_pod_identity(built) -> None:
     template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "eks-pod-identity-agent"})
     role = [p for p in properties(template, "AWS::IAM::Role").values()
             if "pods.eks.amazonaws.com" in json.dumps(p["AssumeRolePolicyDocument"])]
-    assert len(role) == 2
+    assert len(role) == 3  # training's, serving's and the CloudWatch Observability add-on's agent (eks.cloudwatch)
+    assert sum('"amazon-cloudwatch"' in json.dumps(r["AssumeRolePolicyDocument"]) for r in role) == 1
     # each role may be worn only by its association's namespace and service account (Pod Identity's session tags)
     roles = properties(template, "AWS::IAM::Role")
     for namespace, account, role_id in associations:
