@@ -23,7 +23,7 @@ from tests.cdk_support import ENV, AzStack, network, new_app, properties
 QUEUE = "rainier-training"
 
 
-def _stack(**alarms: Any) -> tuple[cdk.Stack, NeuronEksCluster, EksJobAlarms]:
+def _stack(*, with_kueue: bool = True, **alarms: Any) -> tuple[cdk.Stack, NeuronEksCluster, EksJobAlarms]:
     stack = AzStack(new_app(), "S", env=ENV)
     net = network(stack)
     cluster = NeuronEksCluster(stack, "Eks", vpc=net.vpc, vpc_subnets=net.compute_subnets,
@@ -32,7 +32,7 @@ def _stack(**alarms: Any) -> tuple[cdk.Stack, NeuronEksCluster, EksJobAlarms]:
     kueue = cluster.cluster.add_helm_chart("Kueue", chart="kueue", repository="oci://registry.k8s.io/kueue/charts/kueue",
                                            version="0.19.2", namespace="kueue-system", create_namespace=True)
     topic = sns.Topic(stack, "Topic", enforce_ssl=True)
-    job_alarms = EksJobAlarms(stack, "JobAlarms", cluster=cluster, topic=topic, kueue=kueue,
+    job_alarms = EksJobAlarms(stack, "JobAlarms", cluster=cluster, topic=topic, kueue=kueue if with_kueue else None,
                               training_queues=[QUEUE], **alarms)
     return stack, cluster, job_alarms
 
@@ -148,6 +148,7 @@ def test_the_scraper_runs_as_its_own_pod_identity_after_kueue(built) -> None:
 
 @pytest.mark.parametrize(("args", "field"), [
     ({"pending_minutes": 2}, "pending_minutes"), ({"pending_minutes": 3000}, "pending_minutes"),
+    ({"with_kueue": False}, "training_queues: got \\['rainier-training'\\]; allowed: none without kueue"),
 ])
 def test_bad_arguments_are_refused_naming_the_field(args: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidSettings, match=field):
