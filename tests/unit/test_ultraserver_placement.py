@@ -460,3 +460,18 @@ def test_the_pools_training_job_on_ultraservers_is_sliced_by_ultraserver() -> No
     assert pool_job["spec"]["parallelism"] == 8  # 11 lendable nodes -> 2 whole UltraServers
     assert ann[KUEUE_SLICE_REQUIRED_TOPOLOGY] in kit_levels(group) and ann[KUEUE_SLICE_SIZE] == "4"
     assert validate(ann, pool_job["spec"]["parallelism"]) == []
+
+
+def test_an_ultraserver_pools_objects_validate() -> None:
+    """Every Kueue object of a pool on UltraServers against Kueue 0.19.2's CRDs (strict), and its Jobs (one and two
+    UltraServers, the pool's sliced one) against Kubernetes 1.36 (strict)."""
+    from tests.unit.test_sharing_manifests import kueue_valid
+
+    group = ultra(12)
+    for obj in pool_objects(group):
+        kueue_valid(obj)
+    schedule = PoolSchedule.build(pool="rainier", time_zone="UTC", day=["07:00-23:00"], pool_devices=12 * 16,
+                                  replica_devices=4, day_replicas=4, night_floor=1, checkpoint_deadline=30)
+    for obj in [*eks_manifests.training_job(group, nodes=4), *eks_manifests.training_job(group, nodes=8),
+                *pool_manifests.training_job(schedule, group)]:
+        kubernetes_validate.validate(obj, DEFAULT_KUBERNETES_VERSION, strict=True)
