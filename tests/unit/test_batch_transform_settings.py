@@ -57,7 +57,7 @@ def test_the_request_bounds_are_botocores() -> None:
 
 def test_a_job_runs_its_model_on_its_own_type() -> None:
     job = BatchJobSettings(**JOB)
-    assert job.model.instance_type == "ml.inf2.xlarge"
+    assert job.endpoint_model.instance_type == "ml.inf2.xlarge" and "instance_type" not in type(job.model).model_fields
     assert job.output_key_prefix == "batch/nightly/output/" and job.report_name == "nightly"
 
 
@@ -73,8 +73,8 @@ def test_a_job_runs_its_model_on_its_own_type() -> None:
     ({"schedule_timezone": "Paris"}, "schedule_timezone", "IANA"),
     ({"instance_count": 101}, "instance_count", "100"),
     ({"invocations_max_retries": 4}, "invocations_max_retries", "3"),
-    ({"model": {**JOB["model"], "min_instances": 2}}, "model.min_instances", "only the model's fields"),
-    ({"model": {**JOB["model"], "instance_type": "ml.inf2.8xlarge"}}, "model.instance_type", "ml.inf2.xlarge"),
+    ({"model": {**JOB["model"], "min_instances": 2}}, "model.min_instances", "known keys: container"),
+    ({"model": {**JOB["model"], "instance_type": "ml.inf2.8xlarge"}}, "model.instance_type", "no key 'instance_type'"),
 ])
 def test_a_bad_job_names_the_field_the_value_and_what_is_allowed(changes: dict[str, Any], field: str,
                                                                  allowed: str) -> None:

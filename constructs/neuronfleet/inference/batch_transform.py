@@ -90,8 +90,8 @@ class NeuronBatchTransform(Construct):
             duck("bucket", bucket, "bucket_arn", "an s3.IBucket", what=what)
         self.settings = settings
         self.bucket: s3.IBucket = bucket or secure_bucket(self, "Data", removal_policy=removal_policy)
-        tag_family(self, settings.model.spec.family)
-        model = settings.model
+        model = settings.endpoint_model
+        tag_family(self, model.spec.family)
         self.role = iam.Role(self, "ExecutionRole", assumed_by=sagemaker_principal(stack),
                              description="SageMaker batch transform execution role (least privilege)")
         self.execution_policy = execution_policy(self, "ExecutionPolicy", model, role=self.role)
@@ -189,7 +189,7 @@ class NeuronBatchTransform(Construct):
         container that reads an S3 compile cache (:data:`~neuronfleet.facts.compile_cache.SERVING_CACHE`) serving a
         hub model it may compile at start (``allow_non_cached_model``); None otherwise (a compiled artifact compiles
         nothing; a container with no cache integration would not read it)."""
-        model = self.settings.model
+        model = self.settings.endpoint_model
         if not (model.hf_model_id and model.allow_non_cached_model):
             return None
         url = f"s3://{self.bucket.bucket_name}/{S3_CACHE_PREFIX}"
@@ -210,7 +210,7 @@ class NeuronBatchTransform(Construct):
             sid="CompileCache", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"], resources=[objects]))
         acknowledge_wildcards(self.role, "the Neuron compile cache's prefix of the fleet's bucket: the compiler "
                               "wrapper names its objects by graph hash", resources=(objects,))
-        return serving_cache_env(self.settings.model.container, url)
+        return serving_cache_env(self.settings.endpoint_model.container, url)
 
     def _grant_data(self) -> None:
         """The execution role reads the input prefix and writes the output prefix of the bucket, nothing else."""

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Annotated, Any, ClassVar, Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from zoneinfo import available_timezones
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, create_model
 
 from ..core import rules
-from ..core.problems import Problem
-from ._base import Int, PositiveInt, Settings, raise_problems
+from ..core.problems import InvalidSettings, Problem
+from ._base import Int, PositiveInt, Settings
 from .inference import EndpointSettings
 
 TRANSFORM_SOURCE = ("botocore 1.44.5 sagemaker/2017-07-24/service-2.json (TransformInstanceType, TransformJobName, "
@@ -47,7 +48,16 @@ _KEY_PREFIX = re.compile(r"[A-Za-z0-9!_.*'()/-]+/")
 _MODEL_FIELDS = ("container", "image_uri", "image_sdk", "image_library", "task", "logical_nc_config", "model_data_url",
                  "model_bucket_account", "hf_model_id", "revision", "tensor_parallel_degree",
                  "batch_size", "sequence_length", "allow_non_cached_model", "model_size_gib", "volume_size_gib")
-"""The endpoint fields a batch job's model reads; any other field of ``model`` is refused (it would do nothing)."""
+"""The endpoint fields a batch job's model has: the model's, none of an endpoint's own (scaling, variants, alarms)."""
+if TYPE_CHECKING:  # what a type checker sees: the same fields, read the same way
+    BatchModel = EndpointSettings
+else:  # one home for each rule: the endpoint's own field definitions, only the model's
+    BatchModel = create_model(
+        "BatchModel", __base__=Settings,
+        **{name: (EndpointSettings.model_fields[name].annotation, EndpointSettings.model_fields[name])
+           for name in _MODEL_FIELDS})
+    BatchModel.what = "model"
+    BatchModel.__doc__ = "A batch job's model: an endpoint's model fields (neuronfleet.settings.EndpointSettings)."
 
 
 def _transform_type(value: str) -> str:
@@ -109,24 +119,17 @@ class BatchJobSettings(Settings):
                                        le=INVOCATIONS_TIMEOUT_S[1])
     """How long SageMaker waits for one request's answer (a generation of long outputs takes minutes)."""
     invocations_max_retries: Int = Field(default=1, ge=INVOCATIONS_MAX_RETRIES[0], le=INVOCATIONS_MAX_RETRIES[1])
-    model: EndpointSettings
-    """The model, as an endpoint's: container, model_data_url or hf_model_id (+ revision), shapes, task. Its
-    ``instance_type`` is this job's; every Neuron compatibility check of endpoints applies."""
+    model: BatchModel
+    """The model, with an endpoint's model fields (container, model_data_url or hf_model_id + revision, shapes, task,
+    allow_non_cached_model, ...), checked by every Neuron rule of endpoints for the job's instance type."""
     model_name: str | None = None
     """What the migration report calls the model (tag ``neuronfleet:model``); default ``name``."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _model_on_the_job_type(cls, data: Any) -> Any:
-        """The model runs on the job's instance type: it is checked for that type (and refused another)."""
-        if isinstance(data, dict) and isinstance(data.get("model"), dict) and "instance_type" in data:
-            model = dict(data["model"])
-            extra = sorted(k for k in model if k not in _MODEL_FIELDS and k != "instance_type")
-            raise_problems(Problem(f"model.{k}", model[k], "only the model's fields: " + ", ".join(_MODEL_FIELDS))
-                           for k in extra)
-            model.setdefault("instance_type", data["instance_type"])
-            return {**data, "model": model}
-        return data
+    @cached_property
+    def endpoint_model(self) -> EndpointSettings:
+        """The model as an endpoint's settings on the job's instance type (what the serving container's environment,
+        image and execution policy are built from)."""
+        return EndpointSettings(instance_type=self.instance_type, **self.model.model_dump(exclude_unset=True))
 
     @property
     def report_name(self) -> str:
@@ -137,11 +140,10 @@ class BatchJobSettings(Settings):
         return self.output_prefix or f"batch/{self.name}/output/"
 
     def _problems(self) -> Iterator[Problem]:
-        if self.model.instance_type != self.instance_type:
-            yield Problem("model.instance_type", self.model.instance_type,
-                          f"unset or the job's instance_type ({self.instance_type})")
-        if self.model.is_async:
-            yield Problem("model.invocation", self.model.invocation, "unset: a batch job's model is not an endpoint")
+        try:  # every Neuron check of an endpoint, for the job's instance type
+            self.endpoint_model  # noqa: B018
+        except InvalidSettings as exc:
+            yield from (p.under("model") for p in exc.problems)
         if self.output_key_prefix.startswith(self.input_prefix) or self.input_prefix.startswith(self.output_key_prefix):
             yield Problem("output_prefix", self.output_key_prefix,
                           f"a prefix apart from input_prefix ({self.input_prefix}): a run would read its own output")
