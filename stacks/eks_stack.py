@@ -36,6 +36,9 @@ class EksTrainingStack(StaticAzStack):
             backup_retention_days=storage.fsx_backup_retention_days, removal_policy=RemovalPolicy.RETAIN)
         c.mount(self.storage.file_system, open_ports=False, storage_gib=storage.fsx_storage_gib)
         c.grant_training_data(self.storage.data_bucket)  # training's role only; serving's gets no data bucket
+        self.lifecycle_targets = c.lifecycle_targets(self.storage.data_bucket)
+        """Its Capacity Block node groups, which the fleet's CapacityLifecycle makes follow their blocks (stacks/fleet.py
+        connects them as it connects the Batch clusters; the drain flags live in this data bucket)."""
         name = c.cluster.cluster_name
         CfnOutput(self, "ClusterName", value=name)
         CfnOutput(self, "UpdateKubeconfig", value=f"aws eks update-kubeconfig --name {name} --region "

@@ -20,7 +20,7 @@ from neuronfleet.settings.cost import cur_export_region
 
 from .alerts_stack import AlertsStack
 from .batch_stack import BatchStack
-from .capacity_stack import CapacityStack
+from .capacity_stack import FOLLOW_ONLY, CapacityStack
 from .cost_stack import CostStack, CurExportStack
 from .eks_stack import EksTrainingStack
 from .fallback_stack import FallbackStack
@@ -74,13 +74,14 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
                                  [f"{j.name} ({j.instance_type})" for j in fleet.batch_jobs])))
     if fallback is not None:
         stacks.append(fallback)
-    if fleet.capacity_policy is not None and training:
+    followed = [t for stack in eks for t in stack.lifecycle_targets]  # EKS Capacity Block node groups: always
+    if (fleet.capacity_policy is not None and training) or followed:
         stacks.append(CapacityStack(
-            scope, fleet.stack_name("capacity"), fleet_name=fleet.name, policy=fleet.capacity_policy,
+            scope, fleet.stack_name("capacity"), fleet_name=fleet.name, policy=fleet.capacity_policy or FOLLOW_ONLY,
             clusters={c.name: t.cluster for c, t in zip([c for c in fleet.training_clusters if c.scheduler == "batch"],
-                                                        training, strict=True)},
+                                                        training, strict=True)} if fleet.capacity_policy else {},
             alerts_topic=topic, pool=fallback.pool if fallback else None, training_azs=[fleet.network.training_az],
-            prices=price_table(fleet.catalog, fleet.region, dict(fleet.prices)), env=env,
+            prices=price_table(fleet.catalog, fleet.region, dict(fleet.prices)), env=env, node_groups=followed,
             description=f"{label}: Capacity Blocks before they end (extend or drain), held jobs to the GPU pool"))
     reserved = reservations([*(c.capacity for c in fleet.training_clusters),
                              *(g.capacity for c in fleet.training_clusters if c.eks for g in c.eks.node_groups)])

@@ -185,5 +185,26 @@ PURCHASE_TRAIL = Check(
     "AttributeValue=PurchaseCapacityBlockExtension --max-results 1", run=_run_trail,
     permission="cloudtrail:DescribeTrails, cloudtrail:GetTrailStatus", applies=applies.lifecycle)
 
+
+
+def _eks_blocks(fleet: Any) -> str:
+    """'' when an EKS cluster of the fleet has a node group on Capacity Blocks (its entry's own, or one of its
+    ``eks.node_groups``), which the lifecycle scales."""
+    for c in fleet.training_clusters:
+        if c.scheduler == "eks" and (c.capacity.type == "capacity-block" or any(
+                g.capacity.type == "capacity-block" for g in (c.eks.node_groups if c.eks else ()))):
+            return ""
+    return "the fleet has no EKS node group on Capacity Blocks"
+
+
+EKS_BLOCK_SCALING = Check(
+    "eks-capacity-block-scaling", "a Capacity Block node group scaled by the lifecycle's UpdateNodegroupConfig (the "
+    "role's right on the node group's ARN) launches into its active block, is cordoned and drained when scaled in "
+    "before the end, EKS's own scheduled scale-down action stays, and the pods' drain flags' directory is read-only",
+    "aws eks describe-nodegroup --cluster-name <ClusterName> --nodegroup-name <name> --query "
+    "'nodegroup.scalingConfig' on the block's first pass; after the deadline, aws eks list-updates and aws "
+    "autoscaling describe-scheduled-actions (docs/eks.md)", manual="it needs a Capacity Block to start and end",
+    applies=_eks_blocks)
+
 CHECKS: tuple[Check, ...] = (BLOCK_OFFERINGS, ULTRASERVER_BLOCK, EXTENSION_VISIBLE, LIFECYCLE_EXTENSION_RIGHT,
-                             PURCHASE_TRAIL)
+                             PURCHASE_TRAIL, EKS_BLOCK_SCALING)
