@@ -9,9 +9,11 @@ from typing import Any
 
 import botocore.session
 import pytest
+from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 
 from neuronfleet import FleetAlerts, NeuronEndpoint, tag_fleet
+from neuronfleet.core.nag import acknowledge_wildcards
 from neuronfleet.inference.async_queue import ASYNC_ALARMS, ASYNC_METRICS, SCALE_FROM_ZERO
 from neuronfleet.settings.inference import EndpointSettings
 from tests.conftest import ENV, AzStack, network, new_app, properties
@@ -39,6 +41,12 @@ def synth() -> dict[str, Any]:
     topic = FleetAlerts(stack, "Alerts").topic
     endpoint = NeuronEndpoint(stack, "Summarise", vpc=net.vpc, vpc_subnets=net.compute_subnets, topic=topic,
                               settings=EndpointSettings(**ASYNC), model_name="summarise")
+    caller = iam.Role(stack, "Caller", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    endpoint.grant_invoke(caller)
+    queue = endpoint.async_queue
+    assert queue is not None
+    acknowledge_wildcards(caller, "the test's caller: the queue's prefixes", resources=tuple(
+        queue.bucket.arn_for_objects(f"{p}*") for p in (queue.input_prefix, queue.output_prefix, queue.failure_prefix)))
     template = Template.from_stack(stack)
     return {"endpoint": endpoint, "template": template, "json": template.to_json(), "topic": topic}
 
@@ -140,7 +148,9 @@ def test_the_queue_alarms_notify_the_fleets_topic_once_each_way(synth) -> None:
 
 
 def _statements(template: Template) -> list[dict[str, Any]]:
-    return [s for p in properties(template, "AWS::IAM::Policy").values() for s in p["PolicyDocument"]["Statement"]]
+    """The statements of the endpoint's execution role (its policies; not the test's caller)."""
+    return [s for k, p in properties(template, "AWS::IAM::Policy").items() if k.startswith("SummariseExecution")
+            for s in p["PolicyDocument"]["Statement"]]
 
 
 def test_the_role_writes_only_its_prefixes_and_publishes_only_its_topics(synth) -> None:
@@ -178,3 +188,16 @@ def test_a_real_time_endpoint_has_no_queue() -> None:
     assert policy["TargetTrackingScalingPolicyConfiguration"]["PredefinedMetricSpecification"] == {
         "PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}
     assert _one(template, "AWS::ApplicationAutoScaling::ScalableTarget")["MinCapacity"] == 1
+
+
+def test_a_caller_invokes_asynchronously_and_reaches_only_the_queues_prefixes(synth) -> None:
+    policies = {k: p for k, p in properties(synth["template"], "AWS::IAM::Policy").items() if "Caller" in k}
+    (policy,) = policies.values()
+    by_action: dict[str, str] = {}
+    for s in policy["PolicyDocument"]["Statement"]:
+        for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]]):
+            by_action[a] = by_action.get(a, "") + json.dumps(s["Resource"])
+    assert set(by_action) == {"sagemaker:InvokeEndpointAsync", "s3:PutObject", "s3:GetObject"}
+    assert "async/Summarise/input/*" in by_action["s3:PutObject"] and "output" not in by_action["s3:PutObject"]
+    assert "async/Summarise/output/*" in by_action["s3:GetObject"] and "failures/*" in by_action["s3:GetObject"]
+    assert "input" not in by_action["s3:GetObject"]

@@ -163,6 +163,19 @@ def test_charts_pinned_with_values(built) -> None:
     assert efa["tolerations"] == [{"key": NEURON_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
 
 
+def test_every_node_group_repairs_and_the_agent_is_installed(built) -> None:
+    """config/eks.yaml's whole fleet (issue 40's Done-when): auto repair on every node group, Neuron and system, the
+    node monitoring agent add-on, and no chart namespace the kit would have to create (the detector is off)."""
+    _, template = built
+    groups = properties(template, "AWS::EKS::Nodegroup")
+    assert len(groups) == 5 and all(p["NodeRepairConfig"] == {"Enabled": True} for p in groups.values())
+    addons = {p["AddonName"] for p in properties(template, "AWS::EKS::Addon").values()}
+    assert "eks-node-monitoring-agent" in addons
+    neuron = [json.loads(p["Values"]) for p in properties(template, "Custom::AWSCDK-EKS-HelmChart").values()
+              if p["Chart"] == "neuron-helm-chart"]
+    assert all(not v["npd"]["enabled"] for v in neuron) and len(neuron) == 2
+
+
 def test_utilisation_publisher_per_node_group(built) -> None:
     cluster, template = built
     manifests = [json.loads(p["Manifest"]) for p in properties(template, "Custom::AWSCDK-EKS-KubernetesResource").values()

@@ -6,10 +6,11 @@ groups are ``eks.Nodegroup`` constructs, never ``Cluster.add_nodegroup_capacity(
 Neuron device plugin without RBAC for inf1/inf2 types (aws/aws-cdk#29262). Each one launches from the same launch
 template code as the Batch path (:func:`neuronfleet.training.batch.efa_launch_template`: every EFA interface in AWS's
 layout, IMDSv2 with a hop limit of 1, the capacity's market options and reservation), with the Neuron AMI type, a
-Neuron taint and the kit's labels. The Neuron chart (device plugin or DRA driver per node group, scheduler extension,
-node problem detector), the EFA device plugin (told to tolerate the Neuron taint) and the FSx for Lustre CSI driver
-are installed pinned; the kit's utilisation publisher runs as a DaemonSet so the cost monitors see EKS nodes as they
-see Batch hosts.
+Neuron taint and the kit's labels, and node auto repair on (the EKS node monitoring agent add-on sets the conditions
+it acts on). The Neuron chart (one release for the device plugin, with the scheduler extension and node problem
+detector when asked, one for the DRA driver: never both in one release), the EFA device plugin (told to tolerate the
+Neuron taint) and the FSx for Lustre CSI driver are installed pinned; the kit's utilisation publisher runs as a
+DaemonSet so the cost monitors see EKS nodes as they see Batch hosts.
 """
 
 from __future__ import annotations

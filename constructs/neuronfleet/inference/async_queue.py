@@ -102,6 +102,15 @@ class AsyncQueue(Construct):
         for topic in (self.success_topic, self.error_topic):
             grant_publish(topic, role)
 
+    def grant_caller(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What a caller of the endpoint needs of its queue: put requests under the input prefix, read answers and
+        errors under the output and failure prefixes, nothing else of the bucket."""
+        put = iam.Grant.add_to_principal(grantee=grantee, actions=["s3:PutObject"],
+                                         resource_arns=[self.bucket.arn_for_objects(f"{self.input_prefix}*")])
+        return put.combine(iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"], resource_arns=[
+            self.bucket.arn_for_objects(f"{self.output_prefix}*"),
+            self.bucket.arn_for_objects(f"{self.failure_prefix}*")]))
+
     @property
     def output_uri(self) -> str:
         return self.bucket.s3_url_for_object(self.output_prefix.rstrip("/"))

@@ -182,6 +182,13 @@ class NeuronEndpoint(Construct):
         return self._endpoint_arn
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Invoke the endpoint: ``sagemaker:InvokeEndpoint``; for an asynchronous endpoint
+        ``sagemaker:InvokeEndpointAsync``, and its queue's caller rights (put requests under the input prefix, read
+        answers and errors: AsyncQueue.grant_caller)."""
+        if self.async_queue is not None:
+            self.async_queue.grant_caller(grantee)
+            return iam.Grant.add_to_principal(grantee=grantee, actions=["sagemaker:InvokeEndpointAsync"],
+                                              resource_arns=[self.endpoint_arn])
         return iam.Grant.add_to_principal(grantee=grantee, actions=["sagemaker:InvokeEndpoint"],
                                           resource_arns=[self.endpoint_arn])
 
