@@ -96,6 +96,8 @@ def subjects(aws: dict[str, Any]) -> list[str]:
 def test_the_block_delivered_scales_the_node_group_out_once(aws):
     out = Pass(aws).at(ACTIVE, DELIVERED)
     assert desired(aws) == 4   # the block's one UltraServer, not the group's 8
+    scaling = aws["eks"].describe_nodegroup(clusterName=CLUSTER, nodegroupName=NODEGROUP)["nodegroup"]["scalingConfig"]
+    assert (scaling["minSize"], scaling["maxSize"]) == (0, 8)   # only the desired size is the lifecycle's
     assert out["node_groups"][f"{CLUSTER}/ultra"][0] == "scale out to 4 (block(s) cr-u1 active)"
     assert subjects(aws) == [f"neuronfleet: node group {CLUSTER}/ultra scaled out to 4"]
     again = Pass(aws).at(ACTIVE + timedelta(minutes=10))   # the next pass: at its blocks' size, nothing said
