@@ -9,8 +9,10 @@
 - **Training pending past a deadline**: Kueue's ``kueue_pending_workloads`` gauge (active + inadmissible) of each
   training ClusterQueue, scraped into CloudWatch by the kit's agent (eks.observability, :class:`KueueMetrics`), at 1
   or more for every 5-minute period of ``pending_minutes``. A training LocalQueue the pool holds by day removes its
-  workloads from the ClusterQueue's queue (Kueue localqueue_controller.go ``Update`` -> ``DeleteLocalQueue`` @
-  8eab6877), so the pool's daytime gate does not count as pending.
+  workloads from the ClusterQueue's queue (Kueue localqueue_controller.go ``Update`` -> queue manager
+  ``DeleteLocalQueue`` @ 8eab6877), but the gauge is set again only on a workload event of that queue (manager.go
+  ``reportCQPendingWorkloads`` callers; ``DeleteLocalQueue`` reports nothing): whether a held day leaves a stale
+  count that fires the alarm is UNCONFIRMED (docs/checks.md ``kueue-metrics``).
 
 Each alarm notifies once when it goes into ALARM (no OK action, no repeat while it stays there); missing data (no
 Kueue workload, no log line) is not breaching.
