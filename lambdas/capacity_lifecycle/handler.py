@@ -17,6 +17,11 @@ block whose history cannot be read is not extended (nothing is bought on a guess
 history shows is announced when seen: an extension payment-pending (under its purchase's key: a run that stopped
 between buying and saying so is not left unsaid) and one payment-failed (its fleet-wide budget hold given back).
 
+Per EKS Capacity Block node group (``NODE_GROUPS``, the first function's): DescribeNodegroup, then logic.follow: scale
+out to its active blocks (UpdateNodegroupConfig's desiredSize), the same drain flag as a cluster's from the checkpoint
+lead (said once), scale in at the flag's deadline (said once); one run at a time per node group (an intent lease), and
+nothing decided when its blocks or its scaling cannot be read.
+
 A big fleet runs this handler in several functions, each over its own clusters (``CLUSTERS``), all sharing the
 announcements table: the intents, the once-only announcements and the open conditions there are the fleet's, so two
 functions whose clusters share a block do not buy or say anything twice; a block's extension budget is read from AWS's

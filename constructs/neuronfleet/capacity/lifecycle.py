@@ -132,7 +132,8 @@ class CapacityLifecycle(Construct):
     announces the drain once; announces impaired interconnects once; moves jobs held for capacity past
     ``fallback_after_minutes`` to ``pool`` when they name one of its GPU job definitions (``GpuPool.add_job_definition``:
 the role may submit those, by revision ARN, and no other; a job naming another is announced, not moved). See
-docs/capacity-blocks.md.
+docs/capacity-blocks.md. EKS Capacity Block node groups (``node_groups``) follow their blocks: scaled out while they
+are active, the same flag from the checkpoint lead, scaled in at its deadline (docs/eks.md).
 
     A fleet whose clusters do not fit one function's environment (Lambda's 4 KB: about six clusters, see
     :func:`split_clusters`) gets several functions, the same handler each with its own clusters (:attr:`parts`),
