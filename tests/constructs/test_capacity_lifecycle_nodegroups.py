@@ -85,6 +85,9 @@ def test_the_role_may_scale_exactly_its_node_groups_and_write_exactly_their_flag
     eks = [s for s in statements if any(str(a).startswith("eks:") for a in _list(s["Action"]))]
     assert eks == [{"Action": ["eks:DescribeNodegroup", "eks:UpdateNodegroupConfig"], "Effect": "Allow",
                     "Resource": sorted([ULTRA_ARN, PRETRAIN_ARN])}]   # CDK sorts a statement's resources
+    # the UltraServer group's blocks are its resource group's members: listing exactly that group
+    (listing,) = [s for s in statements if "resource-groups:ListGroupResources" in _list(s["Action"])]
+    assert listing == {"Action": "resource-groups:ListGroupResources", "Effect": "Allow", "Resource": GROUP}
     flags = [s for s in statements if "s3:PutObject" in _list(s["Action"])]
     objects = sorted(_text(r) for s in flags for r in _list(s["Resource"]))
     assert objects == ["arn:aws:s3:::nf-eks-data/neuronfleet/drain/pretrain.json",   # ENV pins the partition

@@ -92,6 +92,8 @@ def test_the_role_may_scale_exactly_the_capacity_block_node_groups(eks):
     pretrain, ultra = sorted(a["Fn::GetAtt"][0] for a in arns)
     assert pretrain.startswith("EksPretrainNodes") and ultra.startswith("EksUltraNodes")
     assert all(a["Fn::GetAtt"][1] == "Arn" for a in arns)
+    (listing,) = [s for s in statements if "resource-groups:ListGroupResources" in _list(s["Action"])]
+    assert listing["Resource"] == "arn:aws:resource-groups:us-east-2:444444444444:group/nf-eks-trn2u-blocks"
     flags = [s for s in statements if "s3:PutObject" in _list(s["Action"])]
     objects = json.dumps([s["Resource"] for s in flags])
     assert "/neuronfleet/drain/pretrain.json" in objects and "/neuronfleet/drain/ultra.json" in objects

@@ -326,10 +326,16 @@ def _nodegroup_refs(node_groups: Sequence[CapacityBlockNodegroup]) -> tuple[Node
 
 
 def grant_nodegroups(role: iam.IRole, node_groups: Sequence[CapacityBlockNodegroup]) -> None:
-    """``role`` may describe and scale exactly ``node_groups`` (:data:`FOLLOW_ACTIONS` on their ARNs) and write, read
-    and delete each one's drain flag (one object key per node group); nothing else of EKS or of their buckets."""
+    """``role`` may describe and scale exactly ``node_groups`` (:data:`FOLLOW_ACTIONS` on their ARNs), list the
+    members of exactly their blocks' resource groups, and write, read and delete each one's drain flag (one object key
+    per node group); nothing else of EKS or of their buckets."""
     role.add_to_principal_policy(iam.PolicyStatement(actions=list(FOLLOW_ACTIONS),
                                                      resources=[g.nodegroup.nodegroup_arn for g in node_groups]))
+    groups = sorted({g.settings.capacity.resource_group_arn for g in node_groups
+                     if g.settings.capacity.resource_group_arn})
+    if groups:   # an UltraServer node group's blocks are its resource group's members (adapters.Fleet.blocks)
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["resource-groups:ListGroupResources"],
+                                                         resources=groups))
     for g in node_groups:
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],  # GetObject: HeadObject before a delete
