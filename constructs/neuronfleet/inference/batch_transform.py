@@ -32,7 +32,7 @@ from ..core.trust import sagemaker_principal, scheduler_principal
 from ..facts.compile_cache import S3_CACHE_PREFIX, serving_cache_env
 from ..facts.images import dlc_image
 from ..settings.transform import BatchJobSettings
-from .endpoint import _subnet_ids
+from .endpoint import CKV_MODEL_NETWORK_ISOLATION, HUB_MODEL_NETWORK, _subnet_ids
 from .serving import SERVING_CONTAINERS, environment, execution_policy
 
 UNIVERSAL_TARGET = "arn:aws:scheduler:::aws-sdk:sagemaker:createTransformJob"
@@ -114,9 +114,8 @@ class NeuronBatchTransform(Construct):
                 | self._compile_cache()))
         self.model.node.add_dependency(self.execution_policy)  # SageMaker checks image and artifact access
         if model.model_data_url is None:
-            self.model.add_metadata("checkov", {"skip": [{"id": "CKV_AWS_370", "comment": (
-                "a hub model (hf_model_id) is downloaded by the serving container itself: network isolation "
-                "would cut that download off; package the model to S3 (model_data_url) to get isolation")}]})
+            self.model.add_metadata("checkov", {"skip": [{"id": CKV_MODEL_NETWORK_ISOLATION,
+                                                          "comment": HUB_MODEL_NETWORK}]})
         self.scheduler_role = iam.Role(self, "SchedulerRole", assumed_by=scheduler_principal(stack),
                                        description="EventBridge Scheduler: create this job's transform jobs only")
         statement = self.create_statement(stack)
@@ -134,7 +133,7 @@ class NeuronBatchTransform(Construct):
                 arn=UNIVERSAL_TARGET, role_arn=self.scheduler_role.role_arn,
                 input=stack.to_json_string(self.request(fleet=fleet)),
                 retry_policy=scheduler.CfnSchedule.RetryPolicyProperty(maximum_retry_attempts=MAX_RETRY_ATTEMPTS)))
-        self.schedule.node.add_dependency(self.scheduler_role)
+        self.schedule.node.add_dependency(policy)  # the role may create the job before the first run can fire
 
     # ------------------------------------------------------------------------------------- public API
 
