@@ -237,3 +237,18 @@ def test_a_malformed_node_group_is_refused_naming_the_member(value, says):
     with pytest.raises(InvalidEnvironment) as raised:
         _read(NODE_GROUPS=value)
     assert raised.value.variable == "NODE_GROUPS" and says in str(raised.value)
+
+
+# ------------------------------------------------------------------------------------------------ verify's row
+
+
+def test_verify_lists_the_real_account_check_for_fleets_with_an_eks_capacity_block_node_group():
+    from neuronfleet import load_fleet
+    from neuronfleet.verify import CHECKS
+    from tests.conftest import ROOT
+
+    (check,) = [c for c in CHECKS if c.id == "eks-capacity-block-scaling"]
+    assert check.run is None and check.by_hand.startswith("aws eks describe-nodegroup")
+    assert check.not_applying(load_fleet(ROOT / "config" / "eks.yaml")) == ""
+    assert check.not_applying(load_fleet(ROOT / "config" / "prod.yaml")) == (
+        "the fleet has no EKS node group on Capacity Blocks")
