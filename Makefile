@@ -34,7 +34,7 @@ $(DEMO_STAMP): requirements.txt requirements-demo.txt pyproject.toml package.jso
 	test -x $(PY) || $(STEP) "python -m venv" -- $(PYTHON) -m venv $(VENV)
 	@echo "==> setup 2/4: Python packages for the demo (requirements-demo.txt: 73 packages, about 240 MB downloaded, \
 	about 1.0 GB installed and byte-compiled: aws-cdk-lib 464 MB, Node.js 24 206 MB, moto with its CloudFormation \
-	checker cfn-lint 190 MB; 3 to 4 minutes on 2 shared cores)"
+	checker cfn-lint 190 MB; 2 to 4 minutes on 2 shared cores)"
 	$(STEP) "pip install -r requirements-demo.txt" --watch $(VENV) -- $(PIP) -r requirements-demo.txt
 	@echo "==> setup 3/4: neuronfleet itself, editable (pip install -e .; nothing downloaded)"
 	$(STEP) "pip install -e ." -- $(PIP) --no-deps --no-build-isolation -e .

@@ -14,10 +14,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -34,16 +34,39 @@ sys.path.insert(0, str(ROOT))
 
 STARTED = time.perf_counter()
 
+from scripts.demo_output import MODES, CliFilter, story_block  # noqa: E402 (after ROOT on sys.path)
+from scripts.progress import run  # noqa: E402
+
+OUTPUT = CliFilter(lambda text: print(text, flush=True))
+"""The CDK CLI's output as the demo shows it: one filter for every command, so a note shown at synth is not shown
+again at deploy (scripts/demo_output.py); --quiet and --verbose set its mode."""
+
+
+class CliFailed(Exception):
+    pass
+
 
 def step(text: str) -> None:
     print(f"==> [{time.perf_counter() - STARTED:5.1f}s] {text}", flush=True)
 
 
 def cdk(*args: str, env: dict[str, str]) -> None:
-    """The pinned CDK CLI (Node.js from the venv), its own output on the terminal."""
-    env = {**env, "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "CDK_DISABLE_CLI_TELEMETRY": "true"}
+    """The pinned CDK CLI (Node.js from the venv): its output through OUTPUT, and a line after each 8 s it is silent."""
+    env = {**env, "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "CDK_DISABLE_CLI_TELEMETRY": "true",
+           "CDK_DISABLE_STACK_TRACE": "1"}  # no jsii program.js line above each note (templates unchanged)
     print(f"    $ cdk {' '.join(args)}", flush=True)
-    subprocess.run([str(BIN / "cdk"), *args], cwd=ROOT, env=env, check=True)
+    tail: list[str] = []
+
+    def line(text: str) -> bool:
+        tail[:] = [*tail[-39:], text]
+        return OUTPUT.feed(text)  # a line the filter leaves out does not count as progress shown
+
+    code = run([str(BIN / "cdk"), *args], f"cdk {args[0]}", on_line=line, env=env, cwd=ROOT)
+    OUTPUT.close()
+    if code:
+        if OUTPUT.mode == "quiet":  # nothing of the CLI was shown: its last lines say why
+            print("\n".join(tail), flush=True)
+        raise CliFailed(f"cdk {' '.join(args)} failed (exit code {code})")
 
 
 def synth(env_name: str) -> Path:
@@ -240,8 +263,25 @@ def _print_report(fleet: Any, rep: dict[str, Any], verdicts: list[Any], out: Pat
           + "".join(f"; neuronfleet judge verdict {p.relative_to(ROOT)}" for p in judge_files))
 
 
-def main() -> int:
-    env_name = os.environ.get("ENV", "dev")
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="demo.py", description="make demo: the kit offline (ENV=NAME for another "
+                                     "fleet file, config/NAME.yaml)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--quiet", action="store_const", const="quiet", dest="mode",
+                     help="the demo's own steps, the constructs' notes and the report; the CDK CLI's output only if "
+                          "it fails")
+    how.add_argument("--verbose", action="store_const", const="verbose", dest="mode",
+                     help="the CDK CLI's output unfiltered (every validation block, every resource event)")
+    OUTPUT.mode = parser.parse_args(argv).mode or "normal"
+    assert OUTPUT.mode in MODES
+    try:
+        return demo(os.environ.get("ENV", "dev"))
+    except CliFailed as e:
+        step(str(e))
+        return 1
+
+
+def demo(env_name: str) -> int:
     from neuronfleet import load_fleet
 
     path = ROOT / "config" / f"{env_name}.yaml"
@@ -364,8 +404,9 @@ def main() -> int:
     local.write_bytes(page)
 
     _print_report(fleet, rep, verdicts, out, local, judge_files)
-    step(f"the story of {fleet.name} ({fleet.phase}), SYNTHETIC figures: {rep['story'] or 'nothing to tell'}")
-    step("done")
+    step(f"done: report at {local.relative_to(ROOT)}")
+    for text in story_block(f"the story of {fleet.name} ({fleet.phase}), SYNTHETIC figures", rep["story"]):
+        print(text)
     return 0
 
 

@@ -50,11 +50,12 @@ def ticker_line(label: str, elapsed: float, watch: Path | None = None) -> str:
     return text
 
 
-def run(cmd: Sequence[str], label: str, *, on_line: Callable[[str], None] | None = None, watch: Path | None = None,
-        every: float = EVERY, env: dict[str, str] | None = None, cwd: Path | None = None,
+def run(cmd: Sequence[str], label: str, *, on_line: Callable[[str], bool | None] | None = None,
+        watch: Path | None = None, every: float = EVERY, env: dict[str, str] | None = None, cwd: Path | None = None,
         say: Callable[[str], None] | None = None) -> int:
     """Run ``cmd`` with its stdout and stderr merged; hand each line (without its newline) to ``on_line`` (default:
-    print it) and ``say`` a ticker line after each ``every`` seconds without a line. Returns the exit code."""
+    print it) and ``say`` a ticker line after each ``every`` seconds in which nothing was shown: ``on_line`` returns
+    False for a line it did not show (a filter), which then does not count. Returns the exit code."""
     show = say or (lambda text: print(text, flush=True))
     handle = on_line or show
     child_env = {**(env if env is not None else os.environ), "PYTHONUNBUFFERED": "1"}
@@ -79,8 +80,8 @@ def run(cmd: Sequence[str], label: str, *, on_line: Callable[[str], None] | None
             continue
         if line is None:
             break
-        handle(line)
-        last = time.monotonic()
+        if handle(line) is not False:
+            last = time.monotonic()
     return proc.wait()
 
 

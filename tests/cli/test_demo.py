@@ -14,6 +14,16 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 NEURONFLEET = str(Path(sys.executable).parent / "neuronfleet")
+RULE = "=" * 100
+
+
+def story(out: str, fleet: str, phase: str) -> str:
+    """The phase's story, the demo's last lines (scripts/demo_output.py story_block), unwrapped."""
+    title = f"\n  the story of {fleet} ({phase}), SYNTHETIC figures\n{RULE}\n"
+    assert title in out and out.rstrip("\n").endswith(RULE), out[-1500:]
+    body = out.split(title, 1)[1].split(f"\n{RULE}", 1)[0]
+    assert out.split(title, 1)[0].rstrip().endswith(RULE)  # the title between two rules, after every step
+    return " ".join(body.split())
 
 
 def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_report() -> None:
@@ -57,10 +67,11 @@ def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_re
     assert "evaluation estimate: ml.g6.2xlarge (inference) -> ml.inf2.xlarge: $879.84 -> $712.80 (assumed" in out
     # moto's gaps said before the deploy
     assert "moto cannot deploy 11 kind(s) of resource of nf-dev" in out.split("cdk bootstrap")[0]
-    story = out.split("the story of nf-dev (evaluation), SYNTHETIC figures: ")[1]
-    assert story.startswith("Synthetic: as deployed, the kit's own running cost comes to $43.38 a month (no model's "
+    told = story(out, "nf-dev", "evaluation")
+    assert "==> [" not in out.split("the story of nf-dev")[1]  # the story is last
+    assert told.startswith("Synthetic: as deployed, the kit's own running cost comes to $43.38 a month (no model's "
                             "work has a GPU figure yet")
-    assert "the GPU work that could move would cost 18.99% less on Neuron (the evaluation estimate" in story
+    assert "the GPU work that could move would cost 18.99% less on Neuron (the evaluation estimate" in told
     assert_page_and_record("dev")
 
 
@@ -98,6 +109,13 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    # the training image note: once, with one line per cluster, no jsii location line; the deploy says it repeats it
+    image = "public.ecr.aws/neuron/pytorch-training-neuronx:2.14.0-neuronx-py314-sdk2.33.0-ubuntu26.04"
+    assert result.stdout.count(" is unconfirmed:") == 1 and "program.js" not in result.stdout + result.stderr
+    assert f"    INFO (2 constructs): neuronfleet: training image\n      {image} is unconfirmed:" in result.stdout
+    assert "      - nf-prod-train-pretrain/Cluster\n      - nf-prod-train-finetune/Cluster\n" in result.stdout
+    assert "(the CDK CLI repeats 1 note shown above, on 2 constructs: not printed again)" in result.stdout
+    assert "CREATE_IN_PROGRESS" not in result.stdout and "Acknowledge with" not in result.stdout
     out = result.stdout.split("feeding the cost monitors")[1]
     assert "synthetic: training: pretrain 8 x trn2u.48xlarge" in out
     assert "synthetic: training: finetune 4 x trn2.48xlarge" in out
@@ -113,7 +131,8 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
             "the same") in out
     assert "net part: the kit's own: NAT gateway hours, 3 resource(s), 2,190 a month: $98.55/month" in out
     assert "left out of the net: training on Trainium (instances and Capacity Block fees): $386219.23/month" in out
-    assert "Neuron serving costs 44.88% less than GPU alone (chat at the fleet file's throughput ratio" in out
+    told = story(out, "nf-prod", "production")
+    assert "Neuron serving costs 44.88% less than GPU alone (chat at the fleet file's throughput ratio" in told
     record = assert_page_and_record("prod")
     net = record["net"]
     # the reference fleet saves money as deployed: Neuron serving + the pool + the kit's own cost (about $365 a month,
@@ -121,10 +140,10 @@ def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic(
     assert net["gpu_only_usd"] == "49510.88" and float(net["savings_usd"]) > 17_000
     kit = sum(float(p["as_deployed_usd"]) for p in net["parts"] if p["part"] == "kit_overhead")
     assert 300 < kit < 450 and f"{22435.20 + 8806.40 + kit:.2f}" == net["as_deployed_usd"]
-    assert (f"the story of nf-prod (production), SYNTHETIC figures: Synthetic: as deployed, the compared serving, the "
-            f"GPU kept beside it and the kit's own running cost come to ${net['as_deployed_usd']} a month against "
-            f"${net['gpu_only_usd']} on GPU alone for the same work: ${net['savings_usd']} a month saved "
-            f"({net['savings_percent']}%)") in out
+    assert told.startswith(
+        f"Synthetic: as deployed, the compared serving, the GPU kept beside it and the kit's own running cost come to "
+        f"${net['as_deployed_usd']} a month against ${net['gpu_only_usd']} on GPU alone for the same work: "
+        f"${net['savings_usd']} a month saved ({net['savings_percent']}%)")
 
 
 def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_it() -> None:
@@ -142,7 +161,7 @@ def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_i
                      r"latest\.json", out)
     assert re.search(r"pilot judge: nfpilotinference-chat-[0-9a-f]{8}: GO: .*\$[\d,.]+ vs \$[\d,.]+ per million "
                      r"tokens \(Neuron vs GPU\).*\[synthetic: fixture answers\]", out)
-    assert re.search(r"the story of nf-pilot \(pilot\), SYNTHETIC figures: Synthetic: .*pilot: chat go\.", out)
+    assert re.search(r"^Synthetic: .*pilot: chat go\.", story(out, "nf-pilot", "pilot"))
     # the judge's cost per million is single-stream (6 prompts, one at a time): shown, labelled, never a saving;
     # pilot.yaml states no throughput ratio, so no saving is claimed for chat (the recorded figure is labelled too)
     # at the SageMaker rate of ml.inf2.24xlarge ($7.79; ml.g6e.12xlarge has none built in: its EC2 rate, said so)
@@ -155,7 +174,7 @@ def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_i
             "saves $1945.90 (25.76%) against the GPU shadow") in out
     assert "evaluation estimate:" not in out
     assert ("for the same work, Neuron serving costs 25.76% less than GPU alone (chat against the pilot's GPU shadow, "
-            "measured on the same traffic)") in out
+            "measured on the same traffic)") in story(out, "nf-pilot", "pilot")
     assert "GPU standby:" not in out  # a shadow's pools are capacity fallback, not a standby
     record = assert_page_and_record("pilot")
     (judge_file,) = (ROOT / "cdk.out" / "demo-pilot").glob("judge-*-latest.json")
