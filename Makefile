@@ -64,8 +64,11 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(PY) -m mypy lambdas
 
+# Both cores (pytest-xdist): the tests that synthesise the example fleets share one worker's synths, a module with a
+# module-scoped fixture stays on one worker, every other test goes where there is room (tests/conftest.py, work_unit).
+PYTEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # Security scanners on every example fleet, by hand (minutes): cdk-nag's AwsSolutions, NIST 800-53 R5, HIPAA Security and
 # PCI DSS 3.2.1 packs, and checkov if installed apart (scripts/scan.py says how); docs/security.md has the counts.
@@ -75,6 +78,7 @@ scan: $(STAMP)
 # Figures, then the synth guards of issue 42 (exit 1 when prod's kit/floor CPU ratio is above 1.5x or the Rainier
 # fleet's above 2.0x; docs/synth.md). scripts/bench_synth.py (prod against an empty app) is run by hand.
 bench: $(DEMO_STAMP)
+	$(PY) scripts/bench_cli.py
 	$(PY) scripts/bench_collector.py
 	$(PY) scripts/bench_floor.py
 
