@@ -5,7 +5,7 @@ publishers' own text copied under tests/data/neuron_cache/ (README.md there). No
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 NEURON_COMPILE_CACHE_URL = "NEURON_COMPILE_CACHE_URL"
 """The variable the Neuron compiler wrapper (libneuronxla's ``neuron_cc_wrapper``, used by torch-neuronx training and
@@ -78,3 +78,23 @@ def serving_cache_env(container: str, cache_url: str) -> dict[str, str]:
     :data:`SERVING_CACHE` gives it no S3 cache)."""
     entry = SERVING_CACHE.get(container)
     return {NEURON_COMPILE_CACHE_URL: cache_url} if entry and "compile-cache-s3" in entry.mechanisms else {}
+
+
+class ServedModel(Protocol):
+    """What :func:`compiles_into_cache` reads of a model's settings (an endpoint's or a batch job's)."""
+
+    @property
+    def container(self) -> str: ...
+    @property
+    def hf_model_id(self) -> str | None: ...
+    @property
+    def allow_non_cached_model(self) -> bool | None: ...
+
+
+def compiles_into_cache(model: ServedModel) -> bool:
+    """Whether a model may compile when an instance starts and its container reads an S3 compile cache: a hub model
+    with ``allow_non_cached_model`` on a container :data:`SERVING_CACHE` gives ``compile-cache-s3`` (vllm-neuronx).
+    A compiled artifact compiles nothing; without ``allow_non_cached_model`` the server refuses an uncached model."""
+    entry = SERVING_CACHE.get(model.container)
+    return bool(model.hf_model_id and model.allow_non_cached_model and entry
+                and "compile-cache-s3" in entry.mechanisms)

@@ -29,7 +29,7 @@ from ..core.nag import acknowledge, acknowledge_wildcards
 from ..core.storage import secure_bucket
 from ..core.tagging import tag_family
 from ..core.trust import sagemaker_principal, scheduler_principal
-from ..facts.compile_cache import S3_CACHE_PREFIX, serving_cache_env
+from ..facts.compile_cache import S3_CACHE_PREFIX, compiles_into_cache, serving_cache_env
 from ..facts.images import dlc_image
 from ..settings.transform import BatchJobSettings
 from .endpoint import CKV_MODEL_NETWORK_ISOLATION, HUB_MODEL_NETWORK, _subnet_ids
@@ -188,11 +188,9 @@ class NeuronBatchTransform(Construct):
         container that reads an S3 compile cache (:data:`~neuronfleet.facts.compile_cache.SERVING_CACHE`) serving a
         hub model it may compile at start (``allow_non_cached_model``); None otherwise (a compiled artifact compiles
         nothing; a container with no cache integration would not read it)."""
-        model = self.settings.endpoint_model
-        if not (model.hf_model_id and model.allow_non_cached_model):
+        if not compiles_into_cache(self.settings.endpoint_model):
             return None
-        url = f"s3://{self.bucket.bucket_name}/{S3_CACHE_PREFIX}"
-        return url if serving_cache_env(model.container, url) else None
+        return f"s3://{self.bucket.bucket_name}/{S3_CACHE_PREFIX}"
 
     def _compile_cache(self) -> dict[str, str]:
         """The cache variable and the execution role's rights on its prefix only (list it, read, write and delete

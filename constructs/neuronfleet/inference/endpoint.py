@@ -45,6 +45,7 @@ from ..core.storage import secure_bucket
 from ..core.tagging import tag_family
 from ..core.trust import sagemaker_principal
 from ..facts.catalog import CATALOG, InstanceSpec
+from ..facts.compile_cache import S3_CACHE_PREFIX, compiles_into_cache, serving_cache_env
 from ..facts.guardrails import guardrails
 from ..facts.images import dlc_image
 from ..settings import CutoverSettings, EndpointSettings, GpuVariant, ScheduledScaling
@@ -94,14 +95,18 @@ class NeuronEndpoint(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, settings: EndpointSettings,
                  vpc_subnets: ec2.SubnetSelection | None = None, topic: sns.ITopic | None = None,
                  data_capture_bucket: s3.IBucket | None = None, removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-                 model_name: str | None = None, async_bucket: s3.IBucket | None = None) -> None:
+                 model_name: str | None = None, async_bucket: s3.IBucket | None = None,
+                 compile_cache_bucket: s3.IBucket | None = None) -> None:
         """``vpc_subnets``: where the endpoint's instances run (default: the VPC's private subnets with egress);
         ``model_name``: what the migration report calls the model (tag ``neuronfleet:model``; default: the construct
         id); the reference app passes the fleet file's endpoint name.
         ``topic``: where its alarms notify.
         ``async_bucket``: with ``invocation: async``, the bucket of its input, output and failure prefixes
         (``async/<construct id>/...``; default: a bucket of its own).
-        ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked)."""
+        ``removal_policy``: what deleting the stack does to the data-capture buckets it creates (RETAIN unless asked).
+        ``compile_cache_bucket``: where a model that compiles at start keeps its graphs for the next instances
+        (``neuron-compile-cache/``; only for a container that reads an S3 compile cache: :attr:`compile_cache_url`);
+        default: an asynchronous endpoint's queue bucket (it compiles at every scale-out from zero), else none."""
         super().__init__(scope, construct_id)
         in_stack(self, stack_of(scope))  # Stack.of(self) is its scope's stack: asked once per stack, not per endpoint
         what = "NeuronEndpoint"
@@ -147,10 +152,19 @@ class NeuronEndpoint(Construct):
         self.security_group.add_egress_rule(any_ipv4(), tcp(443), "HTTPS: S3, ECR, model hub downloads")
         if async_bucket is not None:
             duck("async_bucket", async_bucket, "bucket_arn", "an s3.IBucket", what=what)
+        if compile_cache_bucket is not None:
+            duck("compile_cache_bucket", compile_cache_bucket, "bucket_arn", "an s3.IBucket", what=what)
+        self.compile_cache_url: str | None = None
+        """Where the Neuron model keeps the graphs it compiles at start for the next instances (a scale-out, a
+        replacement, a scale-out from zero): ``s3://<bucket>/neuron-compile-cache/`` for a container that reads an S3
+        compile cache (:data:`~neuronfleet.facts.compile_cache.SERVING_CACHE`: vllm-neuronx) serving a hub model it
+        may compile (``allow_non_cached_model``), given a bucket; None otherwise (a compiled artifact compiles
+        nothing)."""
         self._models(vpc, vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS))
         self.async_queue: AsyncQueue | None = AsyncQueue(self, "Async", role=self.role, bucket=async_bucket,
                                                          removal_policy=removal_policy) if settings.is_async else None
         """An asynchronous endpoint's S3 locations and SNS topics (None for a real-time endpoint)."""
+        self._compile_cache(compile_cache_bucket or (self.async_queue.bucket if self.async_queue else None))
         self._endpoint(data_capture_bucket)
         self._scaling()
         self._alarms(topic)
@@ -191,6 +205,24 @@ class NeuronEndpoint(Construct):
                                               resource_arns=[self.endpoint_arn])
         return iam.Grant.add_to_principal(grantee=grantee, actions=["sagemaker:InvokeEndpoint"],
                                           resource_arns=[self.endpoint_arn])
+
+    def _compile_cache(self, bucket: s3.IBucket | None) -> None:
+        """The Neuron model's cache variable (:attr:`compile_cache_url`), and the execution policy's rights on the
+        cache's prefix only (list it, read, write, delete its objects; docs/checks.md ``compile-cache``)."""
+        if bucket is None or not compiles_into_cache(self.settings) or self.settings.stages_hub_models:
+            return
+        url = self.compile_cache_url = f"s3://{bucket.bucket_name}/{S3_CACHE_PREFIX}"
+        model = self.models[NEURON_VARIANT]
+        for name, value in serving_cache_env(self.settings.container, url).items():
+            model.add_property_override(f"PrimaryContainer.Environment.{name}", value)
+        objects = bucket.arn_for_objects(f"{S3_CACHE_PREFIX}*")
+        self.execution_policy.add_statements(
+            iam.PolicyStatement(sid="ListCompileCache", actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+                                conditions={"StringLike": {"s3:prefix": [f"{S3_CACHE_PREFIX}*"]}}),
+            iam.PolicyStatement(sid="CompileCache", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                                resources=[objects]))
+        acknowledge_wildcards(self.execution_policy, "the Neuron compile cache's prefix of the fleet's bucket: the "
+                              "compiler wrapper names its objects by graph hash", resources=(objects,))
 
     # ------------------------------------------------------------------------------------- steps
 
