@@ -9,6 +9,7 @@ from constructs import Construct
 from neuronfleet import FleetNetwork, GpuPool, StaticAzStack, TrainiumClusterSettings
 from neuronfleet.eks import NeuronEksCluster
 from neuronfleet.eks.capacity_alerts import NodegroupCapacityAlerts
+from neuronfleet.eks.job_alarms import EksJobAlarms
 from neuronfleet.settings.eks import NeuronEksClusterSettings
 from neuronfleet.settings.sharing import SharingSettings
 from neuronfleet.sharing.pool import SharingPool
@@ -61,3 +62,8 @@ class EksTrainingStack(StaticAzStack):
             self.pool = SharingPool(self, "Pool", cluster=c, node_group=sharing.node_group or
                                          cluster.node_groups[0].name, schedule=schedule, topic=alerts_topic,
                                          deployment=sharing.deployment, fleet=fleet)
+        self.job_alarms: EksJobAlarms | None = None
+        if alerts_topic is not None:  # an UltraServer split, training pending past its deadline (docs/eks.md)
+            self.job_alarms = EksJobAlarms(
+                self, "JobAlarms", cluster=c, topic=alerts_topic, kueue=self.pool.kueue if self.pool else None,
+                training_queues=[self.pool.names["training_queue"]] if self.pool else ())

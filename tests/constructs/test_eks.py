@@ -13,7 +13,9 @@ from aws_cdk.assertions import Match, Template
 
 from neuronfleet import CATALOG, InvalidSettings
 from neuronfleet.eks import NeuronEksCluster
+from neuronfleet.eks.job_alarms import SPLIT_METRIC, SPLIT_NAMESPACE
 from neuronfleet.facts.eks_labels import NEURON_TAINT_KEY
+from neuronfleet.facts.eks_observability import KUEUE_PENDING
 from neuronfleet.facts.eks_pins import CHARTS, DEFAULT_CHART_VERSIONS, EFA_CHART, FSX_CSI_CHART, NEURON_CHART
 from neuronfleet.settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from tests.conftest import ENV, AzStack, network, properties
@@ -61,13 +63,16 @@ def test_admin_access_entry_and_pod_identity(built) -> None:
         ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"]]}')
     associations = sorted((p["Namespace"], p["ServiceAccount"], p["RoleArn"]["Fn::GetAtt"][0])
                           for p in properties(template, "AWS::EKS::PodIdentityAssociation").values())
-    assert [a[:2] for a in associations] == [("neuronfleet-serving", "neuronfleet-serving"),
+    assert [a[:2] for a in associations] == [("neuronfleet-metrics", "neuronfleet-kueue-metrics"),
+                                             ("neuronfleet-serving", "neuronfleet-serving"),
                                              ("neuronfleet-training", "neuronfleet-training")]
-    assert associations[0][2] != associations[1][2]  # a role each
+    assert len({a[2] for a in associations}) == 3  # a role each
     template.has_resource_properties("AWS::EKS::Addon", {"AddonName": "eks-pod-identity-agent"})
     role = [p for p in properties(template, "AWS::IAM::Role").values()
             if "pods.eks.amazonaws.com" in json.dumps(p["AssumeRolePolicyDocument"])]
-    assert len(role) == 3  # training's, serving's and the CloudWatch Observability add-on's agent (eks.cloudwatch)
+    # training's, serving's, the CloudWatch Observability add-on's agent (eks.cloudwatch) and the Kueue metrics
+    # scraper's (eks.job_alarms.KueueMetrics: the pool installs Kueue)
+    assert len(role) == 4
     assert sum('"amazon-cloudwatch"' in json.dumps(r["AssumeRolePolicyDocument"]) for r in role) == 1
     # each role may be worn only by its association's namespace and service account (Pod Identity's session tags)
     roles = properties(template, "AWS::IAM::Role")
@@ -190,6 +195,26 @@ def test_utilisation_publisher_per_node_group(built) -> None:
     template.has_resource_properties("AWS::IAM::Policy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Action": "cloudwatch:PutMetricData",
                            "Condition": {"StringEquals": {"cloudwatch:namespace": cluster.metrics_namespace}}})])}})
+
+
+def test_the_job_alarms_go_to_the_fleets_topic(synth_fleet) -> None:
+    """The reference stack wires EksJobAlarms: the UltraServer split alarm, and the pool's training ClusterQueue
+    pending alarm (the pool installs Kueue), each into the fleet's alerts topic (the alerts stack's one topic)."""
+    fleet = synth_fleet("eks")
+    template = fleet.template_json("train-pretrain")
+    alarms = properties(Template.from_json(template), "AWS::CloudWatch::Alarm").values()
+    [split] = [a for a in alarms if a.get("MetricName") == SPLIT_METRIC]
+    assert split["Namespace"] == SPLIT_NAMESPACE
+    [pending] = [a for a in alarms if KUEUE_PENDING in json.dumps(a.get("Metrics", []))]
+    queues = {d["Value"] for q in pending["Metrics"] if "MetricStat" in q
+              for d in q["MetricStat"]["Metric"]["Dimensions"] if d["Name"] == "cluster_queue"}
+    assert queues == {fleet.stacks["train-pretrain"].pool.names["training_queue"]} == {"pretrain-training"}
+    [topic] = properties(fleet.template("alerts"), "AWS::SNS::Topic")
+    for alarm in (split, pending):
+        [action] = alarm["AlarmActions"]
+        stack, output = action["Fn::ImportValue"].split(":", 1)
+        assert stack == fleet.stacks["alerts"].stack_name
+        assert fleet.template_json("alerts")["Outputs"][output]["Value"] == {"Ref": topic}
 
 
 def test_capacity_and_family_tags_reach_the_instances(built) -> None:
@@ -315,7 +340,14 @@ def test_service_accounts_after_their_namespaces(built) -> None:
     namespaces = stack.get_logical_id(cluster.namespaces.node.default_child)
     accounts = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
                 and "ServiceAccountResource" in k]  # aws-cdk-lib's id: manifest-<id>ServiceAccountResource
-    assert len(accounts) == 2 and all(namespaces in resources[k]["DependsOn"] for k in accounts)
+    workloads = [k for k in accounts if "KueueMetrics" not in k]
+    assert len(workloads) == 2 and all(namespaces in resources[k]["DependsOn"] for k in workloads)
+    # the Kueue metrics scraper's (EksJobAlarms): after its own namespace, neuronfleet-metrics
+    [scraper] = [k for k in accounts if "KueueMetrics" in k]
+    [own] = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
+             and '\\"kind\\":\\"Namespace\\"' in json.dumps(r["Properties"]["Manifest"])
+             and "neuronfleet-metrics" in json.dumps(r["Properties"]["Manifest"])]
+    assert own in resources[scraper]["DependsOn"]
     [claim] = [k for k, r in resources.items() if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"
                and "PersistentVolumeClaim" in json.dumps(r["Properties"]["Manifest"])]
     assert namespaces in resources[claim]["DependsOn"]
