@@ -16,7 +16,7 @@ EKS_SKIPPED = {"AWS::EKS::AccessEntry", "AWS::EKS::Addon", "AWS::EKS::Cluster", 
 def test_eks_fleet_deploys_as_far_as_moto_can(synth_fleet) -> None:
     result, seen = _deploy(synth_fleet, "eks")
     assert [(s.name, s.status) for s in result.stacks] == [
-        (f"nf-eks-{part}", "CREATE_COMPLETE") for part in ("network", "alerts", "train-pretrain", "cost")]
+        (f"nf-eks-{part}", "CREATE_COMPLETE") for part in ("network", "alerts", "train-pretrain", "capacity", "cost")]
     eks = next(s for s in result.stacks if s.name == "nf-eks-train-pretrain")
     assert set(eks.skipped) >= EKS_SKIPPED
     removed = {s for s in eks.skipped if "custom resource" in s}
