@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
 from aws_cdk import Duration, Stack
+from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
@@ -33,11 +35,28 @@ from ..core.nag import acknowledge_wildcards
 from ..core.rules import LAMBDA_ENVIRONMENT_BYTES, REFERENCE_CHARS, longest_arn
 from ..fallback.gpu_pool import GpuPool
 from ..settings.capacity import CapacityPolicySettings
+from ..settings.eks import NeuronNodegroupSettings
 from ..training.cluster import TrainiumCluster
 from .iam import any_reservation, extension_statements
 
-if TYPE_CHECKING:
-    from ..eks.cluster import CapacityBlockNodegroup
+
+@dataclass(frozen=True)
+class CapacityBlockNodegroup:
+    """A Capacity Block node group of a :class:`neuronfleet.eks.NeuronEksCluster`, as :class:`CapacityLifecycle`
+    takes it (``node_groups=``): scaled out when its blocks are active, told to checkpoint through
+    its drain flag (``drain_key(name)`` in ``drain_bucket``) and scaled in before its blocks' instances stop
+    (docs/eks.md, "Capacity Block node groups follow their blocks"). Here, not in eks/ (which builds it:
+    ``NeuronEksCluster.lifecycle_targets``), because capacity/ sits below eks/ (docs/layout.md, "What may import
+    what"); neuronfleet.eks.cluster re-exports it."""
+
+    name: str
+    """The node group's name in the fleet file (its drain flag's name)."""
+    cluster: eks.Cluster
+    nodegroup: eks.Nodegroup
+    settings: NeuronNodegroupSettings
+    drain_bucket: s3.IBucket
+    """The data bucket the cluster's training pods read through FSx for Lustre (/fsx/data)."""
+
 
 PASS_EVERY = Duration.minutes(10)
 """The lifecycle pass: a block's decision point, a drain's start or a held job's limit is acted on at most 10

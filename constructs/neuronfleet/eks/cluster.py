@@ -16,7 +16,6 @@ DaemonSet so the cost monitors see EKS nodes as they see Batch hosts.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any, cast
 
 from aws_cdk import Acknowledgment, Stack, Validations
@@ -31,6 +30,7 @@ from constructs import Construct
 
 from neuronfleet_contract.namespaces import NEURON_NAMESPACE
 
+from ..capacity.lifecycle import CapacityBlockNodegroup
 from ..core.args import settings_argument
 from ..core.fleet_tag_check import warn_without_fleet_tag
 from ..core.nag import SESSION_MANAGER, acknowledge, acknowledge_wildcards
@@ -73,22 +73,6 @@ CAPACITY_TYPES = {"on-demand": eks.CapacityType.ON_DEMAND, "odcr": eks.CapacityT
 node group takes ``CAPACITY_BLOCK`` (botocore 1.44.5 eks model, CapacityTypes) and, as EKS requires, a custom launch
 template with ``InstanceMarketOptions.MarketType: capacity-block`` and the block's ``CapacityReservationTarget``
 ("Create a managed node group with Capacity Blocks for ML", Amazon EKS user guide)."""
-
-
-@dataclass(frozen=True)
-class CapacityBlockNodegroup:
-    """A Capacity Block node group of a :class:`NeuronEksCluster`, as :class:`neuronfleet.capacity.lifecycle.
-    CapacityLifecycle` takes it (``node_groups=``): scaled out when its blocks are active, told to checkpoint through
-    its drain flag (``drain_key(name)`` in ``drain_bucket``) and scaled in before its blocks' instances stop
-    (docs/eks.md, "Capacity Block node groups follow their blocks")."""
-
-    name: str
-    """The node group's name in the fleet file (its drain flag's name)."""
-    cluster: eks.Cluster
-    nodegroup: eks.Nodegroup
-    settings: NeuronNodegroupSettings
-    drain_bucket: s3.IBucket
-    """The data bucket the cluster's training pods read through FSx for Lustre (/fsx/data)."""
 
 
 def kubectl_layer(scope: Construct, kubernetes_version: str) -> Any:
