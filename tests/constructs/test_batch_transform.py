@@ -146,6 +146,8 @@ def test_the_execution_role_reads_the_input_prefix_and_writes_the_output_prefix_
     assert statements["ReadInput"]["Action"] == "s3:GetObject"
     assert sorted(statements["WriteOutput"]["Action"]) == ["s3:AbortMultipartUpload", "s3:PutObject"]
     assert json.dumps(statements["WriteOutput"]["Resource"]).endswith('"/batch/nightly-embed/output/*"]]}')
+    logs = json.dumps(statements["TransformLogs"]["Resource"])
+    assert logs.count("log-group:/aws/sagemaker/TransformJobs") == 2 and "Endpoints" not in logs
     writes = [s for s in statements.values() if "s3:PutObject" in json.dumps(s.get("Action"))]
     assert writes == [statements["WriteOutput"]]
 

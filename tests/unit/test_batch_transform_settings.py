@@ -73,6 +73,7 @@ def test_a_job_runs_its_model_on_its_own_type() -> None:
     ({"schedule_timezone": "Paris"}, "schedule_timezone", "IANA"),
     ({"instance_count": 101}, "instance_count", "100"),
     ({"invocations_max_retries": 4}, "invocations_max_retries", "3"),
+    ({"model_name": "x" * 257}, "model_name", "tag value"),
     ({"model": {**JOB["model"], "min_instances": 2}}, "model.min_instances", "known keys: container"),
     ({"model": {**JOB["model"], "instance_type": "ml.inf2.8xlarge"}}, "model.instance_type", "no key 'instance_type'"),
 ])

@@ -55,6 +55,14 @@ TRANSFORM_JOB_KEYS = ("sagemaker:ModelArn", "sagemaker:InstanceTypes")
 salesforce/policy_sentry policy_sentry/shared/data/docs/list_amazonsagemaker.html @ 81b0a666 (2026-06-14), read
 2026-11-29; the rows under tests/data/iam/list_amazonsagemaker-transform-rows.html). sagemaker:ModelArn is an ARN,
 sagemaker:InstanceTypes an ArrayOfString (hence ForAllValues)."""
+TRANSFORM_LOG_GROUP = "/aws/sagemaker/TransformJobs"
+"""The log group SageMaker writes batch transform jobs' container logs to (one group; a stream per job and instance),
+which the job's execution role writes with: AWS's own managed policy AmazonRedshiftAllCommandsFullAccess (v2) lets
+its SageMaker jobs write ``log-group:/aws/sagemaker/TransformJobs...`` beside ``/aws/sagemaker/Endpoints``,
+``TrainingJobs`` and ``ProcessingJobs`` and puts metrics in namespace ``/aws/sagemaker/TransformJobs`` (AWS Managed
+Policy reference, https://docs.aws.amazon.com/aws-managed-policy/latest/reference/
+AmazonRedshiftAllCommandsFullAccess.html, read 2026-11-29). The endpoints' execution policy names only
+``/aws/sagemaker/Endpoints/*`` (inference/serving.py)."""
 MAX_RETRY_ATTEMPTS = 2
 """Scheduler retries a failed CreateTransformJob (throttling, a quota) at most twice; each retry is a new execution id,
 so a call that reached SageMaker and lost its answer could start a second job (a cost the alarm-free schedule does not
@@ -212,6 +220,12 @@ class NeuronBatchTransform(Construct):
     def _grant_data(self) -> None:
         """The execution role reads the input prefix and writes the output prefix of the bucket, nothing else."""
         s, bucket = self.settings, self.bucket
+        stack = Stack.of(self)
+        group = stack.format_arn(service="logs", resource="log-group", resource_name=TRANSFORM_LOG_GROUP,
+                                 arn_format=ArnFormat.COLON_RESOURCE_NAME)
+        self.role.add_to_policy(iam.PolicyStatement(
+            sid="TransformLogs", resources=[group, f"{group}:log-stream:*"],
+            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]))
         self.role.add_to_policy(iam.PolicyStatement(
             sid="ListInput", actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
             conditions={"StringLike": {"s3:prefix": [f"{s.input_prefix}*"]}}))
@@ -224,6 +238,8 @@ class NeuronBatchTransform(Construct):
                               "reads every object under its input prefix and writes one per input under its output",
                               resources=(bucket.arn_for_objects(f"{s.input_prefix}*"),
                                          bucket.arn_for_objects(f"{s.output_key_prefix}*")))
+        acknowledge_wildcards(self.role, "SageMaker names a transform job's log streams by job and instance",
+                              resources=(f"{group}:log-stream:*",))
         if bucket.encryption_key is not None:
             bucket.encryption_key.grant_encrypt_decrypt(self.role)
 

@@ -122,7 +122,7 @@ class BatchJobSettings(Settings):
     model: BatchModel
     """The model, with an endpoint's model fields (container, model_data_url or hf_model_id + revision, shapes, task,
     allow_non_cached_model, ...), checked by every Neuron rule of endpoints for the job's instance type."""
-    model_name: str | None = None
+    model_name: Annotated[str, AfterValidator(rules.tag_value)] | None = None
     """What the migration report calls the model (tag ``neuronfleet:model``); default ``name``."""
 
     @cached_property
