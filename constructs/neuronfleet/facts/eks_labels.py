@@ -8,8 +8,9 @@ NEURON_TAINT_VALUE = "true"
 NEURON_TAINT_EFFECT = "NoSchedule"
 """Every Neuron node group is tainted ``aws.amazon.com/neuron=true:NoSchedule``: only pods that ask for Neuron land
 there. The key is the one the Neuron chart's device plugin and DRA driver tolerate (``key: aws.amazon.com/neuron,
-operator: Exists, effect: NoSchedule``: aws-neuron/neuron-helm-charts values.yaml @ 8172e5e1 and the 1.10.0 values
-quoted in neuronfleet.facts.eks_pins); the EFA device plugin does not tolerate it unless told (the kit tells it)."""
+operator: Exists, effect: NoSchedule``: aws-neuron/neuron-helm-charts values.yaml @ 8172e5e1, chart 1.0.0, and @
+b77a6f90, 1.9.0, the kit's pin: neuronfleet.facts.eks_pins, tests/data/eks/neuron-helm-chart-1.9.0-values.yaml); the
+EFA device plugin does not tolerate it unless told (the kit tells it)."""
 
 LABEL_PREFIX = "neuronfleet/"
 NODE_GROUP_LABEL = LABEL_PREFIX + "node-group"

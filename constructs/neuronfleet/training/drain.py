@@ -20,7 +20,8 @@ Only the lifecycle writes a flag (issue 36, finding 8). What bounds a job:
   mount protects the directory, not its parents' names), which hides the flag from the other jobs' launchers; and a
   job root in its container is root on Lustre unless the file system squashes root (FSx for Lustre's
   ``RootSquashConfiguration``, which the kit does not set: it would change every job's file ownership). docs/security.md
-  says so. EKS clusters get no flag at all (the capacity lifecycle looks after the Batch clusters only: stacks/fleet.py).
+  says so. On EKS, each Capacity Block node group gets a flag of its own (``drain_key(<node group>)``), which its
+  training pods read through a read-only ``subPath`` mount the same way (eks.drain); other node groups get none.
 """
 
 from __future__ import annotations

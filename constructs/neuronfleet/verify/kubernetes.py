@@ -8,8 +8,8 @@ from .registry import Check
 KUBERNETES = "verify reads no Kubernetes API yet (the command is listed for you to run with kubectl)"
 
 EKS_PINS = Check(
-    "eks-pins", "the EKS path's pins and images (Neuron chart 1.10.0's values keys, Kubernetes 1.36 with an AL2023 "
-    "Neuron AMI, python3 in the neuron-monitor image)", "helm show values ... --version 1.10.0; aws eks "
+    "eks-pins", "the EKS path's pins and images (Neuron chart 1.9.0's values keys, Kubernetes 1.36 with an AL2023 "
+    "Neuron AMI, python3 in the neuron-monitor image)", "helm show values ... --version 1.9.0; aws eks "
     "describe-cluster-versions; the publisher's logs (docs/eks.md)", manual=KUBERNETES, applies=applies.eks)
 POOL_RELIANCES = Check(
     "pool-reliances", "the shared pool's reliances: Kueue 0.19.2's chart, the training LocalQueue at HoldAndDrain "
