@@ -22,7 +22,7 @@ import sys
 import time
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -200,6 +200,14 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
     return pages, points, story
 
 
+def batch_run_line(job: Mapping[str, Any]) -> str:
+    """One line of the demo for one batch run (a DescribeTransformJob answer): its job, its state, where it ran, what it
+    read and where it wrote."""
+    res, source = job["TransformResources"], job["TransformInput"]["DataSource"]["S3DataSource"]["S3Uri"]
+    return (f"batch run {job['TransformJobName']}: {job['TransformJobStatus']} on {res['InstanceCount']} x "
+            f"{res['InstanceType']}, model {job['ModelName']}, {source} -> {job['TransformOutput']['S3OutputPath']}")
+
+
 def _print_deployed(result: Any) -> None:
     """What the CDK CLI deployed, as moto holds it: each stack, what moto skips, the stand-ins for its gaps."""
     step("what the CLI deployed, as moto holds it")
@@ -328,6 +336,15 @@ def demo(env_name: str) -> int:
         # moto's warnings after the deploy (the handlers below run against it) are not the demo's subject
         warnings.simplefilter("ignore")
         logging.getLogger("moto").setLevel(logging.ERROR)
+        if fleet.batch_jobs:
+            from scripts.demo_batch import run_batch_jobs
+
+            step(f"one run of each of {fleet.name}'s {len(fleet.batch_jobs)} batch job(s), started as its schedule "
+                 "would (moto creates no schedule and runs none; its transform jobs complete without running the model)")
+            runs = run_batch_jobs(out, fleet.stack_name("batch"), server.client("cloudformation"),
+                                  server.client("sagemaker"))
+            for run_ in runs:
+                print(f"    {batch_run_line(run_)}")
 
         today = datetime.now(UTC).date()
 
