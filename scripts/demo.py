@@ -126,6 +126,74 @@ def moto_gaps(out: Path) -> list[str]:
     return [f"{n} x {what}" for what, n in sorted(gaps.items())]
 
 
+ASYNC_HOURS = 3.0
+"""The hours an asynchronous endpoint's one instance runs on each of its days (alternate days) in the demo's month."""
+ASYNC_REQUESTS = 20_000
+"""The requests an asynchronous endpoint answers on each of its days in the demo's month (its workload's Tokens)."""
+
+
+def _cost(fleet: str, usage_type: str, instance_type: str, count: int, hours: float = 24) -> dict[str, Any]:
+    """One Cost Explorer group (usage type and the fleet's tag) of a day: ``count`` x ``instance_type`` for ``hours``."""
+    # at full precision, as Cost Explorer answers (its amounts are not rounded to cents): a day rounded here made
+    # the report's spend of a type 10 cents off the estimate of the same instance-hours
+    amount = str(Decimal(str(_price(instance_type))) * Decimal(str(hours)) * count)
+    return {"Keys": [f"{usage_type}:{instance_type}", f"neuronfleet:fleet${fleet}"], "Metrics": {
+        "NetAmortizedCost": {"Amount": amount, "Unit": "USD"}, "UnblendedCost": {"Amount": amount, "Unit": "USD"},
+        "UsageQuantity": {"Amount": f"{hours * count:g}", "Unit": "Hrs"}}}
+
+
+def _tokens(fleet: str, endpoint: str, variant: str, value: int, ts: datetime) -> dict[str, Any]:
+    return {"Namespace": "NeuronFleet/Workload", "MetricData": [{
+        "MetricName": "Tokens", "Value": value, "Timestamp": ts, "Dimensions": [
+            {"Name": "Fleet", "Value": fleet}, {"Name": "Endpoint", "Value": endpoint},
+            {"Name": "Variant", "Value": variant}]}]}
+
+
+def _endpoint_day(fleet: str, i: int, m: dict[str, Any], e: Any, d: int, ts: datetime
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The Cost Explorer groups and metric datapoints of endpoint ``e`` (``i``-th, discovered as ``m``) on day ``d``."""
+    from neuronfleet.lambdas.cost.logic.scale_to_zero import ASYNC_USAGE
+
+    if e.is_async:  # one instance for a few hours on alternate days, none between them; no Invocations
+        if d % 2:
+            return [], []
+        return ([_cost(fleet, ASYNC_USAGE.rstrip(":"), m["neuron_types"][0], 1, hours=ASYNC_HOURS)],
+                [_tokens(fleet, m["endpoint"], "neuron", ASYNC_REQUESTS * 250, ts)])
+    groups, points = [_cost(fleet, "Host", m["neuron_types"][0], e.min_instances)], []
+    calls, failover, shadowed = 1_000_000 * (i + 1), 0, 0
+    if m.get("gpu_type") and e.gpu_variant is not None:
+        groups.append(_cost(fleet, "Host", m["gpu_type"], e.gpu_variant.min_instances))
+        if m.get("gpu_role") == "shadow":
+            shadowed = calls  # a shadow variant answers a copy of every request
+        elif i == 0 and d == 12:
+            failover = calls // 20
+    for variant, n in (("neuron", calls - failover), ("gpu", failover or shadowed)):
+        if n:
+            dims = [{"Name": "EndpointName", "Value": m["endpoint"]}, {"Name": "VariantName", "Value": variant}]
+            points.append({"Namespace": "AWS/SageMaker", "MetricData": [{
+                "MetricName": "Invocations", "Value": n, "Timestamp": ts, "Dimensions": dims}]})
+            points.append(_tokens(fleet, m["endpoint"], variant, n * 250, ts))
+    return groups, points
+
+
+def _endpoint_story(i: int, m: dict[str, Any], e: Any) -> str:
+    from neuronfleet.lambdas.cost.logic.scale_to_zero import ASYNC_USAGE
+
+    if e.is_async:
+        return (f"endpoint {e.name} (asynchronous): 1 x {m['neuron_types'][0]} for {ASYNC_HOURS:g} h on alternate days, "
+                f"scaled to zero between them ({ASYNC_USAGE} hosting rows), {ASYNC_REQUESTS:,} requests on each of "
+                "those days (no Invocations metric: SageMaker publishes none for an asynchronous endpoint)")
+    shadow = m.get("gpu_role") == "shadow"
+    standby = (f", GPU {'shadow' if shadow else 'standby'} {e.gpu_variant.min_instances} x {m['gpu_type']}"
+               + (" answering a copy of every request" if shadow else "")
+               if m.get("gpu_type") and e.gpu_variant is not None else
+               f", warm GPU standby: {e.gpu_variant.instance_type} as the last instance pool, nothing running"
+               if e.gpu_variant is not None and e.gpu_variant.standby == "warm" else "")
+    return (f"endpoint {e.name}: {e.min_instances} x {m['neuron_types'][0]}{standby}, "
+            f"{(i + 1):,}M inferences a day" + (", failover to GPU on day 12 (5%)" if i == 0 and m.get(
+                "gpu_role") == "standby" else ""))
+
+
 def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseline: Sequence[tuple[str, str, int]] = ()
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """Cost Explorer pages (one per 10 days), CloudWatch datapoints and a description, for 30 days of SYNTHETIC
@@ -133,15 +201,13 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
     (its first type) running 2 instances for 8 hours every third day (CUDA-only work); each endpoint's Neuron variant
     at its minimum instances serving traffic every day, its hot GPU standby at its minimum instances, and one
     failover day (day 12) when the standby served 5% of the first endpoint's traffic; and ``baseline``'s GPU endpoints
-    (endpoint, SageMaker type, count: the GPU fleet an evaluation would move from) around the clock."""
-    def cost(usage_type: str, instance_type: str, count: int, hours: float = 24) -> dict[str, Any]:
-        # at full precision, as Cost Explorer answers (its amounts are not rounded to cents): a day rounded here made
-        # the report's spend of a type 10 cents off the estimate of the same instance-hours
-        amount = str(Decimal(str(_price(instance_type))) * Decimal(str(hours)) * count)
-        return {"Keys": [f"{usage_type}:{instance_type}", f"neuronfleet:fleet${fleet.name}"], "Metrics": {
-            "NetAmortizedCost": {"Amount": amount, "Unit": "USD"}, "UnblendedCost": {"Amount": amount, "Unit": "USD"},
-            "UsageQuantity": {"Amount": f"{hours * count:g}", "Unit": "Hrs"}}}
+    (endpoint, SageMaker type, count: the GPU fleet an evaluation would move from) around the clock.
 
+    An asynchronous endpoint (``invocation: async``) is billed as SageMaker bills one, under ``AsyncInf:`` (the usage
+    type the cost monitors count as asynchronous, lambdas/cost/logic/scale_to_zero.py), for :data:`ASYNC_HOURS` hours
+    of one instance on alternate days (its queue drained, it scaled to zero between them), with no ``Invocations``
+    (SageMaker publishes none for an asynchronous endpoint): its workload's ``Tokens`` only, on the days it ran, so
+    the report shows what scaling to zero saved."""
     entries = list(fleet.endpoints)
     gpu_pool = fleet.fallback.instance_types[0] if fleet.fallback.enabled and fleet.fallback.instance_types else None
     story = [f"training: {c.name} {c.count} x {c.instance_type}, 24 h a day" for c in fleet.training_clusters]
@@ -154,45 +220,21 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
         for d in range(block * 10, block * 10 + 10):
             day = start + timedelta(days=d)
             ts = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
-            groups = [cost("BoxUsage", c.instance_type, c.count) for c in fleet.training_clusters]
+            groups = [_cost(fleet.name, "BoxUsage", c.instance_type, c.count) for c in fleet.training_clusters]
             if gpu_pool and d % 3 == 0:
-                groups.append(cost("BoxUsage", gpu_pool, 2, hours=8))
-            groups += [cost("Host", gpu_type, count) for _, gpu_type, count in baseline]
+                groups.append(_cost(fleet.name, "BoxUsage", gpu_pool, 2, hours=8))
+            groups += [_cost(fleet.name, "Host", gpu_type, count) for _, gpu_type, count in baseline]
             for i, (m, e) in enumerate(zip(models, entries, strict=False)):
-                groups.append(cost("Host", m["neuron_types"][0], e.min_instances))
-                calls, failover, shadowed = 1_000_000 * (i + 1), 0, 0
-                if m.get("gpu_type") and e.gpu_variant is not None:
-                    groups.append(cost("Host", m["gpu_type"], e.gpu_variant.min_instances))
-                    if m.get("gpu_role") == "shadow":
-                        shadowed = calls  # a shadow variant answers a copy of every request
-                    elif i == 0 and d == 12:
-                        failover = calls // 20
-                for variant, n in (("neuron", calls - failover), ("gpu", failover or shadowed)):
-                    if n:
-                        dims = [{"Name": "EndpointName", "Value": m["endpoint"]},
-                                {"Name": "VariantName", "Value": variant}]
-                        points.append({"Namespace": "AWS/SageMaker", "MetricData": [{
-                            "MetricName": "Invocations", "Value": n, "Timestamp": ts, "Dimensions": dims}]})
-                        points.append({"Namespace": "NeuronFleet/Workload", "MetricData": [{
-                            "MetricName": "Tokens", "Value": n * 250, "Timestamp": ts, "Dimensions": [
-                                {"Name": "Fleet", "Value": fleet.name}, {"Name": "Endpoint", "Value": m["endpoint"]},
-                                {"Name": "Variant", "Value": variant}]}]})
+                day_groups, day_points = _endpoint_day(fleet.name, i, m, e, d, ts)
+                groups += day_groups
+                points += day_points
             results.append({"TimePeriod": {"Start": day.isoformat(), "End": (day + timedelta(days=1)).isoformat()},
                             "Groups": groups, "Total": {}, "Estimated": False})
         page: dict[str, Any] = {"ResultsByTime": results, "DimensionValueAttributes": []}
         if block < 2:
             page["NextPageToken"] = f"page{block + 2}"
         pages.append(page)
-    for i, (m, e) in enumerate(zip(models, entries, strict=False)):
-        shadow = m.get("gpu_role") == "shadow"
-        standby = (f", GPU {'shadow' if shadow else 'standby'} {e.gpu_variant.min_instances} x {m['gpu_type']}"
-                   + (" answering a copy of every request" if shadow else "")
-                   if m.get("gpu_type") and e.gpu_variant is not None else
-                   f", warm GPU standby: {e.gpu_variant.instance_type} as the last instance pool, nothing running"
-                   if e.gpu_variant is not None and e.gpu_variant.standby == "warm" else "")
-        story.append(f"endpoint {e.name}: {e.min_instances} x {m['neuron_types'][0]}{standby}, "
-                     f"{(i + 1):,}M inferences a day" + (", failover to GPU on day 12 (5%)" if i == 0 and m.get(
-                         "gpu_role") == "standby" else ""))
+    story += [_endpoint_story(i, m, e) for i, (m, e) in enumerate(zip(models, entries, strict=False))]
     names = {m["endpoint"]: e.name for m, e in zip(models, entries, strict=False)}
     story += [f"GPU baseline: {count} x {gpu_type} around the clock, a GPU endpoint outside the fleet (as a team would "
               f"serve {names.get(endpoint, endpoint)} on GPU today): the report finds no endpoint of the fleet on it and "

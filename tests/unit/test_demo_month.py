@@ -1,8 +1,60 @@
-"""scripts/demo.py's batch step (issue 43), without a demo run: one batch run is one line."""
+"""scripts/demo.py's month of SYNTHETIC usage and its batch step (issue 43), on the generated rows, without a demo run:
+an asynchronous endpoint is billed under ``AsyncInf:`` for a few hours on alternate days (never the always-on
+``Host:`` row) with no ``Invocations``, so the report's "Scaling to zero" section has rows to read; a real-time
+endpoint keeps its ``Host:`` row and its invocations every day; one batch run is one line."""
 
 from __future__ import annotations
 
-from scripts.demo import batch_run_line
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from neuronfleet import load_fleet
+from neuronfleet.lambdas.cost.logic.rows import parse_page
+from neuronfleet.lambdas.cost.logic.scale_to_zero import async_spend, is_async
+from neuronfleet_contract.cost import EndpointModel
+from scripts.demo import ASYNC_HOURS, ROOT, batch_run_line, month_of_usage
+
+TODAY = date(2026, 11, 29)
+
+
+def _month(env: str, models: list[dict[str, Any]]) -> tuple[Any, list[Any], list[dict[str, Any]], list[str]]:
+    fleet = load_fleet(ROOT / "config" / f"{env}.yaml")
+    pages, points, story = month_of_usage(fleet, models, TODAY)
+    rows = [r for p in pages for r in parse_page(p)[0]]
+    return fleet, rows, points, story
+
+
+def test_an_async_endpoint_is_billed_asyncinf_hours_on_alternate_days_without_invocations() -> None:
+    model = {"endpoint": "nf-batch-summarise", "neuron_types": ["ml.inf2.xlarge"], "model": "summarise"}
+    fleet, rows, points, story = _month("batch", [model])
+    assert [e.invocation for e in fleet.endpoints] == ["async"]
+    hosting = [r for r in rows if r.usage == "sagemaker-hosting"]
+    assert len(hosting) == 15 and all(is_async(r) for r in hosting)  # 15 of the 30 days, none Host:
+    assert {r.usage_type for r in hosting} == {"AsyncInf:ml.inf2.xlarge"}
+    assert {r.usage_hours for r in hosting} == {Decimal(str(ASYNC_HOURS))}
+    assert len({r.day for r in hosting}) == 15
+    metrics = [d["MetricName"] for p in points for d in p["MetricData"]]
+    assert "Invocations" not in metrics and metrics.count("Tokens") == 15
+    assert any("asynchronous" in line and "alternate days" in line for line in story)
+    # what the report's "Scaling to zero" section reads of those rows
+    (saved,) = async_spend(rows, [EndpointModel.from_json(model)], sorted({r.day for r in rows}))
+    assert saved["model"] == "summarise" and Decimal(saved["instance_hours"]) == 15 * Decimal(str(ASYNC_HOURS))
+    # the fleet has nothing else: the ledger records only the 15 days it ran (a day without a row is not recorded)
+    assert saved["days"] == 15 and Decimal(saved["idle_hours_at_least"]) == 15 * 24 - 15 * Decimal(str(ASYNC_HOURS))
+    assert Decimal(saved["saved_usd"]) > 0
+
+
+def test_a_real_time_endpoint_keeps_its_host_row_and_invocations_every_day() -> None:
+    fleet, _, _, _ = _month("dev", [])
+    models = [{"endpoint": f"ep-{e.name}", "neuron_types": [e.instance_type]} for e in fleet.endpoints]
+    assert models and not any(e.is_async for e in fleet.endpoints)
+    _, rows, points, _ = _month("dev", models)
+    hosting = [r for r in rows if r.usage == "sagemaker-hosting" and r.instance_type == models[0]["neuron_types"][0]]
+    assert hosting and not any(is_async(r) for r in hosting)
+    assert len({r.day for r in hosting}) == 30
+    invocations = [d for p in points for d in p["MetricData"] if d["MetricName"] == "Invocations"]
+    assert len({d["Timestamp"] for d in invocations}) == 30
 
 
 def test_one_line_per_batch_run() -> None:
