@@ -254,3 +254,20 @@ def test_a_fleet_files_model_size_sizes_its_gpu_variants_type(tmp_path, capsys) 
     assert line["neuron_type"] == "ml.inf2.24xlarge"  # 140 GiB: 9 NeuronCores -> degree 12 (12 x 16 = 192 GiB)
     out = run(capsys, str(path), "--price", "ml.inf2.24xlarge=7.79")
     assert out["lines"] == [] and "no inferentia type has 640 GiB" in out["not_estimated_why"]["ml.p5.48xlarge"]
+
+
+def test_the_text_output_prints_the_suggestion_for_a_bursty_type(tmp_path, capsys) -> None:
+    """Issue 43: a daily export whose g5.2xlarge runs 12 h on two of seven days (duty 0.14, bursty) gets the JSON's
+    suggestion in the text too, once, after the table; a steady week gets none."""
+    from tests.unit.test_scale_to_zero import daily_export
+
+    for hours, bursty in ((["12", "0", "0", "12", "0", "0", "0"], True), (["24"] * 7, False)):
+        path = tmp_path / "ce-daily.json"
+        path.write_text(json.dumps(daily_export(hours)))
+        suggested = run(capsys, str(path), "--workload", "inference")["suggestions"]
+        assert main(["estimate", str(path), "--workload", "inference"]) == OK
+        text = capsys.readouterr().out
+        lines = [line for line in text.splitlines() if line.startswith("suggestion: ")]
+        assert lines == [f"suggestion: {s}" for s in suggested]
+        assert len(lines) == (1 if bursty else 0)
+        assert all(line.startswith("suggestion: g5.2xlarge: bursty (duty 0.14 below 0.5") for line in lines)

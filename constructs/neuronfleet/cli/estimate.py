@@ -325,7 +325,8 @@ def _how(target: dict[str, Any]) -> str:
 
 def render(result: dict[str, Any], got: ExportRows) -> str:
     """The estimate as text: one line per GPU type and workload (an unknown one with both targets), the totals, what
-    was left out and why, what was skipped, and the prices used (an unsourced one said once)."""
+    was left out and why, what was skipped, the prices used (an unsourced one said once), and a suggestion per
+    bursty type (asynchronous inference or batch: lambdas/cost/logic/scale_to_zero.py)."""
     out = _render_read(got)
     out += _render_lines(result)
     out += _render_totals(result)
@@ -335,6 +336,7 @@ def render(result: dict[str, Any], got: ExportRows) -> str:
         for gpu_type, usd in result["not_estimated"].items():
             out.append(f"  {gpu_type} ${usd}: {result['not_estimated_why'][gpu_type]}")
         out += [f"  ({hint})" for hint in _hints(result["not_estimated_why"].values())]
+    out += [f"suggestion: {text}" for text in result.get("suggestions") or ()]  # bursty types (shapes in --json)
     if result["lines"]:
         out.append(f"assumption: {result['assumption']}")
     return "\n".join(out)
