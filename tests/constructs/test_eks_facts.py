@@ -168,7 +168,7 @@ def test_fsx_chart_pin_tolerates_every_taint() -> None:
 
 def test_neuron_chart_keys_against_the_published_values() -> None:
     """The keys the kit writes exist in AWS's own values at 1.0.0 too (the tree rendered offline:
-    tests/unit/test_neuron_chart_render.py), except ``draDriver``, which 1.0.0 does not have (Helm ignores it there);
+    tests/constructs/test_neuron_chart_render.py), except ``draDriver``, which 1.0.0 does not have (Helm ignores it there);
     against 1.9.0, the pinned version, every key: tests/constructs/test_eks_deploys.py."""
     published = _load("neuron-helm-chart-1.0.0-values.yaml")
     assert _load("neuron-helm-chart-1.0.0-Chart.yaml")["version"] == "1.0.0"
