@@ -270,6 +270,11 @@ def _print_deployed(result: Any) -> None:
     print(f"    moto's warnings during the deploy: {len(result.warnings)} (in the result, not printed)")
 
 
+def scale_to_zero_lines(rep: Mapping[str, Any]) -> list[str]:
+    """The report's "Scaling to zero" section as the demo prints it: one line per asynchronous endpoint."""
+    return [f"    scaling to zero: {z['line']}" for z in rep.get("scale_to_zero") or []]
+
+
 def _print_report(fleet: Any, rep: dict[str, Any], verdicts: list[Any], out: Path, local: Path,
                   judge_files: list[Path]) -> None:
     """The migration report of the demo's month, line by line, and where its page and records were copied."""
@@ -302,6 +307,8 @@ def _print_report(fleet: Any, rep: dict[str, Any], verdicts: list[Any], out: Pat
     for s in rep["gpu_standby"]["models"]:
         print(f"    GPU standby: {s['model']}: {s['mode']} on {s['gpu_type']}, {s['standby_share_percent']}% of the "
               "model's monthly cost")
+    for text in scale_to_zero_lines(rep):
+        print(text)
     n = rep["net"]
     for p in n["parts"]:
         gpu = "the same" if p["gpu_only_usd"] == "same" else f"${p['gpu_only_usd']}" if p["gpu_only_usd"] else "-"

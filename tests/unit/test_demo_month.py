@@ -13,7 +13,7 @@ from neuronfleet import load_fleet
 from neuronfleet.lambdas.cost.logic.rows import parse_page
 from neuronfleet.lambdas.cost.logic.scale_to_zero import async_spend, is_async
 from neuronfleet_contract.cost import EndpointModel
-from scripts.demo import ASYNC_HOURS, ROOT, batch_run_line, month_of_usage
+from scripts.demo import ASYNC_HOURS, ROOT, batch_run_line, month_of_usage, scale_to_zero_lines
 
 TODAY = date(2026, 11, 29)
 
@@ -43,6 +43,8 @@ def test_an_async_endpoint_is_billed_asyncinf_hours_on_alternate_days_without_in
     # the fleet has nothing else: the ledger records only the 15 days it ran (a day without a row is not recorded)
     assert saved["days"] == 15 and Decimal(saved["idle_hours_at_least"]) == 15 * 24 - 15 * Decimal(str(ASYNC_HOURS))
     assert Decimal(saved["saved_usd"]) > 0
+    assert scale_to_zero_lines({"scale_to_zero": [saved]}) == [f"    scaling to zero: {saved['line']}"]
+    assert "scaling to zero saved $" in saved["line"] and scale_to_zero_lines({"scale_to_zero": []}) == []
 
 
 def test_a_real_time_endpoint_keeps_its_host_row_and_invocations_every_day() -> None:
