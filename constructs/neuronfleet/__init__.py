@@ -31,12 +31,15 @@ if TYPE_CHECKING:
     from .facts.catalog import CATALOG, AcceleratorFamily, InstanceCatalog, InstanceSpec, Price, UnknownInstanceType
     from .fallback.gpu_pool import GpuPool
     from .fleetfile.schema import Fleet, load_fleet, parse_fleet
+    from .inference.batch_transform import NeuronBatchTransform
     from .inference.endpoint import NeuronEndpoint
     from .inference.failover import EndpointFailover
     from .judge.pilot_judge import PilotJudge
     from .network.fleet_network import FleetNetwork
     from .settings import (
         AmiSettings,
+        AsyncInferenceSettings,
+        BatchJobSettings,
         BudgetThreshold,
         Capacity,
         CostMonitorSettings,
@@ -59,16 +62,17 @@ _LAZY = {
     **dict.fromkeys(["CATALOG", "AcceleratorFamily", "InstanceCatalog", "InstanceSpec", "Price",
                      "UnknownInstanceType"], ".facts.catalog"),
     **dict.fromkeys(["Fleet", "load_fleet", "parse_fleet"], ".fleetfile.schema"),
-    **dict.fromkeys(["AmiSettings", "BudgetThreshold", "Capacity", "CostMonitorSettings", "CutoverSettings",
-                     "EndpointAlarms", "EndpointSettings", "GpuPoolSettings", "GpuVariant", "JudgeTolerances",
-                     "NetworkSettings", "PilotJudgeSettings", "ScheduledScaling", "TrainiumClusterSettings"],
-                    ".settings"),
+    **dict.fromkeys(["AmiSettings", "AsyncInferenceSettings", "BatchJobSettings", "BudgetThreshold", "Capacity",
+                     "CostMonitorSettings", "CutoverSettings", "EndpointAlarms", "EndpointSettings", "GpuPoolSettings",
+                     "GpuVariant", "JudgeTolerances", "NetworkSettings", "PilotJudgeSettings", "ScheduledScaling",
+                     "TrainiumClusterSettings"], ".settings"),
     # the constructs: aws-cdk-lib
     "FleetAlerts": ".alerts.topic", "CostMonitors": ".cost.monitors", "CapacityAlerts": ".capacity.alerts",
     "CapacityLifecycle": ".capacity.lifecycle",
     "CloudFormationLimits": ".core.limits",
     "EndpointFailover": ".inference.failover", "CurAnalytics": ".cost.cur", "CurExport": ".cost.cur",
     "GpuPool": ".fallback.gpu_pool", "FleetFunction": ".core.functions", "NeuronEndpoint": ".inference.endpoint",
+    "NeuronBatchTransform": ".inference.batch_transform",
     "FleetNetwork": ".network.fleet_network", "StaticAzStack": ".core.stack", "TrainiumCluster": ".training.cluster",
     "NeuronEksCluster": ".eks.cluster", "PilotJudge": ".judge.pilot_judge", "SharingPool": ".sharing.pool",
     "FAMILY_TAG": ".core.tagging", "FLEET_TAG": ".core.tagging", "PHASE_TAG": ".core.tagging",
@@ -95,6 +99,8 @@ __all__ = [
     "PHASE_TAG",
     "AcceleratorFamily",
     "AmiSettings",
+    "AsyncInferenceSettings",
+    "BatchJobSettings",
     "BudgetThreshold",
     "Capacity",
     "CapacityAlerts",
@@ -121,6 +127,7 @@ __all__ = [
     "InvalidSettings",
     "JudgeTolerances",
     "NetworkSettings",
+    "NeuronBatchTransform",
     "NeuronEksCluster",
     "NeuronEndpoint",
     "PilotJudge",

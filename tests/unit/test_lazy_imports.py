@@ -142,6 +142,26 @@ def test_every_lazy_name_is_defined_where_it_points() -> None:
     assert wrong == {}
 
 
+def type_checking_imports(path: Path) -> dict[str, str]:
+    """The names a module's ``if TYPE_CHECKING:`` block imports, each with the (relative) module it names."""
+    names: dict[str, str] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom), ast.dump(imp)
+                names |= {a.asname or a.name: "." * imp.level + (imp.module or "") for a in imp.names}
+    return names
+
+
+def test_type_checkers_see_every_lazy_name_from_where_it_loads() -> None:
+    """The TYPE_CHECKING block (what mypy and editors read) names each lazy name from the module it loads from, and
+    the issue 43 names are public: the batch transform construct, its settings and the async endpoint's settings (the
+    async endpoint's construct is NeuronEndpoint; its AsyncQueue is reached as ``endpoint.async_queue``)."""
+    assert type_checking_imports(PACKAGE / "__init__.py") == lazy_names()
+    assert {"NeuronBatchTransform", "BatchJobSettings", "AsyncInferenceSettings"} <= set(neuronfleet.__all__)
+    assert lazy_names()["NeuronBatchTransform"] == ".inference.batch_transform"
+
+
 def test_the_loader_catalog_and_settings_names_import_from_neuronfleet_as_the_same_objects() -> None:
     names = sorted(n for n, m in lazy_names().items() if m in NOT_CDK)
     assert {"Fleet", "load_fleet", "parse_fleet", "CATALOG", "TrainiumClusterSettings"} <= set(names)

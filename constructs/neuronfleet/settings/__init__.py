@@ -7,14 +7,17 @@ from ._base import Name, Settings
 from .cost import BudgetThreshold, CostMonitorSettings
 from .cutover import CutoverSettings
 from .fallback import GPU_ECS_AMI_PARAMETER, GpuPoolSettings
-from .inference import EndpointAlarms, EndpointSettings, GpuVariant, ScheduledScaling
+from .inference import AsyncInferenceSettings, EndpointAlarms, EndpointSettings, GpuVariant, ScheduledScaling
 from .judge import JudgeTolerances, PilotJudgeSettings
 from .network import NetworkSettings
 from .training import AmiSettings, Capacity, TrainiumClusterSettings, offered_in, reservations
+from .transform import BatchJobSettings
 
 __all__ = [
     "GPU_ECS_AMI_PARAMETER",
     "AmiSettings",
+    "AsyncInferenceSettings",
+    "BatchJobSettings",
     "BudgetThreshold",
     "Capacity",
     "CostMonitorSettings",
