@@ -10,6 +10,7 @@ from constructs import Construct
 from neuronfleet import EndpointFailover, FleetNetwork, NeuronEndpoint, StaticAzStack
 from neuronfleet.core.storage import secure_bucket
 from neuronfleet.fleetfile.schema import EndpointEntry
+from neuronfleet.inference.async_queue import AsyncQueue
 from neuronfleet.judge import PilotJudge
 
 
@@ -17,7 +18,12 @@ class InferenceStack(StaticAzStack):
     """The fleet's Inferentia2 endpoints (NeuronEndpoint), in the private compute subnets.
 
     ``endpoints`` maps each endpoint's construct id to its fleet-file entry (its settings, ``name`` and ``failover``);
-    ``fleet``: the fleet's name, a dimension of its judges' metrics and of its failover's health metrics."""
+    ``fleet``: the fleet's name, a dimension of its judges' metrics and of its failover's health metrics.
+
+    Outputs: ``<id>EndpointName`` per endpoint; per asynchronous endpoint also ``<id>AsyncSuccessTopicArn`` and
+    ``<id>AsyncErrorTopicArn`` (subscribe consumers), ``<id>AsyncInputPath`` (put requests under it),
+    ``<id>AsyncOutputPath`` and ``<id>AsyncFailurePath`` (answers and errors land under them): S3 URIs of prefixes,
+    each ending in ``/``; ``DataCaptureBucket`` when an endpoint captures."""
 
     def __init__(self, scope: Construct, construct_id: str, *, network: FleetNetwork,
                  endpoints: Mapping[str, EndpointEntry], alerts_topic: sns.ITopic, fleet: str = "",
@@ -38,6 +44,8 @@ class InferenceStack(StaticAzStack):
                                       model_name=settings.name)
             self.endpoints[cid] = endpoint
             CfnOutput(self, f"{cid}EndpointName", value=endpoint.endpoint_name)
+            if endpoint.async_queue is not None:  # what a caller and its consumers need of an asynchronous endpoint
+                self._async_outputs(cid, endpoint.async_queue)
         self.judges: dict[str, PilotJudge] = {  # the pilot judge of each endpoint that asks for one
             cid: PilotJudge(self, f"{cid}Judge", endpoint=e, topic=alerts_topic, fleet=fleet)
             for cid, e in self.endpoints.items() if e.settings.judge is not None}
@@ -45,3 +53,10 @@ class InferenceStack(StaticAzStack):
         live_gpu = [e for cid, e in self.endpoints.items() if e.has_live_gpu and endpoints[cid].failover]
         self.failover = EndpointFailover(self, "Failover", endpoints=live_gpu, topic=alerts_topic,
                                          fleet=fleet) if live_gpu else None
+
+    def _async_outputs(self, cid: str, queue: AsyncQueue) -> None:
+        CfnOutput(self, f"{cid}AsyncSuccessTopicArn", value=queue.success_topic.topic_arn)
+        CfnOutput(self, f"{cid}AsyncErrorTopicArn", value=queue.error_topic.topic_arn)
+        for name, prefix in (("Input", queue.input_prefix), ("Output", queue.output_prefix),
+                             ("Failure", queue.failure_prefix)):
+            CfnOutput(self, f"{cid}Async{name}Path", value=queue.bucket.s3_url_for_object(prefix))

@@ -34,6 +34,27 @@ def test_the_inference_template_holds_the_async_endpoint_its_scaling_to_zero_and
         "no run-time failover for an asynchronous endpoint"
 
 
+ASYNC_OUTPUTS = ("AsyncSuccessTopicArn", "AsyncErrorTopicArn", "AsyncInputPath", "AsyncOutputPath", "AsyncFailurePath")
+"""The inference stack's outputs per asynchronous endpoint (after <id>): its topics and its queue's three prefixes."""
+
+
+def test_the_inference_stack_outputs_the_async_endpoints_topics_and_prefixes(batch) -> None:
+    """The outputs name the endpoint configuration's own topics and the queue's own bucket and prefixes."""
+    template = batch.template("inference").to_json()
+    (cid,) = batch.stacks["inference"].endpoints
+    outputs = {k: v["Value"] for k, v in template["Outputs"].items() if k.startswith(cid)}
+    assert set(outputs) == {f"{cid}EndpointName", *(cid + name for name in ASYNC_OUTPUTS)}
+    (config,) = properties(batch.template("inference"), "AWS::SageMaker::EndpointConfig").values()
+    notify = config["AsyncInferenceConfig"]["OutputConfig"]["NotificationConfig"]
+    assert (outputs[f"{cid}AsyncSuccessTopicArn"], outputs[f"{cid}AsyncErrorTopicArn"]) == (
+        notify["SuccessTopic"], notify["ErrorTopic"])
+    output_path = config["AsyncInferenceConfig"]["OutputConfig"]["S3OutputPath"]
+    for name, part in (("Input", "input"), ("Output", "output"), ("Failure", "failures")):
+        value = outputs[f"{cid}Async{name}Path"]["Fn::Join"]
+        assert value[1][:-1] == output_path["Fn::Join"][1][:-1]  # s3:// and the queue's bucket
+        assert value[1][-1] == f"/async/{cid}/{part}/"
+
+
 def test_batch_deploys_into_moto_with_its_queue(batch) -> None:
     fleet = batch.fleet
     with offline_aws(account=fleet.account, region=fleet.region):
@@ -57,3 +78,11 @@ def test_batch_deploys_into_moto_with_its_queue(batch) -> None:
     assert {out["NotificationConfig"]["SuccessTopic"], out["NotificationConfig"]["ErrorTopic"]} <= set(topics)
     assert sum(1 for t in topics if "SuccessTopic" in t or "ErrorTopic" in t) == 2, topics
     assert {"cost.collector.handler", "cost.waste.handler"} <= set(functions)
+    # the outputs as deployed: the topics SageMaker notifies, the prefixes it reads and writes (with their /)
+    inference = next(s for s in result.stacks if s.name == "nf-batch-inference").outputs
+    cid = construct.node.id
+    assert inference[f"{cid}AsyncSuccessTopicArn"] == out["NotificationConfig"]["SuccessTopic"]
+    assert inference[f"{cid}AsyncErrorTopicArn"] == out["NotificationConfig"]["ErrorTopic"]
+    assert inference[f"{cid}AsyncOutputPath"] == out["S3OutputPath"] + "/"
+    assert inference[f"{cid}AsyncFailurePath"] == out["S3FailurePath"] + "/"
+    assert inference[f"{cid}AsyncInputPath"] == out["S3OutputPath"].removesuffix("output") + "input/"
