@@ -34,8 +34,8 @@ METRICS_NAMESPACE = "neuronfleet-metrics"
 """The scraper's own namespace (not the add-on's ``amazon-cloudwatch``, which the add-on owns: a manifest of the kit's
 that held that Namespace would delete the add-on's objects with it)."""
 SCRAPER = "neuronfleet-kueue-metrics"
-"""The scraper's name: its Deployment, service account (EKS Pod Identity: writes its log group only), ClusterRole and
-ConfigMaps' prefix."""
+"""The scraper's name: its Deployment, service account (EKS Pod Identity: a role with AWS's CloudWatchAgentServerPolicy,
+as AWS's setup asks, which is not bound to one log group: eks/job_alarms.py), ClusterRole and ConfigMaps' prefix."""
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_JOB = "kueue"
 """The scrape job's name: the ``job`` label every scraped series carries, which the declarations match."""
