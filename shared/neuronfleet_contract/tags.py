@@ -24,3 +24,14 @@ THROUGHPUT_TAG = "neuronfleet:neuron-per-gpu"
 (``gpu_variant.neuron_instances_per_gpu_instance``; the failover's sizing rule). Set only when the fleet file gives it,
 for a hot, shadow or warm GPU variant (a warm one's type is the Neuron variant's last instance pool): the migration
 report computes what the same work costs on GPU alone from this capacity figure (cost.logic.story.savings)."""
+
+DEVICES_TAG = "neuronfleet:neuron-devices"
+"""On an EKS Neuron node group's instances (NeuronEksCluster tags its launch template): which of Neuron's two device
+managers hands out the node's devices, :data:`DEVICE_PLUGIN_DEVICES` or :data:`DRA_DEVICES` (the node's
+``neuronfleet/neuron-devices`` label says the same inside the cluster). The waste detector reads it: the kit runs no
+utilisation publisher on a DRA node ("Neuron Monitor does not currently support environments using the Neuron DRA
+(Dynamic Resource Allocation) Driver", aws-neuron/aws-neuron-sdk deploy/infrastructure/monitoring.rst @ 81ce03ae,
+read 2026-11-29), so such a node is reported as not measured, never as silent. Absent on Batch hosts."""
+
+DEVICE_PLUGIN_DEVICES, DRA_DEVICES = "device-plugin", "dra"
+"""The values of :data:`DEVICES_TAG`."""

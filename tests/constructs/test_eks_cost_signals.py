@@ -1,9 +1,10 @@
 """Issue 27: spend and waste of EKS nodes carry the same signals as the Batch path's hosts.
 
 On config/eks.yaml's one synth (the session fixture): every Neuron node group's launch template tags its instances
-and volumes with the fleet tag the cost collector groups by, the family tag, and the capacity tag the off-reservation
-signal reads (the Batch path's ``efa_launch_template`` tags, neuronfleet_contract.tags); and the utilisation
-DaemonSet publishes into the namespace, metric and dimension the fleet's waste detector reads (the Batch host's
+and volumes with the fleet tag the cost collector groups by, the family tag, the capacity tag the off-reservation
+signal reads (the Batch path's ``efa_launch_template`` tags, neuronfleet_contract.tags), and the device-manager tag
+by which the waste detector tells a DRA node (no publisher there, on purpose: not measured, not silent); and the
+utilisation DaemonSet publishes into the namespace, metric and dimension the fleet's waste detector reads (the Batch host's
 publisher, neuronfleet_contract.namespaces)."""
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import pytest
 from neuronfleet import CATALOG
 from neuronfleet.node import utilisation
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE
-from neuronfleet_contract.tags import CAPACITY_TAG, FAMILY_TAG, FLEET_TAG
+from neuronfleet_contract.tags import CAPACITY_TAG, DEVICES_TAG, FAMILY_TAG, FLEET_TAG
 
 NODE_GROUPS = {"pretrain": "capacity-block", "ultra": "capacity-block", "tune": "odcr", "serve": "on-demand"}
 """config/eks.yaml's Neuron node groups and their capacity (the entry's own group is named after it)."""
+DEVICES = {"pretrain": "device-plugin", "ultra": "dra", "tune": "device-plugin", "serve": "device-plugin"}
+"""Their Neuron device manager: the waste detector says a ``dra`` node is not measured rather than silent."""
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +51,7 @@ def test_every_neuron_node_launches_tagged_for_spend_and_waste(eks) -> None:
             assert tags[FLEET_TAG] == "nf-eks", (name, kind)
             assert tags[FAMILY_TAG] == family, (name, kind)
             assert tags[CAPACITY_TAG] == NODE_GROUPS[name], (name, kind)
+            assert tags[DEVICES_TAG] == DEVICES[name], (name, kind)
 
 
 def test_utilisation_daemonsets_publish_what_the_waste_detector_reads(eks) -> None:

@@ -37,7 +37,7 @@ from ..core.nag import SESSION_MANAGER, acknowledge, acknowledge_wildcards
 from ..core.problems import InvalidSettings, Problem
 from ..core.region import check_in_region
 from ..core.s3_reads import owner_condition
-from ..core.tagging import tag_capacity, tag_family
+from ..core.tagging import tag_capacity, tag_devices, tag_family
 from ..core.trust import confine_pod_identity_role
 from ..facts.eks_labels import NEURON_TAINT_KEY, NEURON_TAINT_VALUE
 from ..facts.eks_pins import (
@@ -361,6 +361,7 @@ class NeuronEksCluster(Construct):
             extra_data=group.capacity.launch_template_data())
         tag_capacity(lt, group.capacity.type)
         tag_family(lt, spec.family)
+        tag_devices(lt, dra=group.dra)   # a DRA node publishes no utilisation: the waste detector says "not measured"
         warn_without_fleet_tag(self, lt, what=f"Neuron node group {group.name} of {self.node.path}",
                                found_by="the fleet's spend (Cost Explorer and the budget group by it)")
         self.launch_templates[group.name] = lt
