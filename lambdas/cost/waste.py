@@ -1,5 +1,6 @@
 """Hourly waste detector, scoped to the fleet: idle and silent Neuron instances, reservations with free slots, idle
-endpoint variants, GPU standbys, instances running outside the reservation they target (idle.py says what each
+endpoint variants, GPU standbys, instances running outside the reservation they target, and (not waste, said so a
+quiet DRA node is not mistaken for a silent one) instances whose utilisation is not measured (idle.py says what each
 is), each announced when it starts and when it ends (the announcements ledger remembers which are open), never
 hourly in between. The fleet's endpoints are found at run time by their ``neuronfleet:fleet`` tag
 (inventory.FleetEndpoints), not listed in the environment.
@@ -36,6 +37,7 @@ from .logic.idle import (
     KINDS,
     OFF_RESERVATION_KIND,
     SILENT_KIND,
+    UNMEASURED_KIND,
     UNUSED_RESERVATION_KIND,
     ended,
     ended_message,
@@ -46,6 +48,7 @@ from .logic.idle import (
     silent_instances,
     started,
     started_message,
+    unmeasured_instances,
     unused_reservations,
 )
 
@@ -82,6 +85,7 @@ def run(*, now: datetime, inventory: FleetInventory, topic: Topic, ledger: Ledge
         IDLE_ENDPOINT_KIND: idle_variants,
         GPU_STANDBY_KIND: standbys,
         OFF_RESERVATION_KIND: off_reservation(running),
+        UNMEASURED_KIND: unmeasured_instances(running, hourly),
     }
     expires = now + REMIND_AFTER
     for kind in KINDS:

@@ -972,6 +972,39 @@ def test_a_running_instance_with_no_datapoints_is_its_own_signal_never_silence(a
         "neuronfleet nf-prod: 1 Neuron instance(s) publishing utilisation again or stopped"]
 
 
+def test_a_dra_node_with_no_datapoints_is_said_once_to_be_not_measured_never_silent(aws) -> None:
+    """An EKS node of a DRA node group (its launch template's ``neuronfleet:neuron-devices`` tag says ``dra``) runs no
+    utilisation publisher, on purpose (Neuron Monitor does not support the DRA driver): one "not measured" line, once;
+    a device-plugin node with no datapoints is still silent."""
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(hours=7)
+    ec2 = boto3.client("ec2", region_name=REGION)
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    ids = {}
+    for devices in ("dra", "device-plugin"):
+        (i,) = ec2.run_instances(ImageId=image, InstanceType="trn2.48xlarge", MinCount=1, MaxCount=1,
+                                 TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                     {"Key": "neuronfleet:fleet", "Value": "nf-prod"},
+                                     {"Key": "neuronfleet:neuron-devices", "Value": devices}]}])["Instances"]
+        ids[devices] = i["InstanceId"]
+    inventory, ledger = _detector(aws)
+
+    def check() -> list[str]:
+        return waste.run(now=now, inventory=inventory, topic=Topic(aws["sns"], aws["topic"]), ledger=ledger,
+                         threshold=20, hours=6)
+
+    assert sorted(check()) == ["neuronfleet nf-prod: 1 Neuron instance(s) publish no utilisation",
+                               "neuronfleet nf-prod: 1 Neuron instance(s) whose utilisation is not measured "
+                               "(Neuron DRA driver)"]
+    assert check() == []  # a rerun: silence
+    notes = {m["Subject"]: m["Message"] for m in messages(aws)}
+    (silent,) = [m for s, m in notes.items() if "publish no utilisation" in s]
+    (unmeasured,) = [m for s, m in notes.items() if "not measured" in s]
+    assert ids["device-plugin"] in silent and ids["dra"] not in silent
+    assert unmeasured.count(ids["dra"]) == 1 and ids["device-plugin"] not in unmeasured
+    assert "Neuron's DRA driver, which Neuron Monitor does not support" in unmeasured
+    assert [i.instance_id for i in inventory.running_neuron_instances()].count(ids["dra"]) == 1  # never dropped
+
+
 def test_an_instance_meant_for_a_capacity_block_that_runs_outside_it_is_announced_once(aws) -> None:
     """moto launches every instance On-Demand (no CapacityReservationId), as Batch would if it ignored the launch
     template's market options: the instance tagged for a Capacity Block is announced, once; the untagged one is not."""

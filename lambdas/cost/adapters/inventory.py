@@ -12,7 +12,7 @@ from typing import Any
 
 from neuronfleet_contract.cost import ENDPOINT_RESOURCE_TYPE
 from neuronfleet_contract.namespaces import AWS_SAGEMAKER_METRICS
-from neuronfleet_contract.tags import CAPACITY_TAG, FLEET_TAG
+from neuronfleet_contract.tags import CAPACITY_TAG, DEVICES_TAG, FLEET_TAG
 
 from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags, throughput_tags
 from ..logic.economics import EndpointModel
@@ -94,7 +94,8 @@ class FleetInventory:
                         out.append(Instance(i["InstanceId"], i["InstanceType"], i["LaunchTime"],
                                             capacity=tags.get(CAPACITY_TAG, ""),
                                             reservation_id=i.get("CapacityReservationId") or "",
-                                            lifecycle=i.get("InstanceLifecycle") or ""))
+                                            lifecycle=i.get("InstanceLifecycle") or "",
+                                            devices=tags.get(DEVICES_TAG, "")))
         return out
 
     def hourly_utilisation(self, instance_ids: Sequence[str], hours: int, now: datetime) -> dict[str, list[float]]:

@@ -7,7 +7,12 @@ hourly in between):
   last N hours is below the threshold (the kit's own metric, node/utilisation.py);
 - ``silent-instance``: a running Neuron instance of the fleet, up longer than N hours, with no utilisation datapoint
   in the last N hours: the publisher or neuron-monitor is not running, so idleness cannot be judged. Its own
-  signal, never silence and never "fine";
+  signal, never silence and never "fine". Not an instance whose utilisation the kit does not measure (below);
+- ``unmeasured-instance``: a running Neuron instance of the fleet with no utilisation datapoint whose node group uses
+  Neuron's DRA driver (its ``neuronfleet:neuron-devices`` tag says ``dra``): Neuron Monitor does not support the DRA
+  driver, so the kit runs no publisher there (eks.manifests.utilisation_publisher). Announced as a fact, not a
+  fault, instead of ``silent-instance``: its idleness is not judged, its spend still counts in the fleet's figures
+  (they come from the bill);
 - ``unused-reservation``: an active capacity reservation of the fleet (an ODCR, billed whether used or not, or a
   Capacity Block, paid upfront) with free slots (AvailableInstanceCount > 0);
 - ``idle-endpoint``: a SageMaker variant of the fleet's endpoints with running instances and no invocation in the
@@ -30,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from neuronfleet_contract.tags import DRA_DEVICES
+
 IDLE_KIND = "idle-instance"
 """The kind of the lasting condition in the announcements ledger."""
 SILENT_KIND = "silent-instance"
@@ -37,7 +44,9 @@ UNUSED_RESERVATION_KIND = "unused-reservation"
 IDLE_ENDPOINT_KIND = "idle-endpoint"
 GPU_STANDBY_KIND = "gpu-standby"
 OFF_RESERVATION_KIND = "off-reservation"
-KINDS = (IDLE_KIND, SILENT_KIND, UNUSED_RESERVATION_KIND, IDLE_ENDPOINT_KIND, GPU_STANDBY_KIND, OFF_RESERVATION_KIND)
+UNMEASURED_KIND = "unmeasured-instance"
+KINDS = (IDLE_KIND, SILENT_KIND, UNUSED_RESERVATION_KIND, IDLE_ENDPOINT_KIND, GPU_STANDBY_KIND, OFF_RESERVATION_KIND,
+         UNMEASURED_KIND)
 
 RESERVED_CAPACITIES = ("odcr", "capacity-block")
 
@@ -53,6 +62,15 @@ class Instance:
     """The capacity reservation it runs in (DescribeInstances ``CapacityReservationId``); empty when none."""
     lifecycle: str = ""
     """DescribeInstances ``InstanceLifecycle`` (``capacity-block``, ``spot``, ...; absent for On-Demand)."""
+    devices: str = ""
+    """Its Neuron device manager (the ``neuronfleet:neuron-devices`` tag: ``dra`` or ``device-plugin``, set on EKS
+    node groups); empty when untagged (a Batch host: the device plugin's world, its publisher runs)."""
+
+    @property
+    def measured(self) -> bool:
+        """Whether the kit publishes this instance's utilisation: not on a DRA node (Neuron Monitor does not support
+        the DRA driver, so eks.manifests.utilisation_publisher runs nothing there)."""
+        return self.devices != DRA_DEVICES
 
 
 @dataclass(frozen=True)
@@ -95,10 +113,22 @@ def idle_instances(hourly: Mapping[str, Sequence[float]], *, threshold: float, h
 
 def silent_instances(running: Sequence[Instance], hourly: Mapping[str, Sequence[float]], *, now: datetime,
                      hours: int) -> dict[str, str]:
-    """Running instances up longer than ``hours`` with no utilisation datapoint in that window."""
+    """Running instances up longer than ``hours`` with no utilisation datapoint in that window, but those whose
+    utilisation the kit does not measure (:func:`unmeasured_instances` names them)."""
     return {i.instance_id: f"{i.instance_type}, running since {i.launched.isoformat()}, no NeuronCore utilisation "
                            f"datapoint in the last {hours} hours (is neuronfleet-utilisation.service running?)"
-            for i in running if now - i.launched >= timedelta(hours=hours) and not hourly.get(i.instance_id)}
+            for i in running
+            if i.measured and now - i.launched >= timedelta(hours=hours) and not hourly.get(i.instance_id)}
+
+
+def unmeasured_instances(running: Sequence[Instance], hourly: Mapping[str, Sequence[float]]) -> dict[str, str]:
+    """Running instances of a DRA node group with no utilisation datapoint: not measured, by design (one line each,
+    with the reason). One that does report (a publisher of the user's own) is judged as any other."""
+    return {i.instance_id: f"{i.instance_type}, running since {i.launched.isoformat()}: NeuronCore utilisation not "
+                           "measured, by design: its node group uses Neuron's DRA driver, which Neuron Monitor does "
+                           "not support (no publisher runs there); not a fault, idleness not judged, its spend "
+                           "still counted"
+            for i in running if not i.measured and not hourly.get(i.instance_id)}
 
 
 def off_reservation(running: Sequence[Instance]) -> dict[str, str]:
@@ -144,7 +174,9 @@ TITLES = {IDLE_KIND: ("Neuron instance(s) went idle", "Neuron instance(s) no lon
           IDLE_ENDPOINT_KIND: ("endpoint variant(s) idle", "endpoint variant(s) serving again or scaled in"),
           GPU_STANDBY_KIND: ("GPU standby(s) running", "GPU standby(s) no longer held at weight 0 or stopped"),
           OFF_RESERVATION_KIND: ("instance(s) running outside their reservation",
-                                 "instance(s) outside their reservation stopped")}
+                                 "instance(s) outside their reservation stopped"),
+          UNMEASURED_KIND: ("Neuron instance(s) whose utilisation is not measured (Neuron DRA driver)",
+                            "unmeasured Neuron instance(s) stopped or publishing utilisation")}
 
 
 def started_message(idle: Sequence[tuple[str, float]], *, threshold: float, hours: int) -> tuple[str, str]:
