@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,9 +193,10 @@ def test_duplicate_names_are_rejected() -> None:
     assert problems(doc) == ["training_clusters[1].name: got 'train'; allowed: a name not used by another entry"]
 
 
-def test_unreadable_or_non_mapping_files(tmp_path) -> None:
-    with pytest.raises(FleetConfigError, match=r"\(file\): got .*missing.yaml'; allowed: a readable file"):
-        load_fleet(tmp_path / "missing.yaml")
+def test_unreadable_or_non_mapping_files(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a short path: a long one is shortened in the message (a worker's tmp_path is longer)
+    with pytest.raises(FleetConfigError, match=r"\(file\): got 'missing.yaml'; allowed: a readable file"):
+        load_fleet(Path("missing.yaml"))
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: [unclosed\n")
     with pytest.raises(FleetConfigError, match="allowed: valid YAML"):
