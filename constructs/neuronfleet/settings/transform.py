@@ -52,12 +52,14 @@ _MODEL_FIELDS = ("container", "image_uri", "image_sdk", "image_library", "task",
 if TYPE_CHECKING:  # what a type checker sees: the same fields, read the same way
     BatchModel = EndpointSettings
 else:  # one home for each rule: the endpoint's own field definitions, only the model's
+    class _ModelSettings(Settings):
+        what: ClassVar[str] = "model"
+
     BatchModel = create_model(
-        "BatchModel", __base__=Settings,
+        "BatchModel", __base__=_ModelSettings,
+        __doc__="A batch job's model: an endpoint's model fields (neuronfleet.settings.EndpointSettings).",
         **{name: (EndpointSettings.model_fields[name].annotation, EndpointSettings.model_fields[name])
            for name in _MODEL_FIELDS})
-    BatchModel.what = "model"
-    BatchModel.__doc__ = "A batch job's model: an endpoint's model fields (neuronfleet.settings.EndpointSettings)."
 
 
 def _transform_type(value: str) -> str:
