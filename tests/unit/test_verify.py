@@ -156,6 +156,15 @@ def test_the_examples_metrics_hold_no_utilisation_and_the_kits_series_does() -> 
     # another namespace's series of the same name is not the kit's
     other = [{**ours[-1], "Namespace": "Other"}]
     assert utilisation_published(other, [old], NOW, **args).outcome == "broken"
+    # an EKS node of a DRA group runs no publisher by design: counted apart, never broken
+    dra = {**old, "InstanceId": "i-0dra", "Tags": [*old.get("Tags", []), {"Key": "neuronfleet:neuron-devices",
+                                                                        "Value": "dra"}]}
+    found = utilisation_published(ours, [old, dra], NOW, **args)
+    assert found.outcome == "holds" and "1 DRA node(s) not measured" in found.seen
+    found = utilisation_published(metrics, [dra], NOW, **args)
+    assert found.outcome == "not yet" and "1 DRA node(s) not measured" in found.seen
+    plugin = {**dra, "Tags": [{"Key": "neuronfleet:neuron-devices", "Value": "device-plugin"}]}
+    assert utilisation_published(metrics, [plugin], NOW, **args).outcome == "broken"
 
 
 def console_example() -> str:

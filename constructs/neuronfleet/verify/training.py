@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from neuronfleet_contract.namespaces import NEURON_CORE_UTILIZATION, NEURON_NAMESPACE
-from neuronfleet_contract.tags import CAPACITY_TAG
+from neuronfleet_contract.tags import CAPACITY_TAG, DEVICES_TAG, DRA_DEVICES
 
 from ..node.fetch import PREFIX as FETCH_PREFIX
 from ..preflight.checks import Failed
@@ -89,9 +89,16 @@ def _names(environments: Sequence[Mapping[str, Any]]) -> str:
 def utilisation_published(metrics: Sequence[Mapping[str, Any]], instances: Sequence[Mapping[str, Any]],
                           now: datetime, *, namespace: str, metric: str) -> Finding:
     """``utilisation-metric``: CloudWatch accepts the utilisation publisher's PutMetricData: ``metric`` lists a series
-    for each of the fleet's Neuron instances that has run long enough."""
+    for each of the fleet's Neuron instances that has run long enough. An EKS node whose group uses Neuron's DRA driver
+    (tagged ``neuronfleet:neuron-devices=dra``) runs no publisher by design (Neuron Monitor does not support the DRA
+    driver): it is counted apart, as the waste detector does, never as broken."""
+    dra = [i for i in instances if _tag(i, DEVICES_TAG) == DRA_DEVICES]
+    instances = [i for i in instances if _tag(i, DEVICES_TAG) != DRA_DEVICES]
+    apart = f"; {len(dra)} DRA node(s) not measured, by design (Neuron Monitor does not support the DRA driver)" \
+        if dra else ""
     if not instances:
-        return not_yet("no Neuron instance of the fleet is running", "run again while a training job runs")
+        return not_yet(f"no Neuron instance of the fleet that runs the publisher is running{apart}",
+                       "run again while a training job runs")
     settled = _ran_long_enough(instances, now)
     if not settled:
         return not_yet(f"{len(instances)} Neuron instances running, none for {SETTLE.seconds // 60} minutes yet",
@@ -105,7 +112,7 @@ def utilisation_published(metrics: Sequence[Mapping[str, Any]], instances: Seque
                       "the waste detector reads them as silent-instance. Read the publisher's log on one of them "
                       "(journalctl -u neuronfleet-utilisation): an HTTP 4xx from CloudWatch means it refuses the "
                       "publisher's request; report it with the line")
-    return holds(f"{len(settled)} Neuron instances publish {metric}")
+    return holds(f"{len(settled)} Neuron instances publish {metric}{apart}")
 
 
 def fetch_lines(console: str) -> list[str]:
@@ -151,7 +158,11 @@ def node_scripts_fetched(consoles: Mapping[str, str], instances: Sequence[Mappin
 
 def capacity_of(instance: Mapping[str, Any]) -> str:
     """The ``neuronfleet:capacity`` tag of an instance (TrainiumCluster sets it), or ''."""
-    return next((str(t.get("Value")) for t in instance.get("Tags", ()) if t.get("Key") == CAPACITY_TAG), "")
+    return _tag(instance, CAPACITY_TAG)
+
+
+def _tag(instance: Mapping[str, Any], key: str) -> str:
+    return next((str(t.get("Value")) for t in instance.get("Tags", ()) if t.get("Key") == key), "")
 
 
 # ------------------------------------------------------------------------------------------------ the checks
