@@ -57,4 +57,5 @@ def test_bad_fleet_file_stops_synth_and_writes_no_template(tmp_path) -> None:
 def test_env_context_selects_the_fleet_file(tmp_path) -> None:
     result = cdk("synth", "--quiet", "-c", "env=nosuch", "-o", str(tmp_path))
     assert result.returncode != 0
-    assert "env: got 'nosuch'; allowed: one of batch, dev, eks, eval, org, pilot, prod, smoke (config/NAME.yaml)" in result.stderr
+    assert ("env: got 'nosuch'; allowed: one of batch, dev, eks, eval, org, pilot, prod, smoke (config/NAME.yaml)"
+            in result.stderr)
