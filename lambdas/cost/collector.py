@@ -46,7 +46,7 @@ from .adapters.outputs import SpendMetrics
 from .adapters.spend_ledger import SpendLedger
 from .logic.block_amortisation import amortise
 from .logic.block_fees import extension_blocks, in_sight, reconcile
-from .logic.ledger import TRANSACTION_ITEMS, Busy, plan
+from .logic.ledger import TRANSACTION_ITEMS, Busy, answered_days, plan
 from .logic.rows import BadRow, Basis, CostRow, parse, publishable, totals
 
 
@@ -88,6 +88,8 @@ class RunSummary:
     run writes (Cost Explorer's rows) does not depend on it."""
     backfill: bool = False
     skipped: str = ""
+    answered_days: int = 0
+    """Days of the window Cost Explorer's answer covered, marked in the ledger as recorded (ledger.answered_days)."""
 
 
 METRIC_MAX_AGE = timedelta(days=14)
@@ -153,9 +155,12 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
     bad = ignored = 0
     bad_days: set[str] = set()
     estimated: set[str] = set()
+    answered: set[str] = set()
     for adjustments, pages in ((False, ce.pages(start, end, instance_types)), (True, ce.adjustment_pages(start, end))):
         for page in pages:
             parsed = parse(page, adjustments=adjustments)
+            if not adjustments:  # the spend's query: the days its answer covers, a day with no spend included
+                answered |= parsed.days or set()
             rows += parsed.rows
             ignored += parsed.ignored
             for b in parsed.bad:
@@ -181,6 +186,8 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
     stamp = now.isoformat()
     ledger.write(todo.writes, stamp)
     ledger.delete(todo.retracted)
+    recorded = answered_days(days, answered, bad_days)
+    ledger.mark_queried(recorded, stamp)
     published = publish(ledger, metrics, fleet=fleet, basis=basis, days=metric_days(today, now), stamp=stamp,
                         run=run or stamp)
     return RunSummary(days=days, ce_requests=ce.requests, ce_throttled=ce.throttled, rows=len(mine),
@@ -196,7 +203,7 @@ def _collect(*, start: date, end: date, instance_types: Sequence[str], ce: CostE
                       unbilled_fees_usd=str(sum((r.amount for r in unbilled), Decimal(0))),
                       unbilled_fees=[f"{r.detail} on {r.day}: ${r.amount}" for r in unbilled] + fee_tag_problems
                       + ([f"extensions: unknown this run ({unknown})"] if unknown else []),
-                      extension_fees_unknown=unknown)
+                      extension_fees_unknown=unknown, answered_days=len(recorded))
 
 
 @dataclass

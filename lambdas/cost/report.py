@@ -44,7 +44,7 @@ from .logic.economics import (
     attribute_hosting,
     measured_ratios,
     price_notes,
-    recorded_days,
+    recorded,
     show,
     summary_text,
     unit_costs,
@@ -113,7 +113,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
           skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
           verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None,
           judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
-          overhead: Overhead | None = None) -> dict[str, Any]:
+          overhead: Overhead | None = None, queried: Sequence[str] = ()) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
     what of its configuration its model leaves out; ``verdicts``: the pilot judge's records, per endpoint; ``judged``:
@@ -121,7 +121,8 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     ``judge_notes``: per endpoint, why its judge's record gave no verdict (not judged yet, refused, malformed);
     ``throughput``: per endpoint, the Neuron instances one GPU instance replaces as the fleet file states it (the
     only figure a saving against a standby or shadow GPU variant is computed from: story.savings); ``overhead``: the
-    kit's own running cost priced at synth (net.py). Figures
+    kit's own running cost priced at synth (net.py); ``queried``: the days of the period Cost Explorer answered when
+    the collector asked (the ledger's marks: a day with no spend is a recorded day). Figures
     are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
@@ -147,12 +148,14 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     # standby, shadow or pool (kept beside the Neuron work, not work that moves): one saving per spend.
     movable = [r for r in usage if r.family == "gpu" and r.usage not in FLEET_GPU_USAGES
                and r.instance_type not in kept_types]
-    recorded = recorded_days(mine)
+    in_period = [d for d in queried if start.isoformat() <= d < end.isoformat()]
+    recorded_on = recorded(mine, in_period)
+    recorded_n = len(recorded_on)
     report: dict[str, Any] = {
         "fleet": fleet,
         "basis": basis,
         "basis_description": BASIS_LABEL[basis],
-        "period": {"start": start.isoformat(), "end": end.isoformat(), "days": days, "recorded_days": recorded,
+        "period": {"start": start.isoformat(), "end": end.isoformat(), "days": days, "recorded_days": recorded_n,
                    "estimated_days": sorted({r.day for r in mine if r.estimated})},
         "spend_usd": {
             "total": _usd(sum((r.amount for r in usage), Decimal(0))),
@@ -167,7 +170,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                       "left_out": {k: list(v) for k, v in sorted((left_out or {}).items())}},
         "unit_economics": unit_economics(models, hosting, invocations, tokens),
         "unattributed": unattributed,
-        "verdict": verdict(Spend.of(movable), recorded, period_days=days),
+        "verdict": verdict(Spend.of(movable), recorded_n, period_days=days),
         "evaluation_estimate": estimate(movable, prices, accelerators=accelerators,
                                         ratios=measured_ratios(models, hours, invocations)),
         "price_notes": list(price_notes),
@@ -181,6 +184,9 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                     "scale_to_zero": "asynchronous endpoints' AsyncInf: hosting rows of the ledger, per model: spend, "
                                      "instance-hours, hours at zero instances, and the same endpoint always on at its "
                                      "billed rate (logic/scale_to_zero.py)",
+                    "recorded_days": "the days of the period Cost Explorer answered when the collector asked "
+                                     "(the ledger's QUERIED marks: a day with no spend included, a day never asked "
+                                     "not) and the days the ledger holds rows for; monthly rates scale from them",
                     "tokens": f"{namespaces.WORKLOAD_NAMESPACE} {namespaces.TOKENS_METRIC} (Fleet, Endpoint, Variant) "
                               "published by the workloads",
                     "prices": "each price's origin: the fleet file's override, else the AWS Price List Query API "
@@ -190,7 +196,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     names = {m.endpoint: m.name for m in models}
     econ = report["unit_economics"]["models"]
     report["spend_usd"]["by_day_family"] = spend_by_day_family(usage)
-    report["gpu_standby"] = gpu_standby(econ, names, recorded)
+    report["gpu_standby"] = gpu_standby(econ, names, recorded_n)
     report["pilot_verdicts"] = [{**v.to_json(), "model": names.get(v.endpoint, v.endpoint), "line": v.line()}
                                 for v in verdicts]
     recorded_verdicts = {v.endpoint for v in verdicts}
@@ -202,12 +208,14 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     report["judge_records"] = [{"endpoint": e, "model": names.get(e, e), "note": note}
                                for e, note in sorted((judge_notes or {}).items())]
     listed = list_prices(prices)
-    report["savings"] = savings(econ, names, verdicts, recorded, hours=hours, ratios=throughput, list_prices=listed)
-    report["scale_to_zero"] = async_spend(usage, models, sorted({r.day for r in mine if r.day}))
+    report["savings"] = savings(econ, names, verdicts, recorded_n, hours=hours, ratios=throughput, list_prices=listed)
+    report["scale_to_zero"] = async_spend(usage, models, recorded_on)
+    for m in econ:  # SageMaker publishes no Invocations for these: the report says so, never "$None/M"
+        m["asynchronous"] = any(z["endpoint"] == m["endpoint"] for z in report["scale_to_zero"])
     report["break_even"] = break_even(econ, names, verdicts, hours=hours, ratios=throughput,
                                       claimed=[s["endpoint"] for s in report["savings"]], list_prices=listed)
     report["net"] = net(
-        models=econ, savings=report["savings"], names=names, recorded_days=recorded,
+        models=econ, savings=report["savings"], names=names, recorded_days=recorded_n,
         fleet_gpu_ec2_usd=sum((r.amount for r in usage if r.family == "gpu" and r.usage in FLEET_GPU_USAGES), Decimal(0)),
         trainium_training_usd=sum((r.amount for r in usage if r.family == "trainium" and r.workload == "training"),
                                   Decimal(0)),
@@ -257,6 +265,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
     models = endpoints.models
     names = sorted({m.endpoint for m in models})
     rows = ledger.rows(days)
+    queried = sorted(ledger.queried(days))
     wanted = wanted_types(prices, {r.instance_type for r in rows if r.fleet == fleet}, accelerators or {})
     found = live.lookup(wanted, now or datetime.now(UTC)) if live is not None else None
     table = resolve(prices, found.prices if found else {})
@@ -269,7 +278,8 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                    price_notes=price_notes(used, today=today, stale_after_days=stale_after_days,
                                            live_note=found.note() if found else ""),
                    skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes,
-                   throughput=endpoints.throughput if throughput is None else throughput, overhead=overhead)
+                   throughput=endpoints.throughput if throughput is None else throughput, overhead=overhead,
+                   queried=queried)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
     if verified is not None:
         report["confirmed_on_account"] = confirmed_lines(verified.latest(bucket, fleet))

@@ -1234,3 +1234,28 @@ def test_every_page_of_tagged_endpoints_is_read(aws) -> None:
         assert names == [f"nf-prod-{i:03d}" for i in range(120) if i % 10 or i == 0]  # 109, over 3 pages
         assert FleetEndpoints(tagging=tagging, sagemaker=sm, fleet="nf-other").names() == [
             f"nf-other-{i:03d}" for i in range(10, 120, 10)]
+
+
+def test_a_day_cost_explorer_answered_with_no_spend_is_a_recorded_day(aws) -> None:
+    """Cost Explorer answers a period for each day asked, its Groups empty on a day with no spend (an asynchronous
+    endpoint at zero instances): the collector marks the three days answered in the ledger, once each however often it
+    asks, and the report counts 3 recorded days, not the 2 with rows (before: 2, and every monthly rate x 1.5)."""
+    answer = [page("2026-11-01", [group("USE2-AsyncInf:ml.inf2.xlarge", "nf-prod", "2.97", 3)], token="p2"),
+              page("2026-11-02", [], token="p3"),
+              page("2026-11-03", [group("USE2-AsyncInf:ml.inf2.xlarge", "nf-prod", "2.97", 3)])]
+    for _ in range(2):
+        inject(answer)
+        summary, bad = run_collector(aws)
+        assert (bad, summary.answered_days, summary.rows) == ([], 3, 2)
+    ledger = SpendLedger(aws["table"])
+    assert ledger.queried(DAYS) == set(DAYS) and ledger.queried(["2026-10-31"]) == set()
+    assert sorted(i["sk"] for i in aws["table"].scan()["Items"] if i["pk"] == "QUERIED") == DAYS
+    summarise = EndpointModel(endpoint="summarise", neuron_types=("ml.inf2.xlarge",))
+    out = report.run(today=TODAY, fleet="nf-prod", period_days=3, prices=PRICES, ledger=ledger,
+                     usage=Work(aws["cw"], "NeuronFleet/Workload"), s3=aws["s3"], bucket="reports", sns=aws["sns"],
+                     topic_arn=aws["topic"], endpoints=Discovered(models=(summarise,)))
+    assert out["period"]["recorded_days"] == 3
+    (z,) = out["scale_to_zero"]
+    assert (z["days"], z["always_on_usd"], z["saved_usd"]) == (3, "71.28", "65.34")  # 72 h x $0.99 - $5.94
+    (note,) = messages(aws)
+    assert "None" not in note["Message"] and "inferences not counted by the kit" in note["Message"]

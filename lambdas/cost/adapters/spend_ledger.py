@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ..logic.ledger import TRANSACTION_ITEMS, Busy, Published, item, row_of
+from ..logic.ledger import QUERIED_PK, TRANSACTION_ITEMS, Busy, Published, item, queried_item, row_of
 from ..logic.rows import CostRow
 
 
@@ -48,6 +48,22 @@ class SpendLedger:
 
     def rows(self, days: Iterable[str]) -> list[CostRow]:
         return [row_of(i) for i in self.existing(days).values()]
+
+    def mark_queried(self, days: Iterable[str], updated_at: str) -> None:
+        """Record the days Cost Explorer answered (ledger.answered_days): one item a day, rewritten when asked again."""
+        with self._table.batch_writer() as batch:
+            for day in sorted(set(days)):
+                batch.put_item(Item=queried_item(day, updated_at))
+
+    def queried(self, days: Sequence[str]) -> set[str]:
+        """Which of ``days`` Cost Explorer answered when the collector asked (marked by :meth:`mark_queried`)."""
+        from boto3.dynamodb.conditions import Key
+
+        if not days:
+            return set()
+        wanted = set(days)
+        found = self._query(KeyConditionExpression=Key("pk").eq(QUERIED_PK) & Key("sk").between(min(days), max(days)))
+        return {str(i["sk"]) for i in found} & wanted
 
     # -- published totals ---------------------------------------------------------------------------------
 

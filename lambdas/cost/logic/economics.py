@@ -264,9 +264,17 @@ def unit_costs(models: Sequence[EndpointModel], spend: Mapping[tuple[str, str, s
     return out
 
 
-def recorded_days(rows: Iterable[CostRow]) -> int:
-    """The days of the period the ledger holds rows for (the days actually recorded)."""
-    return len({r.day for r in rows if r.day})
+def recorded(rows: Iterable[CostRow], queried: Iterable[str] = ()) -> list[str]:
+    """The days of the period actually recorded, once each: each day Cost Explorer answered when the collector asked
+    (``queried``: the ledger's marks, ledger.answered_days; a day with no spend, an asynchronous endpoint at zero
+    instances, included) and each day the ledger holds rows for (a ledger written before the marks). A day never
+    asked and without rows is not recorded: a run the collector missed never lengthens the period."""
+    return sorted(set(queried) | {r.day for r in rows if r.day})
+
+
+def recorded_days(rows: Iterable[CostRow], queried: Iterable[str] = ()) -> int:
+    """How many days of the period are recorded (:func:`recorded`): what monthly rates scale from."""
+    return len(recorded(rows, queried))
 
 
 def verdict(movable: Spend, days: int, *, period_days: int | None = None) -> list[str]:
@@ -390,15 +398,36 @@ def price_notes(prices: Mapping[str, Mapping[str, Any]], *, today: date, stale_a
     return notes
 
 
+ASYNC_INFERENCES = ("inferences not counted by the kit: an asynchronous endpoint, for which SageMaker publishes no "
+                    "Invocations metric")
+"""What the report says of an asynchronous endpoint's inferences. SageMaker developer guide, "Monitor asynchronous
+endpoints" (https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html; awsdocs/amazon-sagemaker-
+developer-guide doc_source/async-inference-monitor.md), read 2026-11-29: "Any metric not listed below is not
+published if the endpoint is enabled for asynchronous inference. Such metrics include (but are not limited to):
+OverheadLatency, Invocations, InvocationsPerInstance" (the kit's facts: constructs/neuronfleet/inference/
+async_queue.py)."""
+
+
 def model_line(m: Mapping[str, Any], unit: str) -> str:
+    """One model's cost per million ``unit`` as the report states it; where there is no figure, why (never "None").
+    ``m["asynchronous"]``: the endpoint is billed as asynchronous inference (report.build, from its ledger rows)."""
     u = m["units"][unit]
-    text = (f"{m.get('model') or m['endpoint']}: Neuron ${u['neuron_usd_per_million']}/M {unit} recorded (the fleet's "
-            f"spend over its {'Tokens' if unit == 'tokens' else 'Invocations'} metric)")
-    if u.get("neuron_why_none"):
-        text += f" ({u['neuron_why_none']})"
+    name = m.get("model") or m["endpoint"]
+    metric = "Tokens" if unit == "tokens" else "Invocations"
+    if u.get("neuron_usd_per_million") is not None:
+        text = (f"{name}: Neuron ${u['neuron_usd_per_million']}/M {unit} recorded (the fleet's spend over its "
+                f"{metric} metric)")
+    elif unit == "inferences" and m.get("asynchronous"):
+        tokens = m["units"].get("tokens", {}).get("neuron_usd_per_million") is not None
+        text = f"{name}: {ASYNC_INFERENCES}" + ("; its cost per million tokens is on its tokens line" if tokens
+                                                else "; no Tokens recorded either: no cost per unit of its work")
+    else:
+        text = (f"{name}: no Neuron cost per million {unit}: {u.get('neuron_why_none') or f'no Neuron {unit} recorded'}"
+                f" (its {metric} metric)")
     if m["gpu_role"] in COMPARED_ROLES:
         c = u.get("comparison")
-        text += f", GPU ${u.get('gpu_usd_per_million')}/M"
+        gpu = u.get("gpu_usd_per_million")
+        text += f", GPU ${gpu}/M" if gpu is not None else ", no GPU cost per million"
         text += (f", saves ${c['savings_usd']} ({c['savings_percent']}%) against the GPU {m['gpu_role']}" if c
                  else f" (no comparison: {u.get('why_none')})")
         if m["gpu_role"] == "shadow":

@@ -12,6 +12,11 @@
   not sent again (a double count is worse than a gap the run names) and every later run lists it as unconfirmed.
 - Run lock (``pk = LOCK``): a conditional put with an expiry, so two overlapping runs never both publish.
 - Collector state (``pk = STATE``): whether the first run (the backfill) completed.
+- Days answered (``pk = QUERIED``, ``sk = <day>``): each day Cost Explorer's answer held a period for
+  (``ResultsByTime[].TimePeriod.Start``) when the collector asked, a day with no group (no spend) included: the
+  report's recorded days (economics.recorded). A day asked twice is one item (the put is idempotent); a day never
+  asked has none, so a run the collector missed never lengthens the period; a day a bad row came from this run is
+  not marked by it (its spend may be incomplete), nor any day when a bad row's day is unknown.
 """
 
 from __future__ import annotations
@@ -110,6 +115,24 @@ def _readable(held: Mapping[str, Any]) -> bool:
         return all(publishable(Decimal(str(held.get(k, "0")))) for k in ("amount", "unblended"))
     except InvalidOperation:
         return False
+
+
+QUERIED_PK = "QUERIED"
+"""The partition of the days Cost Explorer answered (module docstring)."""
+
+
+def answered_days(asked: Iterable[str], answered: Iterable[str], bad_days: Iterable[str] = ()) -> list[str]:
+    """The days a run marks as recorded: those of its window (``asked``) its usage query's answer held a period for
+    (``answered``: rows.Parsed.days of every page), less the days a bad row came from; none when a bad row's day is
+    unknown (``""`` in ``bad_days``)."""
+    bad = set(bad_days)
+    if "" in bad:
+        return []
+    return sorted((set(asked) & set(answered)) - bad)
+
+
+def queried_item(day: str, updated_at: str) -> dict[str, Any]:
+    return {"pk": QUERIED_PK, "sk": day, "day": day, "source": "cost-explorer", "updated_at": updated_at}
 
 
 def item(row: CostRow, updated_at: str) -> dict[str, Any]:
