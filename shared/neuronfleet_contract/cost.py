@@ -56,6 +56,9 @@ class EndpointModel:
     """GPU instance pools of the Neuron variant (and a warm standby's type): capacity fallback, shown apart."""
     model: str = ""
     """The model's name as the fleet file gives it (the endpoint's ``neuronfleet:model`` tag); "" when untagged."""
+    created: str = ""
+    """When the endpoint was created: DescribeEndpoint's ``CreationTime`` as ISO 8601 in UTC
+    (``2026-11-16T09:30:00+00:00``); "" when not read (the report then claims no scale-to-zero saving for it)."""
 
     @property
     def name(self) -> str:
@@ -66,11 +69,13 @@ class EndpointModel:
     def from_json(cls, doc: Mapping[str, Any]) -> EndpointModel:
         return cls(endpoint=str(doc["endpoint"]), neuron_types=tuple(str(t) for t in doc.get("neuron_types", ())),
                    gpu_type=str(doc.get("gpu_type") or ""), gpu_role=str(doc.get("gpu_role") or ""),
-                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())), model=str(doc.get("model") or ""))
+                   gpu_pool_types=tuple(str(t) for t in doc.get("gpu_pool_types", ())), model=str(doc.get("model") or ""),
+                   created=str(doc.get("created") or ""))
 
     def to_json(self) -> dict[str, Any]:
         return {"endpoint": self.endpoint, "neuron_types": list(self.neuron_types), "gpu_type": self.gpu_type,
-                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types), "model": self.model}
+                "gpu_role": self.gpu_role, "gpu_pool_types": list(self.gpu_pool_types), "model": self.model,
+                "created": self.created}
 
 
 _TOPIC = "the ARN of the fleet's SNS topic"

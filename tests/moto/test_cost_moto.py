@@ -1236,6 +1236,21 @@ def test_every_page_of_tagged_endpoints_is_read(aws) -> None:
             f"nf-other-{i:03d}" for i in range(10, 120, 10)]
 
 
+def test_each_endpoints_model_carries_its_creation_time_from_describe_endpoint(aws) -> None:
+    """The scale-to-zero comparison starts at the endpoint's creation: FleetEndpoints reads DescribeEndpoint's
+    CreationTime (moto answers one) into the model, in UTC."""
+    with sagemaker_instance_types_from_botocore():
+        sm = boto3.client("sagemaker", region_name=REGION)
+        sm.create_model(ModelName="m", ExecutionRoleArn="arn:aws:iam::123456789012:role/sagemaker",
+                        PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-2.amazonaws.com/serve:1"})
+        _endpoint(sm, "nf-prod-summarise", "nf-prod")
+        when = sm.describe_endpoint(EndpointName="nf-prod-summarise")["CreationTime"]
+        found = FleetEndpoints(tagging=boto3.client("resourcegroupstaggingapi", region_name=REGION), sagemaker=sm,
+                               fleet="nf-prod").models({"inf2.xlarge": ("inferentia", 32)})
+    (model,) = found.models
+    assert model.created == when.astimezone(UTC).isoformat() and model.created.endswith("+00:00")
+
+
 def test_a_day_cost_explorer_answered_with_no_spend_is_a_recorded_day(aws) -> None:
     """Cost Explorer answers a period for each day asked, its Groups empty on a day with no spend (an asynchronous
     endpoint at zero instances): the collector marks the three days answered in the ledger, once each however often it
@@ -1250,7 +1265,8 @@ def test_a_day_cost_explorer_answered_with_no_spend_is_a_recorded_day(aws) -> No
     ledger = SpendLedger(aws["table"])
     assert ledger.queried(DAYS) == set(DAYS) and ledger.queried(["2026-10-31"]) == set()
     assert sorted(i["sk"] for i in aws["table"].scan()["Items"] if i["pk"] == "QUERIED") == DAYS
-    summarise = EndpointModel(endpoint="summarise", neuron_types=("ml.inf2.xlarge",))
+    summarise = EndpointModel(endpoint="summarise", neuron_types=("ml.inf2.xlarge",),
+                              created="2026-10-01T00:00:00+00:00")  # before the period: all 3 days compared
     out = report.run(today=TODAY, fleet="nf-prod", period_days=3, prices=PRICES, ledger=ledger,
                      usage=Work(aws["cw"], "NeuronFleet/Workload"), s3=aws["s3"], bucket="reports", sns=aws["sns"],
                      topic_arn=aws["topic"], endpoints=Discovered(models=(summarise,)))

@@ -88,7 +88,8 @@ def test_a_model_exactly_a_types_memory_fits_that_type() -> None:
 
 # ---------------------------------------------------------------- days at zero and asynchronous endpoints (issue 43)
 
-ASYNC = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise")
+ASYNC = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise",
+                      created="2026-10-01T00:00:00+00:00")  # before the month: every recorded day compared
 MONTH = [f"2026-{m:02d}-{d:02d}" for m, d in [(10, 30), (10, 31), *((11, d) for d in range(1, 29))]]
 """The report's 30 days, 2026-10-30 to 2026-11-28 (its period ends 2026-11-29, exclusive)."""
 

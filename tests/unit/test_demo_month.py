@@ -26,7 +26,8 @@ def _month(env: str, models: list[dict[str, Any]]) -> tuple[Any, list[Any], list
 
 
 def test_an_async_endpoint_is_billed_asyncinf_hours_on_alternate_days_without_invocations() -> None:
-    model = {"endpoint": "nf-batch-summarise", "neuron_types": ["ml.inf2.xlarge"], "model": "summarise"}
+    model = {"endpoint": "nf-batch-summarise", "neuron_types": ["ml.inf2.xlarge"], "model": "summarise",
+             "created": "2026-10-01T00:00:00+00:00"}  # before the month: every recorded day compared
     fleet, rows, points, story = _month("batch", [model])
     assert [e.invocation for e in fleet.endpoints] == ["async"]
     hosting = [r for r in rows if r.usage == "sagemaker-hosting"]

@@ -5,9 +5,13 @@ export's own fields (the publisher's example export: aws-cli's get-cost-and-usag
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
+import pytest
+
 from neuronfleet.cost.exports import rows_from_cost_explorer_json
+from neuronfleet.lambdas.cost.logic.discovery import creation_time
 from neuronfleet.lambdas.cost.logic.evaluation import estimate
 from neuronfleet.lambdas.cost.logic.rows import CostRow
 from neuronfleet.lambdas.cost.logic.scale_to_zero import BURSTY_DUTY, MIN_DAYS, async_spend, is_async, shape
@@ -17,7 +21,8 @@ from tests.publisher_examples import cli_outputs, response_errors
 SAMPLE = cli_outputs("ce-get-cost-and-usage")[0]
 """aws-cli's own GetCostAndUsage example (verbatim): one MONTHLY period, 2017-09-01 to 2017-10-01."""
 DAYS = [f"2026-11-{d:02d}" for d in range(1, 8)]
-SUMMARISE = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise")
+SUMMARISE = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise",
+                          created="2026-10-01T12:00:00+00:00")
 
 
 def row(day: str, usd: str, hours: str, usage_type: str = "USE2-AsyncInf:ml.inf2.xlarge",
@@ -37,6 +42,53 @@ def test_async_spend_by_model_with_idle_hours_and_the_saving_against_always_on()
     assert (got["spend_usd"], got["instance_hours"], got["rate_usd_per_instance_hour"]) == ("8.91", "9.00", "0.99")
     assert (got["always_on_usd"], got["saved_usd"], got["idle_hours_at_least"]) == ("166.32", "157.41", "159.00")
     assert "neuronfleet verify --check async-usage-type" in got["source"]
+
+
+MONTH = [f"2026-11-{d:02d}" for d in range(1, 31)]
+BUSY = [row(d, "2.97", "3") for d in MONTH[15:]]
+"""1 instance x 3 h ($2.97, at $0.99) on each of days 16-30: 15 busy days of a 30-day period."""
+
+
+@pytest.mark.parametrize(("created", "days", "always_on", "saved", "says"), [
+    # created before the period: every recorded day, unchanged (30 x 24 h x $0.99 - $44.55)
+    ("2026-10-01T12:00:00+00:00", 30, "712.80", "668.25", "over 30 recorded days, at least 675.00 hours"),
+    # created on day 16 at midnight UTC: 15 days (15 x 24 h x $0.99 - $44.55; before the fix $668.25)
+    ("2026-11-16T00:00:00+00:00", 15, "356.40", "311.85", "over 15 recorded days since its creation at 2026-11-16"),
+    # created on day 16 at 06:00 UTC: only its 18 hours that day (354 h x $0.99 - $44.55)
+    ("2026-11-16T06:00:00+00:00", 15, "350.46", "305.91", "since its creation at 2026-11-16 06:00 UTC"),
+    # the same instant written in another zone
+    ("2026-11-16T01:00:00-05:00", 15, "350.46", "305.91", "since its creation at 2026-11-16 06:00 UTC"),
+    # created after the last recorded day: nothing to compare
+    ("2026-12-01T00:00:00+00:00", 0, None, None, "after the last recorded day 2026-11-30: no recorded day"),
+    # not read / unreadable: the line says so, no figure
+    ("", 30, None, None, "creation time (DescribeEndpoint CreationTime) was not read: no always-on"),
+    ("2026-11-16T00:00:00", 30, None, None, "is no timestamp with a time zone"),
+    ("yesterday", 30, None, None, "'yesterday' is no timestamp"),
+])
+def test_always_on_covers_only_the_recorded_days_since_the_endpoints_creation(
+        created: str, days: int, always_on: str | None, saved: str | None, says: str) -> None:
+    model = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise",
+                          created=created)
+    (got,) = async_spend(BUSY, [model], MONTH)
+    assert (got["days"], got["always_on_usd"], got["saved_usd"]) == (days, always_on, saved)
+    assert says in got["line"] and (saved is None) == ("saved $" not in got["line"])
+    assert got["created"] == created
+
+
+def test_rows_before_the_creation_belong_to_no_saving_of_this_endpoint() -> None:
+    """A row on day 10 (an earlier endpoint of the same name) is left out of the spend and named in the line."""
+    model = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise",
+                          created="2026-11-16T00:00:00+00:00")
+    (got,) = async_spend([row(MONTH[9], "9.90", "10"), *BUSY], [model], MONTH)
+    assert (got["spend_usd"], got["instance_hours"], got["saved_usd"]) == ("44.55", "45.00", "311.85")
+    assert "$9.90 billed on days before its creation left out" in got["line"]
+
+
+def test_the_creation_time_from_describe_endpoint() -> None:
+    """botocore's DescribeEndpoint output: CreationTime, a required timestamp (a timezone-aware datetime)."""
+    when = datetime(2026, 11, 16, 1, 0, tzinfo=timezone(timedelta(hours=-5)))
+    assert creation_time({"CreationTime": when}) == "2026-11-16T06:00:00+00:00"
+    assert creation_time({}) == creation_time({"CreationTime": datetime(2026, 11, 16)}) == ""  # never guessed
 
 
 def test_a_type_two_endpoints_share_is_not_split() -> None:

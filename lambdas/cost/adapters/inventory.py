@@ -14,7 +14,7 @@ from neuronfleet_contract.cost import ENDPOINT_RESOURCE_TYPE
 from neuronfleet_contract.namespaces import AWS_SAGEMAKER_METRICS
 from neuronfleet_contract.tags import CAPACITY_TAG, DEVICES_TAG, FLEET_TAG
 
-from ..logic.discovery import Discovered, endpoint_model, fleet_endpoints, gone, model_tags, throughput_tags
+from ..logic.discovery import Discovered, creation_time, endpoint_model, fleet_endpoints, gone, model_tags, throughput_tags
 from ..logic.economics import EndpointModel
 from ..logic.evaluation import Accelerators
 from ..logic.idle import Instance, Reservation, VariantTraffic
@@ -66,7 +66,8 @@ class FleetEndpoints:
                 skipped[name] = f"no variant of {config_name} runs on an accelerator type of the catalog"
                 self._on_skip(name, skipped[name])
                 continue
-            models.append(replace(model, model=self.model_names.get(name, model.model)))
+            models.append(replace(model, model=self.model_names.get(name, model.model),
+                                  created=creation_time(endpoint)))
         return Discovered(models=tuple(models), skipped=skipped, notes=notes,
                           throughput={m.endpoint: self.throughput[m.endpoint] for m in models
                                       if m.endpoint in self.throughput})

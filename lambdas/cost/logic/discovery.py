@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -180,3 +181,12 @@ def gone(error: Mapping[str, Any]) -> bool:
     """A ClientError's ``Error`` that says the endpoint or its configuration no longer exists (SageMaker answers
     ValidationException "Could not find endpoint ..." / "Could not find endpoint configuration ...")."""
     return error.get("Code") == "ValidationException" and "Could not find" in str(error.get("Message", ""))
+
+
+def creation_time(endpoint: Mapping[str, Any]) -> str:
+    """A DescribeEndpoint answer's ``CreationTime`` (botocore: a timestamp, required in the output shape) as ISO 8601
+    in UTC; "" when missing or without a time zone (the report then claims no scale-to-zero saving: never guessed)."""
+    when = endpoint.get("CreationTime")
+    if not isinstance(when, datetime) or when.tzinfo is None:
+        return ""
+    return when.astimezone(UTC).isoformat()

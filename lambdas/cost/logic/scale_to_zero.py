@@ -18,6 +18,11 @@ from the ledger). Saved = that cost - what it was billed. The rate is the endpoi
 real-time endpoint's ``Host:`` rate of the same type is not read (the offer-file quotes above give both the same
 price for g6e.2xlarge; not confirmed for Neuron types).
 
+**Only since the endpoint existed**: the always-on comparison covers the recorded days on or after the endpoint's
+creation (DescribeEndpoint ``CreationTime``, the model's ``created``), and on its creation day only the hours after
+it; an endpoint created partway through the period is never counted at zero instances before it existed. Its creation
+time not read: the line says so and claims no saving; created after the last recorded day: no saving either.
+
 **Hours at zero cost**: on a day with ``h`` instance-hours, instances ran at most ``h`` of its 24 hours, so at least
 ``24 - h`` hours had none (a lower bound: two instances at once leave more idle time than that). A recorded day with
 no row is 24 idle hours.
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, time
 from decimal import Decimal
 from typing import Any
 
@@ -72,7 +78,7 @@ def async_spend(rows: Iterable[CostRow], models: Sequence[EndpointModel], days: 
             owners.setdefault(t, []).append(m)
     recorded = sorted(set(days))
     per: dict[tuple[str, str], dict[str, Decimal]] = {}
-    spend: dict[tuple[str, str], Decimal] = {}
+    spend: dict[tuple[str, str], dict[str, Decimal]] = {}
     for r in rows:
         if r.usage != "sagemaker-hosting" or not is_async(r) or len(owners.get(r.instance_type, [])) != 1:
             continue
@@ -80,35 +86,75 @@ def async_spend(rows: Iterable[CostRow], models: Sequence[EndpointModel], days: 
         key = (m.endpoint, r.instance_type)
         got = per.setdefault(key, {})
         got[r.day] = got.get(r.day, Decimal(0)) + r.usage_hours
-        spend[key] = spend.get(key, Decimal(0)) + r.amount
+        paid = spend.setdefault(key, {})
+        paid[r.day] = paid.get(r.day, Decimal(0)) + r.amount
     out = []
-    names = {m.endpoint: m.name for m in models}
+    by_endpoint = {m.endpoint: m for m in models}
     for (endpoint, instance_type), got in sorted(per.items()):
-        spent = spend[(endpoint, instance_type)]
-        hours = sum(got.values(), Decimal(0))
-        period = sorted(set(recorded) | set(got))
-        idle = sum((max(Decimal(0), HOURS_PER_DAY - got.get(d, Decimal(0))) for d in period), Decimal(0))
-        always_on_hours = HOURS_PER_DAY * len(period)
-        entry: dict[str, Any] = {
-            "endpoint": endpoint, "model": names.get(endpoint, endpoint), "instance_type": instance_type,
-            "days": len(period), "spend_usd": show(spent), "instance_hours": show(hours),
-            "idle_hours_at_least": show(idle), "always_on_instance_hours": show(always_on_hours)}
-        if hours > 0:
-            rate = spent / hours
-            always_on = always_on_hours * rate
-            entry |= {"rate_usd_per_instance_hour": show(rate), "always_on_usd": show(always_on),
-                      "saved_usd": show(always_on - spent),
-                      "line": f"{entry['model']}: ${show(spent)} for {show(hours)} instance-hours on {instance_type} "
-                              f"over {len(period)} days, at least {show(idle)} hours at zero instances; always on it "
-                              f"would have cost ${show(always_on)}: scaling to zero saved ${show(always_on - spent)}"}
-        else:
-            entry |= {"rate_usd_per_instance_hour": None, "always_on_usd": None, "saved_usd": None,
-                      "line": f"{entry['model']}: no billed instance-hour to read a rate from"}
-        entry["source"] = (f"the ledger's {ASYNC_USAGE}{instance_type} rows (Cost Explorer), {len(period)} recorded "
-                           "days; rate = spend / instance-hours; always on = 24 instance-hours a day at that rate "
-                           f"(usage type unconfirmed for Neuron types: neuronfleet verify --check {CHECK_ID})")
-        out.append(entry)
+        m = by_endpoint[endpoint]
+        out.append(_entry(m, instance_type, got, spend[(endpoint, instance_type)], recorded))
     return out
+
+
+def created_at(model: EndpointModel) -> datetime | None:
+    """The endpoint's creation time (its ``created``, DescribeEndpoint's ``CreationTime``) in UTC; None when not
+    read or not a timestamp with a time zone (never guessed)."""
+    try:
+        when = datetime.fromisoformat(model.created) if model.created else None
+    except ValueError:
+        return None
+    return None if when is None or when.tzinfo is None else when.astimezone(UTC)
+
+
+def _entry(m: EndpointModel, instance_type: str, billed: Mapping[str, Decimal], paid: Mapping[str, Decimal],
+           recorded: Sequence[str]) -> dict[str, Any]:
+    """One endpoint's line: always on covers only the recorded days on or after its creation, and on its creation day
+    only the hours after it; rows of days before it (an earlier endpoint of the same name) are left out."""
+    created = created_at(m)
+    days = sorted(set(recorded) | set(billed))
+    day0 = created.date().isoformat() if created is not None else ""
+    period = [d for d in days if d >= day0]
+    got = {d: h for d, h in billed.items() if d >= day0}
+    spent = sum((usd for d, usd in paid.items() if d >= day0), Decimal(0))
+    before = sum(paid.values(), Decimal(0)) - spent
+    hours = sum(got.values(), Decimal(0))
+    open_hours = {d: HOURS_PER_DAY for d in period}
+    if created is not None and day0 in open_hours:
+        midnight = datetime.combine(created.date(), time(0), tzinfo=UTC)
+        open_hours[day0] = HOURS_PER_DAY - Decimal((created - midnight).total_seconds()) / 3600
+    idle = sum((max(Decimal(0), open_hours[d] - got.get(d, Decimal(0))) for d in period), Decimal(0))
+    always_on_hours = sum(open_hours.values(), Decimal(0))
+    entry: dict[str, Any] = {
+        "endpoint": m.endpoint, "model": m.name, "instance_type": instance_type, "created": m.created,
+        "days": len(period), "spend_usd": show(spent), "instance_hours": show(hours),
+        "idle_hours_at_least": show(idle), "always_on_instance_hours": show(always_on_hours),
+        "rate_usd_per_instance_hour": None, "always_on_usd": None, "saved_usd": None}
+    since = f" since its creation at {created:%Y-%m-%d %H:%M} UTC" if created is not None and days[0] <= day0 else ""
+    if created is None:
+        entry["line"] = (f"{m.name}: its creation time (DescribeEndpoint CreationTime) was not read"
+                         f"{f' ({m.created!r} is no timestamp with a time zone)' if m.created else ''}: no always-on "
+                         "comparison, no saving claimed")
+    elif not period:
+        entry["line"] = (f"{m.name}: created {created:%Y-%m-%d %H:%M} UTC, after the last recorded day "
+                         f"{days[-1] if days else '(none)'}: no recorded day to compare, no saving claimed")
+    elif hours > 0:
+        rate = spent / hours
+        always_on = always_on_hours * rate
+        entry |= {"rate_usd_per_instance_hour": show(rate), "always_on_usd": show(always_on),
+                  "saved_usd": show(always_on - spent),
+                  "line": f"{m.name}: ${show(spent)} for {show(hours)} instance-hours on {instance_type} over "
+                          f"{len(period)} recorded days{since}, at least {show(idle)} hours at zero instances; always "
+                          f"on it would have cost ${show(always_on)}: scaling to zero saved ${show(always_on - spent)}"}
+    else:
+        entry["line"] = f"{m.name}: no billed instance-hour to read a rate from"
+    if any(d < day0 for d in paid):
+        entry["line"] += (f" (${show(before)} billed on days before its creation left out: an earlier "
+                          "endpoint of the same name?)")
+    entry["source"] = (f"the ledger's {ASYNC_USAGE}{instance_type} rows (Cost Explorer), {len(period)} recorded "
+                       "days on or after the endpoint's creation (DescribeEndpoint CreationTime); rate = spend / "
+                       "instance-hours; always on = every hour since its creation at that rate "
+                       f"(usage type unconfirmed for Neuron types: neuronfleet verify --check {CHECK_ID})")
+    return entry
 
 
 def shape(rows: Iterable[CostRow]) -> dict[str, dict[str, Any]]:
