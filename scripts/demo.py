@@ -87,18 +87,22 @@ def _price(instance_type: str) -> float:
     return hourly_price(instance_type)
 
 
-def with_fleet_variants(found: Any, settings: dict[str, Any]) -> Any:
+def with_fleet_variants(found: Any, settings: dict[str, Any], month_start: date | None = None) -> Any:
     """The report's discovered models with what moto drops from an endpoint configuration put back from the fleet
     file: moto keeps no InstancePools (the variant is created on its first pool's type) and no shadow variant, so
     discovery finds neither there. On AWS the report reads both from the endpoint configuration;
     tests/constructs/test_cost_stack.py holds the two readings equal on the synthesised configuration
-    (cost.monitors.endpoint_model)."""
+    (cost.monitors.endpoint_model). An endpoint moto created today is dated to ``month_start``, the synthetic month's
+    first day (the report compares an endpoint's always-on cost from its creation: DescribeEndpoint's CreationTime)."""
     from dataclasses import replace
 
     from neuronfleet.cost.monitors import endpoint_model
 
     models = []
     for m in found.models:
+        if month_start is not None and m.created and m.created[:10] > month_start.isoformat():
+            print(f"    {m.endpoint}: created today in moto; dated {month_start} for the synthetic month")
+            m = replace(m, created=f"{month_start.isoformat()}T00:00:00+00:00")
         wanted = endpoint_model(m.endpoint, settings[m.endpoint]) if m.endpoint in settings else m
         lost = []
         if wanted.gpu_pool_types and not m.gpu_pool_types:
@@ -408,7 +412,8 @@ def demo(env_name: str) -> int:
         for name, why in found.skipped.items():
             print(f"    skipped {name}: {why}")
         outputs = {k: v for s in result.stacks for k, v in s.outputs.items()}
-        found = with_fleet_variants(found, {outputs[f"{construct_id(e.name)}EndpointName"]: e for e in fleet.endpoints})
+        found = with_fleet_variants(found, {outputs[f"{construct_id(e.name)}EndpointName"]: e for e in fleet.endpoints},
+                                    month_start=today - timedelta(days=30))
         by_name = {m.endpoint: m.to_json() for m in found.models}
         models = [by_name[outputs[f"{construct_id(e.name)}EndpointName"]] for e in fleet.endpoints]
         baseline = (gpu_baseline(models, [e.min_instances for e in fleet.endpoints], rs.accelerators)

@@ -70,3 +70,17 @@ def test_one_line_per_batch_run() -> None:
     assert batch_run_line(job) == (
         "batch run nightly-summaries-0a1b2c3d4e5f6a7b: Completed on 1 x ml.inf2.xlarge, model NightlySummariesModel-abc, "
         "s3://b/batch/nightly-summaries/input/ -> s3://b/batch/nightly-summaries/output/")
+
+
+def test_an_endpoint_moto_created_today_is_dated_to_the_synthetic_months_first_day(capsys) -> None:
+    from neuronfleet.lambdas.cost.logic.discovery import Discovered
+    from scripts.demo import with_fleet_variants
+
+    today = EndpointModel(endpoint="nf-batch-summarise", neuron_types=("ml.inf2.xlarge",), model="summarise",
+                          created="2026-11-29T05:50:00+00:00")
+    older = EndpointModel(endpoint="nf-batch-older", neuron_types=("ml.inf2.xlarge",), model="older",
+                          created="2026-10-01T00:00:00+00:00")
+    found = with_fleet_variants(Discovered(models=(today, older)), {}, month_start=date(2026, 10, 30))
+    assert [m.created for m in found.models] == ["2026-10-30T00:00:00+00:00", "2026-10-01T00:00:00+00:00"]
+    assert "nf-batch-summarise: created today in moto; dated 2026-10-30" in capsys.readouterr().out
+    assert with_fleet_variants(Discovered(models=(today,)), {}).models[0].created == today.created
