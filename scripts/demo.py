@@ -132,6 +132,11 @@ def moto_gaps(out: Path) -> list[str]:
 
 ASYNC_HOURS = 3.0
 """The hours an asynchronous endpoint's one instance runs on each of its days (alternate days) in the demo's month."""
+BATCH_HOURS = 2.5
+"""The hours one instance of each batch job runs on each night it runs in the demo's month (every third night)."""
+BATCH_USAGE = "Tsform"
+"""The usage type the demo bills a batch job's runs under: one of the two the cost monitors count as batch transform
+(rows.py; unconfirmed, docs/checks.md ``transform-usage-type``)."""
 ASYNC_REQUESTS = 20_000
 """The requests an asynchronous endpoint answers on each of its days in the demo's month (its workload's Tokens)."""
 
@@ -211,7 +216,9 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
     type the cost monitors count as asynchronous, lambdas/cost/logic/scale_to_zero.py), for :data:`ASYNC_HOURS` hours
     of one instance on alternate days (its queue drained, it scaled to zero between them), with no ``Invocations``
     (SageMaker publishes none for an asynchronous endpoint): its workload's ``Tokens`` only, on the days it ran, so
-    the report shows what scaling to zero saved."""
+    the report shows what scaling to zero saved. Each batch job (``batch_jobs:``) is billed one instance of its type
+    for :data:`BATCH_HOURS` hours every third night under :data:`BATCH_USAGE` (a usage type the cost monitors count as
+    batch transform), so the report shows its spend."""
     entries = list(fleet.endpoints)
     gpu_pool = fleet.fallback.instance_types[0] if fleet.fallback.enabled and fleet.fallback.instance_types else None
     story = [f"training: {c.name} {c.count} x {c.instance_type}, 24 h a day" for c in fleet.training_clusters]
@@ -228,6 +235,9 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
             if gpu_pool and d % 3 == 0:
                 groups.append(_cost(fleet.name, "BoxUsage", gpu_pool, 2, hours=8))
             groups += [_cost(fleet.name, "Host", gpu_type, count) for _, gpu_type, count in baseline]
+            if d % 3 == 1:  # a batch job's nightly run, every third night
+                groups += [_cost(fleet.name, BATCH_USAGE, j.instance_type, 1, hours=BATCH_HOURS)
+                           for j in fleet.batch_jobs]
             for i, (m, e) in enumerate(zip(models, entries, strict=False)):
                 day_groups, day_points = _endpoint_day(fleet.name, i, m, e, d, ts)
                 groups += day_groups
@@ -239,6 +249,8 @@ def month_of_usage(fleet: Any, models: list[dict[str, Any]], today: date, baseli
             page["NextPageToken"] = f"page{block + 2}"
         pages.append(page)
     story += [_endpoint_story(i, m, e) for i, (m, e) in enumerate(zip(models, entries, strict=False))]
+    story += [f"batch job {j.name}: 1 x {j.instance_type} for {BATCH_HOURS:g} h every third night ({BATCH_USAGE}: "
+              "transform rows)" for j in fleet.batch_jobs]
     names = {m["endpoint"]: e.name for m, e in zip(models, entries, strict=False)}
     story += [f"GPU baseline: {count} x {gpu_type} around the clock, a GPU endpoint outside the fleet (as a team would "
               f"serve {names.get(endpoint, endpoint)} on GPU today): the report finds no endpoint of the fleet on it and "
@@ -313,6 +325,8 @@ def _print_report(fleet: Any, rep: dict[str, Any], verdicts: list[Any], out: Pat
               "model's monthly cost")
     for text in scale_to_zero_lines(rep):
         print(text)
+    for b in rep.get("batch_transform") or []:
+        print(f"    batch transform: {b['line']}")
     n = rep["net"]
     for p in n["parts"]:
         gpu = "the same" if p["gpu_only_usd"] == "same" else f"${p['gpu_only_usd']}" if p["gpu_only_usd"] else "-"

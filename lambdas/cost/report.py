@@ -35,6 +35,8 @@ from .adapters.pricelist import PriceCache, PriceListApi, plan_endpoint
 from .adapters.spend_ledger import SpendLedger
 from .adapters.verify_records import VerifyRecordStore
 from .adapters.work import UnitCostMetrics, Work
+from .logic.batch_spend import SOURCE as BATCH_SOURCE
+from .logic.batch_spend import BatchJob, batch_spend
 from .logic.confirmations import lines as confirmed_lines
 from .logic.discovery import Discovered
 from .logic.economics import (
@@ -113,7 +115,8 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
           skipped: Mapping[str, str] | None = None, left_out: Mapping[str, Sequence[str]] | None = None,
           verdicts: Sequence[Verdict] = (), judged: Mapping[str, tuple[str, Decimal]] | None = None,
           judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
-          overhead: Overhead | None = None, queried: Sequence[str] = ()) -> dict[str, Any]:
+          overhead: Overhead | None = None, queried: Sequence[str] = (), batch_jobs: Sequence[BatchJob] = ()
+          ) -> dict[str, Any]:
     """The report. ``invocations``/``tokens``: (endpoint, variant, day) -> count; ``models``: the fleet's endpoints
     and their variants' types; ``skipped``: endpoints found but not modelled, and why; ``left_out``: per endpoint,
     what of its configuration its model leaves out; ``verdicts``: the pilot judge's records, per endpoint; ``judged``:
@@ -122,7 +125,8 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     ``throughput``: per endpoint, the Neuron instances one GPU instance replaces as the fleet file states it (the
     only figure a saving against a standby or shadow GPU variant is computed from: story.savings); ``overhead``: the
     kit's own running cost priced at synth (net.py); ``queried``: the days of the period Cost Explorer answered when
-    the collector asked (the ledger's marks: a day with no spend is a recorded day). Figures
+    the collector asked (the ledger's marks: a day with no spend is a recorded day); ``batch_jobs``: the fleet's batch
+    jobs, each transform row attributed to the model of the one job on its instance type (logic/batch_spend.py). Figures
     are computed at full precision and rounded only where they are shown."""
     accelerators = accelerators or {}
     mine = [r.on(basis) for r in rows if r.fleet == fleet]
@@ -184,6 +188,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
                     "scale_to_zero": "asynchronous endpoints' AsyncInf: hosting rows of the ledger, per model: spend, "
                                      "instance-hours, hours at zero instances, and the same endpoint always on at its "
                                      "billed rate (logic/scale_to_zero.py)",
+                    "batch_transform": BATCH_SOURCE,
                     "recorded_days": "the days of the period Cost Explorer answered when the collector asked "
                                      "(the ledger's QUERIED marks: a day with no spend included, a day never asked "
                                      "not) and the days the ledger holds rows for; monthly rates scale from them",
@@ -210,6 +215,7 @@ def build(*, fleet: str, rows: Sequence[CostRow], start: date, end: date, invoca
     listed = list_prices(prices)
     report["savings"] = savings(econ, names, verdicts, recorded_n, hours=hours, ratios=throughput, list_prices=listed)
     report["scale_to_zero"] = async_spend(usage, models, recorded_on)
+    report["batch_transform"] = batch_spend(usage, batch_jobs)
     for m in econ:  # SageMaker publishes no Invocations for these: the report says so, never "$None/M"
         m["asynchronous"] = any(z["endpoint"] == m["endpoint"] for z in report["scale_to_zero"])
     report["break_even"] = break_even(econ, names, verdicts, hours=hours, ratios=throughput,

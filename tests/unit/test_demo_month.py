@@ -10,10 +10,11 @@ from decimal import Decimal
 from typing import Any
 
 from neuronfleet import load_fleet
+from neuronfleet.lambdas.cost.logic.batch_spend import BatchJob, batch_spend
 from neuronfleet.lambdas.cost.logic.rows import parse_page
 from neuronfleet.lambdas.cost.logic.scale_to_zero import async_spend, is_async
 from neuronfleet_contract.cost import EndpointModel
-from scripts.demo import ASYNC_HOURS, ROOT, batch_run_line, month_of_usage, scale_to_zero_lines
+from scripts.demo import ASYNC_HOURS, BATCH_HOURS, ROOT, batch_run_line, month_of_usage, scale_to_zero_lines
 
 TODAY = date(2026, 11, 29)
 
@@ -39,13 +40,32 @@ def test_an_async_endpoint_is_billed_asyncinf_hours_on_alternate_days_without_in
     assert "Invocations" not in metrics and metrics.count("Tokens") == 15
     assert any("asynchronous" in line and "alternate days" in line for line in story)
     # what the report's "Scaling to zero" section reads of those rows
-    (saved,) = async_spend(rows, [EndpointModel.from_json(model)], sorted({r.day for r in rows}))
+    (saved,) = async_spend(rows, [EndpointModel.from_json(model)], sorted({r.day for r in hosting}))
     assert saved["model"] == "summarise" and Decimal(saved["instance_hours"]) == 15 * Decimal(str(ASYNC_HOURS))
-    # the fleet has nothing else: the ledger records only the 15 days it ran (a day without a row is not recorded)
+    # over the 15 days it ran (the batch job's nights are other days of the ledger: see the batch test below)
     assert saved["days"] == 15 and Decimal(saved["idle_hours_at_least"]) == 15 * 24 - 15 * Decimal(str(ASYNC_HOURS))
     assert Decimal(saved["saved_usd"]) > 0
     assert scale_to_zero_lines({"scale_to_zero": [saved]}) == [f"    scaling to zero: {saved['line']}"]
     assert "scaling to zero saved $" in saved["line"] and scale_to_zero_lines({"scale_to_zero": []}) == []
+
+
+def test_a_batch_job_is_billed_synthetic_transform_hours_every_third_night_and_nothing_else() -> None:
+    model = {"endpoint": "nf-batch-summarise", "neuron_types": ["ml.inf2.xlarge"], "model": "summarise"}
+    fleet, rows, _, story = _month("batch", [model])
+    (job,) = fleet.batch_jobs
+    transform = [r for r in rows if r.usage == "sagemaker-transform"]
+    assert len(transform) == 10 and len({r.day for r in transform}) == 10  # every third night of 30
+    assert {r.usage_type for r in transform} == {f"Tsform:{job.instance_type}"}
+    assert {r.usage_hours for r in transform} == {Decimal(str(BATCH_HOURS))}
+    assert {r.workload for r in transform} == {"inference"}
+    assert any(line.startswith(f"batch job {job.name}:") and "every third night" in line for line in story)
+    # the async endpoint on the same type keeps only its AsyncInf: rows: no transform row in its hosting
+    assert all(r.usage_type.startswith("AsyncInf:") for r in rows if r.usage == "sagemaker-hosting")
+    (line,) = batch_spend(rows, [])  # the report as deployed: its configuration names no batch job
+    assert line["model"] is None and Decimal(line["instance_hours"]) == 10 * Decimal(str(BATCH_HOURS))
+    assert line["line"].startswith("model not known: $")
+    (line,) = batch_spend(rows, [BatchJob(job.name, "summarise", job.instance_type)])
+    assert line["model"] == "summarise" and Decimal(line["spend_usd"]) == sum((r.amount for r in transform), Decimal(0))
 
 
 def test_a_real_time_endpoint_keeps_its_host_row_and_invocations_every_day() -> None:

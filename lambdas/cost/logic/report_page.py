@@ -208,6 +208,17 @@ def scale_to_zero_section(report: Mapping[str, Any]) -> str:
                     f"<ul>{items}</ul><p class=small>{_e(entries[0]['source'])}</p>")
 
 
+def batch_transform_section(report: Mapping[str, Any]) -> str:
+    """Each batch job's transform spend by its model, or why a type's spend has no model (logic/batch_spend.py): one
+    line per instance type, each transform row in one line only."""
+    entries = report.get("batch_transform") or []
+    if not entries:
+        return ""
+    items = "".join(f"<li>{_e(x['line'])}</li>" for x in entries)
+    source = (report.get("sources") or {}).get("batch_transform", "")
+    return _section("Batch transform: spend by model", f"<ul>{items}</ul><p class=small>{_e(source)}</p>")
+
+
 def _targets(line: Mapping[str, Any]) -> str:
     """An undeclared line's two Neuron targets (inference, training), each with its estimate: never one guessed."""
     return "; ".join(f"{k}: {t.get('neuron_type') or '-'} {_money(t.get('neuron_estimate_usd'))}"
@@ -348,6 +359,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         net_section(report),
         _section("Verdict", f"<ul>{verdict}</ul>" if verdict else ""),
         spend_section(report), models_section(report), standby_section(report), scale_to_zero_section(report),
+        batch_transform_section(report),
         estimate_section(report),
         details_section(report), confirmed_section(report), prices_section(report),
         _section("Sources", "".join(f"<p class=small><strong>{_e(k)}</strong>: {_e(v)}</p>"
