@@ -13,7 +13,7 @@ from typing import Any
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
-from neuronfleet import EndpointSettings, NeuronEndpoint
+from neuronfleet import EndpointSettings, NeuronEndpoint, tag_fleet
 from neuronfleet.core.storage import secure_bucket
 from neuronfleet.facts.compile_cache import NEURON_COMPILE_CACHE_URL
 from tests.conftest import ENV, AzStack, network, new_app, properties
@@ -64,3 +64,69 @@ def test_only_a_model_that_compiles_at_start_gets_the_cache_and_only_its_prefix(
     for other in (cached, encoder, unbucketed):
         assert NEURON_COMPILE_CACHE_URL not in env(other) and other.compile_cache_url is None
         assert "neuron-compile-cache" not in policy(other)
+
+
+def test_the_reference_stack_gives_its_compiling_real_time_endpoints_one_secure_cache_bucket() -> None:
+    """stacks/inference_stack.py: one compile-cache bucket (encrypted, TLS-only, private, logged) when a real-time
+    endpoint compiles at start, passed to those endpoints only; their execution policies reach its prefix only; a stack
+    with no such endpoint gets no bucket (an asynchronous endpoint keeps caching in its queue's bucket)."""
+    from aws_cdk import aws_sns as sns
+
+    from neuronfleet.fleetfile.schema import EndpointEntry
+    from stacks.inference_stack import InferenceStack
+
+    def stack_of(**entries: dict[str, Any]) -> InferenceStack:
+        app = new_app()  # AwsSolutions here; the four packs gate dev and smoke (tests/constructs/test_gates.py)
+        net_stack = AzStack(app, "Net", env=ENV)
+        topic = sns.Topic.from_topic_arn(net_stack, "T", f"arn:aws:sns:{ENV.region}:{ENV.account}:alerts")
+        stack = InferenceStack(app, "Inf", network=network(net_stack), env=ENV, alerts_topic=topic,
+                               endpoints={cid: EndpointEntry(name=cid.lower(), **e) for cid, e in entries.items()})
+        tag_fleet(stack, fleet="cache", phase="pilot")
+        return stack
+
+    cached = {**COMPILES, "allow_non_cached_model": False}
+    queued = {**COMPILES, "invocation": "async", "max_instances": 2}
+    stack = stack_of(Chat=COMPILES, Chat2=COMPILES, Cached=cached, Queued=queued)
+    template = Template.from_stack(stack)
+    bucket = stack.compile_cache_bucket
+    assert bucket is not None
+    bucket_id = stack.get_logical_id(bucket.node.default_child)  # type: ignore[arg-type]
+    cache = properties(template, "AWS::S3::Bucket")[bucket_id]
+    assert cache["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"] == {
+        "SSEAlgorithm": "AES256"}
+    assert cache["PublicAccessBlockConfiguration"] == {"BlockPublicAcls": True, "BlockPublicPolicy": True,
+                                                       "IgnorePublicAcls": True, "RestrictPublicBuckets": True}
+    assert cache["LoggingConfiguration"]["LogFilePrefix"] == "compile-cache/"
+    ssl_only = [p for p in properties(template, "AWS::S3::BucketPolicy").values()
+                if p["Bucket"] == {"Ref": bucket_id}]
+    assert len(ssl_only) == 1 and '"aws:SecureTransport": "false"' in json.dumps(ssl_only[0])
+    url = {"Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/neuron-compile-cache/"]]}
+    models = properties(template, "AWS::SageMaker::Model")
+    policies = properties(template, "AWS::IAM::Policy")
+
+    def env(cid: str) -> dict[str, Any]:
+        model = stack.endpoints[cid].models["neuron"]
+        return dict(models[stack.get_logical_id(model)]["PrimaryContainer"].get("Environment", {}))
+
+    def statements(cid: str) -> list[dict[str, Any]]:
+        cfn = stack.endpoints[cid].execution_policy.node.default_child
+        return list(policies[stack.get_logical_id(cfn)]["PolicyDocument"]["Statement"])  # type: ignore[arg-type]
+
+    for cid in ("Chat", "Chat2"):  # both compiling endpoints share the one bucket
+        assert env(cid)[NEURON_COMPILE_CACHE_URL] == url
+        on_bucket = [s for s in statements(cid) if bucket_id in json.dumps(s["Resource"])]
+        assert {s["Sid"]: s["Condition"] if "Condition" in s else s["Resource"] for s in on_bucket} == {
+            "ListCompileCache": {"StringLike": {"s3:prefix": ["neuron-compile-cache/*"]}},
+            "CompileCache": {"Fn::Join": ["", [{"Fn::GetAtt": [bucket_id, "Arn"]}, "/neuron-compile-cache/*"]]}}
+    assert NEURON_COMPILE_CACHE_URL not in env("Cached")
+    assert bucket_id not in json.dumps(statements("Cached"))
+    queue = stack.endpoints["Queued"].async_queue
+    assert queue is not None
+    queue_id = stack.get_logical_id(queue.bucket.node.default_child)  # type: ignore[arg-type]
+    assert env("Queued")[NEURON_COMPILE_CACHE_URL] == {"Fn::Join": ["", ["s3://", {"Ref": queue_id},
+                                                                        "/neuron-compile-cache/"]]}
+    assert bucket_id not in json.dumps(statements("Queued"))
+    # nothing compiles at start in real time: no bucket (the async endpoint's cache stays in its queue's bucket)
+    none = stack_of(Cached=cached, Queued=queued)
+    assert none.compile_cache_bucket is None
+    assert not [p for p in none.node.find_all() if "CompileCache" in p.node.id and p.node.scope is none]

@@ -521,6 +521,29 @@ def test_prod_has_inf2_endpoints_wired_to_the_alerts_topic(synth_fleet) -> None:
     assert ("neuronfleet:accelerator-family", "inferentia") in tags
 
 
+def test_dev_caches_its_compiled_graphs_in_one_bucket_and_prod_gets_none(synth_fleet) -> None:
+    """dev's chat-dev compiles at start (vllm-neuronx, allow_non_cached_model): the reference app gives its inference
+    stack one compile-cache bucket and the endpoint reads it (issue 43); prod's endpoints compile nothing at start."""
+    dev = synth_fleet("dev")
+    stack = dev.stacks["inference"]
+    bucket = stack.compile_cache_bucket
+    assert bucket is not None
+    bucket_id = stack.get_logical_id(bucket.node.default_child)
+    t = dev.template("inference")
+    assert bucket_id in t.find_resources("AWS::S3::Bucket")
+    (model,) = [m["Properties"] for m in t.find_resources("AWS::SageMaker::Model").values()]
+    assert model["PrimaryContainer"]["Environment"]["NEURON_COMPILE_CACHE_URL"] == {
+        "Fn::Join": ["", ["s3://", {"Ref": bucket_id}, "/neuron-compile-cache/"]]}
+    # the overhead bill counts it with the fleet's other buckets, usage-based: no dollar figure, the net cost unchanged
+    from neuronfleet.cost.overhead import bill_of_materials
+
+    buckets = bill_of_materials(stack).item("AWS::S3::Bucket")
+    assert buckets is not None and buckets.count == len(t.find_resources("AWS::S3::Bucket")) >= 2
+    assert buckets.monthly_usd is None and buckets.reason == "usage"
+    assert any("CompileCache" in path for path in buckets.resources)
+    assert synth_fleet("prod").stacks["inference"].compile_cache_bucket is None
+
+
 def test_models_wait_for_the_execution_policies(templates) -> None:
     t = templates["vllm"]
     policies = {k for k in t.find_resources("AWS::IAM::Policy") if k.startswith("EndpointExecution")}
