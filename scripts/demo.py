@@ -474,7 +474,8 @@ def demo(env_name: str) -> int:
                          prices=prices, ledger=ledger, usage=Work(cloudwatch, rs.tokens_namespace), s3=s3,
                          bucket=rs.report_bucket, sns=server.client("sns"), topic_arn=rs.topic_arn,
                          synthetic=SYNTHETIC, accelerators=rs.accelerators, verdicts=verdicts,
-                         judge_notes=judge_notes, overhead=overhead_of(rs.overhead_bill()))
+                         judge_notes=judge_notes, overhead=overhead_of(rs.overhead_bill()),
+                         batch_jobs=rs.batch_jobs)
         html_key = rep["published"]["html"].split("/", 3)[3]
         page = s3.get_object(Bucket=cfg["REPORT_BUCKET"], Key=html_key)["Body"].read()
         # the records as stored, beside the page: `neuronfleet report` and `neuronfleet judge verdict` read them offline

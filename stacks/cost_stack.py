@@ -8,6 +8,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from neuronfleet import CostMonitors, CostMonitorSettings, CurAnalytics, CurExport, InstanceCatalog
+from neuronfleet.cost.monitors import BatchJob
 
 
 class CostStack(Stack):
@@ -18,11 +19,12 @@ class CostStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, fleet_name: str, settings: CostMonitorSettings,
                  catalog: InstanceCatalog, alerts_topic: sns.ITopic,
                  price_overrides: Mapping[str, Any] | None = None, reservation_ids: Sequence[str] = (),
-                 reservation_groups: Sequence[str] = (), judges: Sequence[Any] = (), **kwargs: Any) -> None:
+                 reservation_groups: Sequence[str] = (), judges: Sequence[Any] = (),
+                 batch_jobs: Sequence[BatchJob] = (), **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.monitors = CostMonitors(self, "CostMonitors", fleet_name=fleet_name, topic=alerts_topic, catalog=catalog,
                                      settings=settings, price_overrides=price_overrides, reservation_ids=reservation_ids,
-                                     reservation_groups=reservation_groups, judges=judges)
+                                     reservation_groups=reservation_groups, judges=judges, batch_jobs=batch_jobs)
         CfnOutput(self, "LedgerTable", value=self.monitors.ledger.table_name)
         CfnOutput(self, "ReportBucket", value=self.monitors.report_bucket.bucket_name)
         CfnOutput(self, "DashboardName", value=self.monitors.dashboard.dashboard_name)

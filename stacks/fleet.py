@@ -12,6 +12,7 @@ from neuronfleet.core.limits import assembly_problems as assembly_problems  # th
 from neuronfleet.core.limits import template_problems as template_problems
 from neuronfleet.core.nag import acknowledge
 from neuronfleet.core.rules import CDK_DESCRIPTION_CHARS, CLOUDFORMATION_QUOTAS, fits_description
+from neuronfleet.cost.monitors import BatchJob
 from neuronfleet.facts.prices import price_table
 from neuronfleet.fleetfile.eks_section import EksSection, cluster_settings
 from neuronfleet.fleetfile.schema import CUR_EXPORT_PART, construct_id, partition
@@ -91,6 +92,7 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
             catalog=fleet.catalog, price_overrides=dict(fleet.prices), alerts_topic=topic, env=env,
             reservation_ids=reserved[0], reservation_groups=reserved[1],
             judges=[j for stack in inference for j in stack.judges.values()],
+            batch_jobs=report_batch_jobs(fleet),
             description=f"{label}: cost monitors (ledger, report, waste, budget, dashboard)")
         stacks.append(cost)
         cur = cost.monitors.cur
@@ -110,6 +112,13 @@ def build_fleet(scope: Construct, fleet: Fleet) -> list[Stack]:
         cost.monitors.overhead_from = tuple(stacks)
     # CloudFormation's limits: the app's neuronfleet.CloudFormationLimits (app.py), read by stacks.limits
     return stacks
+
+
+def report_batch_jobs(fleet: Fleet) -> list[BatchJob]:
+    """The fleet file's ``batch_jobs`` as the cost report is told them (CostMonitors ``batch_jobs``): each job's name,
+    its model's name in the report (``model_name``, else the job's name: the ``neuronfleet:model`` tag its transform
+    jobs carry) and its instance type."""
+    return [BatchJob(name=j.name, model=j.report_name, instance_type=j.instance_type) for j in fleet.batch_jobs]
 
 
 def fitting_partitions(fleet: Fleet, inference: list[InferenceStack]) -> int | None:

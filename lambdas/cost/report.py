@@ -258,12 +258,14 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
         stale_after_days: int = PRICE_STALE_DAYS, synthetic: str = "", accelerators: Accelerators | None = None,
         live: LivePrices | None = None, now: datetime | None = None, verdicts: Sequence[Verdict] = (),
         judge_notes: Mapping[str, str] | None = None, throughput: Mapping[str, Decimal] | None = None,
-        overhead: Overhead | None = None, verified: VerifyRecordStore | None = None) -> dict[str, Any]:
+        overhead: Overhead | None = None, verified: VerifyRecordStore | None = None,
+        batch_jobs: Sequence[BatchJob] = ()) -> dict[str, Any]:
     """The report over the fleet's ``endpoints`` (FleetEndpoints.models: found by their tag when the run starts),
     stored, published and announced. ``prices``: the function's price table (catalog and overrides); ``live``: the
     Price List lookup (None: none), asked for the types the report can use (pricelist.wanted_types); ``verified``:
     where ``neuronfleet verify`` records are read from (the report bucket's ``verify/<fleet>/``; None: the section
-    "What is confirmed on this account" is left out)."""
+    "What is confirmed on this account" is left out); ``batch_jobs``: the fleet's batch jobs (ReportConfig.batch_jobs),
+    by which its batch transform spend is attributed to models."""
     start = today - timedelta(days=period_days)
     days = [(start + timedelta(days=i)).isoformat() for i in range(period_days)]
     t0 = datetime.combine(start, datetime.min.time(), UTC)
@@ -285,7 +287,7 @@ def run(*, today: date, fleet: str, period_days: int, prices: Mapping[str, Any],
                                            live_note=found.note() if found else ""),
                    skipped=endpoints.skipped, left_out=endpoints.notes, verdicts=verdicts, judge_notes=judge_notes,
                    throughput=endpoints.throughput if throughput is None else throughput, overhead=overhead,
-                   queried=queried)
+                   queried=queried, batch_jobs=batch_jobs)
     report["price_origins"] = {t: p["origin"] for t, p in used.items()}
     if verified is not None:
         report["confirmed_on_account"] = confirmed_lines(verified.latest(bucket, fleet))
@@ -359,6 +361,6 @@ def handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, str]:
                  topic_arn=s.topic_arn, basis=s.basis, stale_after_days=s.stale_after_days,  # type: ignore[arg-type]
                  accelerators=s.accelerators, live=c.live, verdicts=judged.verdicts if judged else (),
                  judge_notes=judged.notes if judged else None, overhead=overhead_of(s.overhead_bill()),
-                 verified=VerifyRecordStore(c.s3))
+                 verified=VerifyRecordStore(c.s3), batch_jobs=s.batch_jobs)
     logger.info("report published", extra={"published": report["published"], "verdict": report["verdict"]})
     return report["published"]

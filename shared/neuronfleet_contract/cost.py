@@ -179,6 +179,17 @@ class JudgeRecords:
 
 
 @dataclass(frozen=True)
+class BatchJob:
+    """One batch job of the fleet, as the report attributes batch transform spend by it: its name, its model's name
+    (the ``neuronfleet:model`` tag its transform jobs carry: the fleet file's ``model_name``, else the job's name) and
+    its instance type (``ml.inf2.xlarge``)."""
+
+    name: str
+    model: str
+    instance_type: str
+
+
+@dataclass(frozen=True)
 class ReportConfig(environment.Configured):
     fleet: str = field(metadata=variable("FLEET", allowed=_FLEET))
     """The fleet reported on (``FLEET``)."""
@@ -236,6 +247,13 @@ class ReportConfig(environment.Configured):
     any: ``[[bucket, prefix, [endpoint, ...]], ...]``, one entry per bucket and prefix). Each judge adds its
     endpoint's name (and its bucket's, unless shared) to Lambda's 4 KB environment: about 110 bytes with a bucket of
     its own (docs/cost.md says how many fit)."""
+    batch_jobs: Sequence[BatchJob] = field(default=(), metadata=variable(
+        "BATCH_JOBS", encode=lambda j: _pack_batch_jobs(j), decode=lambda d: _batch_jobs(d),
+        written=lambda r: bool(r.batch_jobs),
+        allowed="a JSON list [[job name, model name, instance type], ...], one entry per job, names unique"))
+    """The fleet's batch jobs (``BATCH_JOBS``, JSON, only when there are any: ``[[name, model, type], ...]``): the
+    report attributes each instance type's batch transform spend to the model of the one job on that type
+    (cost.logic.batch_spend). About 60 bytes of Lambda's 4 KB environment per job."""
     overhead: str = field(default="", metadata=variable(
         overhead_wire.VARIABLE, allowed="the overhead bill", check=overhead_wire.decode,
         written=lambda r: bool(r.overhead)))
@@ -245,6 +263,7 @@ class ReportConfig(environment.Configured):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "judges", tuple(self.judges))
+        object.__setattr__(self, "batch_jobs", tuple(self.batch_jobs))
         # the whole tables, whatever part was given: the built-in ones the code ships, the given entries on top
         object.__setattr__(self, "prices", builtin_prices.merged(self.prices, self.price_region or None))
         object.__setattr__(self, "accelerators", builtin_accelerators.merged(self.accelerators))
@@ -316,6 +335,25 @@ def _judges(doc: Any) -> tuple[JudgeRecords, ...]:
                 and isinstance(entry[1], str)):
             raise ValueError(f"expected [bucket, prefix, [endpoint, ...]], got {entry!r}")
         out += [JudgeRecords(endpoint=e, bucket=entry[0], prefix=entry[1]) for e in environment.strings(entry[2])]
+    return tuple(out)
+
+
+def _pack_batch_jobs(jobs: Sequence[BatchJob]) -> list[list[str]]:
+    """``BATCH_JOBS``: one ``[name, model, instance type]`` per job, in the order given."""
+    return [[str(j.name), str(j.model), str(j.instance_type)] for j in jobs]
+
+
+def _batch_jobs(doc: Any) -> tuple[BatchJob, ...]:
+    if not isinstance(doc, list):
+        raise ValueError("expected a list")
+    out: list[BatchJob] = []
+    for entry in doc:
+        if not (isinstance(entry, list) and len(entry) == 3
+                and all(isinstance(v, str) and v.strip() for v in entry)):
+            raise ValueError(f"expected [job name, model name, instance type], each a non-blank text, got {entry!r}")
+        if any(j.name == entry[0] for j in out):
+            raise ValueError(f"batch job {entry[0]!r} is named twice")
+        out.append(BatchJob(name=entry[0], model=entry[1], instance_type=entry[2]))
     return tuple(out)
 
 

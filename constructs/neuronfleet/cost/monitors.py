@@ -41,6 +41,7 @@ from neuronfleet_contract.cost import (
     judges_environment,
     verify_prefix,
 )
+from neuronfleet_contract.cost import BatchJob as BatchJob  # CostMonitors(batch_jobs=...): the stacks import it here
 from neuronfleet_contract.health import HealthConfig
 from neuronfleet_contract.namespaces import (
     COST_MONITORS_NAMESPACE,
@@ -57,10 +58,11 @@ from neuronfleet_contract.namespaces import (
 from ..alerts.announcement_ledger import AnnouncementLedger
 from ..alerts.health_alarms import health_alarm, health_metric
 from ..alerts.topic import grant_publish
-from ..core.args import check_argument, duck, settings_argument
+from ..core.args import check_argument, duck, settings_argument, wrong_type
 from ..core.functions import FleetFunction
 from ..core.lookups import lazy_string
 from ..core.nag import acknowledge, acknowledge_wildcards
+from ..core.problems import InvalidSettings, Problem
 from ..core.region import check_in_region
 from ..core.rules import name_rule
 from ..core.storage import secure_bucket
@@ -104,6 +106,21 @@ COLLECTOR_ALARMS = {
 }
 """The collector's run counts (neuronfleet_contract.cost.COLLECTOR_METRICS) that mean a figure is missing somewhere."""
 
+
+def _batch_jobs(jobs: Sequence[BatchJob]) -> tuple[BatchJob, ...]:
+    """``batch_jobs`` checked: each a BatchJob, no name twice (the report's function would refuse its BATCH_JOBS)."""
+    seen: set[str] = set()
+    for job in jobs:
+        if not isinstance(job, BatchJob):
+            raise wrong_type("batch_jobs", job, "a neuronfleet_contract.cost.BatchJob(name, model, instance_type)",
+                             what="CostMonitors")
+        if job.name in seen:
+            raise InvalidSettings([Problem("batch_jobs", job.name, "one entry per batch job: this name is given twice")],
+                                  what="CostMonitors")
+        seen.add(job.name)
+    return tuple(jobs)
+
+
 class CostMonitors(Construct):
     """Example::
 
@@ -124,11 +141,14 @@ class CostMonitors(Construct):
                  price_overrides: Mapping[str, Any] | None = None,
                  reservation_ids: Sequence[str] = (), reservation_groups: Sequence[str] = (),
                  judges: Sequence[Any] = (), overhead_from: Sequence[IConstruct] | None = None,
+                 batch_jobs: Sequence[BatchJob] = (),
                  removal_policy: RemovalPolicy = RemovalPolicy.RETAIN) -> None:
         """``removal_policy``: what deleting the stack does to the ledger and the report buckets (RETAIN unless
         asked). ``overhead_from``: the constructs whose running cost besides accelerator instances is the fleet's own
         (NAT gateways, interface endpoints, FSx, KMS keys, functions, alarms: :meth:`overhead_bill`); default: every
-        stack of this construct's stage (the app). The report counts it in the net as deployed."""
+        stack of this construct's stage (the app). The report counts it in the net as deployed. ``batch_jobs``: the
+        fleet's batch jobs (neuronfleet_contract.cost.BatchJob: name, model name, instance type), by which the report
+        attributes batch transform spend to models (``BATCH_JOBS``; none: the report says no job is known)."""
         check_argument("fleet_name", fleet_name, name_rule)
         settings = CostMonitorSettings() if settings is None else settings_argument(
             settings, CostMonitorSettings, what="CostMonitors")
@@ -139,6 +159,8 @@ class CostMonitors(Construct):
         self.reservation_ids = tuple(reservation_ids)
         """The fleet's capacity reservations (ids) and resource groups: their Capacity Blocks' fees are its own."""
         self.reservation_groups = tuple(reservation_groups)
+        self.batch_jobs = _batch_jobs(batch_jobs)
+        """The fleet's batch jobs the report attributes batch transform spend by (its ``BATCH_JOBS``)."""
         self.settings = settings
         self.removal_policy = removal_policy
         self.overhead_from: tuple[IConstruct, ...] = tuple(overhead_from) if overhead_from is not None else (
@@ -263,7 +285,7 @@ class CostMonitors(Construct):
                                      tokens_namespace=WORKLOAD_NAMESPACE,
                                      basis=settings.basis, stale_after_days=settings.price_stale_days,
                                      accelerators=accelerators_of(catalog), live_prices=settings.live_prices,
-                                     price_cache_days=settings.price_cache_days,
+                                     price_cache_days=settings.price_cache_days, batch_jobs=self.batch_jobs,
                                      overhead=lazy_string(lambda: wire.encode(self.overhead_bill().to_contract())),
                                      ).to_environment(to_json=to_json))
         self.waste = FleetFunction(

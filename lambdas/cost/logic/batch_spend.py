@@ -17,9 +17,10 @@ endpoint's line (attribute_hosting and async_spend read ``sagemaker-hosting`` ro
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+
+from neuronfleet_contract.cost import BatchJob  # what ReportConfig.batch_jobs carries (BATCH_JOBS)
 
 from .economics import show
 from .rows import CostRow
@@ -29,16 +30,6 @@ CHECK_ID = "transform-usage-type"
 """verify's manual check of the usage type (docs/checks.md)."""
 NO_JOBS = "the report's configuration names no batch job of this fleet"
 """Why a transform row has no model when the report was given no batch jobs."""
-
-
-@dataclass(frozen=True)
-class BatchJob:
-    """One batch job of the fleet: its name, its model's name (the ``neuronfleet:model`` tag its transform jobs carry)
-    and its instance type (``ml.inf2.xlarge``)."""
-
-    name: str
-    model: str
-    instance_type: str
 
 
 def batch_spend(rows: Iterable[CostRow], jobs: Sequence[BatchJob], *, no_jobs: str = NO_JOBS) -> list[dict[str, Any]]:
