@@ -93,12 +93,14 @@ def test_what_a_destroy_leaves_is_what_the_templates_retain(synth_fleet: Callabl
     retained = sorted((short, r["Type"]) for short in fleet.stacks
                       for r in fleet.template_json(short)["Resources"].values() if r.get("DeletionPolicy") == "Retain")
     # docs/day-one.md, "What the templates retain": the FSx file system and its data and access-log buckets, the
-    # ledger, the report and access-log buckets, the topic's key, the flow-log group
+    # compile-cache bucket and its access-log bucket, the ledger, the report and access-log buckets, the topic's key,
+    # the flow-log group
     assert retained == sorted([
         ("train-smoke", "AWS::FSx::FileSystem"), ("train-smoke", "AWS::S3::Bucket"), ("train-smoke", "AWS::S3::Bucket"),
+        ("inference", "AWS::S3::Bucket"), ("inference", "AWS::S3::Bucket"),
         ("cost", "AWS::DynamoDB::Table"), ("cost", "AWS::S3::Bucket"), ("cost", "AWS::S3::Bucket"),
         ("alerts", "AWS::KMS::Key"), ("network", "AWS::Logs::LogGroup")])
     text = DAY_ONE.read_text()
-    for named in ("FSx for Lustre", "data and access-log", "ledger table", "report and access-log buckets",
-                  "KMS key", "flow-log group"):
+    for named in ("FSx for Lustre", "data and access-log", "compile-cache bucket and its access-log bucket",
+                  "ledger table", "report and access-log buckets", "KMS key", "flow-log group"):
         assert named in text
