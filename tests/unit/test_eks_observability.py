@@ -6,6 +6,7 @@ validates against Kubernetes 1.36 (kubernetes-validate, strict)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ import yaml
 
 from neuronfleet.eks import observability
 from neuronfleet.facts import eks_observability as facts
+from neuronfleet.facts.catalog import CATALOG, AcceleratorFamily
 from neuronfleet.facts.eks_pins import DEFAULT_KUBERNETES_VERSION
 from neuronfleet.node import launch
 
@@ -183,3 +185,75 @@ def test_no_utilisation_publisher_on_dra_node_groups() -> None:
     plugin = NeuronNodegroupSettings(name="tune", instance_type="trn1.32xlarge", count=2)
     objects = manifests.utilisation_publisher([dra, plugin], namespace_metrics="NeuronFleet", region="us-east-2")
     assert [o["metadata"]["name"] for o in objects if o["kind"] == "DaemonSet"] == ["neuronfleet-utilisation-tune"]
+
+
+# ------------------------------------------------------------------------- the add-on's pinned version
+
+CHART = DATA / "cloudwatch_observability"
+
+
+def _blob(path: Path) -> str:
+    body = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
+
+
+def test_the_charts_copies_are_verbatim() -> None:
+    rows = re.findall(r"^\| `([^`]+)` \| .* \| ([0-9a-f]{40}) \|$", (CHART / "README.md").read_text(), re.M)
+    assert sorted(name for name, _ in rows) == sorted(p.name for p in CHART.iterdir() if p.name != "README.md")
+    assert len(rows) == 3
+    for name, blob in rows:
+        assert _blob(CHART / name) == blob, name
+
+
+def release_notes() -> dict[str, str]:
+    """Each release of RELEASE_NOTES at the tag: version -> its section's text."""
+    parts = re.split(r"^amazon-cloudwatch-observability v(\S+) \(\d{4}-\d\d-\d\d\)$",
+                     (CHART / "RELEASE_NOTES").read_text(), flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def test_the_addon_is_pinned_to_the_version_named_after_its_chart() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["name"] == facts.CLOUDWATCH_ADDON
+    pin = facts.CLOUDWATCH_ADDON_PIN
+    assert pin.name == facts.CLOUDWATCH_ADDON
+    assert facts.CLOUDWATCH_ADDON_VERSION == pin.version == f"v{chart['version']}-eksbuild.1" == "v6.4.0-eksbuild.1"
+    notes = release_notes()
+    assert next(iter(notes)) == chart["version"]  # the newest release the tag's notes record is the chart's own
+    # the publisher names an add-on version after the chart's (the notes of 3.7.0)
+    assert "* Upgrade CloudWatch Agent Addon to v3.7.0-eksbuild.1\n" in notes["3.7.0"]
+    # assumed, and says so: the chart's commit, AWS's naming, the third-party runs on 1.36, and the one check
+    assert pin.confirmed is False and pin.as_of == facts.READ
+    for cited in ("f4ad2e3abc4444162a74684aa69058a73bb399f6", "v3.7.0-eksbuild.1", "58629973946", "59852584107",
+                  "69417180906", f"describe-addon-versions --addon-name {facts.CLOUDWATCH_ADDON} --kubernetes-version "
+                  f"{DEFAULT_KUBERNETES_VERSION}", "cloudwatch-addon"):
+        assert cited in pin.source, cited
+
+
+def test_the_pinned_charts_values_are_what_the_kit_reads() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    # the CloudWatch-format (EMF) pipeline whose ContainerInsights metrics the kit names is on; the OTel one off
+    assert values["containerInsights"]["enabled"] is True
+    assert values["otelContainerInsights"]["enabled"] is False
+    assert "Upgrade Neuron Monitor to v1.11.0" in release_notes()["6.4.0"]
+    monitor = values["neuronMonitor"]
+    assert monitor["enabled"] is True and monitor["image"]["tag"] == "1.11.0"
+    [term] = monitor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    [types] = [e["values"] for e in term["matchExpressions"]
+               if e["key"] == "node.kubernetes.io/instance-type" and e["operator"] == "In"]
+    assert set(CATALOG.types(AcceleratorFamily.TRAINIUM)) <= set(types)  # trn2u.48xlarge included
+    application = values["containerLogs"]["fluentBit"]["config"]["extraFiles"]["application-log.conf"]
+    assert re.search(r"^\s*log_group_name\s+" + re.escape(facts.APPLICATION_LOG_GROUP.format(cluster="${CLUSTER_NAME}"))
+                     + r"$", application, re.M)
+
+
+
+def test_the_first_deploy_check_compares_the_addon_with_the_pin() -> None:
+    from neuronfleet.verify.kubernetes import CLOUDWATCH_ADDON as check
+    assert check.id == "cloudwatch-addon" and facts.CLOUDWATCH_ADDON_VERSION in check.fact
+    assert (f"describe-addon-versions --addon-name {facts.CLOUDWATCH_ADDON} --kubernetes-version "
+            f"{DEFAULT_KUBERNETES_VERSION} ") in check.by_hand
+    assert f"--query addon.addonVersion (prints {facts.CLOUDWATCH_ADDON_VERSION})" in check.by_hand
+    [row] = [line for line in (DATA.parents[1] / "docs" / "checks.md").read_text().splitlines()
+             if line.startswith("| `cloudwatch-addon` |")]
+    assert f"`{facts.CLOUDWATCH_ADDON_VERSION}`" in row and "**assumed**" in row and "f4ad2e3a" in row

@@ -19,18 +19,48 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from .eks_pins import AddonPin
+
 READ = date(2026, 11, 29)
 
 # ---------------------------------------------------------------------------------------------- the add-on
 
 CLOUDWATCH_ADDON = "amazon-cloudwatch-observability"
-CLOUDWATCH_ADDON_VERSION: str | None = None
-"""No version is pinned: none could be read offline for Kubernetes 1.36 (EKS's DescribeAddonVersions needs an
-account). The add-on then gets EKS's default version for the cluster's Kubernetes version. AWS: "Beginning with
-version 1.300036.0 of the CloudWatch agent, Container Insights with enhanced observability for Amazon EKS collects
-accelerated computing metrics from AWS Trainium and AWS Inferentia accelerators by default. The CloudWatch agent
-must be installed using the CloudWatch Observability EKS add-on version v1.5.0-eksbuild.1 or later" (below). The
-check: docs/checks.md ``cloudwatch-addon``."""
+CLOUDWATCH_CHART = (
+    "aws-observability/helm-charts, tag amazon-cloudwatch-observability-6.4.0 @ "
+    "f4ad2e3abc4444162a74684aa69058a73bb399f6 (2026-07-21; the chart its Helm repository served newest: gh-pages "
+    "index.yaml @ f5139837, created 2026-08-06; copied in tests/data/cloudwatch_observability)")
+CLOUDWATCH_ADDON_PIN = AddonPin(
+    name=CLOUDWATCH_ADDON, version="v6.4.0-eksbuild.1", confirmed=False, as_of=READ,
+    source=("the add-on version built from chart 6.4.0 (" + CLOUDWATCH_CHART + ": Chart.yaml version 6.4.0; "
+            "values.yaml containerInsights.enabled true, otelContainerInsights.enabled false, neuronMonitor.image.tag "
+            "1.11.0 with the trn2 types in its affinity). The add-on's versions are named after the chart's: RELEASE_NOTES "
+            "v3.7.0 'Upgrade CloudWatch Agent Addon to v3.7.0-eksbuild.1'; AWS's 'Deploy Enhanced Container Insights "
+            "(Classic) with CloudFormation or Helm' (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/"
+            "container-insights-eks-classic-iac.html, stored text id 58629973946, read 2026-11-29) installs "
+            "AddonVersion v5.4.0-eksbuild.1 or the Helm chart --version 5.4.0. ASSUMED for Kubernetes 1.36: no "
+            "publisher file lists the add-on's versions per Kubernetes version (DescribeAddonVersions needs an "
+            "account); two third-party runs saw it there (a lab run of 2026-08-08, us-east-1: 'Kubernetes 1.36 ... "
+            "v6.4.0-eksbuild.1 (the default build for 1.36 in this account on the run date)', stored id 59852584107; "
+            "aws eks describe-addon-versions --kubernetes-version 1.36 in ap-southeast-1 on 2026-09-18 listing "
+            "v6.6.0-eksbuild.1 (default), v6.5.0-eksbuild.1, v6.4.0-eksbuild.1, stored id 69417180906). The check: "
+            "aws eks describe-addon-versions --addon-name amazon-cloudwatch-observability --kubernetes-version 1.36 "
+            "(docs/checks.md cloudwatch-addon)"))
+CLOUDWATCH_ADDON_VERSION = CLOUDWATCH_ADDON_PIN.version
+"""The add-on at ``v6.4.0-eksbuild.1``, pinned so a deploy does not take whatever EKS defaults to that day (UNCONFIRMED
+for Kubernetes 1.36: :data:`CLOUDWATCH_ADDON_PIN` says why this version and what is assumed). Why 6.4.0: it is the
+chart whose files the facts here are read from (neuron-monitor 1.11.0 listing the trn2 types, the application log
+group), the newest its Helm repository served at the stored snapshot (6.5.0 was a release branch, unpublished).
+Neuron metrics: AWS: "Beginning with version 1.300036.0 of the CloudWatch agent, Container Insights with enhanced
+observability for Amazon EKS collects accelerated computing metrics from AWS Trainium and AWS Inferentia accelerators
+by default. The CloudWatch agent must be installed using the CloudWatch Observability EKS add-on version
+v1.5.0-eksbuild.1 or later" (below). The kit reads Container Insights' CloudWatch-format metrics (``ContainerInsights``
+namespace, what AWS now calls Enhanced Container Insights (Classic), "Minimum add-on version ... Prior to v6.2.0" on
+its compare page): chart 6.4.0 keeps that pipeline on by default (``containerInsights.enabled: true``: "When set to
+false, the kubernetes key is removed from the agent config, disabling legacy CI metrics collection") and the OTel one
+off, and the 2026-08-08 run above saw the ``/performance`` log group of that pipeline; confirmed on the account by
+the ``list-metrics`` of docs/checks.md ``cloudwatch-addon``. To change it: a version that command lists, checked
+against that chart's values the same way."""
 ADDON_NAMESPACE = "amazon-cloudwatch"
 ADDON_SERVICE_ACCOUNT = "cloudwatch-agent"
 """The add-on's agent runs as ``cloudwatch-agent`` in ``amazon-cloudwatch`` (helm-charts templates/_helpers.tpl

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ..facts.eks_observability import CLOUDWATCH_ADDON as CLOUDWATCH_ADDON_NAME
+from ..facts.eks_observability import CLOUDWATCH_ADDON_VERSION
+from ..facts.eks_pins import DEFAULT_KUBERNETES_VERSION
 from . import applies
 from .registry import Check
 
@@ -71,10 +74,14 @@ ULTRASERVER_LABEL = Check(
     "kubectl get nodes -l neuronfleet/node-group=<group> -L neuron.amazonaws.com/ultraserver-server-id-4",
     manual=KUBERNETES, applies=applies.eks)
 CLOUDWATCH_ADDON = Check(
-    "cloudwatch-addon", "the CloudWatch Observability add-on version EKS installs by default publishes Neuron "
-    "metrics (v1.5.0-eksbuild.1 or later), per pod on DRA nodes too",
-    "aws eks describe-addon --cluster-name <cluster> --addon-name amazon-cloudwatch-observability --query "
-    "addon.addonVersion; aws cloudwatch list-metrics --namespace ContainerInsights --metric-name "
+    "cloudwatch-addon", f"the CloudWatch Observability add-on version the kit pins ({CLOUDWATCH_ADDON_VERSION}, "
+    "assumed from its chart) exists for the cluster's Kubernetes version, is the one deployed, and publishes the Neuron "
+    "metrics in ContainerInsights, per pod on DRA nodes too",
+    f"aws eks describe-addon-versions --addon-name {CLOUDWATCH_ADDON_NAME} --kubernetes-version "
+    f"{DEFAULT_KUBERNETES_VERSION} --query 'addons[].addonVersions[].addonVersion' (lists {CLOUDWATCH_ADDON_VERSION}); "
+    "aws eks describe-addon "
+    f"--cluster-name <cluster> --addon-name {CLOUDWATCH_ADDON_NAME} --query addon.addonVersion (prints "
+    f"{CLOUDWATCH_ADDON_VERSION}); aws cloudwatch list-metrics --namespace ContainerInsights --metric-name "
     "node_neuroncore_utilization", manual="verify reads no EKS add-on or CloudWatch metric list yet", applies=applies.eks)
 KUEUE_METRICS = Check(
     "kueue-metrics", "the kit's Kueue scraper reaches Kueue's metrics Service and CloudWatch makes "
