@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 from ..facts.eks_observability import CLOUDWATCH_ADDON as CLOUDWATCH_ADDON_NAME
-from ..facts.eks_observability import CLOUDWATCH_ADDON_VERSION
+from ..facts.eks_observability import CLOUDWATCH_ADDON_VERSION, CONTAINER_INSIGHTS_NAMESPACE
 from ..facts.eks_pins import DEFAULT_KUBERNETES_VERSION
+from ..preflight.checks import Failed
 from . import applies
-from .registry import Check
+from .outcomes import Finding, broken, holds, not_yet, unchecked
+from .registry import Check, Context, unreadable
+
+if TYPE_CHECKING:
+    from ..fleetfile.schema import Fleet
 
 KUBERNETES = "verify reads no Kubernetes API yet (the command is listed for you to run with kubectl)"
 
@@ -73,6 +81,70 @@ ULTRASERVER_LABEL = Check(
     "node group's nodes (no device plugin there)",
     "kubectl get nodes -l neuronfleet/node-group=<group> -L neuron.amazonaws.com/ultraserver-server-id-4",
     manual=KUBERNETES, applies=applies.eks)
+NEURON_NODE_METRIC = "node_neuroncore_utilization"
+"""The add-on's Neuron metric verify looks for, per cluster (``ClusterName``): neuronfleet.facts.eks_observability."""
+
+
+def addon_pinned(addons: Mapping[str, Mapping[str, Any] | None], metrics: Sequence[Mapping[str, Any]], *,
+                 dra: bool) -> Finding:
+    """The finding of ``cloudwatch-addon`` from each fleet cluster's DescribeAddon ``addon`` (None: the cluster has
+    none) and ListMetrics' series of :data:`NEURON_NODE_METRIC` in ``ContainerInsights``; ``dra``: the fleet has DRA
+    node groups, whose pods' Neuron metrics verify cannot tell apart."""
+    pin = CLOUDWATCH_ADDON_VERSION
+    if not addons:
+        return not_yet("no EKS cluster carries the fleet's tag", "run it again after the EKS stack's deploy")
+    missing = sorted(c for c, a in addons.items() if a is None)
+    if missing:
+        return broken(f"no {CLOUDWATCH_ADDON_NAME} add-on on {', '.join(missing)}",
+                      "the kit creates it on every cluster: deploy the EKS stack again (cdk deploy)")
+    found = {c: a for c, a in addons.items() if a is not None}
+    other = {c: str(a.get("addonVersion")) for c, a in found.items() if a.get("addonVersion") != pin}
+    if other:
+        return broken("; ".join(f"{c} runs {v}" for c, v in sorted(other.items())) + f", the kit pins {pin}",
+                      f"cdk deploy puts {pin} back (a change made outside the stack); to keep the other version, "
+                      "set neuronfleet.facts.eks_observability.CLOUDWATCH_ADDON_PIN to it, checked against its "
+                      "chart's values (docs/checks.md cloudwatch-addon)")
+    unwell = {c: a for c, a in found.items() if a.get("status") != "ACTIVE"}
+    if unwell:
+        return broken("; ".join(f"{c}: {a.get('status')} " + ", ".join(
+            str(i.get("code")) for i in (a.get("health") or {}).get("issues", [])) for c, a in sorted(unwell.items())),
+            f"aws eks describe-addon --cluster-name <cluster> --addon-name {CLOUDWATCH_ADDON_NAME} --query "
+            "addon.health (the issues' messages say what to fix)")
+    publishing = {d.get("Value") for m in metrics for d in m.get("Dimensions", []) if d.get("Name") == "ClusterName"}
+    silent = sorted(set(found) - publishing)
+    if silent:
+        return not_yet(f"{pin} on every cluster; no {NEURON_NODE_METRIC} for {', '.join(silent)} in the last 2 weeks",
+                       "run it again once a Neuron node has run 10 minutes (Capacity Block node groups start at 0)")
+    seen = f"{pin} on {', '.join(sorted(found))}, each publishing {NEURON_NODE_METRIC}"
+    if dra:
+        return unchecked(f"{seen}; DRA node groups' pods: not read by verify",
+                         "by hand: aws cloudwatch list-metrics --namespace ContainerInsights --metric-name "
+                         "pod_neuroncore_utilization --dimensions Name=ClusterName,Value=<cluster> lists a pod of a "
+                         "dra node group")
+    return holds(seen)
+
+
+def _uses_dra(fleet: Fleet) -> bool:
+    return any(c.eks.dra or any(g.dra for g in c.eks.node_groups)
+               for c in fleet.training_clusters if c.scheduler == "eks" and c.eks is not None)
+
+
+def _run_cloudwatch_addon(context: Context) -> Finding:
+    clusters = context.reads.eks_clusters()
+    if isinstance(clusters, Failed):
+        return unreadable(clusters, CLOUDWATCH_ADDON)
+    addons: dict[str, Mapping[str, Any] | None] = {}
+    for cluster in clusters:
+        addon = context.reads.eks_addon(cluster, CLOUDWATCH_ADDON_NAME)
+        if isinstance(addon, Failed):
+            return unreadable(addon, CLOUDWATCH_ADDON)
+        addons[cluster] = addon
+    metrics = context.reads.metrics(CONTAINER_INSIGHTS_NAMESPACE, NEURON_NODE_METRIC) if addons else []
+    if isinstance(metrics, Failed):
+        return unreadable(metrics, CLOUDWATCH_ADDON)
+    return addon_pinned(addons, metrics, dra=_uses_dra(context.fleet))
+
+
 CLOUDWATCH_ADDON = Check(
     "cloudwatch-addon", f"the CloudWatch Observability add-on version the kit pins ({CLOUDWATCH_ADDON_VERSION}, "
     "assumed from its chart) exists for the cluster's Kubernetes version, is the one deployed, and publishes the Neuron "
@@ -82,7 +154,8 @@ CLOUDWATCH_ADDON = Check(
     "aws eks describe-addon "
     f"--cluster-name <cluster> --addon-name {CLOUDWATCH_ADDON_NAME} --query addon.addonVersion (prints "
     f"{CLOUDWATCH_ADDON_VERSION}); aws cloudwatch list-metrics --namespace ContainerInsights --metric-name "
-    "node_neuroncore_utilization", manual="verify reads no EKS add-on or CloudWatch metric list yet", applies=applies.eks)
+    "node_neuroncore_utilization", run=_run_cloudwatch_addon,
+    permission="tag:GetResources, eks:DescribeAddon, cloudwatch:ListMetrics", applies=applies.eks)
 KUEUE_METRICS = Check(
     "kueue-metrics", "the kit's Kueue scraper reaches Kueue's metrics Service and CloudWatch makes "
     "kueue_pending_workloads {ClusterName, cluster_queue, status} in ContainerInsights/Prometheus",

@@ -68,6 +68,21 @@ class Reads(Account):
         result: list[dict[str, Any]] | Failed = self._call(run)
         return result
 
+    def eks_clusters(self) -> list[str] | Failed:
+        """The names of the fleet's EKS clusters (the Resource Groups Tagging API's ``eks:cluster`` ARNs,
+        ``arn:aws:eks:<region>:<account>:cluster/<name>``)."""
+        arns = self.tagged("eks:cluster")
+        return arns if isinstance(arns, Failed) else sorted(arn.split(":cluster/", 1)[1] for arn in arns
+                                                             if ":cluster/" in arn)
+
+    def eks_addon(self, cluster: str, addon: str) -> dict[str, Any] | Failed | None:
+        """EKS DescribeAddon's ``addon`` of ``cluster`` (addonVersion, status, health); None when the cluster has no
+        such add-on (a not-found answer)."""
+        answer = self._answer(lambda: self.client("eks").describe_addon(clusterName=cluster, addonName=addon))
+        if isinstance(answer, Failed):
+            return None if answer.not_found else answer
+        return dict(answer.get("addon") or {})
+
     def console_output(self, instance_id: str) -> str | Failed:
         """An instance's latest console output as text (EC2 answers it base64-encoded; the AWS CLI decodes it)."""
         def run() -> str:
