@@ -28,8 +28,9 @@ class EksTrainingStack(StaticAzStack):
                  fleet: str = "", gpu_pool: GpuPool | None = None, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("an EKS cluster")
+        shared = [sharing.node_group or cluster.node_groups[0].name] if sharing is not None and alerts_topic else []
         self.cluster = c = NeuronEksCluster(self, "Eks", vpc=network.vpc, vpc_subnets=network.compute_subnets,
-                                            settings=cluster)
+                                            settings=cluster, shared_node_groups=shared)
         self.storage = lustre_storage(
             Construct(self, "Storage"), vpc=network.vpc, subnet=network.training_subnet_for(storage.capacity),
             clients=c.security_group, storage_gib=storage.fsx_storage_gib,
@@ -64,6 +65,7 @@ class EksTrainingStack(StaticAzStack):
                                          deployment=sharing.deployment, fleet=fleet)
         self.job_alarms: EksJobAlarms | None = None
         if alerts_topic is not None:  # an UltraServer split, training pending past its deadline (docs/eks.md)
-            self.job_alarms = EksJobAlarms(
-                self, "JobAlarms", cluster=c, topic=alerts_topic, kueue=self.pool.kueue if self.pool else None,
-                training_queues=[self.pool.names["training_queue"]] if self.pool else ())
+            self.job_alarms = EksJobAlarms(   # Kueue's: the pool's and the placement queues' (one release)
+                self, "JobAlarms", cluster=c, topic=alerts_topic, kueue=c.kueue,
+                training_queues=[*([self.pool.names["training_queue"]] if self.pool else []),
+                                 *c.placement_queues.values()])

@@ -286,3 +286,25 @@ def test_the_fleet_files_sharing_section_refuses_a_night_that_lends_no_job(floor
         ok.model_copy(update={"night_floor": floor}).pool_schedule(cluster, "p")
     [problem] = caught.value.problems
     assert problem.path == "night_floor" and allowed in problem.allowed
+
+
+def test_the_fleet_files_sharing_section_refuses_a_dra_node_group() -> None:
+    """A pool's quota and pods are in aws.amazon.com/neuron, which a DRA node group's pods never request (and Kueue
+    0.19.2 admits a DRA claim only with a DeviceClass mapping the kit does not set: facts.kueue.TAS_DRA): refused at
+    synth naming node_group, as SharingPool refuses it (tests/constructs/test_eks_placement.py)."""
+    from neuronfleet.core.problems import InvalidSettings
+    from neuronfleet.settings.eks import NeuronEksClusterSettings
+    from neuronfleet.settings.sharing import SharingSettings
+    from neuronfleet.settings.training import Capacity
+
+    group = NeuronNodegroupSettings(
+        name="ultra", instance_type="trn2u.48xlarge", count=4, allow_unlisted_region=True, device_plugin=False,
+        dra=True, capacity=Capacity.capacity_block(resource_group_arn="arn:aws:resource-groups:us-east-2:111111111111:"
+                                                   "group/ultra", availability_zone="us-east-2b"))
+    sharing = SharingSettings(time_zone="UTC", day=("07:00-23:00",), replica_devices=4, day_replicas=8, night_floor=4,
+                              checkpoint_deadline_minutes=30)
+    with pytest.raises(InvalidSettings) as caught:
+        sharing.pool_schedule(NeuronEksClusterSettings(node_groups=(group,)), "p")
+    [problem] = caught.value.problems
+    assert problem.path == "node_group" and problem.value == "ultra"
+    assert problem.allowed.startswith("a node group on the device plugin: 'ultra' hands out its devices by DRA")

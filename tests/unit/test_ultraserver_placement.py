@@ -40,6 +40,7 @@ from neuronfleet.facts.eks_labels import (
     ULTRASERVER_SERVER_LABEL,
 )
 from neuronfleet.facts.eks_pins import DEFAULT_KUBERNETES_VERSION
+from neuronfleet.facts.kueue import QUEUE_LABEL
 from neuronfleet.settings import Capacity
 from neuronfleet.settings.eks import NeuronNodegroupSettings
 from neuronfleet.sharing import manifests as pool_manifests
@@ -475,3 +476,270 @@ def test_an_ultraserver_pools_objects_validate() -> None:
     for obj in [*eks_manifests.training_job(group, nodes=4), *eks_manifests.training_job(group, nodes=8),
                 *pool_manifests.training_job(schedule, group)]:
         kubernetes_validate.validate(obj, DEFAULT_KUBERNETES_VERSION, strict=True)
+
+
+# ------------------------------------------------ outside a pool: the cluster's placement queue (eks.manifests)
+#
+# A Job reaches TAS only through its queue chain. What Kueue v0.19.2 checks on the way, each rule with its source
+# (kubernetes-sigs/kueue @ 8eab6877) and modelled on the publisher's own example first (single-clusterqueue-setup.yaml
+# and sample-job.yaml, tests/data/kueue, copied verbatim), then run on the kit's objects:
+#
+# - Kueue manages a Job only with the ``kueue.x-k8s.io/queue-name`` label (the chart's default configuration leaves
+#   ``manageJobsWithoutQueueName`` off: charts/kueue/values.yaml ``#manageJobsWithoutQueueName: true``);
+# - the LocalQueue of that name in the Job's namespace, and its ClusterQueue, exist (pkg/controller/core/
+#   workload_controller.go: "LocalQueue %s doesn't exist", "ClusterQueue %s doesn't exist");
+# - the ClusterQueue's namespaceSelector selects the namespace (pkg/workload/resources.go ErrNamespaceMismatch
+#   "workload namespace doesn't match ClusterQueue selector"; concepts/cluster_queue.md: ``{}`` matches all,
+#   ``matchLabels: kubernetes.io/metadata.name: team-a`` one namespace);
+# - every requested resource is covered (flavorassigner.go "resource %s unavailable in ClusterQueue"; test
+#   flavorassigner_test.go TestAssignFlavors "resource not listed in clusterQueue") and fits the nominal quota with
+#   no cohort to borrow from ("insufficient quota for %s in flavor %s ...");
+# - the pod's nodeSelector, on the flavor's own label keys, matches the flavor's nodeLabels (flavorassigner.go
+#   ``flavorSelector``: "flavor %s doesn't match node affinity"; TestAssignFlavors "multiple flavors, fits a node
+#   selector": keys the flavor does not name are ignored);
+# - the requested topology level is a level of the flavor's Topology (tas_flavorassigner.go
+#   ``checkPodSetAndFlavorMatchForTAS``: "Flavor %q does not contain the requested level").
+
+
+def admission_chain(job: dict, objects: list[dict], namespaces: dict[str, dict[str, str]]) -> tuple[str, dict]:
+    """("", the flavor) when Kueue would take ``job`` to a flavor, else the first reason it would not."""
+    labels = job["metadata"].get("labels", {})
+    queue = labels.get(QUEUE_LABEL)
+    if not queue:
+        return "not managed by Kueue (no kueue.x-k8s.io/queue-name label)", {}
+    namespace = job["metadata"]["namespace"]
+    by_kind: dict[str, dict[tuple[str, str], dict]] = {}
+    for o in objects:
+        by_kind.setdefault(o["kind"], {})[(o["metadata"].get("namespace", ""), o["metadata"]["name"])] = o
+    local = by_kind.get("LocalQueue", {}).get((namespace, queue))
+    if local is None:
+        return f"LocalQueue {queue} doesn't exist", {}
+    cq_name = local["spec"]["clusterQueue"]
+    cq = by_kind.get("ClusterQueue", {}).get(("", cq_name))
+    if cq is None:
+        return f"ClusterQueue {cq_name} doesn't exist", {}
+    selector = cq["spec"].get("namespaceSelector")
+    if selector is None or any(namespaces.get(namespace, {}).get(k) != v
+                               for k, v in selector.get("matchLabels", {}).items()):
+        return "workload namespace doesn't match ClusterQueue selector", {}
+    pod = job["spec"]["template"]
+    requests = pod["spec"]["containers"][0]["resources"].get("requests", {})
+    [group] = cq["spec"]["resourceGroups"]
+    for resource in requests:
+        if resource not in group["coveredResources"]:
+            return f"resource {resource} unavailable in ClusterQueue", {}
+    [flavor_quota] = group["flavors"]
+    flavor = by_kind["ResourceFlavor"][("", flavor_quota["name"])]
+    count = job["spec"].get("parallelism", 1)
+    for r in flavor_quota["resources"]:
+        if r["name"] in requests and _quantity(requests[r["name"]]) * count > _quantity(r["nominalQuota"]):
+            return f"insufficient quota for {r['name']} in flavor {flavor['metadata']['name']}", {}
+    node_labels = flavor.get("spec", {}).get("nodeLabels", {})
+    selector_on_flavor_keys = {k: v for k, v in pod["spec"].get("nodeSelector", {}).items() if k in node_labels}
+    if any(node_labels[k] != v for k, v in selector_on_flavor_keys.items()):
+        return f"flavor {flavor['metadata']['name']} doesn't match node affinity", {}
+    annotations = pod.get("metadata", {}).get("annotations", {})
+    level = annotations.get(KUEUE_REQUIRED_TOPOLOGY) or annotations.get(KUEUE_SLICE_REQUIRED_TOPOLOGY)
+    if level is not None:
+        topology = by_kind.get("Topology", {}).get(("", flavor.get("spec", {}).get("topologyName", "")))
+        if topology is None or level not in [lv["nodeLabel"] for lv in topology["spec"]["levels"]]:
+            return f'Flavor "{flavor["metadata"]["name"]}" does not contain the requested level', {}
+    return "", flavor
+
+
+def _quantity(value: int | str) -> float:
+    text = str(value)
+    for suffix, factor in (("Gi", 2**30), ("Mi", 2**20)):
+        if text.endswith(suffix):
+            return float(text[:-2]) * factor
+    return float(text)
+
+
+def _publisher(name: str) -> list[dict]:
+    return [o for o in yaml.safe_load_all((KUEUE / name).read_text()) if o]
+
+
+def test_the_chain_on_the_publishers_example() -> None:
+    """single-clusterqueue-setup.yaml with sample-job.yaml: the Job (3 pods of 1 cpu, 200Mi) in ``default`` reaches
+    default-flavor; each broken link gives Kueue's reason."""
+    setup = _publisher("single-clusterqueue-setup.yaml")
+    [sample] = _publisher("sample-job.yaml")
+    sample["metadata"]["name"] = "sample-job"
+    namespaces = {"default": {"kubernetes.io/metadata.name": "default"}}
+    reason, flavor = admission_chain(sample, setup, namespaces)
+    assert reason == "" and flavor["metadata"]["name"] == "default-flavor"
+    unlabelled = copy.deepcopy(sample)
+    del unlabelled["metadata"]["labels"]
+    assert admission_chain(unlabelled, setup, namespaces)[0].startswith("not managed by Kueue")
+    elsewhere = copy.deepcopy(sample)
+    elsewhere["metadata"]["namespace"] = "team-a"
+    assert admission_chain(elsewhere, setup, namespaces)[0] == "LocalQueue user-queue doesn't exist"
+    gpu = copy.deepcopy(sample)
+    gpu["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "2"
+    assert admission_chain(gpu, setup, namespaces)[0] == "resource example.com/gpu unavailable in ClusterQueue"
+    big = copy.deepcopy(sample)
+    big["spec"]["parallelism"] = 10   # 10 cpu > nominalQuota 9
+    assert admission_chain(big, setup, namespaces)[0] == "insufficient quota for cpu in flavor default-flavor"
+
+
+TRAINING_NS = {eks_manifests.TRAINING_NAMESPACE: {"kubernetes.io/metadata.name": eks_manifests.TRAINING_NAMESPACE},
+               eks_manifests.SERVING_NAMESPACE: {"kubernetes.io/metadata.name": eks_manifests.SERVING_NAMESPACE}}
+
+
+def test_the_placement_objects_validate_against_kueues_crds() -> None:
+    from tests.unit.test_sharing_manifests import kueue_valid
+
+    objects = eks_manifests.placement_objects(ultra(12))
+    assert [o["kind"] for o in objects] == ["Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue"]
+    for obj in objects:
+        kueue_valid(obj)
+    [topology] = [o for o in objects if o["kind"] == "Topology"]
+    assert crd_rules(topology["spec"]["levels"]) == []
+
+
+@pytest.mark.parametrize("nodes", [4, 8, 12])
+def test_a_job_outside_a_pool_reaches_the_ultraserver_topology(nodes: int) -> None:
+    """The plain training Job of 1, 2 and 3 UltraServers on a device-plugin UltraServer node group of 12 nodes is
+    queued on the group's placement queue and reaches a flavor whose Topology has the level its annotations name; in
+    serving's namespace it would not be admitted, and without its label Kueue would not manage it."""
+    group = ultra(12)
+    objects = eks_manifests.placement_objects(group)
+    the_job = job(group, nodes)
+    assert the_job["metadata"]["labels"][QUEUE_LABEL] == eks_manifests.placement_name(group)
+    reason, flavor = admission_chain(the_job, objects, TRAINING_NS)
+    assert reason == "" and flavor["spec"]["topologyName"] == eks_manifests.placement_name(group)
+    moved = copy.deepcopy(the_job)
+    moved["metadata"]["namespace"] = eks_manifests.SERVING_NAMESPACE
+    assert admission_chain(moved, objects, TRAINING_NS)[0].startswith("LocalQueue")
+    queue_there = copy.deepcopy(objects)
+    queue_there[-1]["metadata"]["namespace"] = eks_manifests.SERVING_NAMESPACE   # a LocalQueue there: still refused
+    assert admission_chain(moved, queue_there, TRAINING_NS)[0] == \
+        "workload namespace doesn't match ClusterQueue selector"
+
+
+def test_the_placement_queue_places_whole_ultraservers_or_waits() -> None:
+    """Through the placement flavor's own Topology and node labels, the model of TAS above: a 2-UltraServer Job on 3
+    UltraServers with one node of us-1 partly used goes to us-0 and us-2; with one node of each partly used, it waits
+    (the same Job without the slice annotations would split over three)."""
+    group = ultra(12)
+    topology, flavor, *_ = eks_manifests.placement_objects(group)
+    levels = [lv["nodeLabel"] for lv in topology["spec"]["levels"]]
+    ann = pod_annotations(job(group, 8))
+    got = place(ultraservers(3, busy={(1, 0): 4}), levels, ann, 8, 16, node_labels=flavor["spec"]["nodeLabels"])
+    assert servers_of(got) == {"us-0": 4, "us-2": 4}
+    scattered = ultraservers(3, busy={(0, 0): 4, (1, 1): 4, (2, 2): 4})
+    got = place(scattered, levels, ann, 8, 16, node_labels=flavor["spec"]["nodeLabels"])
+    assert got.reason == 'topology "default" doesn\'t allow to fit any of 2 slice(s)'
+
+
+def test_the_placement_queue_owns_the_whole_node_group_and_nothing_else() -> None:
+    """Quota: the node group's every device, vCPU, GiB and EFA interface, no cohort (nothing lent or borrowed), no
+    preemption; a Job of the whole group fits, one node more does not (a 16-node job on a 12-node group)."""
+    group = ultra(12)
+    objects = eks_manifests.placement_objects(group)
+    [cq] = [o for o in objects if o["kind"] == "ClusterQueue"]
+    assert "cohortName" not in cq["spec"]
+    quota = {r["name"]: r["nominalQuota"] for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+    assert quota == {"aws.amazon.com/neuron": 12 * 16, "cpu": 12 * 192, "memory": "24576Gi",
+                     "vpc.amazonaws.com/efa": 12 * 16}
+    assert admission_chain(job(group, 12), objects, TRAINING_NS)[0] == ""
+    bigger = eks_manifests.training_job(ultra(16), nodes=16)[-1]
+    assert admission_chain(bigger, objects, TRAINING_NS)[0].startswith("insufficient quota for aws.amazon.com/neuron")
+
+
+# --------------------------------------------------- DRA node groups: one UltraServer per Job, never queued
+#
+# Kueue v0.19.2 (facts.kueue.TAS_DRA): a ResourceClaimTemplate's DeviceClass must be mapped in the Configuration's
+# resources.deviceClassMappings, else the workload is inadmissible; allocationMode All is refused
+# (pkg/dra/claims.go GetResourceRequestsForResourceClaimTemplates, countDevicesPerClass); TAS sizes a pod from its
+# containers' requests only (tas_flavorassigner.go podSetTopologyRequest), and the DRA KEP says TAS does not work
+# with it.
+
+
+def dra_quota(pod_spec: dict, templates: dict[str, dict], mappings: dict[str, str]) -> dict[str, int] | str:
+    """Logical resource -> devices per pod, or the field error (claims.go, the rules its test cases below show)."""
+    out: dict[str, int] = {}
+    for j, claim in enumerate(pod_spec.get("resourceClaims", [])):
+        spec = templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]
+        for i, req in enumerate(spec["devices"]["requests"]):
+            exactly = req["exactly"]
+            if exactly.get("allocationMode") == "All":
+                return f"spec.podSets[0].template.spec.resourceClaims[{j}].devices.requests[{i}].exactly.allocationMode"
+            logical = mappings.get(exactly["deviceClassName"])
+            if logical is None:
+                return f"spec.podSets[0].template.spec.resourceClaims[{j}].resourceClaimTemplateName"
+            out[logical] = out.get(logical, 0) + exactly.get("count", 1)
+    return out
+
+
+def _template(name: str, device_class: str, count: int, mode: str = "ExactCount") -> dict:
+    exactly: dict = {"deviceClassName": device_class, "allocationMode": mode}
+    if mode == "ExactCount":
+        exactly["count"] = count
+    return {"metadata": {"name": name}, "spec": {"spec": {"devices": {"requests": [
+        {"name": "device-request", "exactly": exactly}]}}}}
+
+
+def test_the_publishers_dra_cases() -> None:
+    """pkg/dra/claims_test.go Test_GetResourceRequests: claim-tmpl-1 asks 2 devices of test-deviceclass-1 ->
+    "Single claim template with single device": {res-1: 2}; "Unmapped DeviceClass returns error": a NotFound at
+    ...resourceClaims[0].resourceClaimTemplateName; "AllocationMode All returns error": Invalid at
+    ...resourceClaims[0].devices.requests[0].exactly.allocationMode."""
+    templates = {"claim-tmpl-1": _template("claim-tmpl-1", "test-deviceclass-1", 2),
+                 "claim-tmpl-all": _template("claim-tmpl-all", "test-deviceclass-1", 0, "All")}
+    pod = {"resourceClaims": [{"name": "req-1", "resourceClaimTemplateName": "claim-tmpl-1"}]}
+    mapped = {"test-deviceclass-1": "res-1", "test-deviceclass-2": "res-2"}
+    assert dra_quota(pod, templates, mapped) == {"res-1": 2}
+    assert dra_quota(pod, templates, {}) == "spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName"
+    all_pod = {"resourceClaims": [{"name": "req-all", "resourceClaimTemplateName": "claim-tmpl-all"}]}
+    assert dra_quota(all_pod, templates, {"test-deviceclass-1": "res-1"}) == \
+        "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.allocationMode"
+
+
+def dra_ultra(count: int) -> NeuronNodegroupSettings:
+    return NeuronNodegroupSettings(name="ultra", instance_type="trn2u.48xlarge", count=count, allow_unlisted_region=True,
+                                   capacity=Capacity.capacity_block(resource_group_arn=BLOCKS), device_plugin=False,
+                                   dra=True)
+
+
+def test_a_dra_job_would_be_inadmissible_on_kueue_as_installed_so_it_is_not_queued() -> None:
+    """The kit's DRA Job (its claim template: eks.manifests.neuron_claim_template) under Kueue's chart configuration
+    (no deviceClassMappings; the kit passes the chart no values) is refused at its claim; its containers request no
+    Neuron device, so TAS would not count them either. The kit therefore queues no DRA Job: one UltraServer, placed
+    by required affinity, no queue label."""
+    group = dra_ultra(8)
+    claim, _, the_job = eks_manifests.training_job(group, nodes=4)
+    pod = the_job["spec"]["template"]["spec"]
+    assert dra_quota(pod, {claim["metadata"]["name"]: claim}, {}) == \
+        "spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName"
+    assert "aws.amazon.com/neuron" not in pod["containers"][0]["resources"]["requests"]
+    assert QUEUE_LABEL not in the_job["metadata"]["labels"]
+    assert admission_chain(the_job, [], TRAINING_NS)[0].startswith("not managed by Kueue")
+    [term] = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == ULTRASERVER_SERVER_LABEL.format(size=4)
+    assert not eks_manifests.places_whole_ultraservers(group) and eks_manifests.places_whole_ultraservers(ultra(8))
+
+
+@pytest.mark.parametrize(("group", "nodes", "queue", "why"), [
+    (dra_ultra(8), 8, None, "node group ultra hands out its devices by DRA"),
+    (dra_ultra(12), 12, None, "node group ultra hands out its devices by DRA"),
+    (dra_ultra(8), 8, "rainier-training", "node group ultra hands out its devices by DRA"),  # a queue changes nothing
+])
+def test_a_dra_job_of_several_ultraservers_is_refused(group: NeuronNodegroupSettings, nodes: int, queue: str | None,
+                                                     why: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        eks_manifests.training_job(group, nodes=nodes, queue=queue)
+    text = str(caught.value)
+    assert text.startswith(f"nodes: got {nodes}; allowed: 4 (one UltraServer of trn2u.48xlarge)") and why in text
+
+
+def test_the_examples_on_a_dra_ultraserver_group_take_one_ultraserver() -> None:
+    """`neuronfleet eks examples` on a DRA node group of two UltraServers writes a one-UltraServer Job (the most that
+    lands whole there), not a refusal; on a device-plugin one, a Job of the whole group on its placement queue."""
+    from neuronfleet.settings.eks import NeuronEksClusterSettings
+
+    for group, nodes, queue in ((dra_ultra(8), 4, None), (ultra(8), 8, eks_manifests.placement_name(ultra(8)))):
+        files = eks_manifests.examples(NeuronEksClusterSettings(node_groups=(group,)), inference_image="x")
+        [the_job] = [o for o in files["training-job.yaml"] if o["kind"] == "Job"]
+        assert the_job["spec"]["parallelism"] == nodes
+        assert the_job["metadata"]["labels"].get(QUEUE_LABEL) == queue

@@ -16,6 +16,7 @@ DaemonSet so the cost monitors see EKS nodes as they see Batch hosts.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import Any, cast
 
 from aws_cdk import Acknowledgment, Stack, Validations
@@ -52,6 +53,7 @@ from ..facts.eks_pins import (
     NPD_NAMESPACE,
     NPD_SERVICE_ACCOUNT,
 )
+from ..facts.kueue import KUEUE_CHART, KUEUE_NAMESPACE, KUEUE_VERSION
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from ..training.batch import IMDS_HOP_LIMIT, SESSION_MANAGER_ACTIONS, efa_launch_template, efa_security_group
 from ..training.lustre import LUSTRE_PORTS, grant_data
@@ -111,14 +113,16 @@ class NeuronEksCluster(Construct):
                  metrics_namespace: str = NEURON_NAMESPACE,
                  service_account: str = manifests.TRAINING_SERVICE_ACCOUNT,
                  serving_service_account: str = manifests.SERVING_SERVICE_ACCOUNT,
-                 monitor_image: str | None = None) -> None:
+                 monitor_image: str | None = None, shared_node_groups: Sequence[str] = ()) -> None:
         """Raises :class:`InvalidSettings` for settings the region cannot serve and for a node group on reserved
         capacity whose subnets span several AZs. ``vpc_subnets``: where the cluster's ENIs and nodes go (private
         subnets; default: the VPC's private ones). ``file_system``: an FSx for Lustre file system the nodes mount
         (a static PersistentVolume ``fsx`` and its claim; the Batch path's design: /fsx, /fsx/data linked to S3).
         ``service_account`` and ``serving_service_account``: training's (in ``neuronfleet-training``) and serving's
         (in ``neuronfleet-serving``), each with its own Pod Identity role. ``monitor_image``: the utilisation
-        publisher's image, pinned by digest (default: the kit's pin, neuronfleet.facts.eks_pins.NEURON_MONITOR_DIGEST)."""
+        publisher's image, pinned by digest (default: the kit's pin, neuronfleet.facts.eks_pins.NEURON_MONITOR_DIGEST).
+        ``shared_node_groups``: the node groups a SharingPool will share (its own Kueue queues place their jobs); every
+        other UltraServer node group on the device plugin gets a placement queue (:attr:`placement_queues`)."""
         super().__init__(scope, construct_id)
         settings = settings_argument(settings, NeuronEksClusterSettings, what="NeuronEksCluster")
         try:
@@ -128,6 +132,11 @@ class NeuronEksCluster(Construct):
                 "a reference pinned by digest: <repository>[:<tag>]@sha256:<64 lowercase hex> (the utilisation "
                 "publisher runs privileged in the host network)"))], what="NeuronEksCluster") from None
         check_in_region(self, settings.what, settings.region_problems)
+        unknown = [n for n in shared_node_groups if n not in {g.name for g in settings.node_groups}]
+        if unknown:
+            raise InvalidSettings([Problem("shared_node_groups", unknown, (
+                f"names of the cluster's node groups: {sorted(g.name for g in settings.node_groups)}"))],
+                what="NeuronEksCluster")
         self.settings = settings
         self.vpc = vpc
         self.vpc_subnets = vpc_subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
@@ -164,6 +173,19 @@ class NeuronEksCluster(Construct):
         self.node_monitoring_agent = self._node_monitoring_agent()
         self.namespaces = self.cluster.add_manifest("Namespaces", *manifests.namespaces())
         """Training's and serving's namespaces (Pod Security ``baseline`` enforced in each)."""
+        self.kueue: eks.HelmChart | None = None
+        """Kueue's Helm release, pinned (neuronfleet.facts.kueue), once installed (:meth:`install_kueue`)."""
+        placed = [g for g in settings.node_groups
+                  if manifests.places_whole_ultraservers(g) and g.name not in shared_node_groups]
+        self.placement_queues = {g.name: manifests.placement_name(g) for g in placed}
+        """Node group -> the LocalQueue (in training's namespace) that admits its training only on whole free
+        UltraServers: every UltraServer node group on the device plugin outside a sharing pool (docs/eks.md, 'Jobs that
+        land whole'). Not a DRA one: Kueue v0.19.2 does not place DRA devices by topology (facts.kueue.TAS_DRA)."""
+        self.placement: eks.KubernetesManifest | None = None
+        if placed:
+            self.placement = self.cluster.add_manifest(
+                "WholeUltraServers", *(o for g in placed for o in manifests.placement_objects(g)))
+            self.placement.node.add_dependency(self.install_kueue(), self.namespaces)
         self.file_system: fsx.LustreFileSystem | None = None
         if file_system is not None:
             self.mount(file_system)
@@ -231,6 +253,16 @@ class NeuronEksCluster(Construct):
         acknowledge_wildcards(self.serving_role, "serving reads its model: every object under its prefix",
                               resources=(bucket.arn_for_objects(f"{prefix}*"),))
         return grant
+
+    def install_kueue(self) -> eks.HelmChart:
+        """Kueue's chart at the kit's pin in ``kueue-system`` (created), after the system nodes, once per cluster: the
+        placement queues and a sharing pool use the same release. Its controller configuration is the chart's own."""
+        if self.kueue is None:
+            self.kueue = self.cluster.add_helm_chart(
+                "Kueue", chart="kueue", repository=KUEUE_CHART, version=KUEUE_VERSION, namespace=KUEUE_NAMESPACE,
+                create_namespace=True, release="kueue", wait=True)
+            self.kueue.node.add_dependency(self.system_node_group)
+        return self.kueue
 
     def lifecycle_targets(self, drain_bucket: s3.IBucket) -> tuple[CapacityBlockNodegroup, ...]:
         """The cluster's Capacity Block node groups, for ``CapacityLifecycle(node_groups=...)``: each follows its

@@ -46,13 +46,17 @@ def _files(config: Path, cluster_name: str | None, image: str, notes: list[str] 
         raise BadInput.of("--cluster", cluster_name, f"one of {', '.join(names)}", what="eks examples")
     section = entry.eks or EksSection()
     settings = cluster_settings(entry, entry.name, section, fleet.network.training_az)
-    files = manifests.examples(settings, inference_image=image)
-    notes.extend(manifests.placement_notes(settings))
+    pool: dict[str, list[dict[str, Any]]] = {}
+    queues: dict[str, str] = {}   # a pool's UltraServer node group has no placement queue: the pool's training one
     if section.sharing is not None:
         schedule = section.sharing.pool_schedule(settings, entry.name)
         group_name = section.sharing.node_group or settings.node_groups[0].name
         group = next(g for g in settings.node_groups if g.name == group_name)
-        files |= pool_manifests.examples(schedule, group, inference_image=image, deployment=section.sharing.deployment)
+        pool = pool_manifests.examples(schedule, group, inference_image=image, deployment=section.sharing.deployment)
+        if manifests.places_whole_ultraservers(group):
+            queues[group_name] = pool_manifests.names(schedule.pool)["training_queue"]
+    files = manifests.examples(settings, inference_image=image, queues=queues) | pool
+    notes.extend(manifests.placement_notes(settings))
     return entry.name, files
 
 

@@ -43,6 +43,7 @@ from ..facts.eks_pins import (
     NEURON_MONITOR_IMAGE,
     NPD_NAMESPACE,
 )
+from ..facts.kueue import KUEUE_API, QUEUE_LABEL
 from ..node import HOST_DIR, script_text
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 from .drain import drain_reader
@@ -370,8 +371,86 @@ def ultraserver_placement(size: int, nodes: int, name: str, labels: dict[str, st
     return affinity, {KUEUE_SLICE_REQUIRED_TOPOLOGY: server, KUEUE_SLICE_SIZE: str(size)}
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+"""The node level of a Kueue Topology (Kueue's CRD at v0.19.2 allows it as the last level only)."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label the API server sets on every namespace to its name (Kubernetes docs, "Well-Known Labels, Annotations
+and Taints": kubernetes.io/metadata.name): a ClusterQueue's namespaceSelector admits one namespace by it."""
+
+
+def topology_levels(group: NeuronNodegroupSettings) -> list[str]:
+    """The node labels of a node group's Kueue Topology, highest first: the node (``kubernetes.io/hostname``), under
+    Neuron's ``ultraserver-server-id-<size>`` on an UltraServer node group, so that a training Job's topology
+    annotations (:func:`ultraserver_placement`) place whole UltraServers.
+
+    Kueue's Topology CRD at v0.19.2 (tests/data/kueue/kueue.x-k8s.io_topologies.yaml): 1 to 16 unique levels, and
+    "the kubernetes.io/hostname label can only be used at the lowest level of topology". A node lacking a level's
+    label is not in the flavor (Kueue pkg/util/tas/node.go ``NodeMatchesFlavor``): if the UltraServer label is
+    missing (DRA node groups: facts.eks_labels.ULTRASERVER_LABEL_SOURCE_DRA), nothing is admitted on those nodes,
+    loudly, rather than a job placed across UltraServers."""
+    size = group.spec.ultraserver_size
+    return [*([ULTRASERVER_SERVER_LABEL.format(size=size)] if size > 1 else []), HOSTNAME_LABEL]
+
+
+def node_group_quota(group: NeuronNodegroupSettings) -> dict[str, int | str]:
+    """A node group's whole capacity as Kueue quota: its Neuron devices, vCPUs, memory and EFA interfaces, every
+    resource the kit's pods request there (Kueue admits a workload only if every resource it requests is covered:
+    site/content/en/docs/tasks/manage/administer_cluster_quotas.md @ v0.19.2, 'By default, administrators must specify
+    all resources required by workloads in the ClusterQueue's .spec.resourceGroups[*]')."""
+    spec = group.spec
+    out: dict[str, int | str] = {NEURON_RESOURCE: group.count * spec.accelerators,
+                                 "cpu": group.count * spec.vcpus, "memory": f"{group.count * spec.memory_gib}Gi"}
+    if spec.efa_interfaces:
+        out[EFA_RESOURCE] = group.count * spec.efa_interfaces
+    return out
+
+
+def places_whole_ultraservers(group: NeuronNodegroupSettings) -> bool:
+    """Whether NeuronEksCluster gives ``group`` a placement queue (:func:`placement_objects`): an UltraServer node
+    group whose devices come from the device plugin. Not a DRA one: Kueue v0.19.2's topology-aware scheduling does
+    not count DRA devices and its DRA support needs a DeviceClass mapping the kit does not set (facts.kueue.TAS_DRA);
+    a DRA UltraServer Job is one UltraServer, placed whole by required pod affinity (:func:`ultraserver_placement`)."""
+    return group.spec.ultraserver_size > 1 and not group.dra
+
+
+def placement_name(group: NeuronNodegroupSettings) -> str:
+    """The name of a node group's placement Topology, ResourceFlavor, ClusterQueue and LocalQueue (each kind its own
+    namespace of names)."""
+    return f"whole-ultraservers-{group.name}"
+
+
+def placement_objects(group: NeuronNodegroupSettings) -> list[Manifest]:
+    """Kueue's objects that admit training on ``group`` only on whole free UltraServers, outside a sharing pool: a
+    Topology (:func:`topology_levels`: the UltraServer, then the node), a ResourceFlavor of the node group on it, a
+    ClusterQueue owning the node group's whole capacity (:func:`node_group_quota`; no cohort, no preemption) that
+    admits training's namespace only, and its LocalQueue there (:func:`placement_name`).
+
+    A Job queued there with the annotations of :func:`ultraserver_placement` is admitted only where each of its
+    slices of ``size`` pods fits in one UltraServer, and holds no quota until then (Kueue v0.19.2: tas.go ``Build``;
+    tas_flavor_snapshot.go; tests pkg/cache/scheduler/tas_cache_test.go TestFindTopologyAssignments, modelled in
+    tests/unit/test_ultraserver_placement.py); counting the pods Kueue does not manage (pkg/controller/tas/
+    non_tas_usage_controller.go), so a node another pod holds part of is not a free node."""
+    name = placement_name(group)
+    quota = node_group_quota(group)
+    return [
+        {"apiVersion": KUEUE_API, "kind": "Topology", "metadata": {"name": name},
+         "spec": {"levels": [{"nodeLabel": label} for label in topology_levels(group)]}},
+        {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": name},
+         "spec": {"nodeLabels": {NODE_GROUP_LABEL: group.name}, "topologyName": name,
+                  "tolerations": [neuron_toleration()]}},
+        {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": name},
+         "spec": {"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: TRAINING_NAMESPACE}},
+                  "resourceGroups": [{"coveredResources": list(quota), "flavors": [{"name": name, "resources": [
+                      {"name": resource, "nominalQuota": amount} for resource, amount in quota.items()]}]}],
+                  "preemption": {"reclaimWithinCohort": "Never", "withinClusterQueue": "Never"}}},
+        {"apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": {"name": name, "namespace": TRAINING_NAMESPACE},
+         "spec": {"clusterQueue": name}},
+    ]
+
+
 def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: str | None = None,
-                 nodes: int | None = None, script: str = "/fsx/data/code/train.py") -> list[Manifest]:
+                 nodes: int | None = None, script: str = "/fsx/data/code/train.py",
+                 queue: str | None = None) -> list[Manifest]:
     """An indexed Job of ``nodes`` pods (default: the node group's ``count``), one per node, each asking for all of
     its node's Neuron devices (device plugin, or a DRA claim: :func:`neuron_claim_template`) and EFA interfaces, and
     a headless Service that gives each pod a stable name.
@@ -380,12 +459,26 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
     every pod sorts the same records (UltraServer, node within it); the pod's completion index stands in for AWS
     Batch's node index. On UltraServer node groups the pods go to whole UltraServers: ``nodes`` must be a multiple
     of the UltraServer size and the pods' required anti-affinity puts one per node (:func:`ultraserver_placement`
-    for the rest: Neuron's affinity forms, and Kueue's topology-aware annotations for a queued Job)."""
+    for the rest: Neuron's affinity forms, and Kueue's topology-aware annotations for a queued Job).
+
+    ``queue``: the Kueue LocalQueue (in training's namespace) the Job is queued on, by its
+    ``kueue.x-k8s.io/queue-name`` label; default on a device-plugin UltraServer node group, the group's own
+    (:func:`placement_name`, which NeuronEksCluster creates), so Kueue admits it only on whole free UltraServers; on
+    other node groups none. A Job of several UltraServers is refused when nothing would place it whole: on a DRA node
+    group (Kueue v0.19.2 does not place DRA devices by topology: facts.kueue.TAS_DRA), or unqueued."""
     spec = group.spec
     size = spec.ultraserver_size
     nodes = nodes or group.count
     if nodes % size:
         raise ValueError(f"nodes: got {nodes}; allowed: a multiple of {size} (whole UltraServers of {group.instance_type})")
+    if queue is None and places_whole_ultraservers(group):
+        queue = placement_name(group)
+    if size > 1 and nodes > size and (group.dra or queue is None):
+        why = (f"node group {group.name} hands out its devices by DRA, which Kueue v0.19.2's topology-aware scheduling "
+               "does not place (facts.kueue.TAS_DRA): only a one-UltraServer Job lands whole there, by required "
+               "pod affinity" if group.dra else "no Kueue queue is named to admit it on whole UltraServers")
+        raise ValueError(f"nodes: got {nodes}; allowed: {size} (one UltraServer of {group.instance_type}): {why} "
+                         "(docs/eks.md, 'Jobs that land whole')")
     image = image or neuron.default_training_image(group.instance_type).reference
     lnc = neuron.support(group.instance_type).lnc_default
     cores = neuron.logical_cores(group.instance_type, lnc)
@@ -444,7 +537,8 @@ def training_job(group: NeuronNodegroupSettings, *, name: str = "train", image: 
          "metadata": {"name": name, "namespace": TRAINING_NAMESPACE, "labels": labels},
          "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True}},
         {"apiVersion": "batch/v1", "kind": "Job",
-         "metadata": {"name": name, "namespace": TRAINING_NAMESPACE, "labels": labels},
+         "metadata": {"name": name, "namespace": TRAINING_NAMESPACE,
+                      "labels": labels | ({QUEUE_LABEL: queue} if queue else {})},  # the Job's only: Kueue reads it
          "spec": {"completionMode": "Indexed", "completions": nodes, "parallelism": nodes,
                   "backoffLimitPerIndex": BACKOFF_PER_INDEX, "podFailurePolicy": {"rules": [IGNORE_DISRUPTION]},
                   "template": pod}},
@@ -475,13 +569,21 @@ def inference_deployment(group: NeuronNodegroupSettings, *, name: str = "serve",
                      "template": {"metadata": {"labels": labels}, "spec": spec}}}
 
 
-def examples(settings: NeuronEksClusterSettings, *, inference_image: str) -> dict[str, list[Manifest]]:
+def examples(settings: NeuronEksClusterSettings, *, inference_image: str,
+             queues: dict[str, str] | None = None) -> dict[str, list[Manifest]]:
     """File name -> the objects in it: the node scripts, a training Job on the first UltraServer node group (else the
-    first Trainium one), and an inference Deployment on the first Inferentia node group (else the first one)."""
+    first Trainium one), and an inference Deployment on the first Inferentia node group (else the first one).
+
+    The training Job takes the whole node group, queued on its placement queue (:func:`training_job`); on a DRA
+    UltraServer node group it takes one UltraServer (the most that lands whole there). ``queues``: node group -> the
+    LocalQueue its Job is queued on instead (a sharing pool's training queue: the cluster makes no placement queue
+    for a pool's node group)."""
     trn = next((g for g in settings.node_groups if g.spec.ultraserver_size > 1),
                next((g for g in settings.node_groups if g.instance_type.startswith("trn")), settings.node_groups[0]))
     inf = next((g for g in settings.node_groups if g.instance_type.startswith("inf")), settings.node_groups[0])
-    return {"node-scripts.yaml": [node_scripts()], "training-job.yaml": training_job(trn),
+    nodes = trn.spec.ultraserver_size if trn.dra and trn.spec.ultraserver_size > 1 else trn.count
+    job = training_job(trn, nodes=nodes, queue=(queues or {}).get(trn.name))
+    return {"node-scripts.yaml": [node_scripts()], "training-job.yaml": job,
             "inference.yaml": [inference_deployment(inf, image=inference_image, neuron_cores=2,
                                                     scheduler_extension=settings.scheduler_extension)]}
 
@@ -489,7 +591,7 @@ def examples(settings: NeuronEksClusterSettings, *, inference_image: str) -> dic
 def placement_notes(settings: NeuronEksClusterSettings) -> list[str]:
     """What a user must know before submitting on the UltraServer node groups, one line each: on a DRA node group the
     UltraServer label's source is unconfirmed (facts.eks_labels.ULTRASERVER_LABEL_SOURCE_DRA), so check it once;
-    without it, placement on it fails loudly (nothing admitted or scheduled), never a silent split."""
+    without it, placement on it fails loudly (nothing scheduled), never a silent split."""
     notes = []
     for g in settings.node_groups:
         size = g.spec.ultraserver_size
@@ -497,9 +599,9 @@ def placement_notes(settings: NeuronEksClusterSettings) -> list[str]:
             label = ULTRASERVER_SERVER_LABEL.format(size=size)
             notes.append(
                 f"node group {g.name} (DRA): who sets {label} on its nodes is unconfirmed; before the first job run "
-                f"`{ULTRASERVER_LABEL_CHECK.format(group=g.name, label=label)}`: an empty column means its jobs are "
-                "never admitted by Kueue (topology level missing) and a one-UltraServer Job's pods stay Pending "
-                "(docs/checks.md ultraserver-label)")
+                f"`{ULTRASERVER_LABEL_CHECK.format(group=g.name, label=label)}`: an empty column means its Jobs (one "
+                "UltraServer each, not queued on Kueue) are never admitted to a node: their pods stay Pending on the "
+                "required affinity (docs/checks.md ultraserver-label)")
     return notes
 
 

@@ -49,6 +49,10 @@ class SharingSettings(Settings):
             raise InvalidSettings([Problem("node_group", name, (
                 f"a node group on reserved capacity (odcr or capacity-block); {name!r} is {group.capacity.type}"))],
                 what=self.what)
+        if group.dra:
+            raise InvalidSettings([Problem("node_group", name, (
+                f"a node group on the device plugin: {name!r} hands out its devices by DRA, and the pool's quota and "
+                "pods are in aws.amazon.com/neuron, which DRA pods do not request"))], what=self.what)
         try:
             schedule = PoolSchedule.build(pool=pool, time_zone=self.time_zone, day=self.day,
                                       pool_devices=group.count * group.spec.accelerators,

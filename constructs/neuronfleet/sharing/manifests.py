@@ -29,7 +29,7 @@ from neuronfleet_contract.pool_schedule import (
 )
 
 from ..eks import manifests as eks_manifests
-from ..facts.eks_labels import EFA_RESOURCE, NEURON_RESOURCE, NODE_GROUP_LABEL, ULTRASERVER_SERVER_LABEL
+from ..facts.eks_labels import NEURON_RESOURCE, NODE_GROUP_LABEL
 from ..settings.eks import NeuronNodegroupSettings
 from .pins import KUEUE_API, PRIORITY_LABEL, QUEUE_LABEL, RECLAIM, TRAINING_GRACE_SECONDS
 
@@ -43,9 +43,6 @@ SCHEDULE_ROLE = "neuronfleet-pool-schedule"
 RBAC_API = "rbac.authorization.k8s.io/v1"
 ROLE_NAMESPACES = {Role.INFERENCE: eks_manifests.SERVING_NAMESPACE, Role.TRAINING: eks_manifests.TRAINING_NAMESPACE}
 """Where each role's workloads, and its LocalQueue, live."""
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-"""The label the API server sets on every namespace to its name (Kubernetes docs, "Well-Known Labels, Annotations
-and Taints": kubernetes.io/metadata.name): a ClusterQueue's namespaceSelector admits one namespace by it."""
 
 
 def schedule_group(pool: str) -> str:
@@ -54,22 +51,11 @@ def schedule_group(pool: str) -> str:
     return f"{SCHEDULE_ROLE}-{pool}"
 
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-"""The node level of the pool's Kueue Topology (Kueue's CRD at v0.19.2 allows it as the last level only)."""
-
-
-def topology_levels(group: NeuronNodegroupSettings) -> list[str]:
-    """The node labels of the pool's Kueue Topology, highest first: the node (``kubernetes.io/hostname``), under
-    Neuron's ``ultraserver-server-id-<size>`` on an UltraServer node group, so that a training Job's topology
-    annotations (eks.manifests.ultraserver_placement) place whole UltraServers.
-
-    Kueue's Topology CRD at v0.19.2 (tests/data/kueue/kueue.x-k8s.io_topologies.yaml): 1 to 16 unique levels, and
-    "the kubernetes.io/hostname label can only be used at the lowest level of topology". A node lacking a level's
-    label is not in the flavor (Kueue pkg/util/tas/node.go ``NodeMatchesFlavor``): if the UltraServer label is
-    missing (DRA node groups: facts.eks_labels.ULTRASERVER_LABEL_SOURCE_DRA), the pool admits nothing on those nodes,
-    loudly, rather than placing a job across UltraServers."""
-    size = group.spec.ultraserver_size
-    return [*([ULTRASERVER_SERVER_LABEL.format(size=size)] if size > 1 else []), HOSTNAME_LABEL]
+HOSTNAME_LABEL = eks_manifests.HOSTNAME_LABEL
+NAMESPACE_NAME_LABEL = eks_manifests.NAMESPACE_NAME_LABEL
+topology_levels = eks_manifests.topology_levels
+"""The pool's Topology levels: the node group's (eks.manifests.topology_levels, one home with the cluster's
+placement queues): the node, under the UltraServer on an UltraServer node group."""
 
 
 def names(pool: str) -> dict[str, str]:
@@ -78,15 +64,6 @@ def names(pool: str) -> dict[str, str]:
     return {"cohort": pool, "flavor": pool, "topology": pool,
             "inference_queue": f"{pool}-inference", "training_queue": f"{pool}-training",
             "inference_priority": f"{pool}-inference", "training_priority": f"{pool}-training"}
-
-
-def _quota(group: NeuronNodegroupSettings) -> dict[str, int | str]:
-    spec = group.spec
-    out: dict[str, int | str] = {NEURON_RESOURCE: group.count * spec.accelerators,
-                                 "cpu": group.count * spec.vcpus, "memory": f"{group.count * spec.memory_gib}Gi"}
-    if spec.efa_interfaces:
-        out[EFA_RESOURCE] = group.count * spec.efa_interfaces
-    return out
 
 
 def training_nodes(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> int:
@@ -125,7 +102,7 @@ def kueue_objects(schedule: PoolSchedule, group: NeuronNodegroupSettings) -> lis
         raise ValueError(f"pool_devices: got {schedule.pool_devices}; allowed: the node group's "
                          f"{group.count * group.spec.accelerators} Neuron devices ({group.count} x {group.instance_type})")
     n = names(schedule.pool)
-    quota = _quota(group)
+    quota = eks_manifests.node_group_quota(group)
     lend = training_nodes(schedule, group) * group.spec.accelerators
 
     def queue(name: str, *, nominal: bool, preemption: dict[str, Any]) -> Manifest:
@@ -249,7 +226,8 @@ def training_job(schedule: PoolSchedule, group: NeuronNodegroupSettings, *, name
     most = training_nodes(schedule, group)
     if nodes is not None and nodes > most:
         raise ValueError(f"nodes: got {nodes}; allowed: at most {most} (the whole nodes the night lends training)")
-    service, job = json.loads(json.dumps(eks_manifests.training_job(group, name=name, nodes=nodes or most)))
+    service, job = json.loads(json.dumps(eks_manifests.training_job(
+        group, name=name, nodes=nodes or most, queue=names(schedule.pool)["training_queue"])))
     job["metadata"]["labels"] = job["metadata"]["labels"] | _labels(schedule, Role.TRAINING)  # the Job's only
     pod = job["spec"]["template"]
     pod["metadata"]["labels"] = pod["metadata"]["labels"] | {LABEL_POOL: schedule.pool, LABEL_ROLE: str(Role.TRAINING)}

@@ -8,22 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-READ = date(2026, 11, 23)
+from ..facts.kueue import (  # noqa: F401  (the pool's Kueue pins live in facts.kueue: one home, re-exported here)
+    KUEUE_API,
+    KUEUE_CHART,
+    KUEUE_COMMIT,
+    KUEUE_MANIFESTS,
+    KUEUE_NAMESPACE,
+    KUEUE_SOURCE,
+    KUEUE_VERSION,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+)
 
-KUEUE_VERSION = "0.19.2"
-KUEUE_COMMIT = "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb"
-KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
-KUEUE_MANIFESTS = f"https://github.com/kubernetes-sigs/kueue/releases/download/v{KUEUE_VERSION}/manifests.yaml"
-KUEUE_NAMESPACE = "kueue-system"
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-KUEUE_SOURCE = (
-    f"kubernetes-sigs/kueue tag v{KUEUE_VERSION} @ {KUEUE_COMMIT} (2026-08-20, the newest release tag stored; "
-    "v0.20.0-devel is not a release): charts/kueue/Chart.yaml (version 0.19.2, appVersion v0.19.2); charts/kueue/"
-    "README.md: 'helm install kueue oci://registry.k8s.io/kueue/charts/kueue --version=\"0.19.2\" --create-namespace "
-    "--namespace=kueue-system'; README.md: 'kubectl apply --server-side -f https://github.com/kubernetes-sigs/kueue/"
-    "releases/download/v0.19.2/manifests.yaml'; the CRDs serve v1beta1 (deprecated: 'Use v1beta2 instead') and "
-    "v1beta2 (storage)")
-"""Kueue, pinned. The kit writes v1beta2 objects only."""
+READ = date(2026, 11, 23)
 
 KUEUE_INTEGRATIONS = ("batch/job", "pod", "deployment")
 """The integrations the pool's workloads use, all enabled in the chart's default ``integrations.frameworks`` at
@@ -31,12 +28,6 @@ KUEUE_INTEGRATIONS = ("batch/job", "pod", "deployment")
 enabled by default', each Deployment pod is 'a single independent Plain Pod' workload, and 'A Kueue managed Pod
 cannot be created in `kube-system` or `kueue-system` namespaces'; 'In case of preemption, the Pod will be terminated
 and deleted' (tasks/run/plain_pods.md)."""
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-"""site/content/en/docs/concepts/workload_priority_class.md @ v0.19.2: 'You can specify the WorkloadPriorityClass by
-setting the label kueue.x-k8s.io/priority-class'; tasks/run/jobs.md: the Job sets 'the kueue.x-k8s.io/queue-name
-label selecting the LocalQueue'; Kueue 'automatically manages the Job's suspension'."""
 
 RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")

@@ -44,7 +44,7 @@ from ..core.trust import scheduler_principal
 from ..eks.cluster import NeuronEksCluster
 from ..eks.manifests import SERVING_NAMESPACE, TRAINING_NAMESPACE
 from . import manifests
-from .pins import KUEUE_CHART, KUEUE_NAMESPACE, KUEUE_VERSION, SCHEDULE_EXPRESSION
+from .pins import SCHEDULE_EXPRESSION
 
 __all__ = ["SharingPool"]
 
@@ -84,6 +84,11 @@ class SharingPool(Construct):
             problems.append(Problem("node_group", node_group, (
                 f"a node group on reserved capacity (odcr or capacity-block); {node_group!r} is {group.capacity.type}:"
                 " a pool that On-Demand may not refill in the morning is not shared")))
+        elif group.dra:
+            problems.append(Problem("node_group", node_group, (
+                f"a node group on the device plugin: {node_group!r} hands out its devices by DRA, and the pool's "
+                "quota and pods are in aws.amazon.com/neuron, which DRA pods do not request (Kueue 0.19.2 would also "
+                "need a DeviceClass mapping the kit does not set: facts.kueue.TAS_DRA)")))
         elif schedule.pool_devices != group.count * group.spec.accelerators:
             problems.append(Problem("schedule.pool_devices", schedule.pool_devices, (
                 f"the node group's Neuron devices: {group.count * group.spec.accelerators} "
@@ -92,16 +97,18 @@ class SharingPool(Construct):
             problems += sharing_problems(schedule, node_devices=group.spec.accelerators,
                                          job_nodes=group.spec.ultraserver_size, node_type=group.instance_type,
                                          field_prefix="schedule.")
+        if group is not None and group.name in cluster.placement_queues:
+            problems.append(Problem("node_group", node_group, (
+                "a node group the cluster shares: pass shared_node_groups=[" + repr(node_group) + "] to "
+                "NeuronEksCluster (it gave this UltraServer node group a placement queue of its own, which would "
+                "admit training beside the pool's queues on the same nodes)")))
         if problems:
             raise InvalidSettings(problems, what="SharingPool")
         assert group is not None
         self.schedule = schedule
         self.names = manifests.names(schedule.pool)
         k8s = cluster.cluster
-        self.kueue = k8s.add_helm_chart(
-            "Kueue", chart="kueue", repository=KUEUE_CHART, version=KUEUE_VERSION, namespace=KUEUE_NAMESPACE,
-            create_namespace=True, release="kueue", wait=True)
-        self.kueue.node.add_dependency(cluster.system_node_group)
+        self.kueue = cluster.install_kueue()   # one release per cluster (its placement queues use it too)
         self.queues = k8s.add_manifest("Queues", *manifests.kueue_objects(schedule, group))
         self.queues.node.add_dependency(self.kueue, cluster.namespaces)
         self.autoscaler = k8s.add_manifest("Autoscaler", manifests.inference_autoscaler(schedule, name=deployment))

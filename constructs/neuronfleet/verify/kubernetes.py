@@ -81,6 +81,12 @@ ULTRASERVER_LABEL = Check(
     "node group's nodes (no device plugin there)",
     "kubectl get nodes -l neuronfleet/node-group=<group> -L neuron.amazonaws.com/ultraserver-server-id-4",
     manual=KUBERNETES, applies=applies.eks)
+ULTRASERVER_PLACEMENT = Check(
+    "ultraserver-placement", "a Job of several UltraServers on a device-plugin UltraServer node group, queued on its "
+    "placement queue (whole-ultraservers-<group>), is admitted by Kueue 0.19.2 only on whole free UltraServers",
+    "kubectl -n neuronfleet-training get workloads -o wide (the Job's workload admitted to whole-ultraservers-<group>, "
+    "or pending with a topology reason); kubectl get pods -o wide -L neuron.amazonaws.com/ultraserver-server-id-4",
+    manual=KUBERNETES, applies=applies.eks)
 NEURON_NODE_METRIC = "node_neuroncore_utilization"
 """The add-on's Neuron metric verify looks for, per cluster (``ClusterName``): neuronfleet.facts.eks_observability."""
 
@@ -165,5 +171,6 @@ KUEUE_METRICS = Check(
     applies=applies.sharing)
 
 CHECKS: tuple[Check, ...] = (
-    ULTRASERVER_LABEL, CLOUDWATCH_ADDON, KUEUE_METRICS, EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST, POOL_RBAC, POD_SECURITY,
-    POD_IDENTITY_TAGS, NEURON_CHART_RENDER, KUBE_SCHEDULER, NODE_MONITORING_AGENT, NODE_REPAIR_REPLACE)
+    ULTRASERVER_LABEL, ULTRASERVER_PLACEMENT, CLOUDWATCH_ADDON, KUEUE_METRICS, EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST,
+    POOL_RBAC, POD_SECURITY, POD_IDENTITY_TAGS, NEURON_CHART_RENDER, KUBE_SCHEDULER, NODE_MONITORING_AGENT,
+    NODE_REPAIR_REPLACE)
