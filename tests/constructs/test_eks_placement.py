@@ -136,3 +136,29 @@ def test_an_unknown_shared_node_group_is_refused() -> None:
         _stack(ULTRA, shared=("nope",))
     [problem] = caught.value.problems
     assert problem.path == "shared_node_groups" and problem.value == ["nope"] and "'ultra'" in problem.allowed
+
+
+def test_the_reference_stack_shares_the_pools_group_and_watches_the_placement_queues() -> None:
+    """stacks/eks_stack.EksTrainingStack: the pool's node group (an UltraServer group on the device plugin) is told to
+    the cluster as shared, so the pool builds; another such group gets its placement queue, and the pending alarm
+    watches both training ClusterQueues (no synth: the constructs' own attributes)."""
+    from neuronfleet.settings.sharing import SharingSettings
+    from neuronfleet.settings.training import TrainiumClusterSettings
+    from stacks.eks_stack import EksTrainingStack
+
+    app = cdk.App()
+    base = AzStack(app, "Net", env=ENV)
+    net = network(base, nat_gateways=1)
+    pooled = ULTRA.model_copy(update={"name": "pooled"})
+    settings = NeuronEksClusterSettings(node_groups=(pooled, ULTRA))
+    storage = TrainiumClusterSettings(instance_type="trn2u.48xlarge", count=8, capacity=ULTRA.capacity,
+                                      allow_unlisted_region=True)
+    sharing = SharingSettings(time_zone="UTC", day=("07:00-23:00",), replica_devices=4, day_replicas=8, night_floor=1,
+                              checkpoint_deadline_minutes=30)
+    stack = EksTrainingStack(app, "Train", network=net, cluster=settings, storage=storage, sharing=sharing,
+                             alerts_topic=sns.Topic(base, "Alerts"), env=ENV)
+    assert stack.pool is not None and stack.pool.kueue is stack.cluster.kueue
+    assert stack.cluster.placement_queues == {"ultra": "whole-ultraservers-ultra"}
+    assert stack.job_alarms is not None
+    assert sorted(stack.job_alarms.pending_alarms) == sorted([stack.pool.names["training_queue"],
+                                                              "whole-ultraservers-ultra"])

@@ -10,7 +10,9 @@ Neuron taint and the kit's labels, and node auto repair on (the EKS node monitor
 it acts on). The Neuron chart (one release for the device plugin, with the scheduler extension and node problem
 detector when asked, one for the DRA driver: never both in one release), the EFA device plugin (told to tolerate the
 Neuron taint) and the FSx for Lustre CSI driver are installed pinned; the kit's utilisation publisher runs as a
-DaemonSet so the cost monitors see EKS nodes as they see Batch hosts.
+DaemonSet so the cost monitors see EKS nodes as they see Batch hosts. Every UltraServer node group on the device plugin
+outside a sharing pool gets a Kueue placement queue (Kueue installed pinned, once), so a training Job of several
+UltraServers is admitted only on whole free UltraServers (docs/eks.md, "Jobs that land whole").
 """
 
 from __future__ import annotations
