@@ -56,6 +56,32 @@ def _share_botocore_models() -> None:
 
 _share_botocore_models()
 
+
+_SNS_SIGNING_KEY: list[Any] = []
+
+
+def _one_sns_signing_key() -> None:
+    """moto's SNS signs each message it delivers with an RSA key of its subscription, which it generates (2,048 bits,
+    about 40 ms of CPU) once per subscription: once per test that subscribes a queue to a topic, hundreds of times in
+    the suite. One key per process serves them all: moto's signature stands in for AWS's, no test verifies it, and
+    moto makes the key up anyway (moto/sns/models.py ``Subscription.private_key``). Applied once moto's SNS is loaded."""
+    models = sys.modules.get("moto.sns.models")
+    if models is None or _SNS_SIGNING_KEY:
+        return
+    _SNS_SIGNING_KEY.append(models.Subscription.private_key)
+
+    def private_key(self: Any) -> Any:
+        if len(_SNS_SIGNING_KEY) == 1:
+            _SNS_SIGNING_KEY.append(_SNS_SIGNING_KEY[0](self))
+        return _SNS_SIGNING_KEY[1]
+
+    models.Subscription.private_key = private_key
+
+
+@pytest.fixture(autouse=True)
+def _moto_sns_signing_key() -> None:
+    _one_sns_signing_key()
+
 EXAMPLE_FLEETS = tuple(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
 """Every fleet file the kit ships (config/NAME.yaml): each is synthesised, gated and checked against the quotas."""
 
@@ -82,6 +108,23 @@ def hot_prod() -> Fleet:
     chat["gpu_variant"] |= {"standby": "hot", "min_instances": 1, "max_instances": 2}
     return parse_fleet(doc, source="config/prod.yaml with a hot standby (tests/conftest.py)")
 
+
+BUILTIN_VALIDATOR = "CloudFormation Validate"
+"""CDK's built-in template validator (aws-cdk-lib 2.275: every template against the CloudFormation resource schemas
+and AWS's default rules; ``@aws-cdk/core:validateAgainstDefaultRules`` in cdk.json makes its findings errors), as it
+names itself in a synth's validation-report.json."""
+
+CLI_NO_REVALIDATION = {"CDK_VALIDATION": "false"}
+"""The environment of the CDK CLI end-to-end runs whose subject is what comes after synth (bootstrap, deploy, diff,
+destroy, the demo's story) on an example fleet: CDK's built-in validator is off for their synths (the CLI's own
+``--no-validation`` sets this variable for the app), because the session already validated the same templates.
+``synth_fleet`` synthesises every example fleet with it on (tests/constructs/test_gates.py reads each fleet's report:
+:data:`BUILTIN_VALIDATOR` ran and found nothing), and the validator changes no template (it writes
+validation-report.json only: a CLI synth of dev and prod with and without it, compared 2026-11-29). The validator's
+cost is its own: 6-8 s of CPU for each synth of dev or prod in a fresh process (measured 2026-11-29: dev 14.5 -> 8.0 s,
+prod 18.3 -> 9.3 s). tests/cli/test_cli.py's prod synth
+keeps it on and shows the CLI runs it; a template that is not an example fleet's (README snippets, the wheel's app) is
+always validated."""
 
 _CDK_SUPPORT = {"AZS", "ENV", "AzStack", "network", "properties", "SynthesizedFleet", "new_app"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, VENV_BIN
+from tests.conftest import BUILTIN_VALIDATOR, ROOT, VENV_BIN
 
 pytestmark = pytest.mark.slow
 
@@ -39,6 +39,10 @@ def test_prod_synth_writes_one_template_per_stack_without_warnings(prod_synth) -
                       "nf-prod-train-pretrain"]
     assert sorted(p.name for p in out.glob("*.template.json")) == [f"{s}.template.json" for s in stacks]
     assert "WARNING" not in result.stderr and "warning" not in result.stderr.lower(), result.stderr
+    # the user's synth runs CDK's built-in validator (the end-to-end tests that skip it rely on this: CLI_NO_REVALIDATION)
+    report = json.loads((out / "validation-report.json").read_text())
+    assert [(p["pluginName"], p["conclusion"], p["violations"]) for p in report["pluginReports"]] == [
+        (BUILTIN_VALIDATOR, "success", [])]
     assert "end-of-life" not in result.stderr + result.stdout
 
 

@@ -1,4 +1,7 @@
-"""`make demo` end to end (the script it runs), offline: the real CDK CLI against an embedded moto server."""
+"""`make demo` end to end (the script it runs), offline: the real CDK CLI against an embedded moto server.
+
+The demo's synth runs without CDK's built-in validator here (tests/conftest.py CLI_NO_REVALIDATION: the session
+validated the same fleets; a user's `make demo` runs it)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import CLI_NO_REVALIDATION, ROOT
 
 pytestmark = pytest.mark.slow
 NEURONFLEET = str(Path(sys.executable).parent / "neuronfleet")
@@ -27,7 +30,7 @@ def story(out: str, fleet: str, phase: str) -> str:
 
 
 def test_demo_deploys_the_dev_fleet_with_the_cdk_cli_and_prints_the_migration_report() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | CLI_NO_REVALIDATION
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -105,7 +108,7 @@ def assert_page_and_record(env_name: str) -> dict:
 
 
 def test_the_prod_demo_speaks_of_the_prod_fleet_and_says_its_usage_is_synthetic() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"ENV": "prod"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | CLI_NO_REVALIDATION | {"ENV": "prod"}
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -151,7 +154,7 @@ def test_the_pilot_demo_reports_the_judges_record_as_the_deployed_report_reads_i
     inference stack); the report finds it through its own deployed configuration (JUDGE_RECORDS, the bucket name
     imported from the inference stack) and its adapter, and shows the verdict with its measured costs (synthetic,
     said so)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"ENV": "pilot"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | CLI_NO_REVALIDATION | {"ENV": "pilot"}
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
