@@ -43,12 +43,17 @@ ULTRASERVER_LABEL_SOURCE_DRA = (
 
 ULTRASERVER_LABEL_CHECK = "kubectl get nodes -l neuronfleet/node-group={group} -L {label}"
 """The one command that shows whether a node group's nodes carry the UltraServer label (an empty column: they do
-not). Without it, placement on the label fails loudly, never silently: Kueue's topology-aware scheduling leaves a
-node without a Topology level's label out of the flavor's nodes (kubernetes-sigs/kueue pkg/util/tas/node.go
-``NodeMatchesFlavor`` @ 8eab6877, tests pkg/cache/scheduler/tas_nodes_cache_test.go TestNodesCacheFind "match
-labels and levels"), so a workload needing that level is never admitted; a required pod affinity on a missing
-label matches no node and the pods stay Pending (except the first pod of a Job, which Kubernetes lets match
-itself)."""
+not). ``neuronfleet eks examples`` prints it for each DRA UltraServer node group (eks.manifests.placement_notes).
+Without the label, placement there fails loudly, never silently: a DRA group's Jobs are one UltraServer each and
+queued on no Kueue queue (the kit builds none for DRA groups: facts.kueue.TAS_DRA), so only their required pod
+affinity at the label places them, and kube-scheduler's filter passes no node without the label, the first pod's
+self-affinity included (kubernetes/kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+``satisfyPodAffinity`` @ 53f1b9d6 and its later versions: "All topology labels must exist on the node"; the first pod
+of a series passes only where "the node has all the requested topologies"): every pod stays Pending. On a
+device-plugin group the plugin sets the label (2.30.0.0 or later) and the cluster's placement queue uses it as a
+Topology level; Kueue leaves a node without a level's label out of the flavor (kubernetes-sigs/kueue
+pkg/util/tas/node.go ``NodeMatchesFlavor`` @ 8eab6877, test pkg/cache/scheduler/tas_nodes_cache_test.go
+TestNodesCacheFind "match labels and levels"), so a queued Job waits rather than split."""
 
 KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_SLICE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
