@@ -27,6 +27,7 @@ from ..facts.eks_observability import (
     PROMETHEUS_LOG_GROUP,
     PROMETHEUS_NAMESPACE,
 )
+from ..facts.kueue import KUEUE_NAMESPACE
 
 Manifest = dict[str, Any]
 
@@ -36,7 +37,6 @@ that held that Namespace would delete the add-on's objects with it)."""
 SCRAPER = "neuronfleet-kueue-metrics"
 """The scraper's name: its Deployment, service account (EKS Pod Identity: a role with AWS's CloudWatchAgentServerPolicy,
 as AWS's setup asks, which is not bound to one log group: eks/job_alarms.py), ClusterRole and ConfigMaps' prefix."""
-KUEUE_NAMESPACE = "kueue-system"
 KUEUE_JOB = "kueue"
 """The scrape job's name: the ``job`` label every scraped series carries, which the declarations match."""
 TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
