@@ -93,13 +93,16 @@ class KueueMetrics(Construct):
 
 
 class EksJobAlarms(Construct):
-    """The UltraServer split alarm on ``cluster``, and with ``kueue`` (the pool's Kueue release) Kueue's metrics and
-    a pending alarm per training ClusterQueue named in ``training_queues``.
+    """The UltraServer split alarm on ``cluster``, and with ``kueue`` (the cluster's Kueue release,
+    ``NeuronEksCluster.kueue``: installed for its placement queues or by a sharing pool) Kueue's metrics and a pending
+    alarm per training ClusterQueue named in ``training_queues`` (the pool's training queue, the cluster's
+    ``placement_queues``).
 
     Example::
 
-        EksJobAlarms(self, "JobAlarms", cluster=eks_cluster, topic=alerts.topic,
-                     kueue=pool.kueue, training_queues=[pool.names["training_queue"]], pending_minutes=60)
+        EksJobAlarms(self, "JobAlarms", cluster=eks_cluster, topic=alerts.topic, kueue=eks_cluster.kueue,
+                     training_queues=[pool.names["training_queue"], *eks_cluster.placement_queues.values()],
+                     pending_minutes=60)
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, cluster: NeuronEksCluster, topic: sns.ITopic,
@@ -112,7 +115,7 @@ class EksJobAlarms(Construct):
         if training_queues and kueue is None:
             problems.append(Problem("training_queues", list(training_queues), (
                 "none without kueue: the pending alarm reads Kueue's metrics, scraped only where Kueue is installed "
-                "(pass the pool's Kueue release)")))
+                "(pass the cluster's Kueue release, NeuronEksCluster.kueue)")))
         if problems:
             raise InvalidSettings(problems, what="EksJobAlarms")
         name = cluster.cluster.cluster_name
