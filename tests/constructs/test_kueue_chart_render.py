@@ -10,12 +10,13 @@ namespaced one lands in ``kueue-system`` (which the release creates: tests/const
 ``kube-system`` (the visibility server's auth-reader RoleBinding, which Kueue's values say "is always created in the
 kube-system namespace"); its CRDs serve the API the kit writes its queues in; the metrics Service the kit's scraper
 reads is there. What it does not: the chart the registry serves names the released controller image
-(``registry.k8s.io/kueue/kueue:v0.19.2``, set at packaging), this tree the staging one; the objects are the same
-otherwise (tests/data/eks/README.md)."""
+(``registry.k8s.io/kueue/kueue:v0.19.2``, set at packaging: ``facts.kueue.KUEUE_IMAGE``, held here to the release's
+packaging script), this tree the staging one; the objects are the same otherwise (tests/data/eks/README.md)."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,11 @@ import yaml
 
 from neuronfleet.facts.eks_observability import KUEUE_METRICS_PORT, KUEUE_METRICS_SERVICE
 from neuronfleet.facts.eks_pins import DEFAULT_KUBERNETES_VERSION
-from neuronfleet.facts.kueue import KUEUE_API, KUEUE_NAMESPACE, KUEUE_VERSION
+from neuronfleet.facts.kueue import KUEUE_API, KUEUE_IMAGE, KUEUE_NAMESPACE, KUEUE_VERSION
 from tests.constructs.test_neuron_chart_render import helm  # noqa: F401  (the fixture: the layer's helm)
 
-TREE = Path(__file__).resolve().parents[2] / "tests" / "data" / "eks" / f"kueue-{KUEUE_VERSION}"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+TREE = DATA / "eks" / f"kueue-{KUEUE_VERSION}"
 RELEASE = "kueue"
 NOT_NAMESPACED = {"APIService", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
                   "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
@@ -93,3 +95,19 @@ def test_the_metrics_service_the_scraper_reads_is_there(rendered: list[dict[str,
     [service] = [o for o in rendered if o["kind"] == "Service" and o["metadata"]["name"] == KUEUE_METRICS_SERVICE]
     assert landing(service) == KUEUE_NAMESPACE
     assert KUEUE_METRICS_PORT in {p["name"] for p in service["spec"]["ports"]}
+
+
+def test_the_registrys_chart_runs_the_released_controller_image(rendered: list[dict[str, Any]]) -> None:
+    """KUEUE_IMAGE is what the release's packaging writes into the chart for the pinned tag, at the values path the
+    controller's Deployment reads (the tree itself names the staging image there)."""
+    script = (DATA / "kueue" / "helm-chart-package.sh").read_text()
+    registry = re.search(r'^readonly k8s_registry="([^"]+)"$', script, re.M)
+    promoted = re.search(r"^readonly promoted_version_regex='([^']+)'$", script, re.M)
+    assert registry and promoted and re.match(promoted.group(1), f"v{KUEUE_VERSION}")
+    assert ('.controllerManager.manager.image.repository = \\"${IMAGE_REGISTRY}/kueue\\" | '
+            '.controllerManager.manager.image.tag = \\"${GIT_TAG}\\"') in script
+    assert f"{registry.group(1)}/kueue:v{KUEUE_VERSION}" == KUEUE_IMAGE
+    values = yaml.safe_load((TREE / "values.yaml").read_text())["controllerManager"]["manager"]["image"]
+    [manager] = [o for o in rendered if o["kind"] == "Deployment"]
+    images = {c["image"] for c in manager["spec"]["template"]["spec"]["containers"]}
+    assert images == {f"{values['repository']}:{values['tag']}"} and KUEUE_IMAGE not in images

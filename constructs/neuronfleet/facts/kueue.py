@@ -23,6 +23,13 @@ KUEUE_SOURCE = (
     "releases/download/v0.19.2/manifests.yaml'; the CRDs serve v1beta1 (deprecated: 'Use v1beta2 instead') and "
     "v1beta2 (storage)")
 """Kueue, pinned. The kit writes v1beta2 objects only."""
+KUEUE_IMAGE = f"registry.k8s.io/kueue/kueue:v{KUEUE_VERSION}"
+"""The controller image the pinned chart runs, as its registry serves it: the release packages charts/kueue with
+hack/helm-chart-package.sh @ KUEUE_COMMIT, which for a release tag (``promoted_version_regex``) sets
+``controllerManager.manager.image`` to ``registry.k8s.io/kueue`` + ``/kueue`` at the tag (read 2026-11-29; the script is
+copied in tests/data/kueue). The tree at the tag names the staging image
+(``us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.19``) instead. By tag, as the chart pins it; the
+kit passes the chart no values (tests/constructs/test_kueue_chart_render.py)."""
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
