@@ -78,9 +78,26 @@ def _one_sns_signing_key() -> None:
     models.Subscription.private_key = private_key
 
 
+def _no_unflushed_metrics() -> None:
+    """Powertools keeps every ``Metrics`` instance's metrics, dimensions and metadata in one class-level store
+    (aws_lambda_powertools/metrics/metrics.py ``Metrics._metrics``, 3.37.0), emptied when a handler decorated with
+    ``log_metrics`` flushes. A test that calls a handler's logic directly leaves what it added there, and the next test
+    on the same worker that reads a handler's EMF output would count it (found 2026-11-29: 29 MalformedEvents where
+    one was sent). Each test starts with the store as a fresh Lambda process has it: empty, default dimensions only
+    (what ``Metrics.clear_metrics`` leaves)."""
+    module = sys.modules.get("aws_lambda_powertools.metrics.metrics")
+    if module is not None:
+        store = module.Metrics
+        store._metrics.clear()
+        store._metadata.clear()
+        store._dimensions.clear()
+        store._dimensions.update(store._default_dimensions)
+
+
 @pytest.fixture(autouse=True)
-def _moto_sns_signing_key() -> None:
+def _fresh_process_state() -> None:
     _one_sns_signing_key()
+    _no_unflushed_metrics()
 
 EXAMPLE_FLEETS = tuple(sorted(p.stem for p in (ROOT / "config").glob("*.yaml")))
 """Every fleet file the kit ships (config/NAME.yaml): each is synthesised, gated and checked against the quotas."""
