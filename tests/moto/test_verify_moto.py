@@ -41,7 +41,7 @@ def test_every_check_that_applies_runs_against_the_moto_deployment_and_none_fail
     assert reads.caller() == f"arn:aws:sts::{deployed.account}:user/moto"
     found, skipped = run_checks(CHECKS, Context(fleet=deployed, reads=reads, now=datetime.now(UTC)))
     findings = {check.id: finding for check, finding in found}
-    assert len(findings) + len(skipped) == len(CHECKS) == 58 and len(findings) == 22  # smoke's parts: 22 checks
+    assert len(findings) + len(skipped) == len(CHECKS) == 59 and len(findings) == 22  # smoke's parts: 22 checks
     bugs = {i: f.seen for i, f in findings.items() if f.seen.startswith("the check failed")}
     assert bugs == {}
     outcomes = Counter(f.outcome for f in findings.values())
@@ -66,6 +66,6 @@ def test_the_command_reports_each_check_that_applies_to_smoke(deployed, capsys: 
                                                 now=datetime.now(UTC)))
     assert [c["id"] for c in out["checks"]] == [c.id for c, _ in found]
     assert [c["id"] for c in out["not_applying"]] == [c.id for c, _ in skipped]
-    assert len(out["checks"]) + len(out["not_applying"]) == 58
+    assert len(out["checks"]) + len(out["not_applying"]) == 59
     assert code == (1 if any(c["outcome"] in ("broken", "unchecked") for c in out["checks"]) else 0)
     assert all(c["seen"] and (c["outcome"] == "holds" or c["fix"]) for c in out["checks"])

@@ -21,7 +21,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, cast
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_eks_v2 as eks
 from aws_cdk import aws_fsx as fsx
@@ -54,6 +54,7 @@ from ..facts.eks_pins import (
     NPD_METRICS_NAMESPACE,
     NPD_NAMESPACE,
     NPD_SERVICE_ACCOUNT,
+    POD_IDENTITY_AGENT,
 )
 from ..facts.kueue import KUEUE_CHART, KUEUE_NAMESPACE, KUEUE_VERSION
 from ..settings.eks import NeuronEksClusterSettings, NeuronNodegroupSettings
@@ -156,6 +157,8 @@ class NeuronEksCluster(Construct):
                              eks.ClusterLoggingTypes.SCHEDULER],
         )
         self._acknowledge_cluster()
+        self.pod_identity_agent = self._pod_identity_agent()
+        """aws-cdk-lib's own ``eks-pod-identity-agent`` add-on, pinned (:meth:`_pod_identity_agent`)."""
         for i, arn in enumerate(settings.admin_role_arns):
             self.cluster.grant_access(f"Admin{i}", arn, [eks.AccessPolicy.from_access_policy_name(
                 CLUSTER_ADMIN_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER)])
@@ -459,6 +462,24 @@ class NeuronEksCluster(Construct):
         association.node.add_dependency(namespace)
         self.problem_detector_role = role
         return [namespace, association]
+
+    def _pod_identity_agent(self) -> eks.IAddon:
+        """The ``eks-pod-identity-agent`` add-on every Pod Identity association here needs: aws-cdk-lib makes it itself,
+        without a version (``Cluster.eks_pod_identity_agent``, which each Pod Identity service account calls; the
+        same one each time), so its ``AWS::EKS::Addon`` takes the kit's pin by a property override. Pinned
+        UNCONFIRMED (neuronfleet.facts.eks_pins.POD_IDENTITY_AGENT; docs/checks.md ``eks-pod-identity-agent``). Raises
+        when aws-cdk-lib no longer builds it as an add-on whose resource can be found: never deployed unpinned."""
+        pin = POD_IDENTITY_AGENT
+        addon = self.cluster.eks_pod_identity_agent
+        resource = addon.node.default_child if addon is not None else None
+        if addon is None or not (isinstance(resource, CfnResource) and resource.cfn_resource_type == "AWS::EKS::Addon"
+                                 and getattr(resource, "addon_name", None) == pin.name):
+            raise RuntimeError(
+                f"NeuronEksCluster: cannot pin the {pin.name} add-on to {pin.version}: aws_eks_v2.Cluster."
+                f"eks_pod_identity_agent gave {addon!r}, whose default child is {resource!r}, not an AWS::EKS::Addon "
+                f"named {pin.name} (aws-cdk-lib changed how it builds the add-on: find its resource and pin it again)")
+        resource.add_property_override("AddonVersion", pin.version)
+        return addon
 
     def _node_monitoring_agent(self) -> eks.Addon:
         """The EKS node monitoring agent (an EKS add-on), whose node conditions managed node group auto repair acts

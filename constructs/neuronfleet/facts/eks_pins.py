@@ -172,6 +172,36 @@ NODE_MONITORING_AGENT = AddonPin(
             "ab6e88192b471f3a74a8184644a1ddc679bb5fb6), after 10 minutes (node-repair.adoc @ ff522de1)"))
 """The EKS node monitoring agent add-on, which managed node group auto repair reads (UNCONFIRMED version)."""
 
+POD_IDENTITY_AGENT_READ = date(2026, 11, 29)
+"""When the sources of :data:`POD_IDENTITY_AGENT` were read."""
+POD_IDENTITY_AGENT = AddonPin(
+    name="eks-pod-identity-agent", version="v1.4.0-eksbuild.1", confirmed=False, as_of=POD_IDENTITY_AGENT_READ,
+    source=("the add-on aws-cdk-lib 2.275.0 makes itself: aws_eks_v2.Cluster.eks_pod_identity_agent (construct "
+            "EksPodIdentityAgentAddon, no version; every service account with identity_type POD_IDENTITY creates it: "
+            "lib/aws-eks-v2/lib/service-account.js), so EKS would install its default build for the cluster's version "
+            "on the deploy day (aws/aws-cdk#32580, comment of 2026-07-21: its version cannot be set). The version, "
+            "seen on Kubernetes 1.36 clusters: ministryofjustice/modernisation-platform-environments terraform/"
+            "environments/analytical-platform-compute/cluster/environment-configuration.tf @ "
+            "0a0278d907aa941c0774c2d01baabe552b6b5a1e (2026-08-21): eks_cluster_version 1.36 and "
+            "eks_pod_identity_agent v1.4.0-eksbuild.1 in development, test and production (commit 9ad7383d, "
+            "2026-08-13, 'updated eks_pod_identity_agent addons on dev to latest' on the 1.36 dev cluster, from "
+            "v1.3.10-eksbuild.3; cf79d896 and d653029f, pull requests #18205 and #18214, merged: test and production "
+            "1.35 -> 1.36 with the add-on v1.3.10-eksbuild.2 -> v1.4.0-eksbuild.1); AWS's sample aws-solutions-library-"
+            "samples/global-capacity-orchestrator-on-aws pins EKS_ADDON_POD_IDENTITY_AGENT = v1.4.0-eksbuild.1 "
+            "(gco/stacks/constants.py @ 0e509ca6, 'The dependency scanner checks aws eks describe-addon-versions "
+            "monthly') with kubernetes_version 1.36 (cdk.json @ 00a46567: two stored commits, not one); the older "
+            "builds v1.3.10-eksbuild.2 and .3 ran on 1.36 too (two third-party Terraform files, stored ids 61669881540 "
+            "and 59681873803). ASSUMED: no publisher file lists the add-on's versions per Kubernetes version (the "
+            "agent's repository, aws/eks-pod-identity-agent @ d4dc0f3fedd795b26ac88755238867a2110c7460, tags "
+            "v0.1.x and its chart 1.2.0 runs image v0.1.20: neither names an add-on version; an EKS product manager "
+            "answers 'use EKS addon DescribeAddonVersions API', aws/containers-roadmap#2410, 2024-10-09). The check: "
+            "aws eks describe-addon-versions --addon-name eks-pod-identity-agent --kubernetes-version 1.36 "
+            "(docs/checks.md eks-pod-identity-agent)"))
+"""The EKS Pod Identity agent add-on at ``v1.4.0-eksbuild.1``, pinned so a deploy does not take whatever EKS defaults to
+that day (UNCONFIRMED for Kubernetes 1.36: seen there by third parties, listed by no publisher file). The cluster's
+Pod Identity associations (training's, serving's, the CloudWatch agent's, the detector's) need the agent on every node;
+NeuronEksCluster pins aws-cdk-lib's own add-on to it (eks/cluster.py)."""
+
 DRA_MIN_KUBERNETES = (1, 34)
 DRA_INSTANCE_TYPES = ("trn2.48xlarge", "trn2u.48xlarge")
 """Neuron's DRA driver: "Please use K8s control plane 1.34+", "Trn2.48xlarge launched with K8s version 1.34.2+", and

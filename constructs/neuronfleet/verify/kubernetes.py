@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..facts.eks_observability import CLOUDWATCH_ADDON as CLOUDWATCH_ADDON_NAME
 from ..facts.eks_observability import CLOUDWATCH_ADDON_VERSION, CONTAINER_INSIGHTS_NAMESPACE
-from ..facts.eks_pins import DEFAULT_KUBERNETES_VERSION
+from ..facts.eks_pins import DEFAULT_KUBERNETES_VERSION, POD_IDENTITY_AGENT
 from ..preflight.checks import Failed
 from . import applies
 from .outcomes import Finding, broken, holds, not_yet, unchecked
@@ -67,6 +67,13 @@ NODE_MONITORING_AGENT = Check(
     "aws eks describe-addon-versions --addon-name eks-node-monitoring-agent --kubernetes-version 1.36 --query "
     "'addons[].addonVersions[].addonVersion'", manual="verify reads no EKS add-on versions yet",
     applies=applies.eks)
+POD_IDENTITY_AGENT_VERSION = Check(
+    "eks-pod-identity-agent", f"the {POD_IDENTITY_AGENT.name} add-on version the kit pins on aws-cdk-lib's own add-on "
+    f"({POD_IDENTITY_AGENT.version}, seen on Kubernetes 1.36 by third parties) exists for the cluster's Kubernetes "
+    "version",
+    f"aws eks describe-addon-versions --addon-name {POD_IDENTITY_AGENT.name} --kubernetes-version "
+    f"{DEFAULT_KUBERNETES_VERSION} --query 'addons[].addonVersions[].addonVersion'",
+    manual="verify reads no EKS add-on versions yet", applies=applies.eks)
 NODE_REPAIR_REPLACE = Check(
     "node-repair-replace", "what node auto repair's Replace does on a Capacity Block or UltraServer node group (the "
     "new instance in the same block and UltraServer) and how the Auto Scaling group records it (a termination, "
@@ -173,4 +180,4 @@ KUEUE_METRICS = Check(
 CHECKS: tuple[Check, ...] = (
     ULTRASERVER_LABEL, ULTRASERVER_PLACEMENT, CLOUDWATCH_ADDON, KUEUE_METRICS, EKS_PINS, POOL_RELIANCES, MONITOR_DIGEST,
     POOL_RBAC, POD_SECURITY, POD_IDENTITY_TAGS, NEURON_CHART_RENDER, KUBE_SCHEDULER, NODE_MONITORING_AGENT,
-    NODE_REPAIR_REPLACE)
+    POD_IDENTITY_AGENT_VERSION, NODE_REPAIR_REPLACE)
