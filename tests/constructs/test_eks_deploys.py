@@ -234,3 +234,7 @@ def test_auto_repair_on_every_node_group_and_the_monitoring_agent_pinned(mixed) 
     # a loud pin: unconfirmed, and it says where to check
     assert pins.NODE_MONITORING_AGENT.confirmed is False
     assert "describe-addon-versions" in pins.NODE_MONITORING_AGENT.source
+    # the version is one a source shows on Kubernetes 1.36, named with its commit
+    assert pins.NODE_MONITORING_AGENT.version == "v1.7.0-eksbuild.1"
+    assert ("0a0278d907aa941c0774c2d01baabe552b6b5a1e (2026-08-21): eks_cluster_version 1.36 and eks_node_monitoring_agent "
+            f"{pins.NODE_MONITORING_AGENT.version}") in pins.NODE_MONITORING_AGENT.source

@@ -157,15 +157,21 @@ class AddonPin:
     as_of: date = READ
 
 
+NODE_MONITORING_AGENT_READ = date(2026, 11, 29)
+"""When the version of :data:`NODE_MONITORING_AGENT` was read."""
 NODE_MONITORING_AGENT = AddonPin(
-    name="eks-node-monitoring-agent", version="v1.5.1-eksbuild.1", confirmed=False, as_of=NEURON_CHART_READ,
+    name="eks-node-monitoring-agent", version="v1.7.0-eksbuild.1", confirmed=False, as_of=NODE_MONITORING_AGENT_READ,
     source=("the add-on's name: the Amazon EKS user guide, \"add the monitoring agent as an Amazon EKS add-on\" "
             "(awsdocs/amazon-eks-user-guide latest/ug/nodes/node-health.adoc) and the agent's chart "
             "(aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/values.yaml @ "
             "d016b88d37b3a3ec8070703eb4d9da45a92652da: nameOverride eks-node-monitoring-agent, nodeAgent.image.tag "
-            "v1.5.1-eksbuild.1, tolerations [{operator: Exists}]). The add-on VERSION is that image tag, assumed: no "
-            "publisher file lists the add-on's versions for Kubernetes 1.36 (check: aws eks describe-addon-versions "
-            "--addon-name eks-node-monitoring-agent --kubernetes-version 1.36; docs/checks.md "
+            "v1.5.1-eksbuild.1, tolerations [{operator: Exists}]). The add-on VERSION, seen on Kubernetes 1.36 clusters "
+            "by a third party: ministryofjustice/modernisation-platform-environments terraform/environments/"
+            "analytical-platform-compute/cluster/environment-configuration.tf @ 0a0278d907aa941c0774c2d01baabe552b6b5a1e "
+            "(2026-08-21): eks_cluster_version 1.36 and eks_node_monitoring_agent v1.7.0-eksbuild.1 in development, test "
+            "and production (the chart's image tag, v1.5.1-eksbuild.1, was pinned until 2026-11-29: no file shows it for "
+            "1.36). No publisher file lists the add-on's versions for Kubernetes 1.36 (check: aws eks "
+            "describe-addon-versions --addon-name eks-node-monitoring-agent --kubernetes-version 1.36; docs/checks.md "
             "eks-node-monitoring-agent). It reports the four Neuron hardware errors (NeuronDMAError, "
             "NeuronHBMUncorrectableError, NeuronNCUncorrectableError, NeuronSRAMUncorrectableError) as "
             "AcceleratedHardwareReady, repair action Replace (latest/ug/nodes/node-health-nma.adoc @ "

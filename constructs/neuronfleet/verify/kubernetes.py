@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..facts.eks_observability import CLOUDWATCH_ADDON as CLOUDWATCH_ADDON_NAME
 from ..facts.eks_observability import CLOUDWATCH_ADDON_VERSION, CONTAINER_INSIGHTS_NAMESPACE
 from ..facts.eks_pins import DEFAULT_KUBERNETES_VERSION, POD_IDENTITY_AGENT
+from ..facts.eks_pins import NODE_MONITORING_AGENT as NODE_MONITORING_AGENT_PIN
 from ..preflight.checks import Failed
 from . import applies
 from .outcomes import Finding, broken, holds, not_yet, unchecked
@@ -62,10 +63,12 @@ KUBE_SCHEDULER = Check(
     "kube_scheduler_tag: <that tag>",
     manual="the image lives in a public registry, outside the account", applies=applies.eks)
 NODE_MONITORING_AGENT = Check(
-    "eks-node-monitoring-agent", "the eks-node-monitoring-agent add-on version the kit pins (v1.5.1-eksbuild.1) "
-    "exists for the cluster's Kubernetes version",
-    "aws eks describe-addon-versions --addon-name eks-node-monitoring-agent --kubernetes-version 1.36 --query "
-    "'addons[].addonVersions[].addonVersion'", manual="verify reads no EKS add-on versions yet",
+    "eks-node-monitoring-agent", f"the {NODE_MONITORING_AGENT_PIN.name} add-on version the kit pins "
+    f"({NODE_MONITORING_AGENT_PIN.version}, seen on Kubernetes 1.36 by a third party) exists for the cluster's "
+    "Kubernetes version",
+    f"aws eks describe-addon-versions --addon-name {NODE_MONITORING_AGENT_PIN.name} --kubernetes-version "
+    f"{DEFAULT_KUBERNETES_VERSION} --query 'addons[].addonVersions[].addonVersion'",
+    manual="verify reads no EKS add-on versions yet",
     applies=applies.eks)
 POD_IDENTITY_AGENT_VERSION = Check(
     "eks-pod-identity-agent", f"the {POD_IDENTITY_AGENT.name} add-on version the kit pins on aws-cdk-lib's own add-on "
