@@ -12,6 +12,7 @@ EC2 stubbed on botocore 1.44.5's shapes):
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -42,20 +43,22 @@ desired = lifecycle.desired
 class Pass(LifecycleRun):
     """One run over the node group, EC2 answering ``blocks``: (reservation, instances, start, end) each, active."""
 
-    def __init__(self, aws: dict[str, Any], ref: NodegroupRef,
+    def __init__(self, aws: dict[str, Any], ref: NodegroupRef | tuple[NodegroupRef, ...],
                  blocks: list[tuple[str, int, datetime, datetime]]) -> None:
+        refs = ref if isinstance(ref, tuple) else (ref,)
         super().__init__(aws, LifecycleConfig(
             fleet="nf-eks", topic_arn=aws["topic"], ledger_table=aws["table"], policy=POLICY, clusters=(),
-            node_groups=(ref,)))
+            node_groups=refs))
         self.tools.eks = Nodegroups(aws["eks"])
-        ids = sorted(ref.reservation_ids)
-        self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
-            reservation(rid, instance_type="trn2u.48xlarge", count=n, start=s, end=e, state="active",
-                        block_id=f"cb-{rid}") for rid, n, s, e in blocks]}, {"CapacityReservationIds": ids})
-        self.e.add_response("describe_capacity_blocks", {"CapacityBlocks": [
-            {"CapacityBlockId": f"cb-{rid}", "AvailabilityZone": "us-east-2b", "CapacityReservationIds": [rid],
-             "StartDate": s, "EndDate": e, "State": "active", "UltraserverType": "u-trn2x64"}
-            for rid, _, s, e in blocks]}, {"CapacityBlockIds": sorted(f"cb-{rid}" for rid, *_ in blocks)})
+        for one in refs:   # each node group's blocks are read in turn
+            self.e.add_response("describe_capacity_reservations", {"CapacityReservations": [
+                reservation(rid, instance_type="trn2u.48xlarge", count=n, start=s, end=e, state="active",
+                            block_id=f"cb-{rid}") for rid, n, s, e in blocks]},
+                {"CapacityReservationIds": sorted(one.reservation_ids)})
+            self.e.add_response("describe_capacity_blocks", {"CapacityBlocks": [
+                {"CapacityBlockId": f"cb-{rid}", "AvailabilityZone": "us-east-2b", "CapacityReservationIds": [rid],
+                 "StartDate": s, "EndDate": e, "State": "active", "UltraserverType": "u-trn2x64"}
+                for rid, _, s, e in blocks]}, {"CapacityBlockIds": sorted(f"cb-{rid}" for rid, *_ in blocks)})
 
     def at(self, when: datetime) -> dict[str, Any]:
         self.api.clock = lambda: when
@@ -103,3 +106,19 @@ def test_the_drain_and_scaling_claims_outlive_the_block(aws) -> None:
     claims = _claims(aws)
     assert sorted(k.split("#")[0] for k in claims) == ["drain", "follow", "follow"]
     assert all(expires >= END for expires in claims.values()), claims
+
+
+def test_two_clusters_node_groups_of_one_name_each_announce_their_drain(aws) -> None:
+    """A node group named ``ultra`` in two EKS clusters, their blocks ending together: two drains, each announced
+    (the ledger's key names the cluster too: NodegroupRef.label)."""
+    other = "nf-eks-finetune"
+    aws["eks"].create_cluster(name=other, roleArn="arn:aws:iam::111111111111:role/eks",
+                              resourcesVpcConfig={"subnetIds": ["subnet-1"]})
+    aws["eks"].create_nodegroup(clusterName=other, nodegroupName=NODEGROUP, subnets=["subnet-1"],
+                                nodeRole="arn:aws:iam::111111111111:role/node", capacityType="CAPACITY_BLOCK",
+                                scalingConfig={"minSize": 0, "maxSize": 8, "desiredSize": 4})
+    aws["eks"].update_nodegroup_config(clusterName=CLUSTER, nodegroupName=NODEGROUP, scalingConfig={"desiredSize": 4})
+    refs = (group(ids=("cr-u1",)), dataclasses.replace(group(ids=("cr-u1",)), cluster=other))
+    Pass(aws, refs, [FIRST]).at(END - timedelta(minutes=100))   # the drain is on (60 + 45), no scale-in yet
+    assert sorted(subjects(aws)) == sorted(f"neuronfleet: checkpoint now, {c}/ultra drains"[:100]
+                                           for c in (CLUSTER, other))
