@@ -1,7 +1,7 @@
 """``cloudwatch-addon`` at its edges, each a hand-made bug the check's own tests let through (2026-11-29 mutation
 review): a version that differs in its EKS build only, every DescribeAddon status but ACTIVE (botocore 1.44.5's eks
 ``AddonStatus`` enum, as installed), and a fleet whose DRA node group is the entry's own (``eks.dra: true``), not one of
-``eks.node_groups``."""
+``eks.node_groups``; ListMetrics refused; no cluster yet."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import yaml
 
 from neuronfleet import load_fleet
 from neuronfleet.facts import eks_observability as facts
+from neuronfleet.preflight.checks import Failed
 from neuronfleet.verify import kubernetes
 from neuronfleet.verify.kubernetes import addon_pinned
+from tests.unit.test_verify_checks import Reads, run
 from tests.unit.test_verify_cloudwatch_addon import CLUSTER, NODE_SERIES, PIN, described, pinned
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +64,17 @@ def test_the_entrys_own_dra_node_group_leaves_the_per_pod_part_to_the_user(tmp_p
     fleet = load_fleet(path)
     assert not any(g.dra for c in fleet.training_clusters if c.eks for g in c.eks.node_groups)
     assert kubernetes._uses_dra(fleet)
+
+
+def test_unreadable_metrics_are_unchecked_naming_the_permission() -> None:
+    """ListMetrics refused: the check cannot say whether the Neuron metric is published (never "not yet, run it
+    again": that would send the user to wait for a metric verify may not read)."""
+    denied = Failed("AccessDenied", "not authorized to perform: cloudwatch:ListMetrics")
+    finding = run("cloudwatch-addon", Reads(eks_clusters=[CLUSTER], eks_addon=pinned(), metrics=denied), "eks")
+    assert finding.outcome == "unchecked" and "cloudwatch:ListMetrics" in finding.fix
+
+
+def test_no_cluster_reads_no_metrics() -> None:
+    reads = Reads(eks_clusters=[])
+    assert run("cloudwatch-addon", reads, "eks").outcome == "not yet"
+    assert reads.calls == [("eks_clusters", {})]
