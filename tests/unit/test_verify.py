@@ -290,10 +290,28 @@ def test_checks_that_do_not_apply_to_the_fleet_are_not_run() -> None:
     assert {c.id for c, _ in found} | skipped_ids == {c.id for c in CHECKS}
 
 
-def test_every_check_applies_to_some_example_fleet_and_smoke_runs_only_its_own() -> None:
+def eks_ultraserver_on_the_device_plugin(tmp_path: Path) -> Any:
+    """config/eks.yaml with its UltraServer node group on the device plugin instead of DRA: the one fleet a placement
+    queue needs (NeuronEksCluster places such a group's Jobs on whole UltraServers), which no example fleet has."""
+    import yaml
+
+    from neuronfleet import load_fleet
+
+    doc = yaml.safe_load((ROOT / "config" / "eks.yaml").read_text())
+    (ultra,) = [g for g in doc["training_clusters"][0]["eks"]["node_groups"] if g.get("dra")]
+    del ultra["dra"], ultra["device_plugin"]
+    path = tmp_path / "eks-device-plugin.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return load_fleet(path)
+
+
+def test_every_check_applies_to_some_example_fleet_and_smoke_runs_only_its_own(tmp_path: Path) -> None:
     fleets = {p.stem: fleet(p.stem) for p in sorted((ROOT / "config").glob("*.yaml"))}
+    # a feature no example fleet has, with the fleet that has it: the check applies there and nowhere else
+    only_elsewhere = {"ultraserver-placement": eks_ultraserver_on_the_device_plugin(tmp_path)}
     never = [c.id for c in CHECKS if all(c.not_applying(f) for f in fleets.values())]
-    assert never == []
+    assert never == sorted(only_elsewhere)
+    assert all(not c.not_applying(only_elsewhere[c.id]) for c in CHECKS if c.id in only_elsewhere)
     smoke = {c.id for c in CHECKS if not c.not_applying(fleets["smoke"])}
     # smoke: one Batch node on demand, one endpoint with a hot GPU variant and its failover, the cost monitors
     assert {"batch-compute-environment", "node-fetch", "utilisation-metric", "failover-timing",

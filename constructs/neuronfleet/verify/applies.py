@@ -129,3 +129,21 @@ def eks(fleet: Fleet) -> str:
 def sharing(fleet: Fleet) -> str:
     pools = [c for c in fleet.training_clusters if c.scheduler == "eks" and c.eks is not None and c.eks.sharing]
     return "" if pools else "the fleet has no shared pool (eks.sharing)"
+
+
+def placement(fleet: Fleet) -> str:
+    """Whether an EKS cluster of the fleet has a placement queue: an UltraServer node group on the device plugin that
+    no sharing pool shares (NeuronEksCluster.placement_queues, with the node group stacks/fleet.py shares)."""
+    from ..eks.manifests import places_whole_ultraservers
+    from ..fleetfile.eks_section import EksSection, cluster_settings
+
+    for c in fleet.training_clusters:
+        if c.scheduler != "eks":
+            continue
+        section = c.eks or EksSection()
+        groups = cluster_settings(c, c.name, section, fleet.network.training_az).node_groups
+        shared = {section.sharing.node_group or groups[0].name} if section.sharing else set()
+        if any(places_whole_ultraservers(g) and g.name not in shared for g in groups):
+            return ""
+    return ("no EKS node group has a placement queue (an UltraServer node group on the device plugin outside a "
+            "sharing pool; a DRA one takes one UltraServer per Job, not queued)")

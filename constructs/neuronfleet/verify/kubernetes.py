@@ -96,7 +96,7 @@ ULTRASERVER_PLACEMENT = Check(
     "placement queue (whole-ultraservers-<group>), is admitted by Kueue 0.19.2 only on whole free UltraServers",
     "kubectl -n neuronfleet-training get workloads -o wide (the Job's workload admitted to whole-ultraservers-<group>, "
     "or pending with a topology reason); kubectl get pods -o wide -L neuron.amazonaws.com/ultraserver-server-id-4",
-    manual=KUBERNETES, applies=applies.eks)
+    manual=KUBERNETES, applies=applies.placement)
 NEURON_NODE_METRIC = "node_neuroncore_utilization"
 """The add-on's Neuron metric verify looks for, per cluster (``ClusterName``): neuronfleet.facts.eks_observability."""
 
