@@ -28,7 +28,7 @@ class EksTrainingStack(StaticAzStack):
                  fleet: str = "", gpu_pool: GpuPool | None = None, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, availability_zones=network.settings.availability_zones, **kwargs)
         network.require_aws_api_access("an EKS cluster")
-        shared = [sharing.node_group or cluster.node_groups[0].name] if sharing is not None and alerts_topic else []
+        shared = [sharing.shared_node_group(cluster)] if sharing is not None and alerts_topic else []
         self.cluster = c = NeuronEksCluster(self, "Eks", vpc=network.vpc, vpc_subnets=network.compute_subnets,
                                             settings=cluster, shared_node_groups=shared)
         self.storage = lustre_storage(
@@ -60,9 +60,9 @@ class EksTrainingStack(StaticAzStack):
         self.pool: SharingPool | None = None
         if sharing is not None and alerts_topic is not None:
             schedule = sharing.pool_schedule(cluster, cluster.node_groups[0].name)  # the entry's name
-            self.pool = SharingPool(self, "Pool", cluster=c, node_group=sharing.node_group or
-                                         cluster.node_groups[0].name, schedule=schedule, topic=alerts_topic,
-                                         deployment=sharing.deployment, fleet=fleet)
+            self.pool = SharingPool(self, "Pool", cluster=c, node_group=sharing.shared_node_group(cluster),
+                                    schedule=schedule, topic=alerts_topic, deployment=sharing.deployment,
+                                    fleet=fleet)
         self.job_alarms: EksJobAlarms | None = None
         if alerts_topic is not None:  # an UltraServer split, training pending past its deadline (docs/eks.md)
             self.job_alarms = EksJobAlarms(   # Kueue's: the pool's and the placement queues' (one release)

@@ -125,6 +125,22 @@ def test_a_pool_is_refused_on_a_placed_group_and_on_a_dra_group(group: NeuronNod
     assert problem.path == "node_group" and problem.value == group.name and allowed in problem.allowed
 
 
+@pytest.mark.parametrize("group", [DRA, DRA.model_copy(update={"capacity": Capacity.on_demand()})],
+                         ids=["dra", "on-demand"])
+def test_the_construct_and_the_fleet_file_refuse_a_group_in_the_same_words(group: NeuronNodegroupSettings) -> None:
+    """The same mistake through SharingPool's node_group and through the fleet file's eks.sharing."""
+    from neuronfleet.settings.sharing import SharingSettings
+
+    with pytest.raises(InvalidSettings) as construct:
+        _pool(group)
+    sharing = SharingSettings(time_zone="UTC", day=("07:00-23:00",), replica_devices=4, day_replicas=8, night_floor=4,
+                              checkpoint_deadline_minutes=30, node_group=group.name)
+    with pytest.raises(InvalidSettings) as fleet_file:
+        sharing.pool_schedule(NeuronEksClusterSettings(node_groups=(group,)), "p")
+    assert [(p.path, p.value, p.allowed) for p in construct.value.problems] == [
+        (p.path, p.value, p.allowed) for p in fleet_file.value.problems]
+
+
 def test_a_pool_on_a_shared_ultraserver_group_uses_the_clusters_kueue() -> None:
     pool, cluster = _pool(ULTRA, shared=("ultra",))
     assert cluster.placement is None and cluster.placement_queues == {}

@@ -50,7 +50,7 @@ def _files(config: Path, cluster_name: str | None, image: str, notes: list[str] 
     queues: dict[str, str] = {}   # a pool's UltraServer node group has no placement queue: the pool's training one
     if section.sharing is not None:
         schedule = section.sharing.pool_schedule(settings, entry.name)
-        group_name = section.sharing.node_group or settings.node_groups[0].name
+        group_name = section.sharing.shared_node_group(settings)
         group = next(g for g in settings.node_groups if g.name == group_name)
         pool = pool_manifests.examples(schedule, group, inference_image=image, deployment=section.sharing.deployment)
         if manifests.places_whole_ultraservers(group):

@@ -12,7 +12,7 @@ from neuronfleet_contract.pool_schedule import InvalidSchedule, PoolSchedule, sh
 
 from ..core.problems import InvalidSettings, Problem
 from ._base import Settings
-from .eks import NeuronEksClusterSettings
+from .eks import NeuronEksClusterSettings, NeuronNodegroupSettings
 
 
 class SharingSettings(Settings):
@@ -36,23 +36,21 @@ class SharingSettings(Settings):
     """The inference Deployment (namespace ``neuronfleet-serving``): the pool creates its HorizontalPodAutoscaler and
     the schedule sets that autoscaler's bounds (never the replicas)."""
 
+    def shared_node_group(self, cluster: NeuronEksClusterSettings) -> str:
+        """The name of the node group the pool shares: ``node_group``, or the cluster's first (the entry's own)."""
+        return self.node_group or cluster.node_groups[0].name
+
     def pool_schedule(self, cluster: NeuronEksClusterSettings, pool: str) -> PoolSchedule:
         """The schedule on ``cluster``'s node group, named ``pool``; InvalidSettings with paths relative to this
         section (``night_floor``, ``node_group``, ...)."""
         groups = {g.name: g for g in cluster.node_groups}
-        name = self.node_group or cluster.node_groups[0].name
+        name = self.shared_node_group(cluster)
         group = groups.get(name)
         if group is None:
             raise InvalidSettings([Problem("node_group", name, f"one of the cluster's node groups: {sorted(groups)}")],
                                   what=self.what)
-        if not group.reserved:
-            raise InvalidSettings([Problem("node_group", name, (
-                f"a node group on reserved capacity (odcr or capacity-block); {name!r} is {group.capacity.type}"))],
-                what=self.what)
-        if group.dra:
-            raise InvalidSettings([Problem("node_group", name, (
-                f"a node group on the device plugin: {name!r} hands out its devices by DRA, and the pool's quota and "
-                "pods are in aws.amazon.com/neuron, which DRA pods do not request"))], what=self.what)
+        if (allowed := unshareable(group)) is not None:
+            raise InvalidSettings([Problem("node_group", name, allowed)], what=self.what)
         try:
             schedule = PoolSchedule.build(pool=pool, time_zone=self.time_zone, day=self.day,
                                       pool_devices=group.count * group.spec.accelerators,
@@ -67,3 +65,16 @@ class SharingSettings(Settings):
         if problems:
             raise InvalidSettings(problems, what=self.what)
         return schedule
+
+
+def unshareable(group: NeuronNodegroupSettings) -> str | None:
+    """What a pool's node group must be, when ``group`` is not it (None when it is): one text for the fleet file's
+    ``eks.sharing`` and :class:`neuronfleet.sharing.pool.SharingPool`'s ``node_group``."""
+    if not group.reserved:
+        return (f"a node group on reserved capacity (odcr or capacity-block); {group.name!r} is {group.capacity.type}:"
+                " a pool that On-Demand may not refill in the morning is not shared")
+    if group.dra:
+        return (f"a node group on the device plugin: {group.name!r} hands out its devices by DRA, and the pool's "
+                "quota and pods are in aws.amazon.com/neuron, which DRA pods do not request (Kueue 0.19.2 would also "
+                "need a DeviceClass mapping the kit does not set: facts.kueue.TAS_DRA)")
+    return None

@@ -43,6 +43,7 @@ from ..core.problems import InvalidSettings, Problem
 from ..core.trust import scheduler_principal
 from ..eks.cluster import NeuronEksCluster
 from ..eks.manifests import SERVING_NAMESPACE, TRAINING_NAMESPACE
+from ..settings.sharing import unshareable
 from . import manifests
 from .pins import SCHEDULE_EXPRESSION
 
@@ -80,15 +81,8 @@ class SharingPool(Construct):
         problems = []
         if group is None:
             problems.append(Problem("node_group", node_group, f"one of the cluster's node groups: {sorted(groups)}"))
-        elif not group.reserved:
-            problems.append(Problem("node_group", node_group, (
-                f"a node group on reserved capacity (odcr or capacity-block); {node_group!r} is {group.capacity.type}:"
-                " a pool that On-Demand may not refill in the morning is not shared")))
-        elif group.dra:
-            problems.append(Problem("node_group", node_group, (
-                f"a node group on the device plugin: {node_group!r} hands out its devices by DRA, and the pool's "
-                "quota and pods are in aws.amazon.com/neuron, which DRA pods do not request (Kueue 0.19.2 would also "
-                "need a DeviceClass mapping the kit does not set: facts.kueue.TAS_DRA)")))
+        elif (allowed := unshareable(group)) is not None:
+            problems.append(Problem("node_group", node_group, allowed))
         elif schedule.pool_devices != group.count * group.spec.accelerators:
             problems.append(Problem("schedule.pool_devices", schedule.pool_devices, (
                 f"the node group's Neuron devices: {group.count * group.spec.accelerators} "

@@ -133,7 +133,7 @@ def sharing(fleet: Fleet) -> str:
 
 def placement(fleet: Fleet) -> str:
     """Whether an EKS cluster of the fleet has a placement queue: an UltraServer node group on the device plugin that
-    no sharing pool shares (NeuronEksCluster.placement_queues, with the node group stacks/fleet.py shares)."""
+    no sharing pool shares (NeuronEksCluster.placement_queues; the pool shares SharingSettings.shared_node_group)."""
     from ..eks.manifests import places_whole_ultraservers
     from ..fleetfile.eks_section import EksSection, cluster_settings
 
@@ -141,8 +141,9 @@ def placement(fleet: Fleet) -> str:
         if c.scheduler != "eks":
             continue
         section = c.eks or EksSection()
-        groups = cluster_settings(c, c.name, section, fleet.network.training_az).node_groups
-        shared = {section.sharing.node_group or groups[0].name} if section.sharing else set()
+        settings = cluster_settings(c, c.name, section, fleet.network.training_az)
+        groups = settings.node_groups
+        shared = {section.sharing.shared_node_group(settings)} if section.sharing else set()
         if any(places_whole_ultraservers(g) and g.name not in shared for g in groups):
             return ""
     return ("no EKS node group has a placement queue (an UltraServer node group on the device plugin outside a "
